@@ -1,0 +1,25 @@
+"""Game rules: the only place rules live (numpy only; no gym, no torch)."""
+
+from nashzoo.games.base import CHANCE, TERMINAL, Game, IllegalActionError, State
+from nashzoo.games.kuhn import KuhnPokerGame
+from nashzoo.games.leduc import LeducPokerGame
+from nashzoo.games.matrix import PRESETS as MATRIX_PRESETS
+from nashzoo.games.matrix import MatrixGame
+from nashzoo.games.registry import game_names, load_game
+from nashzoo.games.tree import CompiledTree, compile_tree
+
+__all__ = [
+    "CHANCE",
+    "TERMINAL",
+    "MATRIX_PRESETS",
+    "CompiledTree",
+    "Game",
+    "IllegalActionError",
+    "KuhnPokerGame",
+    "LeducPokerGame",
+    "MatrixGame",
+    "State",
+    "compile_tree",
+    "game_names",
+    "load_game",
+]

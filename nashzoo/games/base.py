@@ -1,0 +1,180 @@
+"""The Game/State API every nashzoo game implements.
+
+Names follow OpenSpiel so researchers feel at home: ``game.new_initial_state()``,
+``state.current_player()``, ``state.child(action)``, ``state.returns()`` and so on.
+States are immutable values: ``child`` returns a new state and never touches its parent,
+which is what lets the environments, the exact solvers and the evaluator share one set of
+rules without sharing (and corrupting) each other's positions.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+CHANCE: int = -1
+"""``current_player()`` at a chance node."""
+TERMINAL: int = -4
+"""``current_player()`` at a terminal node (the value OpenSpiel uses)."""
+
+
+class IllegalActionError(ValueError):
+    """An action that is not legal in the current state; the state is left unchanged."""
+
+
+class Game(ABC):
+    """Static description of a game: players, actions, parameters and the initial state."""
+
+    name: str
+    num_players: int = 2
+    num_actions: int
+    action_names: tuple[str, ...]
+    infoset_tensor_size: int
+
+    def __init__(self, params: Mapping[str, Any] | None = None) -> None:
+        self._params = dict(params or {})
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters the game was loaded with (a copy)."""
+        return dict(self._params)
+
+    @property
+    def id(self) -> str:
+        """Canonical identifier: the name plus any non-default parameters.
+
+        Two games with the same ``id`` have the same rules; checkpoints and policy files record
+        it so that loading one for another game is refused.
+        """
+        if not self._params:
+            return self.name
+        inner = ",".join(f"{k}={self._params[k]!r}" for k in sorted(self._params))
+        return f"{self.name}({inner})"
+
+    @abstractmethod
+    def new_initial_state(self) -> State:
+        """The root of the game tree (a chance node for the card games)."""
+
+    def action_name(self, action: int) -> str:
+        """Readable name of a player action."""
+        return self.action_names[action]
+
+    def __repr__(self) -> str:
+        return f"<Game {self.id}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+class State(ABC):
+    """A history of the game. Immutable: every transition returns a new state."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+
+    # --- who moves -----------------------------------------------------------------------
+    @abstractmethod
+    def current_player(self) -> int:
+        """Player to move, ``CHANCE`` at chance nodes, ``TERMINAL`` when the game is over."""
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self.current_player() == CHANCE
+
+    # --- moves ---------------------------------------------------------------------------
+    @abstractmethod
+    def legal_actions(self) -> list[int]:
+        """Legal player actions (sorted), or the chance outcomes at a chance node."""
+
+    def legal_actions_mask(self) -> np.ndarray:
+        """int8 vector of length ``game.num_actions``: 1 where the action is legal."""
+        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        if not self.is_terminal() and not self.is_chance_node():
+            mask[self.legal_actions()] = 1
+        return mask
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """``[(outcome, probability)]`` at a chance node; probabilities sum to one."""
+        raise ValueError(f"chance_outcomes() called at a non-chance node {self}")
+
+    def child(self, action: int) -> State:
+        """The state after ``action``; the parent is untouched.
+
+        Raises:
+            IllegalActionError: if ``action`` is not legal here (names the legal ones).
+        """
+        action = int(action)
+        if self.is_terminal():
+            raise IllegalActionError(f"the game is over; no action can be applied to {self}")
+        legal = self.legal_actions()
+        if action not in legal:
+            who = "chance" if self.is_chance_node() else f"player {self.current_player()}"
+            names = ", ".join(f"{a} ({self.action_to_string(a)})" for a in legal)
+            raise IllegalActionError(
+                f"action {action} is not legal for {who} at history {self.history()}; "
+                f"legal actions are: {names}"
+            )
+        return self._child(action)
+
+    @abstractmethod
+    def _child(self, action: int) -> State:
+        """``child`` without the legality check (callers have checked)."""
+
+    def action_to_string(self, action: int) -> str:
+        """Readable name of ``action`` in this state (a card name at chance nodes)."""
+        return self.game.action_name(action)
+
+    # --- outcome and information ---------------------------------------------------------
+    @abstractmethod
+    def returns(self) -> np.ndarray:
+        """Payoff of every player (float64); zeros before the end of the game."""
+
+    @abstractmethod
+    def history(self) -> list[int]:
+        """All actions so far, chance outcomes included."""
+
+    @abstractmethod
+    def infoset_key(self, player: int) -> str:
+        """Readable, unique string of what ``player`` knows here (their information set)."""
+
+    @abstractmethod
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        """float32 vector encoding ``infoset_key(player)`` (layout documented per game)."""
+
+    @abstractmethod
+    def describe(self, player: int | None = None) -> str:
+        """Text for a person: what ``player`` may see (everything if ``None``)."""
+
+    def __str__(self) -> str:
+        return f"{self.game.name}{self.history()}"
+
+    __repr__ = __str__
+
+
+def check_player(game: Game, player: int) -> int:
+    """Validate a player index and return it as an int."""
+    if not isinstance(player, (int, np.integer)) or not 0 <= int(player) < game.num_players:
+        raise ValueError(
+            f"player must be an integer in [0, {game.num_players}) for {game.id}, got {player!r}"
+        )
+    return int(player)
+
+
+def one_hot(size: int, index: int | None) -> list[float]:
+    """A one-hot list (all zeros when ``index`` is None)."""
+    out = [0.0] * size
+    if index is not None:
+        out[index] = 1.0
+    return out
+
+
+def as_tensor(values: Sequence[float]) -> np.ndarray:
+    return np.asarray(values, dtype=np.float32)

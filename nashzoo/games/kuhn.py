@@ -1,0 +1,132 @@
+"""Kuhn poker (Kuhn 1950), in the reference encoding of the literature (the one OpenSpiel uses).
+
+Rules: a three-card deck J, Q, K (cards 0, 1, 2). Each player antes 1 and is dealt one card,
+player 0 first. Player 0 acts first; actions are 0 = pass (check or fold) and 1 = bet (bet or
+call), each bet is 1. The betting ends with ``pp`` (showdown for 1), ``bb`` or ``pbb``
+(showdown for 2), ``bp`` or ``pbp`` (the player who passed after a bet folds and loses 1).
+Game value for player 0 is -1/18; there are 12 information sets and 30 terminal histories.
+
+Information-set keys read ``"<card>|<betting>"``, e.g. ``"Q|pb"`` is player 0 holding the queen
+after passing and facing a bet.
+
+Information-set tensor layout (length 11, the same layout as OpenSpiel's kuhn_poker):
+    [0:2]   one-hot of the observing player
+    [2:5]   one-hot of the observing player's card (J, Q, K)
+    [5:11]  three betting slots of two bits each: (1, 0) = pass, (0, 1) = bet; empty slots 0
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nashzoo.games.base import CHANCE, TERMINAL, Game, State, as_tensor, check_player, one_hot
+
+CARD_NAMES = ("J", "Q", "K")
+_ACTION_LETTERS = "pb"
+_TERMINAL_BETTING = {(0, 0), (1, 0), (1, 1), (0, 1, 0), (0, 1, 1)}
+
+
+class KuhnPokerGame(Game):
+    """Two-player Kuhn poker."""
+
+    name = "kuhn_poker"
+    num_players = 2
+    num_actions = 2
+    action_names = ("pass", "bet")
+    infoset_tensor_size = 11
+
+    def new_initial_state(self) -> KuhnState:
+        return KuhnState(self, (), ())
+
+
+class KuhnState(State):
+    game: KuhnPokerGame
+
+    def __init__(self, game: KuhnPokerGame, cards: tuple[int, ...], bets: tuple[int, ...]):
+        super().__init__(game)
+        self._cards = cards
+        self._bets = bets
+
+    def current_player(self) -> int:
+        if len(self._cards) < 2:
+            return CHANCE
+        if self._bets in _TERMINAL_BETTING:
+            return TERMINAL
+        return len(self._bets) % 2
+
+    def legal_actions(self) -> list[int]:
+        player = self.current_player()
+        if player == CHANCE:
+            return [c for c in range(3) if c not in self._cards]
+        if player == TERMINAL:
+            return []
+        return [0, 1]
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if not self.is_chance_node():
+            return super().chance_outcomes()
+        outcomes = self.legal_actions()
+        return [(c, 1.0 / len(outcomes)) for c in outcomes]
+
+    def _child(self, action: int) -> KuhnState:
+        if len(self._cards) < 2:
+            return KuhnState(self.game, (*self._cards, action), self._bets)
+        return KuhnState(self.game, self._cards, (*self._bets, action))
+
+    def action_to_string(self, action: int) -> str:
+        if self.is_chance_node():
+            return f"deal {CARD_NAMES[action]}"
+        return self.game.action_name(action)
+
+    def returns(self) -> np.ndarray:
+        if not self.is_terminal():
+            return np.zeros(2)
+        bets = self._bets
+        if bets in ((1, 0), (0, 1, 0)):  # the last player to act folded to a bet
+            winner = 1 - (len(bets) - 1) % 2
+            stake = 1.0
+        else:
+            winner = 0 if self._cards[0] > self._cards[1] else 1
+            stake = 2.0 if 1 in bets else 1.0
+        out = np.full(2, -stake)
+        out[winner] = stake
+        return out
+
+    def history(self) -> list[int]:
+        return [*self._cards, *self._bets]
+
+    def _betting_string(self) -> str:
+        return "".join(_ACTION_LETTERS[a] for a in self._bets)
+
+    def infoset_key(self, player: int) -> str:
+        player = check_player(self.game, player)
+        card = CARD_NAMES[self._cards[player]] if len(self._cards) > player else "?"
+        return f"{card}|{self._betting_string()}"
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        player = check_player(self.game, player)
+        card = self._cards[player] if len(self._cards) > player else None
+        values = one_hot(2, player) + one_hot(3, card)
+        for slot in range(3):
+            values += one_hot(2, self._bets[slot] if slot < len(self._bets) else None)
+        return as_tensor(values)
+
+    def describe(self, player: int | None = None) -> str:
+        lines = ["Kuhn poker (ante 1, bet 1)"]
+        showdown = self.is_terminal() and self._bets not in ((1, 0), (0, 1, 0))
+        for p in range(2):
+            if len(self._cards) <= p:
+                card = "not dealt"
+            elif player is None or player == p or showdown:
+                card = CARD_NAMES[self._cards[p]]
+            else:
+                card = "hidden"
+            lines.append(f"  player {p} card: {card}")
+        names = [self.game.action_names[a] for a in self._bets]
+        lines.append(f"  betting: {', '.join(names) if names else '(none yet)'}")
+        if self.is_terminal():
+            r = self.returns()
+            lines.append(f"  result: player 0 {r[0]:+g}, player 1 {r[1]:+g}")
+        elif not self.is_chance_node():
+            lines.append(f"  to move: player {self.current_player()}")
+        return "\n".join(lines)

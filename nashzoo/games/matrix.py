@@ -1,0 +1,200 @@
+"""Two-player matrix (normal-form) games played as two sequential moves.
+
+Player 0 (the row player) moves first, then player 1 (the column player) moves *without seeing*
+player 0's choice: player 1's information set is the same whatever player 0 chose, so the
+sequential tree is strategically identical to the simultaneous-move matrix game. This is the
+form Rock-Paper-Scissors takes in the project: the second mover cannot see the first move.
+
+Information-set tensor layout (length ``2 + num_actions``):
+    [0:2]   one-hot of the observing player
+    [2:]    one-hot of the observing player's own move, all zeros before it has moved
+
+Information-set keys read ``"p0"`` / ``"p1"`` before the player moved and ``"p0:rock"`` after.
+
+Presets (payoffs to the row player; column player gets the negative unless stated):
+    rps               Rock-Paper-Scissors, win 1 / lose -1.
+    biased_rps        Biased RPS with payoffs as in OpenSpiel's ``matrix_brps``
+                      (rock/paper/scissors rows [0,-.25,.5], [.25,0,-.05], [-.5,.05,0]).
+    matching_pennies  heads/tails, row wins 1 on a match.
+    prisoners_dilemma general-sum: cooperate/defect with payoffs (3,3) (0,5) (5,0) (1,1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nashzoo.games.base import TERMINAL, Game, State, as_tensor, check_player, one_hot
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "rps": {
+        "row_payoffs": [[0, -1, 1], [1, 0, -1], [-1, 1, 0]],
+        "action_names": ["rock", "paper", "scissors"],
+    },
+    "biased_rps": {
+        "row_payoffs": [[0, -0.25, 0.5], [0.25, 0, -0.05], [-0.5, 0.05, 0]],
+        "action_names": ["rock", "paper", "scissors"],
+    },
+    "matching_pennies": {
+        "row_payoffs": [[1, -1], [-1, 1]],
+        "action_names": ["heads", "tails"],
+    },
+    "prisoners_dilemma": {
+        "row_payoffs": [[3, 0], [5, 1]],
+        "col_payoffs": [[3, 5], [0, 1]],
+        "action_names": ["cooperate", "defect"],
+    },
+}
+
+
+def _as_matrix(values: Any, what: str) -> np.ndarray:
+    try:
+        mat = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{what} must be a 2-D array of numbers: {err}") from None
+    if mat.ndim != 2 or mat.shape[0] < 1 or mat.shape[1] < 1:
+        raise ValueError(f"{what} must be a non-empty 2-D array, got shape {mat.shape}")
+    if not np.all(np.isfinite(mat)):
+        raise ValueError(f"{what} must contain only finite numbers")
+    return mat
+
+
+class MatrixGame(Game):
+    """A two-player matrix game from payoff matrices (zero-sum unless ``col_payoffs`` given).
+
+    Args:
+        preset: one of ``PRESETS`` (``rps``, ``biased_rps``, ``matching_pennies``,
+            ``prisoners_dilemma``); exclusive with ``row_payoffs``.
+        row_payoffs: ``[m][n]`` payoffs to player 0.
+        col_payoffs: ``[m][n]`` payoffs to player 1; defaults to ``-row_payoffs``.
+        action_names: names of the ``max(m, n)`` actions (default ``a0, a1, ...``).
+    """
+
+    num_players = 2
+
+    def __init__(
+        self,
+        preset: str | None = None,
+        row_payoffs: Sequence[Sequence[float]] | None = None,
+        col_payoffs: Sequence[Sequence[float]] | None = None,
+        action_names: Sequence[str] | None = None,
+        *,
+        name: str = "matrix",
+    ) -> None:
+        params: dict[str, Any] = {}
+        if preset is not None:
+            if row_payoffs is not None or col_payoffs is not None:
+                raise ValueError("give either preset= or row_payoffs=/col_payoffs=, not both")
+            if preset not in PRESETS:
+                raise ValueError(
+                    f"unknown matrix preset {preset!r}; valid presets: {', '.join(PRESETS)}"
+                )
+            spec = PRESETS[preset]
+            row_payoffs = spec["row_payoffs"]
+            col_payoffs = spec.get("col_payoffs")
+            action_names = action_names or spec["action_names"]
+            if name == "matrix":
+                params["preset"] = preset
+        elif row_payoffs is None:
+            raise ValueError(
+                "a matrix game needs preset=NAME or row_payoffs=[[...]]; "
+                f"valid presets: {', '.join(PRESETS)}"
+            )
+        else:
+            params["row_payoffs"] = np.asarray(row_payoffs, dtype=float).tolist()
+            if col_payoffs is not None:
+                params["col_payoffs"] = np.asarray(col_payoffs, dtype=float).tolist()
+        row = _as_matrix(row_payoffs, "row_payoffs")
+        col = -row if col_payoffs is None else _as_matrix(col_payoffs, "col_payoffs")
+        if col.shape != row.shape:
+            raise ValueError(
+                f"col_payoffs shape {col.shape} differs from row_payoffs shape {row.shape}"
+            )
+        self.name = name
+        self.row_payoffs = row
+        self.col_payoffs = col
+        self.num_row_actions, self.num_col_actions = row.shape
+        self.num_actions = max(row.shape)
+        if action_names is None:
+            action_names = [f"a{i}" for i in range(self.num_actions)]
+        if len(action_names) != self.num_actions:
+            raise ValueError(
+                f"action_names has {len(action_names)} names but the game has "
+                f"{self.num_actions} actions"
+            )
+        if action_names is not None and preset is None and list(action_names) != [
+            f"a{i}" for i in range(self.num_actions)
+        ]:
+            params["action_names"] = list(action_names)
+        self.action_names = tuple(str(a) for a in action_names)
+        self.zero_sum = bool(np.allclose(row + col, 0.0))
+        self.infoset_tensor_size = 2 + self.num_actions
+        super().__init__(params)
+
+    def payoff_matrices(self) -> tuple[np.ndarray, np.ndarray]:
+        """Copies of the ``(row_payoffs, col_payoffs)`` matrices."""
+        return self.row_payoffs.copy(), self.col_payoffs.copy()
+
+    def num_actions_of(self, player: int) -> int:
+        """How many actions ``player`` has (rows for player 0, columns for player 1)."""
+        return self.num_row_actions if check_player(self, player) == 0 else self.num_col_actions
+
+    def new_initial_state(self) -> MatrixState:
+        return MatrixState(self, ())
+
+
+class MatrixState(State):
+    game: MatrixGame
+
+    def __init__(self, game: MatrixGame, moves: tuple[int, ...]) -> None:
+        super().__init__(game)
+        self._moves = moves
+
+    def current_player(self) -> int:
+        return len(self._moves) if len(self._moves) < 2 else TERMINAL
+
+    def legal_actions(self) -> list[int]:
+        if len(self._moves) >= 2:
+            return []
+        return list(range(self.game.num_actions_of(len(self._moves))))
+
+    def _child(self, action: int) -> MatrixState:
+        return MatrixState(self.game, (*self._moves, action))
+
+    def returns(self) -> np.ndarray:
+        if len(self._moves) < 2:
+            return np.zeros(2)
+        a, b = self._moves
+        return np.array([self.game.row_payoffs[a, b], self.game.col_payoffs[a, b]])
+
+    def history(self) -> list[int]:
+        return list(self._moves)
+
+    def _own_move(self, player: int) -> int | None:
+        return self._moves[player] if len(self._moves) > player else None
+
+    def infoset_key(self, player: int) -> str:
+        player = check_player(self.game, player)
+        own = self._own_move(player)
+        return f"p{player}" if own is None else f"p{player}:{self.game.action_names[own]}"
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        player = check_player(self.game, player)
+        return as_tensor(one_hot(2, player) + one_hot(self.game.num_actions, self._own_move(player)))
+
+    def describe(self, player: int | None = None) -> str:
+        names = self.game.action_names
+        lines = [f"{self.game.id}: player 0 moves, then player 1 without seeing that move."]
+        for p in range(2):
+            move = self._own_move(p)
+            shown = player is None or player == p or self.is_terminal()
+            text = "not yet" if move is None else (names[move] if shown else "hidden")
+            lines.append(f"  player {p}: {text}")
+        if self.is_terminal():
+            r = self.returns()
+            lines.append(f"  result: player 0 gets {r[0]:g}, player 1 gets {r[1]:g}")
+        else:
+            lines.append(f"  to move: player {self.current_player()}")
+        return "\n".join(lines)
