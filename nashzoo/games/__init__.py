@@ -10,8 +10,8 @@ from nashzoo.games.tree import CompiledTree, compile_tree
 
 __all__ = [
     "CHANCE",
-    "TERMINAL",
     "MATRIX_PRESETS",
+    "TERMINAL",
     "CompiledTree",
     "Game",
     "IllegalActionError",

@@ -124,9 +124,11 @@ class MatrixGame(Game):
                 f"action_names has {len(action_names)} names but the game has "
                 f"{self.num_actions} actions"
             )
-        if action_names is not None and preset is None and list(action_names) != [
-            f"a{i}" for i in range(self.num_actions)
-        ]:
+        if (
+            action_names is not None
+            and preset is None
+            and list(action_names) != [f"a{i}" for i in range(self.num_actions)]
+        ):
             params["action_names"] = list(action_names)
         self.action_names = tuple(str(a) for a in action_names)
         self.zero_sum = bool(np.allclose(row + col, 0.0))
@@ -182,7 +184,9 @@ class MatrixState(State):
 
     def infoset_tensor(self, player: int) -> np.ndarray:
         player = check_player(self.game, player)
-        return as_tensor(one_hot(2, player) + one_hot(self.game.num_actions, self._own_move(player)))
+        return as_tensor(
+            one_hot(2, player) + one_hot(self.game.num_actions, self._own_move(player))
+        )
 
     def describe(self, player: int | None = None) -> str:
         names = self.game.action_names

@@ -153,7 +153,9 @@ def _compile(game: Game) -> CompiledTree:
                 infoset.append(-1)
                 for outcome, p_outcome in state.chance_outcomes():
                     child = state._child(outcome)
-                    next_frontier.append((child, node, outcome, p_outcome, reach * p_outcome, paths))
+                    next_frontier.append(
+                        (child, node, outcome, p_outcome, reach * p_outcome, paths)
+                    )
             else:
                 key = state.infoset_key(who)
                 iset = index.get(key)
