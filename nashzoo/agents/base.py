@@ -1,0 +1,233 @@
+"""The Learner interface: one seat, one native unit of work per ``step()``.
+
+Template-method base in the Stable-Baselines3 style (one level of inheritance): the base class
+owns seeding, work counters, validation and checkpoint files; a learner implements
+
+* ``_setup()``: allocate its tables or networks;
+* ``_step(opponent)``: one native unit of work against the opponent's Policy, returning the
+  work it did (``nodes_touched``, ``env_steps``) and any metrics;
+* ``current_policy()``: how it plays now (what the opponent faces during training);
+* ``average_policy()``: its output (what exploitability is measured on) as a copy;
+* ``_state_arrays()`` / ``_load_state_arrays()``: everything needed to resume bit-identically.
+
+A learner sees its opponent only as a :class:`~nashzoo.agents.policy.Policy`: the ``current`` one
+for regret-based learners, the ``average`` one for fictitious play (``opponent_view``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from nashzoo.agents.policy import Policy, TabularPolicy, atomic_write_bytes
+from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+from nashzoo.games.base import check_player
+
+CHECKPOINT_FORMAT = "nashzoo.Learner/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be loaded: corrupt, or for another learner or game."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerConfig:
+    """Base of every learner config (frozen dataclass with documented defaults)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class Learner(ABC):
+    """Owns one seat of a game and learns a strategy for it."""
+
+    name: ClassVar[str] = ""
+    Config: ClassVar[type[LearnerConfig]] = LearnerConfig
+    opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    """Which of the opponent's policies ``step`` needs."""
+    model_free: ClassVar[bool] = False
+    """True for learners that learn only from env episodes (never read the tree)."""
+
+    def __init__(
+        self,
+        game: Game | str,
+        seat: int,
+        config: LearnerConfig | dict[str, Any] | None = None,
+        *,
+        seed: int = 0,
+    ) -> None:
+        self.game = load_game(game)
+        self.seat = check_player(self.game, seat)
+        self.config = self.coerce_config(config)
+        self.seed = int(seed)
+        self.rng = np.random.default_rng(self.seed)
+        self.iterations = 0
+        self.nodes_touched = 0
+        self.env_steps = 0
+        self.check_game(self.game)
+        self._setup()
+
+    # --- hooks for subclasses ----------------------------------------------------------------
+    @classmethod
+    def check_game(cls, game: Game) -> None:
+        """Raise ValueError if this learner cannot handle ``game`` (default: any 2-player game)."""
+        if game.num_players != 2:
+            raise ValueError(f"{cls.name} supports two-player games; {game.id} has more")
+
+    def _setup(self) -> None:  # noqa: B027 - optional hook
+        """Allocate tables or networks."""
+
+    @abstractmethod
+    def _step(self, opponent: Policy) -> dict[str, float]:
+        """One native unit of work; return ``nodes_touched`` / ``env_steps`` done and metrics."""
+
+    @abstractmethod
+    def current_policy(self) -> Policy:
+        """How the learner plays now (a copy)."""
+
+    @abstractmethod
+    def average_policy(self) -> Policy:
+        """The learner's output strategy (a copy, never a live view)."""
+
+    @abstractmethod
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        """Every array needed to resume exactly."""
+
+    @abstractmethod
+    def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Restore what :meth:`_state_arrays` returned."""
+
+    # --- public API --------------------------------------------------------------------------
+    @classmethod
+    def coerce_config(cls, config: LearnerConfig | dict[str, Any] | None) -> LearnerConfig:
+        """Accept a Config, a dict of its fields, or None (defaults)."""
+        if config is None:
+            return cls.Config()
+        if isinstance(config, cls.Config):
+            return config
+        if isinstance(config, dict):
+            fields = {f.name for f in dataclasses.fields(cls.Config)}
+            unknown = sorted(set(config) - fields)
+            if unknown:
+                raise ValueError(
+                    f"unknown {cls.name} config fields {unknown}; valid: {sorted(fields)}"
+                )
+            return cls.Config(**config)
+        raise ValueError(
+            f"{cls.name} expects a {cls.Config.__name__} or a dict, got {type(config).__name__}"
+        )
+
+    def step(self, opponent: Policy) -> dict[str, float]:
+        """Do one native unit of work against ``opponent`` and return metrics.
+
+        The metrics always include the cumulative work: ``iterations``, ``nodes_touched`` and
+        ``env_steps``.
+        """
+        metrics = dict(self._step(opponent))
+        self.iterations += 1
+        self.nodes_touched += int(metrics.pop("nodes_touched", 0))
+        self.env_steps += int(metrics.pop("env_steps", 0))
+        metrics.update(self.work())
+        return metrics
+
+    def work(self) -> dict[str, int]:
+        """Cumulative work done so far."""
+        return {
+            "iterations": self.iterations,
+            "nodes_touched": self.nodes_touched,
+            "env_steps": self.env_steps,
+        }
+
+    def opponent_strategy(self, opponent: Policy) -> np.ndarray:
+        """The opponent's policy as a ``[num_infosets, num_actions]`` array (exact)."""
+        return TabularPolicy.from_policy(self.game, opponent).probs
+
+    @property
+    def tree(self) -> CompiledTree:
+        return compile_tree(self.game)
+
+    # --- checkpoints -------------------------------------------------------------------------
+    def _meta(self) -> dict[str, Any]:
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "learner": self.name,
+            "game": self.game.name,
+            "game_id": self.game.id,
+            "game_params": self.game.params,
+            "seat": self.seat,
+            "seed": self.seed,
+            "config": self.config.to_dict(),
+            "work": self.work(),
+            "rng_state": self.rng.bit_generator.state,
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write a checkpoint atomically (``.npz``: metadata JSON + state arrays)."""
+        arrays = self._state_arrays()
+        buffer = io.BytesIO()
+        np.savez(buffer, __meta__=np.array(json.dumps(self._meta())), **arrays)
+        atomic_write_bytes(path, buffer.getvalue())
+
+    @classmethod
+    def read_meta(
+        cls, path: str | os.PathLike[str]
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Read and sanity-check a checkpoint file; CheckpointError on anything wrong."""
+        try:
+            with np.load(Path(path), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            meta = json.loads(str(arrays.pop("__meta__")))
+        except FileNotFoundError:
+            raise CheckpointError(f"no checkpoint at {path}") from None
+        except Exception as err:  # zip, npy and JSON errors all mean "corrupt"
+            raise CheckpointError(
+                f"{path} is not a readable nashzoo checkpoint ({type(err).__name__}: {err}); "
+                "it may be truncated or from another program"
+            ) from None
+        if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(f"{path} is not a nashzoo learner checkpoint")
+        return meta, arrays
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> Learner:
+        """Restore a learner saved by :meth:`save`; training resumes exactly where it stopped."""
+        meta, arrays = cls.read_meta(path)
+        if cls.name and meta.get("learner") != cls.name:
+            raise CheckpointError(
+                f"{path} is a {meta.get('learner')!r} checkpoint, not {cls.name!r}; load it "
+                f"with nashzoo.agents.load_learner"
+            )
+        try:
+            stored_game = load_game(meta["game"], **meta.get("game_params", {}))
+        except (KeyError, ValueError) as err:
+            raise CheckpointError(f"{path}: cannot rebuild its game: {err}") from None
+        if game is not None and load_game(game).id != stored_game.id:
+            raise CheckpointError(
+                f"{path} was trained on {stored_game.id}, not on {load_game(game).id}"
+            )
+        try:
+            learner = cls(stored_game, meta["seat"], meta["config"], seed=meta["seed"])
+            learner._load_state_arrays(arrays)
+            learner.rng.bit_generator.state = meta["rng_state"]
+            work = meta["work"]
+            learner.iterations = int(work["iterations"])
+            learner.nodes_touched = int(work["nodes_touched"])
+            learner.env_steps = int(work["env_steps"])
+        except CheckpointError:
+            raise
+        except Exception as err:
+            raise CheckpointError(
+                f"{path}: checkpoint contents do not fit a {cls.name} learner "
+                f"({type(err).__name__}: {err})"
+            ) from None
+        return learner
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} seat={self.seat} game={self.game.id}>"

@@ -1,0 +1,317 @@
+"""Policies: what an agent would do at every information set.
+
+* :class:`Infoset` is what a policy is asked about: the acting ``player``, the readable ``key``,
+  the float32 ``tensor`` and the boolean ``legal_mask``. Tabular policies look up the key; neural
+  ones read the tensor.
+* :class:`Policy` is the protocol: ``action_probabilities(infoset) -> np.ndarray[num_actions]``
+  (zeros on illegal actions).
+* :class:`TabularPolicy` is a dense ``[num_infosets, num_actions]`` array over the compiled tree of
+  one game. Any Policy can be materialised into one by querying every information set
+  (:meth:`TabularPolicy.from_policy`): that is how neural agents get EXACT exploitability.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+
+_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Infoset:
+    """An information set as a policy sees it."""
+
+    player: int
+    key: str
+    tensor: np.ndarray
+    legal_mask: np.ndarray
+
+    @classmethod
+    def from_tree(cls, tree: CompiledTree, index: int) -> Infoset:
+        return cls(
+            player=int(tree.infoset_player[index]),
+            key=tree.infoset_keys[index],
+            tensor=tree.infoset_tensors[index],
+            legal_mask=tree.legal_mask[index],
+        )
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """Anything that maps an information set to action probabilities."""
+
+    def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        """Probabilities over ``num_actions`` actions, zero on illegal ones, summing to one."""
+        ...
+
+
+class PolicyError(ValueError):
+    """A policy that does not fit its game (wrong shapes, keys, or not a distribution)."""
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file in the same folder + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def sample_action(probs: np.ndarray, rng: np.random.Generator) -> int:
+    """Draw an action index from ``probs`` with an explicit generator."""
+    return int(rng.choice(probs.shape[0], p=probs / probs.sum()))
+
+
+class TabularPolicy:
+    """A dense table of action probabilities for every information set of one game.
+
+    Rows follow the compiled tree's infoset order (``tree.infoset_keys``). Instances are
+    immutable: ``probs`` is read-only and every method that changes something returns a new
+    policy, so a policy handed to an opponent or an evaluator can never be mutated under it.
+    """
+
+    def __init__(self, game: Game | str, probs: np.ndarray, *, validate: bool = True) -> None:
+        self.game = load_game(game)
+        self.tree = compile_tree(self.game)
+        probs = np.array(probs, dtype=np.float64, copy=True)
+        expected = (self.tree.num_infosets, self.tree.num_actions)
+        if probs.shape != expected:
+            raise PolicyError(
+                f"a policy for {self.game.id} needs shape {expected} "
+                f"(infosets x actions), got {probs.shape}"
+            )
+        if validate:
+            check_distributions(self.tree, probs)
+        probs.setflags(write=False)
+        self._probs = probs
+        self._by_tensor: dict[bytes, int] | None = None
+
+    # --- constructors ------------------------------------------------------------------------
+    @classmethod
+    def uniform(cls, game: Game | str) -> TabularPolicy:
+        """Uniform over legal actions at every information set."""
+        tree = compile_tree(load_game(game))
+        mask = tree.legal_mask.astype(np.float64)
+        return cls(game, mask / mask.sum(axis=1, keepdims=True), validate=False)
+
+    @classmethod
+    def from_dict(
+        cls,
+        game: Game | str,
+        table: Mapping[str, Sequence[float]],
+        *,
+        default: TabularPolicy | None = None,
+    ) -> TabularPolicy:
+        """From ``{infoset_key: probabilities}``.
+
+        Every information set must be listed unless ``default`` supplies the missing rows.
+        """
+        game = load_game(game)
+        tree = compile_tree(game)
+        unknown = [k for k in table if k not in tree.infoset_index]
+        if unknown:
+            raise PolicyError(
+                f"information set {unknown[0]!r} does not exist in {game.id} "
+                f"({len(unknown)} unknown keys; e.g. valid keys: {list(tree.infoset_keys[:4])})"
+            )
+        probs = np.array(
+            default.probs
+            if default is not None
+            else np.full((tree.num_infosets, tree.num_actions), np.nan)
+        )
+        for key, row in table.items():
+            row = np.asarray(row, dtype=np.float64)
+            if row.shape != (tree.num_actions,):
+                raise PolicyError(
+                    f"information set {key!r}: expected {tree.num_actions} probabilities, "
+                    f"got shape {row.shape}"
+                )
+            probs[tree.infoset_index[key]] = row
+        missing = np.flatnonzero(np.isnan(probs).any(axis=1))
+        if missing.size:
+            raise PolicyError(
+                f"the policy has no probabilities for information set "
+                f"{tree.infoset_keys[missing[0]]!r} ({missing.size} missing); give every "
+                "information set or pass default=TabularPolicy.uniform(game)"
+            )
+        return cls(game, probs)
+
+    @classmethod
+    def from_policy(
+        cls, game: Game | str, policy: Policy | Callable[[Infoset], Any]
+    ) -> TabularPolicy:
+        """Materialise any Policy (or callable) by querying every information set.
+
+        This is how neural agents get exact exploitability: the evaluator then works on the
+        table, with no sampling error.
+        """
+        if isinstance(policy, TabularPolicy):
+            if policy.game.id != load_game(game).id:
+                raise PolicyError(f"policy is for {policy.game.id}, not {load_game(game).id}")
+            return policy
+        game = load_game(game)
+        tree = compile_tree(game)
+        query = policy.action_probabilities if isinstance(policy, Policy) else policy
+        batch = getattr(policy, "action_probabilities_batch", None)
+        if batch is not None:
+            probs = np.asarray(
+                batch(tree.infoset_player, tree.infoset_tensors, tree.legal_mask), dtype=np.float64
+            )
+        else:
+            probs = np.stack(
+                [
+                    np.asarray(query(Infoset.from_tree(tree, i)), dtype=np.float64)
+                    for i in range(tree.num_infosets)
+                ]
+            )
+        return cls(game, probs)
+
+    @classmethod
+    def joint(cls, game: Game | str, seat_policies: Sequence[Policy]) -> TabularPolicy:
+        """One policy from one per seat: player ``p``'s rows come from ``seat_policies[p]``."""
+        game = load_game(game)
+        tree = compile_tree(game)
+        if len(seat_policies) != game.num_players:
+            raise PolicyError(
+                f"{game.id} has {game.num_players} seats, got {len(seat_policies)} policies"
+            )
+        probs = np.empty((tree.num_infosets, tree.num_actions))
+        for p, policy in enumerate(seat_policies):
+            rows = tree.infosets_of(p)
+            probs[rows] = cls.from_policy(game, policy).probs[rows]
+        return cls(game, probs, validate=False)
+
+    # --- access --------------------------------------------------------------------------
+    @property
+    def probs(self) -> np.ndarray:
+        """Read-only ``[num_infosets, num_actions]`` array."""
+        return self._probs
+
+    def row(self, key: str) -> np.ndarray:
+        return self._probs[self.tree.index_of(key)].copy()
+
+    def _index(self, infoset: Infoset) -> int:
+        index = self.tree.infoset_index.get(infoset.key)
+        if index is not None:
+            return index
+        if self._by_tensor is None:
+            self._by_tensor = {t.tobytes(): i for i, t in enumerate(self.tree.infoset_tensors)}
+        index = self._by_tensor.get(np.asarray(infoset.tensor, dtype=np.float32).tobytes())
+        if index is None:
+            raise PolicyError(f"information set {infoset.key!r} is not in {self.game.id}")
+        return index
+
+    def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        return self._probs[self._index(infoset)].copy()
+
+    def action_probabilities_batch(
+        self, players: np.ndarray, tensors: np.ndarray, legal_masks: np.ndarray
+    ) -> np.ndarray:
+        """Rows for a batch of tensors (the materialisation fast path)."""
+        if tensors is self.tree.infoset_tensors:
+            return self._probs.copy()
+        return np.stack(
+            [
+                self.action_probabilities(Infoset(int(p), "", t, m))
+                for p, t, m in zip(players, tensors, legal_masks, strict=True)
+            ]
+        )
+
+    def act(self, infoset: Infoset, rng: np.random.Generator) -> int:
+        """Sample an action (acting never changes the policy)."""
+        return sample_action(self.action_probabilities(infoset), rng)
+
+    def to_dict(self) -> dict[str, list[float]]:
+        return {k: self._probs[i].tolist() for i, k in enumerate(self.tree.infoset_keys)}
+
+    def with_rows(self, player: int, other: TabularPolicy) -> TabularPolicy:
+        """A copy whose rows for ``player`` come from ``other``."""
+        probs = self._probs.copy()
+        rows = self.tree.infosets_of(player)
+        probs[rows] = other.probs[rows]
+        return TabularPolicy(self.game, probs, validate=False)
+
+    # --- persistence -------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write JSON (game id and params, action names, ``{key: probabilities}``) atomically."""
+        payload = {
+            "format": "nashzoo.TabularPolicy/1",
+            "game": self.game.name,
+            "game_id": self.game.id,
+            "game_params": self.game.params,
+            "action_names": list(self.game.action_names),
+            "policy": self.to_dict(),
+        }
+        atomic_write_bytes(path, json.dumps(payload, indent=1).encode())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
+        """Read a file written by :meth:`save`, validating it against its game."""
+        try:
+            payload = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise PolicyError(f"no policy file at {path}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise PolicyError(f"{path} is not a readable policy JSON file: {err}") from None
+        if not isinstance(payload, dict) or payload.get("format") != "nashzoo.TabularPolicy/1":
+            raise PolicyError(f"{path} is not a nashzoo TabularPolicy file (missing format tag)")
+        try:
+            stored = load_game(payload["game"], **payload.get("game_params", {}))
+        except (KeyError, ValueError) as err:
+            raise PolicyError(f"{path}: cannot rebuild its game: {err}") from None
+        if game is not None and load_game(game).id != stored.id:
+            raise PolicyError(
+                f"{path} holds a policy for {stored.id}, not for {load_game(game).id}"
+            )
+        if list(payload.get("action_names", [])) != list(stored.action_names):
+            raise PolicyError(f"{path}: action names do not match {stored.id}")
+        table = payload.get("policy")
+        if not isinstance(table, dict):
+            raise PolicyError(f"{path}: 'policy' must map infoset keys to probabilities")
+        return cls.from_dict(stored, table)
+
+    def __repr__(self) -> str:
+        return f"TabularPolicy({self.game.id}, {self.tree.num_infosets} infosets)"
+
+
+def check_distributions(
+    tree: CompiledTree, probs: np.ndarray, *, rows: np.ndarray | None = None
+) -> None:
+    """Raise :class:`PolicyError` naming the first information set whose row is not a
+    probability distribution over its legal actions."""
+    idx = np.arange(tree.num_infosets) if rows is None else rows
+    sub = probs[idx]
+    mask = tree.legal_mask[idx]
+    bad_value = ~np.isfinite(sub).all(axis=1) | (sub < -_TOLERANCE).any(axis=1)
+    illegal = (np.abs(np.where(mask, 0.0, sub)) > _TOLERANCE).any(axis=1)
+    bad_sum = np.abs(np.where(mask, sub, 0.0).sum(axis=1) - 1.0) > _TOLERANCE
+    for problem, text in (
+        (bad_value, "has negative or non-finite probabilities"),
+        (illegal, "puts probability on an illegal action"),
+        (bad_sum, "does not sum to one over its legal actions"),
+    ):
+        hits = np.flatnonzero(problem)
+        if hits.size:
+            i = idx[hits[0]]
+            legal = np.flatnonzero(tree.legal_mask[i]).tolist()
+            raise PolicyError(
+                f"information set {tree.infoset_keys[i]!r} {text}: {probs[i].tolist()} "
+                f"(legal actions {legal}); {hits.size} row(s) affected"
+            )
