@@ -1,0 +1,37 @@
+"""Exact evaluation over the compiled game tree.
+
+Plain functions of ``(game, policy)``: expected returns, exact best responses, NashConv,
+exploitability (= NashConv / num_players, OpenSpiel's convention), per-seat exploitability, and
+the exact value and equilibrium of two-player zero-sum games by the sequence-form LP. All of them
+accept a joint policy or one policy per seat (see :func:`as_tabular`).
+"""
+
+from nashzoo.eval.exact import (
+    BestResponse,
+    EvalReport,
+    PolicyLike,
+    as_tabular,
+    best_response,
+    evaluate,
+    expected_returns,
+    exploitability,
+    nash_conv,
+    seat_exploitability,
+)
+from nashzoo.eval.lp import GameSolution, constant_sum, solve_game
+
+__all__ = [
+    "BestResponse",
+    "EvalReport",
+    "GameSolution",
+    "PolicyLike",
+    "as_tabular",
+    "best_response",
+    "constant_sum",
+    "evaluate",
+    "expected_returns",
+    "exploitability",
+    "nash_conv",
+    "seat_exploitability",
+    "solve_game",
+]

@@ -1,0 +1,274 @@
+"""Exact evaluation of policies over the compiled game tree.
+
+Everything here is a plain function of ``(game, policy)``. The policy is first turned into one
+``[num_infosets, num_actions]`` table (:func:`as_tabular`: materialising neural or callable
+policies, combining one policy per seat, validating every row), then the work is done by the
+vectorised kernels of :mod:`nashzoo.games.treemath`, with no Python call per history.
+
+Definitions (``u_p`` is player ``p``'s expected return, ``sigma`` the joint policy):
+
+* best-response value ``BR_p(sigma) = max_{sigma'_p} u_p(sigma'_p, sigma_{-p})``;
+* ``NashConv(sigma) = sum_p [BR_p(sigma) - u_p(sigma)]`` (zero exactly at a Nash equilibrium);
+* ``exploitability(sigma) = NashConv(sigma) / num_players``. This is the convention of the
+  literature's reference implementation, OpenSpiel (``open_spiel.python.algorithms.
+  exploitability.exploitability`` returns NashConv divided by the number of players); in a
+  two-player zero-sum game it equals the average over seats of what a best responder gains.
+* ``seat_exploitability(sigma, s)`` (two-player constant-sum games only): how much seat ``s``'s
+  strategy alone gives away against a best responder, relative to the game value,
+  ``v_s - min_tau u_s(sigma_s, tau)``. With payoffs summing to ``c`` at every terminal,
+  ``min_tau u_s(sigma_s, tau) = c - BR_o(sigma_s)`` for the opponent ``o``, so
+  ``seat_exploitability = v_s + BR_o(sigma) - c``. It is zero exactly when ``sigma_s`` is a
+  maxmin (equilibrium) strategy, does not depend on seat ``o``'s rows (which is what lets two
+  different learners, one per seat, be compared), and the two seats' values sum to NashConv.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nashzoo.agents.policy import (
+    Infoset,
+    Policy,
+    PolicyError,
+    TabularPolicy,
+    check_distributions,
+)
+from nashzoo.eval.lp import constant_sum, require_two_player_constant_sum, solve_game
+from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+from nashzoo.games import treemath as tm
+from nashzoo.games.base import check_player
+
+PolicyLike = (
+    TabularPolicy
+    | Policy
+    | Sequence[Policy]
+    | Mapping[str, Sequence[float]]
+    | np.ndarray
+    | Callable[[Infoset], Any]
+)
+"""What the evaluator accepts as a (joint) policy: see :func:`as_tabular`."""
+
+
+def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
+    """The joint policy as a validated :class:`TabularPolicy` of ``game``.
+
+    Accepts a ``TabularPolicy`` of the same game, any :class:`Policy` (or callable on
+    :class:`Infoset`, materialised by querying every information set), a sequence with one
+    policy per seat (seat ``p``'s rows come from the ``p``-th one), a ``{infoset_key: probs}``
+    mapping covering every information set, or a ``[num_infosets, num_actions]`` array in the
+    compiled tree's row order.
+
+    Raises:
+        PolicyError: a policy for another game, a wrong shape, missing information sets, or a
+            row that is not a distribution over its legal actions; the message names the
+            offending information set and says how to fix it.
+    """
+    game = load_game(game)
+    tree = compile_tree(game)
+    if isinstance(policy, TabularPolicy):
+        if policy.game.id != game.id:
+            raise PolicyError(
+                f"the policy is for {policy.game.id}, not {game.id}; evaluate it on its own "
+                "game or build a policy for this one"
+            )
+        # Rows built with validate=False (or by hand) are checked here: the check is a few
+        # vectorised comparisons, far cheaper than the evaluation itself.
+        check_distributions(tree, policy.probs)
+        return policy
+    if isinstance(policy, np.ndarray):
+        return TabularPolicy(game, policy)
+    if isinstance(policy, Mapping):
+        return TabularPolicy.from_dict(game, policy)
+    if isinstance(policy, Sequence) and not isinstance(policy, (str, bytes)):
+        if len(policy) != game.num_players:
+            raise PolicyError(
+                f"{game.id} has {game.num_players} seats but {len(policy)} seat policies were "
+                "given; pass exactly one policy per seat (or one joint policy)"
+            )
+        seats = [_seat_table(game, seat, p) for seat, p in enumerate(policy)]
+        return TabularPolicy.joint(game, seats)
+    if isinstance(policy, Policy) or callable(policy):
+        return TabularPolicy.from_policy(game, policy)
+    raise PolicyError(
+        f"cannot evaluate a {type(policy).__name__}: pass a TabularPolicy, a Policy, one policy "
+        "per seat, a {infoset_key: probabilities} dict or a [num_infosets, num_actions] array"
+    )
+
+
+def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
+    """Seat ``seat``'s policy; a ``{key: probs}`` mapping need only list that seat's infosets."""
+    if not isinstance(policy, Mapping):
+        return as_tabular(game, policy)
+    tree = compile_tree(game)
+    missing = [
+        tree.infoset_keys[i] for i in tree.infosets_of(seat) if tree.infoset_keys[i] not in policy
+    ]
+    if missing:
+        raise PolicyError(
+            f"the policy for seat {seat} of {game.id} has no probabilities for information set "
+            f"{missing[0]!r} ({len(missing)} missing); list every information set of that seat"
+        )
+    return TabularPolicy.from_dict(game, policy, default=TabularPolicy.uniform(game))
+
+
+def _setup(game: Game | str, policy: PolicyLike) -> tuple[Game, CompiledTree, TabularPolicy]:
+    game = load_game(game)
+    table = as_tabular(game, policy)
+    return game, table.tree, table
+
+
+@dataclass(frozen=True)
+class BestResponse:
+    """An exact best response of one player.
+
+    Attributes:
+        player: the best-responding player.
+        value: its expected return against the other players' parts of the input policy.
+        policy: the input policy with ``player``'s rows replaced by a pure best response
+            (ties go to the lowest action id; information sets the others never let ``player``
+            reach get the lowest legal action).
+    """
+
+    player: int
+    value: float
+    policy: TabularPolicy
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """Everything the evaluator knows about one joint policy, from one pass over the tree.
+
+    Attributes:
+        game_id: the evaluated game.
+        nash_conv: ``sum_p BR_p - u_p`` (0 at a Nash equilibrium).
+        exploitability: ``nash_conv / num_players`` (OpenSpiel's convention).
+        on_policy_values: ``u_p`` when everyone follows the policy (read-only array).
+        best_response_values: ``BR_p`` for each player (read-only array).
+        seat_exploitability: per seat ``v_s + BR_o - c`` (see module docs), or ``None`` when
+            the game is not two-player constant-sum or ``seats=False`` was asked.
+        game_value: the game value per player from the sequence-form LP, or ``None`` when
+            seat exploitability was not computed.
+    """
+
+    game_id: str
+    nash_conv: float
+    exploitability: float
+    on_policy_values: np.ndarray
+    best_response_values: np.ndarray
+    seat_exploitability: tuple[float, ...] | None = None
+    game_value: np.ndarray | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready numbers (for CSV/JSON result files)."""
+        out: dict[str, Any] = {
+            "game": self.game_id,
+            "nash_conv": self.nash_conv,
+            "exploitability": self.exploitability,
+        }
+        for p, v in enumerate(self.on_policy_values):
+            out[f"value_{p}"] = float(v)
+        for p, v in enumerate(self.best_response_values):
+            out[f"br_value_{p}"] = float(v)
+        if self.seat_exploitability is not None:
+            for p, v in enumerate(self.seat_exploitability):
+                out[f"seat_exploitability_{p}"] = v
+        return out
+
+    def __str__(self) -> str:
+        lines = [
+            f"{self.game_id}: NashConv {self.nash_conv:.6g}, "
+            f"exploitability (NashConv / {len(self.on_policy_values)}) {self.exploitability:.6g}",
+            "  on-policy values: " + ", ".join(f"{v:+.6g}" for v in self.on_policy_values),
+            "  best-response values: " + ", ".join(f"{v:+.6g}" for v in self.best_response_values),
+        ]
+        if self.seat_exploitability is not None:
+            lines.append(
+                "  seat exploitability (value lost to a best responder): "
+                + ", ".join(f"seat {p} {v:.6g}" for p, v in enumerate(self.seat_exploitability))
+            )
+        return "\n".join(lines)
+
+
+def _readonly(values: Any) -> np.ndarray:
+    array = np.array(values, dtype=np.float64, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+def expected_returns(game: Game | str, policy: PolicyLike) -> np.ndarray:
+    """Exact expected return of every player when all follow ``policy``.
+
+    ``policy`` is a joint policy or a sequence with one policy per seat (see
+    :func:`as_tabular`). Returns a ``[num_players]`` float array.
+    """
+    _, tree, table = _setup(game, policy)
+    return tm.expected_returns(tree, table.probs)
+
+
+def best_response(game: Game | str, policy: PolicyLike, player: int) -> BestResponse:
+    """Exact best response of ``player`` to the other seats' parts of ``policy``."""
+    game, tree, table = _setup(game, policy)
+    player = check_player(game, player)
+    value, br = tm.best_response(tree, table.probs, player)
+    return BestResponse(player, value, TabularPolicy(game, br, validate=False))
+
+
+def nash_conv(game: Game | str, policy: PolicyLike) -> float:
+    """``sum_p max_{sigma'_p} u_p(sigma'_p, sigma_{-p}) - u_p(sigma)``: 0 at an equilibrium."""
+    _, tree, table = _setup(game, policy)
+    return tm.nash_conv(tree, table.probs)[0]
+
+
+def exploitability(game: Game | str, policy: PolicyLike) -> float:
+    """``NashConv / num_players``, the convention of OpenSpiel's ``exploitability``."""
+    game, tree, table = _setup(game, policy)
+    return tm.nash_conv(tree, table.probs)[0] / game.num_players
+
+
+def seat_exploitability(game: Game | str, policy: PolicyLike, seat: int) -> float:
+    """How much a best responder gains against seat ``seat``'s strategy, relative to the game
+    value: ``v_seat - min_tau u_seat(sigma_seat, tau)`` (see the module docs).
+
+    Only ``seat``'s rows of ``policy`` matter. Zero exactly when the seat plays a maxmin
+    (equilibrium) strategy; in a two-player zero-sum game the two seats' values sum to NashConv.
+
+    Raises:
+        ValueError: the game is not two-player zero-sum (or constant-sum).
+    """
+    game, tree, table = _setup(game, policy)
+    seat = check_player(game, seat)
+    c = require_two_player_constant_sum(game, "seat exploitability")
+    opponent = 1 - seat
+    br_value, _ = tm.best_response(tree, table.probs, opponent)
+    return float(solve_game(game).value[seat] + br_value - c)
+
+
+def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool = True) -> EvalReport:
+    """NashConv, exploitability, values and per-seat exploitability in one pass.
+
+    One tree, one on-policy pass and one best response per player; the game value for the
+    per-seat numbers comes from the cached LP solution (:func:`nashzoo.eval.solve_game`), so
+    only the first call on a game pays for the LP. ``seats=False`` skips the per-seat part
+    (and the LP); it is also skipped, silently, for games that are not two-player constant-sum.
+    """
+    game, tree, table = _setup(game, policy)
+    conv, br_values, on_policy = tm.nash_conv(tree, table.probs)
+    seat_values: tuple[float, ...] | None = None
+    value: np.ndarray | None = None
+    c = constant_sum(game) if game.num_players == 2 else None
+    if seats and c is not None:
+        value = solve_game(game).value
+        seat_values = tuple(float(value[s] + br_values[1 - s] - c) for s in range(2))
+    return EvalReport(
+        game_id=game.id,
+        nash_conv=conv,
+        exploitability=conv / game.num_players,
+        on_policy_values=_readonly(on_policy),
+        best_response_values=_readonly(br_values),
+        seat_exploitability=seat_values,
+        game_value=value,
+    )

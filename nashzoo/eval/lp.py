@@ -1,0 +1,257 @@
+"""Exact equilibria of two-player zero-sum games by the sequence-form linear program.
+
+Koller, Megiddo & von Stengel (1994), "Fast algorithms for finding randomized strategies in game
+trees", STOC; von Stengel (1996), "Efficient computation of behavior strategies", GEB 14.
+
+A player's strategy is written as a *realization plan* ``x``: one number per sequence (the
+empty sequence, and every (information set, legal action) pair of that player), the product of
+the player's own action probabilities along it. Perfect recall makes the plans a polytope
+``{x >= 0 : E x = e}`` (``x_empty = 1``; at every information set the actions' entries sum to the
+entry of the sequence leading to it), and the expected payoff bilinear, ``x^T A y`` with
+``A[s0, s1] = sum of pi_c(z) u_0(z)`` over terminals ``z`` whose last sequences are ``s0, s1``.
+
+1. Build ``E, e`` and ``F, f`` for both players and the sparse payoff matrix ``A`` from the
+   compiled tree's sequence-form view of the terminals (vectorised; no walk of the tree).
+2. Player 0 solves ``max_{x, q} f^T q`` s.t. ``F^T q - A^T x <= 0``, ``E x = e``, ``x >= 0``
+   (the inner ``min_y x^T A y`` replaced by its LP dual); the optimum is the game value.
+3. Player 1 solves the mirror LP ``min_{y, p} e^T p`` s.t. ``A y - E^T p <= 0``, ``F y = f``,
+   ``y >= 0``.
+4. Turn each realization plan into a behaviour strategy: ``pi(a | I) = x[I, a] / sum_b x[I, b]``
+   (uniform where the plan never reaches ``I``).
+
+Both LPs go to HiGHS through :func:`scipy.optimize.linprog` (dual simplex, so the answer is a
+vertex computed to floating-point accuracy, not an interior-point approximation). The solution is
+cached per game id and holds only read-only arrays.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
+
+from nashzoo.agents.policy import TabularPolicy
+from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+
+CONSTANT_SUM_TOLERANCE = 1e-9
+"""Terminal payoff sums may spread by at most this (times the payoff scale) for a game to
+count as constant-sum."""
+
+_HIGHS_OPTIONS = {
+    "presolve": True,
+    "primal_feasibility_tolerance": 1e-10,
+    "dual_feasibility_tolerance": 1e-10,
+}
+
+
+def constant_sum(game: Game | str) -> float | None:
+    """The constant ``c`` every terminal's payoffs sum to (0 for zero-sum), or ``None``."""
+    tree = compile_tree(load_game(game))
+    sums = tree.terminal_utility.sum(axis=1)
+    scale = max(1.0, float(np.abs(tree.terminal_utility).max(initial=0.0)))
+    if sums.size and float(np.ptp(sums)) <= CONSTANT_SUM_TOLERANCE * scale:
+        return float(sums.mean())
+    return None
+
+
+def require_two_player_constant_sum(game: Game, what: str) -> float:
+    """Return the constant sum ``c`` of ``game`` or raise a ValueError saying why ``what`` is
+    undefined for it."""
+    if game.num_players != 2:
+        raise ValueError(
+            f"{what} is defined for two-player zero-sum (or constant-sum) games; {game.id} has "
+            f"{game.num_players} players. Use nash_conv / exploitability instead."
+        )
+    c = constant_sum(game)
+    if c is None:
+        raise ValueError(
+            f"{what} needs a zero-sum (or constant-sum) game, but the payoffs of {game.id} do "
+            "not sum to a constant, so there is no single game value to compare against. "
+            "Use nash_conv / exploitability instead."
+        )
+    return c
+
+
+@dataclass(frozen=True)
+class GameSolution:
+    """An exact equilibrium of a two-player zero-sum (or constant-sum) game.
+
+    Attributes:
+        game_id: the solved game.
+        value: read-only ``[2]`` array, the game value for each player.
+        policy: an equilibrium joint policy (each seat's rows are a maxmin strategy).
+    """
+
+    game_id: str
+    value: np.ndarray
+    policy: TabularPolicy
+
+
+@dataclass(frozen=True)
+class _SequenceForm:
+    """One player's sequence-form view. Columns: 0 = the empty sequence, then one per legal
+    (information set, action) pair; constraint rows: 0 = the empty sequence, then one per
+    information set of the player."""
+
+    column_of: np.ndarray  # [num_sequences + 1] column of each flat id (padding -> 0; else -1)
+    flat_ids: np.ndarray  # [m - 1] flat id ``infoset * A + action`` of columns 1..m-1
+    column_row: np.ndarray  # [m - 1] constraint row (1 + local infoset) of columns 1..m-1
+    infosets: np.ndarray  # [k] the player's information sets (constraint rows 1..k)
+    parent_column: np.ndarray  # [k] column of the sequence leading to each information set
+    last_column: np.ndarray  # [Z] column of the player's last sequence before each terminal
+
+    @property
+    def size(self) -> int:
+        return int(self.flat_ids.shape[0]) + 1
+
+    def constraints(self) -> sparse.csr_array:
+        """``E`` in ``E x = e``: ``x_empty = 1``, and at every information set the actions'
+        entries minus the entry of the sequence leading there equal 0."""
+        k = int(self.infosets.shape[0])
+        rows = np.concatenate([[0], self.column_row, 1 + np.arange(k)])
+        cols = np.concatenate([[0], np.arange(1, self.size), self.parent_column])
+        vals = np.concatenate([[1.0], np.ones(self.size - 1), -np.ones(k)])
+        return sparse.coo_array((vals, (rows, cols)), shape=(k + 1, self.size)).tocsr()
+
+    def rhs(self) -> np.ndarray:
+        out = np.zeros(int(self.infosets.shape[0]) + 1)
+        out[0] = 1.0
+        return out
+
+
+def _sequence_form(tree: CompiledTree, player: int) -> _SequenceForm:
+    num_actions, pad = tree.num_actions, tree.num_sequences
+    infosets = tree.infosets_of(player)
+    legal = tree.legal_mask[infosets]
+    grid = infosets[:, None] * num_actions + np.arange(num_actions)
+    flat_ids = grid[legal]
+    column_row = np.broadcast_to(1 + np.arange(infosets.shape[0])[:, None], grid.shape)[legal]
+    column_of = np.full(pad + 1, -1, dtype=np.int64)
+    column_of[flat_ids] = 1 + np.arange(flat_ids.shape[0])
+    column_of[pad] = 0
+    seqs = tree.terminal_sequences[player]
+    # On every terminal path, the sequence leading to the information set at position k is
+    # the one at position k - 1 (the empty sequence at k = 0). Padding maps to a spare slot.
+    parent_of = np.full(tree.num_infosets + 1, -1, dtype=np.int64)
+    previous = np.full(seqs.shape[0], pad, dtype=np.int64)
+    for k in range(seqs.shape[1]):
+        parent_of[seqs[:, k] // num_actions] = column_of[previous]
+        previous = seqs[:, k]
+    lengths = np.count_nonzero(seqs != pad, axis=1)
+    last = np.where(lengths > 0, seqs[np.arange(seqs.shape[0]), np.maximum(lengths - 1, 0)], pad)
+    parent_column = parent_of[infosets]
+    if (parent_column < 0).any():
+        raise AssertionError(f"{tree.game_id}: an information set lies on no terminal path")
+    return _SequenceForm(
+        column_of=column_of,
+        flat_ids=flat_ids,
+        column_row=column_row,
+        infosets=infosets,
+        parent_column=parent_column,
+        last_column=column_of[last],
+    )
+
+
+def _payoff_matrix(
+    tree: CompiledTree, forms: tuple[_SequenceForm, _SequenceForm]
+) -> sparse.csr_array:
+    """``A[s0, s1]``: chance-weighted payoff to player 0 of terminals ending in ``s0, s1``."""
+    weights = tree.terminal_chance_reach * tree.terminal_utility[:, 0]
+    return sparse.coo_array(
+        (weights, (forms[0].last_column, forms[1].last_column)),
+        shape=(forms[0].size, forms[1].size),
+    ).tocsr()  # duplicates are summed
+
+
+def _solve(
+    payoff: sparse.csr_array,
+    own: sparse.csr_array,
+    own_rhs: np.ndarray,
+    other: sparse.csr_array,
+    game_id: str,
+    seat: int,
+) -> tuple[np.ndarray, float]:
+    """``max_{x, q} q_0`` s.t. ``other^T q - payoff^T x <= 0``, ``own x = own_rhs``, ``x >= 0``.
+
+    ``payoff`` is from this seat's point of view (rows: this seat's sequences). Returns the
+    realization plan ``x`` and the value.
+    """
+    m, n_other_rows = payoff.shape[0], other.shape[0]
+    cost = np.zeros(m + n_other_rows)
+    cost[m] = -1.0  # maximise q_empty
+    a_ub = sparse.hstack([-payoff.T, other.T]).tocsr()
+    a_eq = sparse.hstack([own, sparse.csr_array((own.shape[0], n_other_rows))]).tocsr()
+    bounds = [(0.0, None)] * m + [(None, None)] * n_other_rows
+    result = linprog(
+        cost,
+        A_ub=a_ub,
+        b_ub=np.zeros(a_ub.shape[0]),
+        A_eq=a_eq,
+        b_eq=own_rhs,
+        bounds=bounds,
+        method="highs-ds",
+        options=_HIGHS_OPTIONS,
+    )
+    if result.status != 0:
+        raise RuntimeError(
+            f"the sequence-form LP of {game_id} (seat {seat}) failed: {result.message}"
+        )
+    return result.x[:m], float(-result.fun)
+
+
+def _behaviour(
+    tree: CompiledTree, form: _SequenceForm, plan: np.ndarray, probs: np.ndarray
+) -> None:
+    """Write the behaviour strategy of a realization plan into ``probs`` (in place)."""
+    rows = np.zeros((tree.num_infosets, tree.num_actions))
+    rows.reshape(-1)[form.flat_ids] = np.maximum(plan[1:], 0.0)
+    mine = rows[form.infosets]
+    total = mine.sum(axis=1, keepdims=True)
+    legal = tree.legal_mask[form.infosets]
+    uniform = legal / legal.sum(axis=1, keepdims=True)
+    reached = total > 1e-13
+    probs[form.infosets] = np.where(reached, mine / np.where(reached, total, 1.0), uniform)
+
+
+_CACHE: dict[str, GameSolution] = {}
+_LOCK = threading.Lock()
+
+
+def solve_game(game: Game | str) -> GameSolution:
+    """Exact equilibrium and value of a two-player zero-sum (or constant-sum) game.
+
+    Solves the two sequence-form LPs (see the module docs) once per game id and caches the
+    result; the returned arrays are read-only, so the cached solution is safe to share.
+
+    Raises:
+        ValueError: the game has more than two players or is not constant-sum.
+    """
+    game = load_game(game)
+    with _LOCK:
+        cached = _CACHE.get(game.id)
+    if cached is not None:
+        return cached
+    solution = _solve_game(game)
+    with _LOCK:
+        return _CACHE.setdefault(game.id, solution)
+
+
+def _solve_game(game: Game) -> GameSolution:
+    c = require_two_player_constant_sum(game, "solve_game")
+    tree = compile_tree(game)
+    forms = (_sequence_form(tree, 0), _sequence_form(tree, 1))
+    payoff = _payoff_matrix(tree, forms)
+    e, f = forms[0].constraints(), forms[1].constraints()
+    x, value0 = _solve(payoff, e, forms[0].rhs(), f, game.id, 0)
+    # Player 1 maximises -x^T A y, i.e. the same LP on the negated, transposed payoff.
+    y, neg_value0 = _solve((-payoff.T).tocsr(), f, forms[1].rhs(), e, game.id, 1)
+    probs = np.zeros((tree.num_infosets, tree.num_actions))
+    _behaviour(tree, forms[0], x, probs)
+    _behaviour(tree, forms[1], y, probs)
+    value = np.array([value0, c - value0])
+    value.setflags(write=False)
+    del neg_value0  # equals -value0 up to solver accuracy; value0 is the one reported
+    return GameSolution(game.id, value, TabularPolicy(game, probs))
