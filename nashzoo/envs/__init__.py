@@ -1,0 +1,108 @@
+"""PettingZoo environments for every nashzoo game.
+
+One generic AEC environment (:class:`~nashzoo.envs.aec.GameAECEnv`) plays any nashzoo
+``Game``; the per-game modules are thin, PettingZoo-classic style (``raw_env``, ``env`` with the
+standard wrappers, ``parallel_env`` for the simultaneous-move games):
+
+=====================  ===============  ==============
+module                 game             parallel_env
+=====================  ===============  ==============
+``rps_v0``             ``rps``          yes
+``matrix_game_v0``     ``matrix``       yes
+``kuhn_poker_v0``      ``kuhn_poker``   no
+``leduc_holdem_v0``    ``leduc_poker``  no
+=====================  ===============  ==============
+
+Registration: PettingZoo 1.27 has a Gymnasium-style registry (``pettingzoo.register`` /
+``pettingzoo.make``) but no plugin discovery, so importing this package registers the envs under
+the ``nashzoo`` namespace::
+
+    import pettingzoo
+    import nashzoo.envs  # registers nashzoo/kuhn_poker-v0, nashzoo/rps-v0, ...
+
+    env = pettingzoo.make("aec", "nashzoo/kuhn_poker-v0")
+    par = pettingzoo.make("parallel", "nashzoo/rps-v0")
+
+:func:`make_env` does the same by versioned module name without touching the registry:
+``make_env("kuhn_poker_v0", render_mode="ansi")``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pettingzoo
+
+from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
+from nashzoo.envs.aec import GameAECEnv, agent_name
+
+ENV_MODULES: dict[str, ModuleType] = {
+    m.NAME: m for m in (rps_v0, matrix_game_v0, kuhn_poker_v0, leduc_holdem_v0)
+}
+"""Versioned env name -> per-game module."""
+
+NAMESPACE = "nashzoo"
+
+
+def env_names() -> list[str]:
+    """Versioned names accepted by :func:`make_env`."""
+    return list(ENV_MODULES)
+
+
+def make_env(name: str, *, parallel: bool = False, **kwargs: Any) -> Any:
+    """Create a wrapped env by versioned name (``"kuhn_poker_v0"``; ``"nashzoo/kuhn_poker-v0"``
+    works too).
+
+    Args:
+        name: one of :func:`env_names`.
+        parallel: return the ``ParallelEnv`` view (only for ``rps_v0`` and ``matrix_game_v0``).
+        **kwargs: passed to the module's ``env()`` / ``parallel_env()``.
+
+    Raises:
+        ValueError: unknown name (the message lists the valid ones), a turn-based game with
+            ``parallel=True``, or bad keyword arguments.
+    """
+    key = name.removeprefix(f"{NAMESPACE}/").replace("-v", "_v") if isinstance(name, str) else name
+    module = ENV_MODULES.get(key)  # type: ignore[arg-type]
+    if module is None:
+        raise ValueError(f"unknown env {name!r}; valid envs: {', '.join(ENV_MODULES)}")
+    if parallel:
+        if not hasattr(module, "parallel_env"):
+            raise ValueError(
+                f"{key} is turn-based and has no parallel_env; parallel envs: "
+                f"{', '.join(n for n, m in ENV_MODULES.items() if hasattr(m, 'parallel_env'))}"
+            )
+        return module.parallel_env(**kwargs)
+    return module.env(**kwargs)
+
+
+def registry_id(name: str) -> str:
+    """Registry id of a versioned env name: ``kuhn_poker_v0`` -> ``nashzoo/kuhn_poker-v0``."""
+    base, _, version = name.rpartition("_v")
+    return f"{NAMESPACE}/{base}-v{version}"
+
+
+def _register() -> None:
+    for name, module in ENV_MODULES.items():
+        env_id = registry_id(name)
+        if env_id not in pettingzoo.aec_registry:
+            pettingzoo.register("aec", env_id, entry_point=f"{module.__name__}:env")
+        if hasattr(module, "parallel_env") and env_id not in pettingzoo.parallel_registry:
+            pettingzoo.register("parallel", env_id, entry_point=f"{module.__name__}:parallel_env")
+
+
+_register()
+
+__all__ = [
+    "ENV_MODULES",
+    "GameAECEnv",
+    "agent_name",
+    "env_names",
+    "kuhn_poker_v0",
+    "leduc_holdem_v0",
+    "make_env",
+    "matrix_game_v0",
+    "registry_id",
+    "rps_v0",
+]

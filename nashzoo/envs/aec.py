@@ -1,0 +1,571 @@
+"""One generic PettingZoo ``AECEnv`` over any nashzoo :class:`~nashzoo.games.Game`.
+
+The environment holds no rules. Everything it knows comes from the game:
+
+* the game tree (who moves, which actions are legal, where each action leads, chance
+  probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which enumerates the game's
+  own ``State`` API once;
+* what each player sees at each node (``State.infoset_key(player)`` and
+  ``State.infoset_tensor(player)``), read from the ``State`` once per node when the env tables
+  for a game are first built (cached per ``game.id``);
+* text for people from ``State.describe(player)``.
+
+Stepping then only follows integer node indices through pre-built Python lists, which is what
+makes the env fast (no Python ``State`` object is built during play). ``tests/test_env_parity.py``
+walks every history of every game both through the env and through ``State.child`` and asserts
+identical infoset keys, tensors, masks and returns, so the fast path cannot drift from the rules.
+The price is that the game tree must be small enough to enumerate, which holds for every game
+nashzoo ships (Leduc hold'em has 9,457 nodes).
+
+Conventions (those of PettingZoo's classic environments):
+
+* agents are ``"player_0"``, ``"player_1"``, ...; integer players exist only inside the package;
+* observation space ``Dict({"observation": Box(0, 1, (infoset_tensor_size,), float32),
+  "action_mask": Box(0, 1, (num_actions,), int8)})``. ``observation`` is the agent's information
+  state tensor; ``action_mask`` is the legal actions at the agent's information set when the
+  agent acts there and zeros otherwise (so it is zeros while the other player is to move in
+  poker, and at the end). In a matrix game the second mover cannot tell whether the first has
+  moved, so its mask shows its actions from the start, which is what a simultaneous-move
+  (parallel) view needs;
+* ``infos[agent]["infoset_key"]`` is ``State.infoset_key(player)`` (keys are unique among one
+  player's information sets; the tensor also encodes the player);
+* rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
+  then every agent is terminated and must be stepped with ``None`` to leave;
+* chance outcomes are drawn from the env's own ``np.random.Generator``, seeded by
+  ``reset(seed=...)`` (no global RNG); ``reset(options={"chance_outcomes": [...]})`` forces the
+  next chance outcomes (e.g. a fixed deal for duplicate matches or tests);
+* an illegal action raises :class:`~nashzoo.games.IllegalActionError` (a ``ValueError`` naming
+  the legal actions) and leaves the env exactly as it was, so the caller can retry. The public
+  ``env()`` factories can instead apply PettingZoo's ``TerminateIllegalWrapper`` (see
+  :func:`wrap_env`).
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import aec_to_parallel_wrapper
+from pettingzoo.utils.env_logger import EnvLogger
+
+from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree
+
+ObsDict = dict[str, np.ndarray]
+RENDER_MODES = ("ansi", "human")
+ILLEGAL_ACTION_MODES = ("raise", "penalize")
+_UNIFORM_BATCH = 512
+
+
+def agent_name(player: int) -> str:
+    """PettingZoo agent name of integer ``player``."""
+    return f"player_{player}"
+
+
+@dataclass(frozen=True, eq=False)
+class EnvTables:
+    """Per-game lookup tables the env steps through (built once per ``game.id``).
+
+    All per-node fields are Python lists indexed by the compiled tree's node index: list
+    indexing with Python ints is several times faster than indexing numpy arrays element-wise.
+    """
+
+    game: Game
+    player: list[int]  # node -> acting player, CHANCE or TERMINAL
+    children: list[list[int]]  # node -> child node per action id, -1 where illegal
+    legal: list[tuple[int, ...]]  # node -> legal action ids (empty at terminals)
+    chance_children: list[tuple[int, ...]]  # chance node -> child node per outcome
+    chance_outcomes: list[tuple[int, ...]]  # chance node -> outcome ids
+    chance_cdf: list[list[float]]  # chance node -> cumulative probabilities
+    returns: list[tuple[float, ...]]  # node -> returns (zeros before the end)
+    parent: list[int]
+    action: list[int]  # node -> action (or outcome) leading to it
+    view: list[tuple[int, ...]]  # node -> view id per player
+    view_key: list[str]  # view id -> State.infoset_key(player)
+    view_tensor: list[np.ndarray]  # view id -> State.infoset_tensor(player) (read-only)
+    view_mask: list[np.ndarray]  # view id -> int8 action mask (read-only)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.player)
+
+    def history(self, node: int) -> list[int]:
+        """Actions and chance outcomes from the root to ``node``."""
+        out = []
+        while self.parent[node] >= 0:
+            out.append(self.action[node])
+            node = self.parent[node]
+        return out[::-1]
+
+
+_TABLES: dict[str, EnvTables] = {}
+_TABLES_LOCK = threading.Lock()
+
+
+def env_tables(game: Game) -> EnvTables:
+    """The :class:`EnvTables` of ``game`` (built on first use, then cached per ``game.id``)."""
+    with _TABLES_LOCK:
+        tables = _TABLES.get(game.id)
+        if tables is None:
+            tables = _TABLES[game.id] = _build_tables(game)
+        return tables
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def _build_tables(game: Game) -> EnvTables:
+    tree = compile_tree(game)
+    num_nodes, num_players = tree.num_nodes, game.num_players
+    parent = tree.parent.tolist()
+    action = tree.action.tolist()
+    player = tree.player.tolist()
+    children = tree.children.tolist()
+    chance_prob = tree.chance_prob.tolist()
+    legal: list[tuple[int, ...]] = []
+    chance_children: list[tuple[int, ...]] = []
+    chance_outcomes: list[tuple[int, ...]] = []
+    chance_cdf: list[list[float]] = []
+    for node in range(num_nodes):
+        edges = [(a, c) for a, c in enumerate(children[node]) if c >= 0]
+        legal.append(tuple(a for a, _ in edges))
+        if player[node] == CHANCE:
+            chance_outcomes.append(tuple(a for a, _ in edges))
+            chance_children.append(tuple(c for _, c in edges))
+            cdf = np.cumsum([chance_prob[c] for _, c in edges]).tolist()
+            cdf[-1] = 1.0  # guard against rounding: a uniform draw in [0, 1) always lands
+            chance_cdf.append(cdf)
+        else:
+            chance_outcomes.append(())
+            chance_children.append(())
+            chance_cdf.append([])
+        children[node] = children[node][: game.num_actions] if player[node] >= 0 else []
+    returns = [tuple(row) for row in tree.utility.tolist()]
+
+    # What every player sees at every node, asked of the State (nodes come after their parents).
+    states: list[State] = [game.new_initial_state()]
+    for node in range(1, num_nodes):
+        states.append(states[parent[node]].child(action[node]))
+    view_ids: dict[tuple[int, str], int] = {}
+    view_key: list[str] = []
+    view_tensor: list[np.ndarray] = []
+    view_mask: list[np.ndarray] = []
+    view: list[tuple[int, ...]] = []
+    for state in states:
+        ids = []
+        for p in range(num_players):
+            key = state.infoset_key(p)
+            vid = view_ids.get((p, key))
+            if vid is None:
+                vid = view_ids[(p, key)] = len(view_key)
+                view_key.append(key)
+                tensor = np.array(state.infoset_tensor(p), dtype=np.float32)
+                view_tensor.append(_readonly(tensor))
+                iset = tree.infoset_index.get(key)
+                mask = np.zeros(game.num_actions, dtype=np.int8)
+                if iset is not None and tree.infoset_player[iset] == p:
+                    mask[tree.legal_mask[iset]] = 1
+                view_mask.append(_readonly(mask))
+            ids.append(vid)
+        view.append(tuple(ids))
+    return EnvTables(
+        game=game,
+        player=player,
+        children=children,
+        legal=legal,
+        chance_children=chance_children,
+        chance_outcomes=chance_outcomes,
+        chance_cdf=chance_cdf,
+        returns=returns,
+        parent=parent,
+        action=action,
+        view=view,
+        view_key=view_key,
+        view_tensor=view_tensor,
+        view_mask=view_mask,
+    )
+
+
+class GameAECEnv(AECEnv[str, ObsDict, int]):
+    """PettingZoo AEC environment playing any nashzoo game (see the module docstring).
+
+    Args:
+        game: a :class:`~nashzoo.games.Game`, or a name for :func:`~nashzoo.games.load_game`.
+        name: versioned environment name for ``metadata["name"]`` (default: ``game.name``).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the text) or ``"human"``
+            (``render()`` prints it).
+        render_agent: whose view ``render()`` shows (``"player_0"``, ...); ``None`` shows every
+            card, like a spectator.
+        parallelizable: set ``metadata["is_parallelizable"]``: true only for games whose every
+            player moves once per cycle without seeing the others' moves (matrix games).
+        **game_params: parameters for ``load_game`` when ``game`` is a name.
+
+    Raises:
+        ValueError: unknown game, bad game parameters, or a bad ``render_mode``/``render_agent``.
+    """
+
+    def __init__(
+        self,
+        game: Game | str,
+        *,
+        name: str | None = None,
+        render_mode: str | None = None,
+        render_agent: str | None = None,
+        parallelizable: bool = False,
+        **game_params: Any,
+    ) -> None:
+        super().__init__()
+        from nashzoo.games import load_game
+
+        self.game: Game = load_game(game, **game_params)
+        self.possible_agents = [agent_name(p) for p in range(self.game.num_players)]
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(
+                f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}"
+            )
+        if render_agent is not None and render_agent not in self.possible_agents:
+            raise ValueError(
+                f"render_agent must be None or one of {self.possible_agents}, got {render_agent!r}"
+            )
+        self.render_mode = render_mode
+        self.render_agent = render_agent
+        self.metadata = {
+            "name": name or self.game.name,
+            "render_modes": list(RENDER_MODES),
+            "is_parallelizable": bool(parallelizable),
+            "render_fps": 1,
+        }
+        self._tables = env_tables(self.game)
+        self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
+        self._observation_spaces = {a: self._make_observation_space() for a in self.possible_agents}
+        self._action_spaces = {
+            a: spaces.Discrete(self.game.num_actions) for a in self.possible_agents
+        }
+        self._rng: np.random.Generator | None = None
+        self._uniforms: list[float] = []
+        self._uniform_pos = 0
+        self._forced: list[int] = []
+        self._forced_pos = 0
+        self._node = -1
+
+    def _make_observation_space(self) -> spaces.Dict:
+        size, num_actions = self.game.infoset_tensor_size, self.game.num_actions
+        return spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
+            }
+        )
+
+    # --- spaces --------------------------------------------------------------------------
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space[ObsDict]:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space[int]:
+        return self._action_spaces[agent]
+
+    # --- randomness ----------------------------------------------------------------------
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The generator chance outcomes are drawn from (created on the first ``reset``)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng()
+        return self._rng
+
+    def _uniform(self) -> float:
+        # Uniforms are drawn from the generator in batches: one numpy call per 512 chance events
+        # instead of one each. Same seed, same sequence.
+        pos = self._uniform_pos
+        if pos >= len(self._uniforms):
+            self._uniforms = self.np_random.random(_UNIFORM_BATCH).tolist()
+            pos = 0
+        self._uniform_pos = pos + 1
+        return self._uniforms[pos]
+
+    def _resolve_chance(self, node: int) -> int:
+        """Follow chance nodes from ``node`` to the next decision or terminal node.
+
+        Forced outcomes are used first; the env's own state is only changed once every forced
+        outcome on the way was legal, so an error leaves the env as it was.
+        """
+        t = self._tables
+        forced, pos = self._forced, self._forced_pos
+        while pos < len(forced) and t.player[node] == CHANCE:
+            outcomes = t.chance_outcomes[node]
+            if forced[pos] not in outcomes:
+                raise IllegalActionError(
+                    f"forced chance outcome {forced[pos]!r} is not possible at history "
+                    f"{t.history(node)}; possible outcomes are: {', '.join(map(str, outcomes))}"
+                )
+            node = t.chance_children[node][outcomes.index(forced[pos])]
+            pos += 1
+        self._forced_pos = pos
+        while t.player[node] == CHANCE:
+            cdf = t.chance_cdf[node]
+            i = bisect_right(cdf, self._uniform())
+            node = t.chance_children[node][min(i, len(cdf) - 1)]
+        return node
+
+    # --- AEC API -------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game.
+
+        Args:
+            seed: reseeds the env's generator (``None`` keeps drawing from the current one).
+            options: ``{"chance_outcomes": [...]}`` forces the next chance outcomes in order
+                (cards are dealt player 0 first, then player 1, then the public card); once
+                they run out, outcomes are drawn at random again. Other keys are ignored.
+
+        Raises:
+            IllegalActionError: a forced chance outcome is not possible where it is used.
+        """
+        if seed is not None or self._rng is None:
+            self._rng = np.random.default_rng(seed)
+            self._uniforms = []
+            self._uniform_pos = 0
+        forced = (options or {}).get("chance_outcomes", ())
+        try:
+            self._forced = [operator.index(o) for o in forced]
+        except TypeError:
+            raise ValueError(
+                f"options['chance_outcomes'] must be a sequence of integers, got {forced!r}"
+            ) from None
+        self._forced_pos = 0
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self._skip_agent_selection = None
+        self._node = -1
+        self.agent_selection = self.agents[0]
+        self._enter(self._resolve_chance(0), self.agents[0])
+
+    def _enter(self, node: int, mover: str) -> None:
+        """Make ``node`` (a decision or terminal node) current; ``mover`` acted last."""
+        t = self._tables
+        self._node = node
+        view = t.view[node]
+        keys = t.view_key
+        self.infos = {a: {"infoset_key": keys[view[p]]} for p, a in enumerate(self.possible_agents)}
+        who = t.player[node]
+        if who >= 0:
+            self.agent_selection = self.possible_agents[who]
+            return
+        # Terminal: pay everyone, terminate everyone; the agent after the mover leaves first.
+        returns = t.returns[node]
+        self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
+        self._accumulate_rewards()
+        self.terminations = dict.fromkeys(self.agents, True)
+        n = len(self.possible_agents)
+        self.agent_selection = self.possible_agents[(self._agent_index[mover] + 1) % n]
+
+    def step(self, action: int | None) -> None:
+        """Play ``action`` for ``agent_selection`` (``None`` once the agent is terminated).
+
+        Raises:
+            IllegalActionError: ``action`` is not legal here; nothing changed, retry.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        node = self._node
+        try:
+            a = operator.index(action)  # type: ignore[arg-type]
+        except TypeError:
+            raise IllegalActionError(
+                self._illegal_message(action, agent, "is not an integer action id")
+            ) from None
+        kids = self._tables.children[node]
+        child = kids[a] if 0 <= a < len(kids) else -1
+        if child < 0:
+            raise IllegalActionError(self._illegal_message(action, agent))
+        if self._tables.player[child] == CHANCE:
+            child = self._resolve_chance(child)
+        self._cumulative_rewards[agent] = 0.0
+        self._enter(child, agent)
+
+    def _illegal_message(self, action: Any, agent: str, why: str = "is not legal") -> str:
+        t = self._tables
+        names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in t.legal[self._node])
+        return (
+            f"action {action!r} {why} for {agent} at history {t.history(self._node)} "
+            f"of {self.metadata['name']}; legal actions are: {names}"
+        )
+
+    def observe(self, agent: str) -> ObsDict:
+        """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies)."""
+        t = self._tables
+        vid = t.view[self._node][self._agent_index[agent]]
+        return {"observation": t.view_tensor[vid].copy(), "action_mask": t.view_mask[vid].copy()}
+
+    # --- game-level views ----------------------------------------------------------------
+    @property
+    def history(self) -> list[int]:
+        """Every action and chance outcome of the current game so far."""
+        return self._tables.history(self._node)
+
+    def game_state(self) -> State:
+        """The nashzoo ``State`` of the current game (rebuilt from the history)."""
+        state = self.game.new_initial_state()
+        for a in self.history:
+            state = state.child(a)
+        return state
+
+    def legal_actions(self) -> list[int]:
+        """Legal actions of ``agent_selection`` (empty once the game is over)."""
+        return list(self._tables.legal[self._node])
+
+    def render(self) -> str | None:
+        """The game as text (``State.describe``) from ``render_agent``'s point of view."""
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                "render() was called without a render_mode; pass render_mode='ansi' or 'human'"
+            )
+            return None
+        if self._node < 0:
+            raise RuntimeError("call reset() before render()")
+        player = None if self.render_agent is None else self._agent_index[self.render_agent]
+        text = f"[{self.metadata['name']}]\n" + self.game_state().describe(player)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release (text rendering only)."""
+
+
+class _ValidatingParallelEnv(aec_to_parallel_wrapper):
+    """PettingZoo's ``aec_to_parallel_wrapper`` that checks every action before applying any.
+
+    The plain wrapper steps the agents one by one, so an illegal action of the second agent
+    would surface after the first agent's move was applied. Here every action is checked
+    against the agent's current action mask first, so an illegal joint action raises
+    :class:`~nashzoo.games.IllegalActionError` and changes nothing.
+    """
+
+    def step(self, actions: dict[str, int]) -> Any:
+        for agent in self.aec_env.agents:
+            if agent not in actions:
+                raise ValueError(
+                    f"step() needs an action for every live agent {self.aec_env.agents}; "
+                    f"missing {agent!r}"
+                )
+            mask = self.aec_env.observe(agent)["action_mask"]
+            try:
+                a = operator.index(actions[agent])
+            except TypeError:
+                a = -1
+            if not 0 <= a < len(mask) or not mask[a]:
+                legal = np.flatnonzero(mask).tolist()
+                names = ", ".join(f"{i} ({self.unwrapped.game.action_name(i)})" for i in legal)
+                raise IllegalActionError(
+                    f"action {actions[agent]!r} is not legal for {agent}; "
+                    f"legal actions are: {names}"
+                )
+        return super().step(actions)
+
+
+def _forwarded(name: str) -> property:
+    def get(self: OrderEnforcingWrapper) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    return property(get, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
+
+
+class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
+
+    The base class reaches ``agent_selection``, ``terminations``, ``rewards`` and the like
+    through ``__getattr__``, which Python only calls after a failed ordinary lookup: in a random
+    play-out that fallback was a third of the run time. Here those attributes are properties and
+    ``last()`` is delegated in one call. The checks and errors are PettingZoo's own (accessing
+    them before ``reset`` raises ``AttributeError``; stepping or observing before ``reset``
+    raises through ``EnvLogger``), and ``agent_iter`` still enforces ``step``/``reset`` between
+    iterations; ``tests/test_envs.py`` checks both.
+    """
+
+    agent_selection = _forwarded("agent_selection")
+    agents = _forwarded("agents")
+    rewards = _forwarded("rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+
+    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
+
+
+def check_illegal_action(illegal_action: str) -> str:
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(
+            f"illegal_action must be one of {list(ILLEGAL_ACTION_MODES)}, got {illegal_action!r}"
+        )
+    return illegal_action
+
+
+def wrap_env(raw: GameAECEnv, illegal_action: str = "raise") -> AECEnv[str, ObsDict, int]:
+    """Apply PettingZoo's standard wrappers to a raw env.
+
+    ``illegal_action="raise"`` (default): ``OrderEnforcingWrapper`` only (PettingZoo's, with
+    faster attribute forwarding: see :class:`OrderEnforcingWrapper`); the raw env itself
+    rejects illegal and out-of-range actions with :class:`~nashzoo.games.IllegalActionError`
+    and leaves the game unchanged.
+
+    ``illegal_action="penalize"``: PettingZoo's classic stack, ``TerminateIllegalWrapper``
+    (the offender gets -1, the other agents 0, and the game ends), ``AssertOutOfBoundsWrapper``
+    and ``OrderEnforcingWrapper``, the convention RL libraries expect.
+    """
+    check_illegal_action(illegal_action)
+    env: AECEnv[str, ObsDict, int] = raw
+    if illegal_action == "penalize":
+        env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
+        env = wrappers.AssertOutOfBoundsWrapper(env)
+    return OrderEnforcingWrapper(env)
+
+
+def to_parallel(aec_env: AECEnv[str, ObsDict, int]) -> aec_to_parallel_wrapper:
+    """Parallel view of a (wrapped) env whose metadata says it is parallelizable."""
+    if not aec_env.metadata.get("is_parallelizable", False):
+        raise ValueError(
+            f"{aec_env.metadata.get('name')} is turn-based; only simultaneous-move games "
+            "(rps_v0, matrix_game_v0) have a parallel_env"
+        )
+    return _ValidatingParallelEnv(aec_env)
+
+
+def check_kwargs(name: str, given: Iterable[str], valid: Sequence[str]) -> None:
+    """Raise a ValueError naming the valid keyword arguments if any given one is unknown."""
+    unknown = sorted(set(given) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"{name} got unknown keyword arguments {unknown}; valid: {', '.join(sorted(valid))}"
+        )
+
+
+__all__ = [
+    "ILLEGAL_ACTION_MODES",
+    "RENDER_MODES",
+    "EnvTables",
+    "GameAECEnv",
+    "agent_name",
+    "env_tables",
+    "to_parallel",
+    "wrap_env",
+]
