@@ -5,6 +5,7 @@ lazily so that torch and Stable-Baselines3 stay optional.
 """
 
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.fixed import FixedLearner, UniformLearner, fixed_policy, uniform_policy
 from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy
 from nashzoo.agents.registry import (
     learner_class,
@@ -17,16 +18,20 @@ from nashzoo.agents.registry import (
 
 __all__ = [
     "CheckpointError",
+    "FixedLearner",
     "Infoset",
     "Learner",
     "LearnerConfig",
     "Policy",
     "PolicyError",
     "TabularPolicy",
+    "UniformLearner",
+    "fixed_policy",
     "learner_class",
     "learner_names",
     "load_learner",
     "make_learner",
     "register",
     "register_lazy",
+    "uniform_policy",
 ]

@@ -175,12 +175,7 @@ class TabularPolicy:
                 batch(tree.infoset_player, tree.infoset_tensors, tree.legal_mask), dtype=np.float64
             )
         else:
-            probs = np.stack(
-                [
-                    np.asarray(query(Infoset.from_tree(tree, i)), dtype=np.float64)
-                    for i in range(tree.num_infosets)
-                ]
-            )
+            probs = np.stack([_query_row(tree, query, i) for i in range(tree.num_infosets)])
         return cls(game, probs)
 
     @classmethod
@@ -289,6 +284,24 @@ class TabularPolicy:
 
     def __repr__(self) -> str:
         return f"TabularPolicy({self.game.id}, {self.tree.num_infosets} infosets)"
+
+
+def _query_row(tree: CompiledTree, query: Callable[[Infoset], Any], index: int) -> np.ndarray:
+    """One materialised row; any failure names the information set that caused it."""
+    infoset = Infoset.from_tree(tree, index)
+    try:
+        row = np.asarray(query(infoset), dtype=np.float64)
+    except Exception as err:
+        raise PolicyError(
+            f"the policy failed at information set {infoset.key!r} of {tree.game_id} "
+            f"({type(err).__name__}: {err}); it must answer every information set of the game"
+        ) from err
+    if row.shape != (tree.num_actions,):
+        raise PolicyError(
+            f"the policy returned shape {row.shape} at information set {infoset.key!r}; "
+            f"{tree.game_id} needs {tree.num_actions} probabilities (zeros on illegal actions)"
+        )
+    return row
 
 
 def check_distributions(
