@@ -53,7 +53,7 @@ def _as_matrix(values: Any, what: str) -> np.ndarray:
     try:
         mat = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as err:
-        raise ValueError(f"{what} must be a 2-D array of numbers: {err}") from None
+        raise ValueError(f"{what} must be a rectangular 2-D array of numbers: {err}") from None
     if mat.ndim != 2 or mat.shape[0] < 1 or mat.shape[1] < 1:
         raise ValueError(f"{what} must be a non-empty 2-D array, got shape {mat.shape}")
     if not np.all(np.isfinite(mat)):
@@ -102,12 +102,12 @@ class MatrixGame(Game):
                 "a matrix game needs preset=NAME or row_payoffs=[[...]]; "
                 f"valid presets: {', '.join(PRESETS)}"
             )
-        else:
-            params["row_payoffs"] = np.asarray(row_payoffs, dtype=float).tolist()
-            if col_payoffs is not None:
-                params["col_payoffs"] = np.asarray(col_payoffs, dtype=float).tolist()
         row = _as_matrix(row_payoffs, "row_payoffs")
         col = -row if col_payoffs is None else _as_matrix(col_payoffs, "col_payoffs")
+        if preset is None:
+            params["row_payoffs"] = row.tolist()
+            if col_payoffs is not None:
+                params["col_payoffs"] = col.tolist()
         if col.shape != row.shape:
             raise ValueError(
                 f"col_payoffs shape {col.shape} differs from row_payoffs shape {row.shape}"
