@@ -17,6 +17,9 @@ Information-set tensor layout (length 30, the same layout as OpenSpiel's leduc_p
     [8:14]   one-hot of the public card (zeros before it is dealt)
     [14:22]  round-one betting: four slots of two bits, (1, 0) = call, (0, 1) = raise
     [22:30]  round-two betting, same encoding
+A fold is not recorded (it ends the game), as in OpenSpiel: at a terminal reached by a fold a
+player's tensor equals the one just before the fold (``tests/test_games.py`` checks this layout
+against OpenSpiel's ``information_state_tensor`` at every node).
 """
 
 from __future__ import annotations
