@@ -1,0 +1,186 @@
+"""The env and the rules agree on every history of every game.
+
+Expected values come from the ``State`` API alone (``State.child`` from the root); the env is
+driven through its public wrapped ``env()``, with the chance outcomes of each history forced
+through ``reset(options={"chance_outcomes": ...})``. At every decision node and at the end the
+two must give identical infoset keys, tensors, action masks, the agent to move and returns.
+
+The env's action-mask rule, stated in ``State`` terms: an agent sees the legal mask of its
+information set when it acts at that information set (``State.legal_actions_mask()`` where it is
+to move), and zeros otherwise.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
+from nashzoo.games import Game, State, load_game
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the env must show at one node, computed from the State."""
+
+    to_move: str | None  # agent name, None at the end
+    keys: tuple[str, ...]
+    tensors: tuple[bytes, ...]
+    masks: tuple[bytes, ...]
+    returns: tuple[float, ...] | None  # only at terminals
+
+
+@dataclass(frozen=True)
+class GameViews:
+    nodes: dict[tuple[int, ...], Expected]  # history -> expectation (decision/terminal nodes)
+    terminals: list[tuple[tuple[int, ...], tuple[bool, ...]]]  # history, is-chance per action
+
+
+def state_views(game: Game) -> GameViews:
+    states: list[tuple[State, tuple[bool, ...]]] = []
+    stack: list[tuple[State, tuple[bool, ...]]] = [(game.new_initial_state(), ())]
+    while stack:
+        state, flags = stack.pop()
+        states.append((state, flags))
+        if not state.is_terminal():
+            chance = state.is_chance_node()
+            for action in state.legal_actions():
+                stack.append((state.child(action), (*flags, chance)))
+    decision_masks = {
+        (s.current_player(), s.infoset_key(s.current_player())): s.legal_actions_mask().tobytes()
+        for s, _ in states
+        if not s.is_terminal() and not s.is_chance_node()
+    }
+    zeros = np.zeros(game.num_actions, dtype=np.int8).tobytes()
+    nodes: dict[tuple[int, ...], Expected] = {}
+    terminals = []
+    for state, flags in states:
+        if state.is_chance_node():
+            continue
+        players = range(game.num_players)
+        keys = tuple(state.infoset_key(p) for p in players)
+        mover = None if state.is_terminal() else state.current_player()
+        masks = []
+        for p in players:
+            if p == mover:
+                masks.append(state.legal_actions_mask().tobytes())
+            elif mover is not None:
+                masks.append(decision_masks.get((p, keys[p]), zeros))
+            else:
+                masks.append(zeros)
+        history = tuple(state.history())
+        nodes[history] = Expected(
+            to_move=None if mover is None else f"player_{mover}",
+            keys=keys,
+            tensors=tuple(state.infoset_tensor(p).tobytes() for p in players),
+            masks=tuple(masks),
+            returns=tuple(state.returns().tolist()) if state.is_terminal() else None,
+        )
+        if state.is_terminal():
+            terminals.append((history, flags))
+    return GameViews(nodes, terminals)
+
+
+def assert_env_shows(env: Any, want: Expected, where: tuple[int, ...]) -> None:
+    assert env.unwrapped.history == list(where)
+    for p, agent in enumerate(env.possible_agents):
+        obs = env.observe(agent)
+        assert obs["observation"].dtype == np.float32
+        assert obs["action_mask"].dtype == np.int8
+        assert env.infos[agent]["infoset_key"] == want.keys[p], (where, agent)
+        assert obs["observation"].tobytes() == want.tensors[p], (where, agent)
+        assert obs["action_mask"].tobytes() == want.masks[p], (where, agent)
+    if want.to_move is not None:
+        assert env.agent_selection == want.to_move, where
+        assert not any(env.terminations.values())
+
+
+def assert_env_ends(env: Any, want: Expected, where: tuple[int, ...]) -> None:
+    assert want.returns is not None
+    assert all(env.terminations.values())
+    assert env.rewards == dict(zip(env.possible_agents, want.returns, strict=True)), where
+    seen = {}
+    for agent in env.agent_iter():
+        _, reward, terminated, truncated, _ = env.last()
+        assert terminated and not truncated
+        seen[agent] = reward
+        env.step(None)
+    assert seen == dict(zip(env.possible_agents, want.returns, strict=True)), where
+    assert env.agents == []
+
+
+CASES: list[tuple[str, ModuleType, str, dict[str, Any]]] = [
+    ("rps", rps_v0, "rps", {}),
+    ("kuhn", kuhn_poker_v0, "kuhn_poker", {}),
+    ("leduc", leduc_holdem_v0, "leduc_poker", {}),
+    ("matrix_2x3", matrix_game_v0, "matrix", {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
+    (
+        "prisoners_dilemma",
+        matrix_game_v0,
+        "matrix",
+        {"row_payoffs": [[3, 0], [5, 1]], "col_payoffs": [[3, 5], [0, 1]]},
+    ),
+]
+_VIEWS: dict[str, GameViews] = {}
+
+
+def views_of(game_name: str, params: dict[str, Any]) -> GameViews:
+    game = load_game(game_name, **params)
+    if game.id not in _VIEWS:
+        _VIEWS[game.id] = state_views(game)
+    return _VIEWS[game.id]
+
+
+@pytest.mark.parametrize(
+    ("module", "game_name", "params"), [pytest.param(*c[1:], id=c[0]) for c in CASES]
+)
+def test_every_history_through_env_matches_state(
+    module: ModuleType, game_name: str, params: dict[str, Any]
+) -> None:
+    views = views_of(game_name, params)
+    env = module.env(**params)
+    for history, flags in views.terminals:
+        deal = [a for a, chance in zip(history, flags, strict=True) if chance]
+        env.reset(seed=0, options={"chance_outcomes": deal})
+        for i, (action, chance) in enumerate(zip(history, flags, strict=True)):
+            if chance:
+                continue
+            prefix = history[:i]
+            assert_env_shows(env, views.nodes[prefix], prefix)
+            env.step(action)
+        assert_env_shows(env, views.nodes[history], history)
+        assert_env_ends(env, views.nodes[history], history)
+
+
+@pytest.mark.parametrize(
+    ("module", "game_name", "params"), [pytest.param(*c[1:], id=c[0]) for c in CASES]
+)
+def test_random_env_play_stays_on_the_state_tree(
+    module: ModuleType, game_name: str, params: dict[str, Any]
+) -> None:
+    """Sampled (not forced) chance outcomes and random actions: every node the env reaches is
+    a node of the State tree and looks the same, and every terminal is reached only legally."""
+    views = views_of(game_name, params)
+    env = module.env(**params)
+    rnd = random.Random(1)
+    reached = set()
+    for episode in range(300):
+        env.reset(seed=episode)
+        while env.agents and not env.terminations[env.agent_selection]:
+            where = tuple(env.unwrapped.history)
+            assert_env_shows(env, views.nodes[where], where)
+            obs, *_ = env.last()
+            legal = np.flatnonzero(obs["action_mask"]).tolist()
+            env.step(legal[rnd.randrange(len(legal))])
+        where = tuple(env.unwrapped.history)
+        reached.add(where)
+        assert_env_shows(env, views.nodes[where], where)
+        assert_env_ends(env, views.nodes[where], where)
+    assert reached <= {h for h, _ in views.terminals}
+    if len(views.terminals) <= 30:
+        assert len(reached) == len(views.terminals)  # small games: every ending is reached
