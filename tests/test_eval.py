@@ -1,0 +1,321 @@
+"""Exact evaluation: known values, best responses, seat exploitability and the LP solver."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from nashzoo.agents import PolicyError, TabularPolicy, fixed_policy, uniform_policy
+from nashzoo.eval import (
+    BestResponse,
+    as_tabular,
+    best_response,
+    constant_sum,
+    evaluate,
+    expected_returns,
+    exploitability,
+    nash_conv,
+    seat_exploitability,
+    solve_game,
+)
+from nashzoo.games import compile_tree, load_game
+from nashzoo.games import treemath as tm
+
+
+def random_policy(game: str, seed: int, pure_fraction: float = 0.0) -> TabularPolicy:
+    """Random rows over the legal actions; a fraction of rows made pure (zero-reach corners)."""
+    tree = compile_tree(load_game(game))
+    rng = np.random.default_rng(seed)
+    probs = rng.random(tree.legal_mask.shape) * tree.legal_mask
+    pure = rng.random(tree.num_infosets) < pure_fraction
+    noise = np.where(tree.legal_mask, rng.random(tree.legal_mask.shape), -1.0)
+    probs[pure] = np.eye(tree.num_actions)[np.argmax(noise[pure], axis=1)]
+    return TabularPolicy(game, probs / probs.sum(axis=1, keepdims=True))
+
+
+# --- known values ---------------------------------------------------------------------------
+def test_kuhn_uniform_nash_conv_is_11_over_12() -> None:
+    uniform = uniform_policy("kuhn_poker")
+    assert nash_conv("kuhn_poker", uniform) == pytest.approx(11 / 12, abs=1e-12)
+    assert exploitability("kuhn_poker", uniform) == pytest.approx(11 / 24, abs=1e-12)
+
+
+def test_leduc_uniform_nash_conv() -> None:
+    uniform = uniform_policy("leduc_poker")
+    assert round(nash_conv("leduc_poker", uniform), 6) == 4.747222
+    assert exploitability("leduc_poker", uniform) == pytest.approx(4.747222 / 2, abs=1e-6)
+
+
+def test_kuhn_lp_value_and_equilibrium() -> None:
+    solution = solve_game("kuhn_poker")
+    assert solution.value == pytest.approx([-1 / 18, 1 / 18], abs=1e-10)
+    assert nash_conv("kuhn_poker", solution.policy) < 1e-9
+    assert expected_returns("kuhn_poker", solution.policy)[0] == pytest.approx(-1 / 18, abs=1e-10)
+
+
+def test_leduc_lp_equilibrium() -> None:
+    solution = solve_game("leduc_poker")
+    # Published value of Leduc hold'em for the first player: -0.0856 (e.g. OpenSpiel's
+    # sequence-form LP test); pinned here to the digits the LP gives.
+    assert solution.value[0] == pytest.approx(-0.085606424, abs=1e-8)
+    assert nash_conv("leduc_poker", solution.policy) < 1e-9
+    report = evaluate("leduc_poker", solution.policy)
+    assert max(abs(v) for v in report.seat_exploitability) < 1e-9
+
+
+def test_rps_value_zero_with_uniform_equilibrium() -> None:
+    solution = solve_game("rps")
+    assert solution.value == pytest.approx([0.0, 0.0], abs=1e-12)
+    np.testing.assert_allclose(solution.policy.probs, np.full((2, 3), 1 / 3), atol=1e-9)
+    assert nash_conv("rps", uniform_policy("rps")) == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("responder", [0, 1])
+def test_best_response_to_rock_paper_scissors_mix_is_rock(responder: int) -> None:
+    mix = fixed_policy("rps", [0.3, 0.3, 0.4], seats=1 - responder)
+    br = best_response("rps", mix, responder)
+    assert isinstance(br, BestResponse)
+    assert br.player == responder
+    assert br.value == pytest.approx(0.1, abs=1e-12)
+    tree = compile_tree(load_game("rps"))
+    (row,) = tree.infosets_of(responder)
+    np.testing.assert_array_equal(br.policy.probs[row], [1.0, 0.0, 0.0])  # rock
+    # the other seat's rows are copied from the input
+    (other,) = tree.infosets_of(1 - responder)
+    np.testing.assert_array_equal(br.policy.probs[other], [0.3, 0.3, 0.4])
+
+
+def test_matrix_lp_matches_normal_form_lp() -> None:
+    """A non-square game (player 0 has 2 actions, player 1 has 3) against a direct LP."""
+    payoff = np.array([[2.0, -1.0, 0.5], [-1.5, 1.0, 0.25]])
+    game = load_game("matrix", row_payoffs=payoff.tolist())
+    # max v s.t. x^T A[:, j] >= v for all j, sum x = 1, x >= 0
+    result = linprog(
+        c=[0.0, 0.0, -1.0],
+        A_ub=np.hstack([-payoff.T, np.ones((3, 1))]),
+        b_ub=np.zeros(3),
+        A_eq=[[1.0, 1.0, 0.0]],
+        b_eq=[1.0],
+        bounds=[(0, None), (0, None), (None, None)],
+        method="highs",
+    )
+    solution = solve_game(game)
+    assert solution.value[0] == pytest.approx(-result.fun, abs=1e-9)
+    assert solution.value[1] == pytest.approx(result.fun, abs=1e-9)
+    assert nash_conv(game, solution.policy) < 1e-9
+    assert solution.policy.probs[0, 2] == 0.0  # player 0 has no third action
+
+
+# --- Kuhn's analytic equilibrium family ------------------------------------------------------
+def kuhn_player0(a: float) -> dict[str, list[float]]:
+    """Kuhn (1950), in the first-mover view (as in the Wikipedia "Kuhn poker" article):
+    bet the jack with probability a in [0, 1/3], check the queen, bet the king with 3a; after
+    check-bet fold the jack, call with the queen with probability a + 1/3, call with the king."""
+    bet = {"J|": a, "Q|": 0.0, "K|": 3 * a, "J|pb": 0.0, "Q|pb": a + 1 / 3, "K|pb": 1.0}
+    return {key: [1.0 - p, p] for key, p in bet.items()}
+
+
+KUHN_PLAYER1 = {  # the second mover's unique equilibrium strategy
+    key: [1.0 - p, p]
+    for key, p in {
+        "J|p": 1 / 3,  # bluff the jack a third of the time after a check
+        "J|b": 0.0,  # fold the jack to a bet
+        "Q|p": 0.0,  # check the queen behind
+        "Q|b": 1 / 3,  # call a bet with the queen a third of the time
+        "K|p": 1.0,
+        "K|b": 1.0,
+    }.items()
+}
+
+
+@pytest.mark.parametrize("a", [0.0, 0.1, 1 / 6, 0.25, 1 / 3])
+def test_kuhn_equilibrium_family_has_zero_seat_exploitability(a: float) -> None:
+    seats = [kuhn_player0(a), KUHN_PLAYER1]
+    assert seat_exploitability("kuhn_poker", seats, 0) == pytest.approx(0.0, abs=1e-12)
+    assert seat_exploitability("kuhn_poker", seats, 1) == pytest.approx(0.0, abs=1e-12)
+    assert nash_conv("kuhn_poker", seats) == pytest.approx(0.0, abs=1e-12)
+    assert expected_returns("kuhn_poker", seats)[0] == pytest.approx(-1 / 18, abs=1e-12)
+    # against uniform as player 1, only seat 1's number moves
+    mixed = [kuhn_player0(a), uniform_policy("kuhn_poker")]
+    assert seat_exploitability("kuhn_poker", mixed, 0) == pytest.approx(0.0, abs=1e-12)
+    assert seat_exploitability("kuhn_poker", mixed, 1) > 0.1
+
+
+def test_kuhn_strategy_outside_the_family_is_exploitable() -> None:
+    off = kuhn_player0(1 / 3)
+    off["K|"] = [0.5, 0.5]  # betting the king less than 3a breaks the indifference
+    assert seat_exploitability("kuhn_poker", [off, KUHN_PLAYER1], 0) > 1e-3
+
+
+# --- best response against brute force -------------------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("player", [0, 1])
+def test_best_response_beats_every_pure_strategy(seed: int, player: int) -> None:
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    policy = random_policy("kuhn_poker", seed, pure_fraction=0.3 * (seed % 2))
+    br = best_response(game, policy, player)
+    mine = tree.infosets_of(player)
+    pure_values = []
+    for choice in itertools.product(range(2), repeat=mine.size):
+        probs = np.array(policy.probs)
+        probs[mine] = np.eye(2)[list(choice)]
+        pure_values.append(tm.expected_returns(tree, probs)[player])
+    assert br.value >= max(pure_values) - 1e-12
+    assert br.value == pytest.approx(max(pure_values), abs=1e-12)  # pure BRs exist
+    # its policy really achieves the value, and is pure on the responder's rows
+    assert expected_returns(game, br.policy)[player] == pytest.approx(br.value, abs=1e-12)
+    assert set(np.unique(br.policy.probs[mine])) <= {0.0, 1.0}
+    others = tree.infosets_of(1 - player)
+    np.testing.assert_array_equal(br.policy.probs[others], policy.probs[others])
+
+
+# --- seat exploitability properties ----------------------------------------------------------
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), pure=st.sampled_from([0.0, 0.5, 1.0]))
+def test_seat_exploitability_properties_kuhn(seed: int, pure: float) -> None:
+    check_seat_properties("kuhn_poker", seed, pure)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), pure=st.sampled_from([0.0, 0.5]))
+def test_seat_exploitability_properties_leduc(seed: int, pure: float) -> None:
+    check_seat_properties("leduc_poker", seed, pure)
+
+
+def check_seat_properties(game: str, seed: int, pure: float) -> None:
+    policy = random_policy(game, seed, pure)
+    seats = [seat_exploitability(game, policy, s) for s in range(2)]
+    assert min(seats) >= -1e-9
+    conv = nash_conv(game, policy)
+    assert sum(seats) == pytest.approx(conv, abs=1e-9)
+    # seat 0's number depends on seat 0's rows only
+    other = random_policy(game, seed + 1)
+    swapped = policy.with_rows(1, other)
+    assert seat_exploitability(game, swapped, 0) == pytest.approx(seats[0], abs=1e-12)
+    report = evaluate(game, policy)
+    assert report.seat_exploitability == pytest.approx(tuple(seats), abs=1e-12)
+
+
+# --- evaluate() and the plain functions agree ------------------------------------------------
+def test_evaluate_report_matches_plain_functions() -> None:
+    policy = random_policy("leduc_poker", 7)
+    report = evaluate("leduc_poker", policy)
+    assert report.nash_conv == pytest.approx(nash_conv("leduc_poker", policy), abs=1e-12)
+    assert report.exploitability == pytest.approx(report.nash_conv / 2, abs=1e-15)
+    np.testing.assert_allclose(
+        report.on_policy_values, expected_returns("leduc_poker", policy), atol=1e-12
+    )
+    for p in range(2):
+        assert report.best_response_values[p] == pytest.approx(
+            best_response("leduc_poker", policy, p).value, abs=1e-12
+        )
+    assert not report.on_policy_values.flags.writeable
+    np.testing.assert_allclose(report.game_value, solve_game("leduc_poker").value)
+    text = str(report)
+    assert "NashConv" in text and "exploitability (NashConv / 2)" in text
+    row = report.to_dict()
+    assert row["game"] == "leduc_poker" and row["nash_conv"] == report.nash_conv
+    assert set(row) >= {"value_0", "br_value_1", "seat_exploitability_1"}
+    assert evaluate("leduc_poker", policy, seats=False).seat_exploitability is None
+
+
+def test_seat_policies_equal_joint_policy() -> None:
+    a, b = random_policy("kuhn_poker", 1), random_policy("kuhn_poker", 2)
+    joint = a.with_rows(1, b)
+    np.testing.assert_allclose(
+        expected_returns("kuhn_poker", [a, b]), expected_returns("kuhn_poker", joint), atol=0
+    )
+    assert nash_conv("kuhn_poker", [a, b]) == nash_conv("kuhn_poker", joint)
+    # callables and raw arrays are accepted too
+    assert nash_conv("kuhn_poker", lambda info: info.legal_mask / info.legal_mask.sum()) == (
+        pytest.approx(11 / 12)
+    )
+    assert nash_conv("kuhn_poker", np.asarray(joint.probs)) == nash_conv("kuhn_poker", joint)
+
+
+def test_general_sum_game() -> None:
+    game = load_game("matrix", preset="prisoners_dilemma")
+    cooperate = fixed_policy(game, [1.0, 0.0])
+    assert constant_sum(game) is None
+    assert nash_conv(game, cooperate) == pytest.approx(4.0)  # each gains 5 - 3 by defecting
+    assert nash_conv(game, fixed_policy(game, [0.0, 1.0])) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="zero-sum"):
+        seat_exploitability(game, cooperate, 0)
+    with pytest.raises(ValueError, match="zero-sum"):
+        solve_game(game)
+    assert evaluate(game, cooperate).seat_exploitability is None
+
+
+def test_constant_sum_game_is_shifted_zero_sum() -> None:
+    shifted = load_game("matrix", row_payoffs=[[2, 0], [0, 2]], col_payoffs=[[0, 2], [2, 0]])
+    assert constant_sum(shifted) == pytest.approx(2.0)
+    solution = solve_game(shifted)
+    assert solution.value == pytest.approx([1.0, 1.0], abs=1e-9)
+    biased = fixed_policy(shifted, [0.8, 0.2])
+    seats = [seat_exploitability(shifted, biased, s) for s in range(2)]
+    assert seats == pytest.approx([0.6, 0.6], abs=1e-9)  # opponent picks the other side
+    assert sum(seats) == pytest.approx(nash_conv(shifted, biased), abs=1e-9)
+
+
+# --- caching and immutability ----------------------------------------------------------------
+def test_solution_is_cached_and_read_only() -> None:
+    first = solve_game("kuhn_poker")
+    assert solve_game(load_game("kuhn")) is first
+    with pytest.raises(ValueError):
+        first.value[0] = 1.0
+    with pytest.raises(ValueError):
+        first.policy.probs[0, 0] = 1.0
+
+
+# --- bad input -------------------------------------------------------------------------------
+def test_policy_for_another_game_is_refused() -> None:
+    with pytest.raises(PolicyError, match="kuhn_poker, not leduc_poker"):
+        nash_conv("leduc_poker", uniform_policy("kuhn_poker"))
+
+
+def test_rows_that_are_not_distributions_are_named() -> None:
+    tree = compile_tree(load_game("kuhn_poker"))
+    probs = np.array(uniform_policy("kuhn_poker").probs)
+    probs[tree.index_of("Q|pb")] = [0.7, 0.7]
+    unchecked = TabularPolicy("kuhn_poker", probs, validate=False)
+    with pytest.raises(PolicyError, match=r"'Q\|pb' does not sum to one"):
+        exploitability("kuhn_poker", unchecked)
+    probs[tree.index_of("Q|pb")] = [1.2, -0.2]
+    with pytest.raises(PolicyError, match=r"'Q\|pb' has negative"):
+        nash_conv("kuhn_poker", probs)
+
+
+def test_probability_on_illegal_action_is_named() -> None:
+    tree = compile_tree(load_game("leduc_poker"))
+    probs = np.array(uniform_policy("leduc_poker").probs)
+    first = tree.infoset_keys[0]  # no bet to face: folding is illegal
+    probs[0] = [0.2, 0.4, 0.4]
+    with pytest.raises(PolicyError, match=re.escape(f"{first!r} puts probability on an illegal")):
+        nash_conv("leduc_poker", probs)
+
+
+def test_missing_infosets_and_wrong_shapes() -> None:
+    missing = r"no probabilities for information set 'Q\|' \(11 missing\)"
+    with pytest.raises(PolicyError, match=missing):
+        nash_conv("kuhn_poker", {"J|": [0.5, 0.5]})
+    with pytest.raises(PolicyError, match=r"seat 1 .* no probabilities for information set"):
+        nash_conv("kuhn_poker", [uniform_policy("kuhn_poker"), {"J|p": [0.5, 0.5]}])
+    with pytest.raises(PolicyError, match=r"shape \(12, 2\).*got \(12, 3\)"):
+        nash_conv("kuhn_poker", np.full((12, 3), 1 / 3))
+    with pytest.raises(PolicyError, match="2 seats but 3 seat policies"):
+        nash_conv("kuhn_poker", [uniform_policy("kuhn_poker")] * 3)
+    with pytest.raises(PolicyError, match=r"returned shape \(3,\) at information set"):
+        nash_conv("kuhn_poker", lambda info: np.ones(3) / 3)
+    with pytest.raises(PolicyError, match=r"failed at information set 'J\|'"):
+        nash_conv("kuhn_poker", lambda info: {"Q|": [1, 0]}[info.key])
+    with pytest.raises(PolicyError, match="cannot evaluate a int"):
+        as_tabular("kuhn_poker", 3)
+    with pytest.raises(ValueError, match="player must be an integer"):
+        best_response("kuhn_poker", uniform_policy("kuhn_poker"), 2)
