@@ -511,6 +511,9 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
             EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
 
+    def __str__(self) -> str:
+        return str(self.env)  # as PettingZoo's: the wrapper does not show in the name
+
 
 def check_illegal_action(illegal_action: str) -> str:
     if illegal_action not in ILLEGAL_ACTION_MODES:
