@@ -1,0 +1,212 @@
+"""TabularPolicy: constructors, materialisation, JSON round trip and validation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nashzoo.agents import Infoset, PolicyError, TabularPolicy
+from nashzoo.games import compile_tree, load_game
+
+
+def kuhn_tree():
+    return compile_tree(load_game("kuhn_poker"))
+
+
+def test_uniform_rows_are_uniform_over_legal_actions() -> None:
+    policy = TabularPolicy.uniform("leduc_poker")
+    tree = compile_tree(load_game("leduc_poker"))
+    assert policy.probs.shape == (936, 3)
+    np.testing.assert_allclose(policy.probs.sum(axis=1), 1.0)
+    assert np.all(policy.probs[~tree.legal_mask] == 0.0)
+    legal_counts = tree.legal_mask.sum(axis=1)
+    np.testing.assert_allclose(policy.probs.max(axis=1), 1.0 / legal_counts)
+
+
+def test_probs_are_read_only_and_rows_are_copies() -> None:
+    policy = TabularPolicy.uniform("kuhn_poker")
+    with pytest.raises(ValueError):
+        policy.probs[0, 0] = 1.0
+    row = policy.row("K|")
+    row[:] = 7.0
+    assert policy.row("K|").tolist() == [0.5, 0.5]
+    info = Infoset.from_tree(kuhn_tree(), 0)
+    got = policy.action_probabilities(info)
+    got[:] = 0.0
+    assert policy.action_probabilities(info).tolist() == [0.5, 0.5]
+
+
+def test_from_dict_round_trip() -> None:
+    tree = kuhn_tree()
+    rng = np.random.default_rng(3)
+    table = {}
+    for key in tree.infoset_keys:
+        p = rng.random()
+        table[key] = [p, 1.0 - p]
+    policy = TabularPolicy.from_dict("kuhn_poker", table)
+    assert policy.to_dict() == table  # stored exactly, not renormalised
+    for key, row in table.items():
+        np.testing.assert_allclose(policy.row(key), row)
+
+
+def test_from_dict_with_default_fills_missing_rows() -> None:
+    uniform = TabularPolicy.uniform("kuhn_poker")
+    policy = TabularPolicy.from_dict("kuhn_poker", {"K|": [0.0, 1.0]}, default=uniform)
+    assert policy.row("K|").tolist() == [0.0, 1.0]
+    assert policy.row("J|").tolist() == [0.5, 0.5]
+
+
+def test_from_dict_errors_name_the_infoset() -> None:
+    with pytest.raises(PolicyError, match=r"'X\|' does not exist in kuhn_poker"):
+        TabularPolicy.from_dict("kuhn_poker", {"X|": [1.0, 0.0]})
+    with pytest.raises(PolicyError, match=r"'K\|': expected 2 probabilities, got shape \(3,\)"):
+        TabularPolicy.from_dict("kuhn_poker", {"K|": [1.0, 0.0, 0.0]})
+    with pytest.raises(PolicyError, match=r"no probabilities for information set .*11 missing"):
+        TabularPolicy.from_dict("kuhn_poker", {"K|": [1.0, 0.0]})
+
+
+def test_from_callable_materialises_every_infoset() -> None:
+    tree = kuhn_tree()
+    seen: list[str] = []
+
+    def bet_with_kings(info: Infoset) -> np.ndarray:
+        seen.append(info.key)
+        assert info.tensor.shape == (11,)
+        return np.array([0.0, 1.0]) if info.key.startswith("K") else np.array([1.0, 0.0])
+
+    policy = TabularPolicy.from_policy("kuhn_poker", bet_with_kings)
+    assert sorted(seen) == sorted(tree.infoset_keys)
+    assert policy.row("K|pb").tolist() == [0.0, 1.0]
+    assert policy.row("Q|b").tolist() == [1.0, 0.0]
+
+
+class TensorPolicy:
+    """A Policy that reads only the tensor (like a neural network would)."""
+
+    def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        king = infoset.tensor[4] == 1.0  # Kuhn tensor: [2:5] is the one-hot card
+        return np.array([0.25, 0.75]) if king else np.array([0.75, 0.25])
+
+
+def test_from_policy_object_and_tensor_lookup() -> None:
+    policy = TabularPolicy.from_policy("kuhn_poker", TensorPolicy())
+    assert policy.row("K|p").tolist() == [0.25, 0.75]
+    assert policy.row("J|").tolist() == [0.75, 0.25]
+    # a TabularPolicy answers an infoset given only by its tensor
+    tree = kuhn_tree()
+    index = tree.index_of("Q|pb")
+    anonymous = Infoset(0, "", tree.infoset_tensors[index], tree.legal_mask[index])
+    assert policy.action_probabilities(anonymous).tolist() == [0.75, 0.25]
+    # and materialising a TabularPolicy gives the same object back
+    assert TabularPolicy.from_policy("kuhn_poker", policy) is policy
+
+
+def test_from_policy_errors_name_the_infoset() -> None:
+    with pytest.raises(PolicyError, match=r"returned shape \(3,\) at information set 'J\|'"):
+        TabularPolicy.from_policy("kuhn_poker", lambda info: np.ones(3) / 3)
+    with pytest.raises(PolicyError, match=r"failed at information set 'Q\|'.*KeyError"):
+        TabularPolicy.from_policy("kuhn_poker", lambda info: {"J|": [1.0, 0.0]}[info.key])
+    with pytest.raises(PolicyError, match=r"'J\|' does not sum to one"):
+        TabularPolicy.from_policy("kuhn_poker", lambda info: np.array([0.5, 0.6]))
+    with pytest.raises(PolicyError, match="policy is for kuhn_poker, not leduc_poker"):
+        TabularPolicy.from_policy("leduc_poker", TabularPolicy.uniform("kuhn_poker"))
+
+
+def test_constructor_validation() -> None:
+    with pytest.raises(PolicyError, match=r"needs shape \(12, 2\)"):
+        TabularPolicy("kuhn_poker", np.full((12, 3), 1 / 3))
+    bad = np.full((936, 3), 1 / 3)
+    with pytest.raises(PolicyError, match="puts probability on an illegal action"):
+        TabularPolicy("leduc_poker", bad)
+    nan = np.array(TabularPolicy.uniform("kuhn_poker").probs)
+    nan[5] = [np.nan, 1.0]
+    with pytest.raises(PolicyError, match="non-finite"):
+        TabularPolicy("kuhn_poker", nan)
+
+
+def test_joint_takes_each_seats_rows() -> None:
+    tree = kuhn_tree()
+    bet = TabularPolicy.from_policy("kuhn_poker", lambda info: np.array([0.0, 1.0]))
+    passive = TabularPolicy.from_policy("kuhn_poker", lambda info: np.array([1.0, 0.0]))
+    joint = TabularPolicy.joint("kuhn_poker", [bet, passive])
+    np.testing.assert_array_equal(joint.probs[tree.infosets_of(0)], bet.probs[tree.infosets_of(0)])
+    np.testing.assert_array_equal(
+        joint.probs[tree.infosets_of(1)], passive.probs[tree.infosets_of(1)]
+    )
+    with pytest.raises(PolicyError, match="2 seats, got 1"):
+        TabularPolicy.joint("kuhn_poker", [bet])
+
+
+def test_act_samples_with_an_explicit_generator() -> None:
+    tree = kuhn_tree()
+    policy = TabularPolicy.from_dict(
+        "kuhn_poker", {"K|": [0.2, 0.8]}, default=TabularPolicy.uniform("kuhn_poker")
+    )
+    info = Infoset.from_tree(tree, tree.index_of("K|"))
+    draws = [policy.act(info, np.random.default_rng(s)) for s in range(400)]
+    again = [policy.act(info, np.random.default_rng(s)) for s in range(400)]
+    assert draws == again
+    assert 0.7 < np.mean(draws) < 0.9
+
+
+# --- JSON persistence --------------------------------------------------------------------------
+def test_save_load_round_trip(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    tree = compile_tree(load_game("leduc_poker"))
+    probs = rng.random(tree.legal_mask.shape) * tree.legal_mask
+    policy = TabularPolicy("leduc_poker", probs / probs.sum(axis=1, keepdims=True))
+    path = tmp_path / "sub" / "policy.json"
+    policy.save(path)
+    loaded = TabularPolicy.load(path)
+    np.testing.assert_array_equal(loaded.probs, policy.probs)
+    assert loaded.game.id == "leduc_poker"
+    assert TabularPolicy.load(path, "leduc").probs.shape == (936, 3)
+    payload = json.loads(path.read_text())
+    assert payload["format"] == "nashzoo.TabularPolicy/1"
+    assert payload["action_names"] == ["fold", "call", "raise"]
+    assert not list(tmp_path.glob("sub/.*.tmp"))  # atomic write left no temp file
+
+
+def test_save_load_matrix_game_with_params(tmp_path: Path) -> None:
+    game = load_game("matrix", preset="matching_pennies")
+    policy = TabularPolicy.from_dict(game, {"p0": [0.25, 0.75], "p1": [0.5, 0.5]})
+    policy.save(tmp_path / "mp.json")
+    loaded = TabularPolicy.load(tmp_path / "mp.json")
+    assert loaded.game.id == game.id
+    np.testing.assert_array_equal(loaded.probs, policy.probs)
+
+
+def test_load_refuses_another_game(tmp_path: Path) -> None:
+    TabularPolicy.uniform("kuhn_poker").save(tmp_path / "kuhn.json")
+    with pytest.raises(PolicyError, match="policy for kuhn_poker, not for leduc_poker"):
+        TabularPolicy.load(tmp_path / "kuhn.json", "leduc_poker")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda text: text[: len(text) // 2], "not a readable policy JSON file"),
+        (lambda text: "[1, 2, 3]", "not a nashzoo TabularPolicy file"),
+        (lambda text: text.replace('"kuhn_poker"', '"chess"', 1), "cannot rebuild its game"),
+        (lambda text: text.replace('"bet"', '"raise"'), "action names do not match"),
+        (lambda text: text.replace('"K|pb"', '"K|pbb"'), r"'K\|pbb' does not exist"),
+        (lambda text: text.replace("0.5,", "0.9,", 1), "does not sum to one"),
+    ],
+)
+def test_corrupt_files_are_refused_with_a_message(tmp_path: Path, mutate, message: str) -> None:
+    path = tmp_path / "policy.json"
+    TabularPolicy.uniform("kuhn_poker").save(path)
+    path.write_text(mutate(path.read_text()))
+    with pytest.raises(PolicyError, match=message):
+        TabularPolicy.load(path)
+
+
+def test_missing_and_binary_files(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="no policy file at"):
+        TabularPolicy.load(tmp_path / "nothing.json")
+    (tmp_path / "binary.json").write_bytes(b"\x80\x81\xff\x00")
+    with pytest.raises(PolicyError, match="not a readable policy JSON file"):
+        TabularPolicy.load(tmp_path / "binary.json")
