@@ -309,6 +309,8 @@ def check_distributions(
 ) -> None:
     """Raise :class:`PolicyError` naming the first information set whose row is not a
     probability distribution over its legal actions."""
+    if rows is None and _all_distributions(tree, probs):
+        return  # fast path: whole-table reductions; the per-row pass below only names culprits
     idx = np.arange(tree.num_infosets) if rows is None else rows
     sub = probs[idx]
     mask = tree.legal_mask[idx]
@@ -328,3 +330,19 @@ def check_distributions(
                 f"information set {tree.infoset_keys[i]!r} {text}: {probs[i].tolist()} "
                 f"(legal actions {legal}); {hits.size} row(s) affected"
             )
+
+
+def _all_distributions(tree: CompiledTree, probs: np.ndarray) -> bool:
+    """True when every row is finite, non-negative, zero off the legal actions and sums to one
+    on them (within the tolerance); a few whole-array reductions instead of per-row ones."""
+    mask = tree.legal_mask
+    if probs.shape != mask.shape:
+        return False
+    with np.errstate(invalid="ignore"):
+        legal_part = np.where(mask, probs, 0.0)
+        return bool(
+            np.isfinite(probs).all()
+            and probs.min(initial=0.0) >= -_TOLERANCE
+            and np.abs(probs - legal_part).max(initial=0.0) <= _TOLERANCE
+            and np.abs(legal_part @ np.ones(mask.shape[1]) - 1.0).max(initial=0.0) <= _TOLERANCE
+        )
