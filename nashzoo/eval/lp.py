@@ -47,14 +47,25 @@ _HIGHS_OPTIONS = {
 }
 
 
+_CONSTANT_SUMS: dict[str, float | None] = {}
+
+
 def constant_sum(game: Game | str) -> float | None:
-    """The constant ``c`` every terminal's payoffs sum to (0 for zero-sum), or ``None``."""
-    tree = compile_tree(load_game(game))
+    """The constant ``c`` every terminal's payoffs sum to (0 for zero-sum), or ``None``.
+
+    Cached per game id (the evaluator asks at every call).
+    """
+    game = load_game(game)
+    if game.id in _CONSTANT_SUMS:
+        return _CONSTANT_SUMS[game.id]
+    tree = compile_tree(game)
     sums = tree.terminal_utility.sum(axis=1)
     scale = max(1.0, float(np.abs(tree.terminal_utility).max(initial=0.0)))
+    c = None
     if sums.size and float(np.ptp(sums)) <= CONSTANT_SUM_TOLERANCE * scale:
-        return float(sums.mean())
-    return None
+        c = float(sums.mean())
+    _CONSTANT_SUMS[game.id] = c
+    return c
 
 
 def require_two_player_constant_sum(game: Game, what: str) -> float:
