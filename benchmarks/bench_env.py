@@ -1,0 +1,277 @@
+"""Environment speed: random play through nashzoo's public ``env()`` against its peers, in the
+same run.
+
+Rows are Kuhn poker and Leduc hold'em. Columns (episodes per second, higher is better):
+
+* nashzoo ``kuhn_poker_v0.env()`` / ``leduc_holdem_v0.env()``: the full public wrapper stack,
+  driven the PettingZoo way (``agent_iter``, ``last``, ``step``, dead steps included);
+* OpenSpiel's ``open_spiel.python.rl_environment.Environment("kuhn_poker" / "leduc_poker")``
+  (``reset`` / ``step`` on ``TimeStep``s);
+* PettingZoo's own ``pettingzoo.classic.leduc_holdem_v4`` (RLCard), Leduc only, when ``rlcard``
+  and ``pygame-ce`` are installed (``pip install 'pettingzoo[classic]'``); otherwise the script
+  says so and leaves the column out.
+
+Every column plays the same policy with the same code: a uniformly random legal action drawn
+with ``random.Random(seed)`` (legal actions read from the action mask, or from OpenSpiel's
+``legal_actions``); every env is seeded. Each measurement times ``--episodes`` episodes after a
+warm-up; the implementations take turns, ``--repeats`` rounds, and the median is reported, so
+load from other processes hits every column alike. Ratios are nashzoo / peer from this run.
+
+Run: ``.venv/bin/python benchmarks/bench_env.py [--quick] [--markdown BENCHMARKS.md]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0
+
+SECTION = "## Environment speed"
+Runner = Callable[[int], int]  # plays n episodes, returns the number of decisions made
+
+
+def nashzoo_runner(module: object, seed: int) -> Runner:
+    env = module.env()  # type: ignore[attr-defined]
+    env.reset(seed=seed)
+    rnd = random.Random(seed)
+    flatnonzero = np.flatnonzero
+
+    def run(episodes: int) -> int:
+        decisions = 0
+        for _ in range(episodes):
+            env.reset()
+            for _agent in env.agent_iter():
+                obs, _, terminated, truncated, _ = env.last()
+                if terminated or truncated:
+                    env.step(None)
+                    continue
+                legal = flatnonzero(obs["action_mask"]).tolist()
+                env.step(legal[rnd.randrange(len(legal))])
+                decisions += 1
+        return decisions
+
+    return run
+
+
+def openspiel_runner(game: str, seed: int) -> Runner:
+    from open_spiel.python import rl_environment
+
+    env = rl_environment.Environment(
+        game, chance_event_sampler=rl_environment.ChanceEventSampler(seed=seed)
+    )
+    rnd = random.Random(seed)
+
+    def run(episodes: int) -> int:
+        decisions = 0
+        for _ in range(episodes):
+            time_step = env.reset()
+            while not time_step.last():
+                player = time_step.observations["current_player"]
+                legal = time_step.observations["legal_actions"][player]
+                time_step = env.step([legal[rnd.randrange(len(legal))]])
+                decisions += 1
+        return decisions
+
+    return run
+
+
+def pettingzoo_leduc_runner(seed: int) -> Runner:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pettingzoo.classic import leduc_holdem_v4
+
+    env = leduc_holdem_v4.env()
+    env.reset(seed=seed)
+    rnd = random.Random(seed)
+    flatnonzero = np.flatnonzero
+
+    def run(episodes: int) -> int:
+        decisions = 0
+        for _ in range(episodes):
+            env.reset()
+            for _agent in env.agent_iter():
+                obs, _, terminated, truncated, _ = env.last()
+                if terminated or truncated:
+                    env.step(None)
+                    continue
+                legal = flatnonzero(obs["action_mask"]).tolist()
+                env.step(legal[rnd.randrange(len(legal))])
+                decisions += 1
+        return decisions
+
+    return run
+
+
+def measure(runners: dict[str, Runner], episodes: int, repeats: int) -> dict[str, dict]:
+    """Median episodes/s of each runner; the runners take turns within every round."""
+    rates: dict[str, list[float]] = {name: [] for name in runners}
+    decisions: dict[str, int] = {}
+    for run in runners.values():
+        run(max(50, episodes // 20))  # warm-up: imports, caches, table building
+    for _ in range(repeats):
+        for name, run in runners.items():
+            start = time.perf_counter()
+            decisions[name] = run(episodes)
+            rates[name].append(episodes / (time.perf_counter() - start))
+    return {
+        name: {
+            "eps": statistics.median(values),
+            "spread": (min(values), max(values)),
+            "decisions": decisions[name] / episodes,
+        }
+        for name, values in rates.items()
+    }
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace (or append) the ``## Environment speed`` section of ``path``, atomically."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = text.find(SECTION)
+    if start < 0:
+        new = text.rstrip("\n") + "\n\n" + body
+    else:
+        end = text.find("\n## ", start + len(SECTION))
+        new = text[:start] + body + (text[end + 1 :] if end >= 0 else "")
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+        tmp.write(new if new.endswith("\n") else new + "\n")
+    os.replace(tmp.name, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer episodes (noisier)")
+    parser.add_argument("--episodes", type=int, help="episodes per measurement")
+    parser.add_argument("--repeats", type=int, help="measurement rounds (median reported)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    args = parser.parse_args()
+    episodes = args.episodes or (2_000 if args.quick else 20_000)
+    repeats = args.repeats or (3 if args.quick else 5)
+
+    try:
+        import open_spiel  # noqa: F401
+    except ImportError as err:
+        raise SystemExit(f"this benchmark needs open_spiel as the peer: {err}") from None
+    notes = []
+    try:
+        pz_leduc: Runner | None = pettingzoo_leduc_runner(args.seed)
+    except ImportError as err:
+        pz_leduc = None
+        notes.append(
+            f"PettingZoo's leduc_holdem_v4 skipped ({err}); it needs rlcard and pygame-ce: "
+            "pip install 'pettingzoo[classic]'"
+        )
+
+    load_before = os.getloadavg()
+    rows = []
+    for label, module, os_game in (
+        ("Kuhn poker", kuhn_poker_v0, "kuhn_poker"),
+        ("Leduc hold'em", leduc_holdem_v0, "leduc_poker"),
+    ):
+        runners = {
+            "nashzoo": nashzoo_runner(module, args.seed),
+            "openspiel": openspiel_runner(os_game, args.seed),
+        }
+        if pz_leduc is not None and os_game == "leduc_poker":
+            runners["pettingzoo"] = pz_leduc
+        rows.append((label, measure(runners, episodes, repeats)))
+    load_after = os.getloadavg()
+
+    def cell(result: dict | None) -> str:
+        if result is None:
+            return "n/a"
+        return f"{result['eps']:,.0f} ({result['decisions']:.2f})"
+
+    def ratio(row: dict, peer: str) -> str:
+        return f"{row['nashzoo']['eps'] / row[peer]['eps']:.2f}x" if peer in row else "n/a"
+
+    lines = [
+        "| game | nashzoo `env()` | OpenSpiel `rl_environment` | PettingZoo `leduc_holdem_v4` "
+        "| nashzoo / OpenSpiel | nashzoo / PettingZoo |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, row in rows:
+        lines.append(
+            f"| {label} | {cell(row['nashzoo'])} | {cell(row['openspiel'])} | "
+            f"{cell(row.get('pettingzoo'))} | {ratio(row, 'openspiel')} | "
+            f"{ratio(row, 'pettingzoo')} |"
+        )
+    table = "\n".join(lines)
+    versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    for dist in ("pettingzoo", "open_spiel", "rlcard"):
+        try:
+            from importlib.metadata import version
+
+            versions.append(f"{dist} {version(dist.replace('_', '-'))}")
+        except Exception:
+            pass
+    machine = f"{os.cpu_count()}-core {platform.machine()} CPU, {platform.system()}"
+    load = (
+        f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
+        f"(other processes {'were' if max(load_before[0], load_after[0]) > 0.5 else 'were not'}"
+        " running)"
+    )
+    print(f"# {machine}; {', '.join(versions)}; {load}")
+    print(
+        f"# random play, episodes/s (decisions per episode); median of {repeats} rounds of "
+        f"{episodes} episodes, seed {args.seed}"
+    )
+    print(table, flush=True)
+    for note in notes:
+        print(f"# {note}")
+
+    if args.markdown:
+        today = datetime.date.today().isoformat()
+        spreads = "; ".join(
+            f"{label} {name} {lo:,.0f}-{hi:,.0f}"
+            for label, row in rows
+            for name, r in row.items()
+            for lo, hi in [r["spread"]]
+        )
+        body = "\n".join(
+            [
+                SECTION,
+                "",
+                "Random play (uniformly random legal actions, same policy code and seed for "
+                "every column) through each library's public environment API: nashzoo's "
+                "`kuhn_poker_v0.env()` / `leduc_holdem_v0.env()` with the full wrapper stack, "
+                "driven with `agent_iter`/`last`/`step`; OpenSpiel's Python "
+                "`rl_environment.Environment`; PettingZoo's own `leduc_holdem_v4` (RLCard; "
+                "Leduc only). Episodes per second, higher is better; in brackets the mean "
+                "number of decisions per episode (the peers play the same games, so similar "
+                "numbers mean similar work). Ratios are nashzoo / peer, measured in the same "
+                "run with the implementations taking turns. RLCard's Leduc is a variant "
+                "(blinds instead of antes, its own action set), so its random games are "
+                "shorter; per decision the gap is larger than per episode.",
+                "",
+                table,
+                "",
+                f"- Date {today}; {machine}; {', '.join(versions)}.",
+                f"- {load}.",
+                f"- Median of {repeats} rounds of {episodes:,} episodes each; range over the "
+                f"rounds: {spreads}.",
+                *[f"- {note}." for note in notes],
+                f"- Reproduce: `.venv/bin/python benchmarks/bench_env.py "
+                f"{'--quick ' if args.quick else ''}--markdown BENCHMARKS.md`.",
+                "",
+            ]
+        )
+        write_section(args.markdown, body)
+        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
