@@ -220,10 +220,13 @@ def test_forced_chance_outcomes() -> None:
     env = kuhn_poker_v0.env()
     env.reset(seed=0, options={"chance_outcomes": [K, J]})
     assert env.infos == {"player_0": {"infoset_key": "K|"}, "player_1": {"infoset_key": "J|"}}
+    env.step(0)
+    before = snapshot(env)
     with pytest.raises(IllegalActionError, match="possible outcomes are: 0, 2"):
-        env.reset(options={"chance_outcomes": [Q, Q]})
+        env.reset(seed=1, options={"chance_outcomes": [Q, Q]})
     with pytest.raises(ValueError, match="sequence of integers"):
         env.reset(options={"chance_outcomes": ["K"]})
+    assert snapshot(env) == before  # a refused reset changes nothing
     env.reset(options={"unknown option": 1})  # PettingZoo's api_test passes arbitrary options
     # A forced public card that is not in the deck fails at the step that deals it, and the
     # step changes nothing.

@@ -57,7 +57,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 from pettingzoo.utils.env_logger import EnvLogger
 
-from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree
+from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
 
 ObsDict = dict[str, np.ndarray]
 RENDER_MODES = ("ansi", "human")
@@ -225,8 +225,6 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         **game_params: Any,
     ) -> None:
         super().__init__()
-        from nashzoo.games import load_game
-
         self.game: Game = load_game(game, **game_params)
         self.possible_agents = [agent_name(p) for p in range(self.game.num_players)]
         if render_mode is not None and render_mode not in RENDER_MODES:
@@ -292,14 +290,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._uniform_pos = pos + 1
         return self._uniforms[pos]
 
-    def _resolve_chance(self, node: int) -> int:
-        """Follow chance nodes from ``node`` to the next decision or terminal node.
+    def _follow_forced(self, node: int, forced: list[int], pos: int) -> tuple[int, int]:
+        """Apply forced chance outcomes ``forced[pos:]`` from ``node`` while at chance nodes.
 
-        Forced outcomes are used first; the env's own state is only changed once every forced
-        outcome on the way was legal, so an error leaves the env as it was.
+        Pure: returns ``(node, pos)`` and changes nothing, so an impossible outcome raises
+        before the env is touched.
         """
         t = self._tables
-        forced, pos = self._forced, self._forced_pos
         while pos < len(forced) and t.player[node] == CHANCE:
             outcomes = t.chance_outcomes[node]
             if forced[pos] not in outcomes:
@@ -309,7 +306,11 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 )
             node = t.chance_children[node][outcomes.index(forced[pos])]
             pos += 1
-        self._forced_pos = pos
+        return node, pos
+
+    def _sample_chance(self, node: int) -> int:
+        """Draw chance outcomes from ``node`` until a decision or terminal node."""
+        t = self._tables
         while t.player[node] == CHANCE:
             cdf = t.chance_cdf[node]
             i = bisect_right(cdf, self._uniform())
@@ -329,27 +330,27 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         Raises:
             IllegalActionError: a forced chance outcome is not possible where it is used.
         """
+        forced_outcomes = (options or {}).get("chance_outcomes", ())
+        try:
+            forced = [operator.index(o) for o in forced_outcomes]
+        except TypeError:
+            raise ValueError(
+                "options['chance_outcomes'] must be a sequence of integers, "
+                f"got {forced_outcomes!r}"
+            ) from None
+        node, pos = self._follow_forced(0, forced, 0)  # raises before anything changes
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
             self._uniform_pos = 0
-        forced = (options or {}).get("chance_outcomes", ())
-        try:
-            self._forced = [operator.index(o) for o in forced]
-        except TypeError:
-            raise ValueError(
-                f"options['chance_outcomes'] must be a sequence of integers, got {forced!r}"
-            ) from None
-        self._forced_pos = 0
+        self._forced, self._forced_pos = forced, pos
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._skip_agent_selection = None
-        self._node = -1
-        self.agent_selection = self.agents[0]
-        self._enter(self._resolve_chance(0), self.agents[0])
+        self._enter(self._sample_chance(node), self.agents[0])
 
     def _enter(self, node: int, mover: str) -> None:
         """Make ``node`` (a decision or terminal node) current; ``mover`` acted last."""
@@ -392,7 +393,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if child < 0:
             raise IllegalActionError(self._illegal_message(action, agent))
         if self._tables.player[child] == CHANCE:
-            child = self._resolve_chance(child)
+            child, self._forced_pos = self._follow_forced(child, self._forced, self._forced_pos)
+            child = self._sample_chance(child)
         self._cumulative_rewards[agent] = 0.0
         self._enter(child, agent)
 
