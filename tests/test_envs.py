@@ -4,6 +4,8 @@ argument errors."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 import warnings
 from collections import Counter
@@ -489,6 +491,20 @@ def test_game_state_and_legal_actions() -> None:
     state = raw.game_state()
     assert state.history() == [Jh, Kh, R] == raw.history
     assert raw.legal_actions() == state.legal_actions() == [F, C, R]
+
+
+def test_copy_and_pickle_continue_identically() -> None:
+    env = leduc_holdem_v0.env()
+    env.reset(seed=21)
+    env.step(C)
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert clone.unwrapped._tables is env.unwrapped._tables  # shared, not copied
+        original = copy.deepcopy(env)
+        for action in (R, C, C, C):  # round one ends: both draw the same public card
+            original.step(action)
+            clone.step(action)
+            assert snapshot(clone) == snapshot(original)
+    assert env.unwrapped.history[2:] == [C]  # the copies did not move the original
 
 
 def test_order_enforcing_wrapper_keeps_pettingzoo_checks() -> None:

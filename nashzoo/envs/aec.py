@@ -74,8 +74,10 @@ def agent_name(player: int) -> str:
 class EnvTables:
     """Per-game lookup tables the env steps through (built once per ``game.id``).
 
-    All per-node fields are Python lists indexed by the compiled tree's node index: list
-    indexing with Python ints is several times faster than indexing numpy arrays element-wise.
+    Never mutated after building: envs share them, ``copy.deepcopy`` of an env shares them,
+    and pickling stores only the game. All per-node fields are Python lists indexed by the
+    compiled tree's node index: list indexing with Python ints is several times faster than
+    indexing numpy arrays element-wise.
     """
 
     game: Game
@@ -96,6 +98,12 @@ class EnvTables:
     @property
     def num_nodes(self) -> int:
         return len(self.player)
+
+    def __deepcopy__(self, memo: dict) -> EnvTables:
+        return self  # immutable and shared: a copied env keeps pointing at the same tables
+
+    def __reduce__(self) -> tuple:
+        return (env_tables, (self.game,))  # pickles as its game; rebuilt or reused on load
 
     def history(self, node: int) -> list[int]:
         """Actions and chance outcomes from the root to ``node``."""
