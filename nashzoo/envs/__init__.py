@@ -18,6 +18,7 @@ Registration: PettingZoo 1.27 has a Gymnasium-style registry (``pettingzoo.regis
 the ``nashzoo`` namespace::
 
     import pettingzoo
+from pettingzoo import AECEnv, ParallelEnv
     import nashzoo.envs  # registers nashzoo/kuhn_poker-v0, nashzoo/rps-v0, ...
 
     env = pettingzoo.make("aec", "nashzoo/kuhn_poker-v0")
@@ -33,9 +34,10 @@ from types import ModuleType
 from typing import Any
 
 import pettingzoo
+from pettingzoo import AECEnv, ParallelEnv
 
 from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
-from nashzoo.envs.aec import GameAECEnv, agent_name
+from nashzoo.envs.aec import GameAECEnv, ObsDict, agent_name
 
 ENV_MODULES: dict[str, ModuleType] = {
     m.NAME: m for m in (rps_v0, matrix_game_v0, kuhn_poker_v0, leduc_holdem_v0)
@@ -50,7 +52,9 @@ def env_names() -> list[str]:
     return list(ENV_MODULES)
 
 
-def make_env(name: str, *, parallel: bool = False, **kwargs: Any) -> Any:
+def make_env(
+    name: str, *, parallel: bool = False, **kwargs: Any
+) -> AECEnv[str, ObsDict, int] | ParallelEnv[str, ObsDict, int]:
     """Create a wrapped env by versioned name (``"kuhn_poker_v0"``; ``"nashzoo/kuhn_poker-v0"``
     works too).
 
@@ -63,8 +67,8 @@ def make_env(name: str, *, parallel: bool = False, **kwargs: Any) -> Any:
         ValueError: unknown name (the message lists the valid ones), a turn-based game with
             ``parallel=True``, or bad keyword arguments.
     """
-    key = name.removeprefix(f"{NAMESPACE}/").replace("-v", "_v") if isinstance(name, str) else name
-    module = ENV_MODULES.get(key)  # type: ignore[arg-type]
+    key = name.removeprefix(f"{NAMESPACE}/").replace("-v", "_v") if isinstance(name, str) else ""
+    module = ENV_MODULES.get(key)
     if module is None:
         raise ValueError(f"unknown env {name!r}; valid envs: {', '.join(ENV_MODULES)}")
     if parallel:
