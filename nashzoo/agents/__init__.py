@@ -5,6 +5,7 @@ lazily so that torch and Stable-Baselines3 stay optional.
 """
 
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.cfr import CFR, DCFR, CFRConfig, CFRPlus, CFRPlusConfig, DCFRConfig
 from nashzoo.agents.fixed import FixedLearner, UniformLearner, fixed_policy, uniform_policy
 from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy
 from nashzoo.agents.registry import (
@@ -15,17 +16,29 @@ from nashzoo.agents.registry import (
     register,
     register_lazy,
 )
+from nashzoo.agents.regret_matching import RegretMatching, RegretMatchingConfig
+from nashzoo.agents.xfp import XFP, XFPConfig
 
 __all__ = [
+    "CFR",
+    "DCFR",
+    "XFP",
+    "CFRConfig",
+    "CFRPlus",
+    "CFRPlusConfig",
     "CheckpointError",
+    "DCFRConfig",
     "FixedLearner",
     "Infoset",
     "Learner",
     "LearnerConfig",
     "Policy",
     "PolicyError",
+    "RegretMatching",
+    "RegretMatchingConfig",
     "TabularPolicy",
     "UniformLearner",
+    "XFPConfig",
     "fixed_policy",
     "learner_class",
     "learner_names",

@@ -13,6 +13,11 @@ the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import NamedTuple
+
 import numpy as np
 
 from nashzoo.games.tree import CompiledTree
@@ -143,3 +148,201 @@ def uniform_strategy(tree: CompiledTree) -> np.ndarray:
     """Uniform over legal actions at every information set."""
     mask = tree.legal_mask.astype(np.float64)
     return mask / mask.sum(axis=1, keepdims=True)
+
+
+# --- sequence form: the fused pass of the full-width learners ---------------------------------
+#
+# A player's *realization plan* ``x`` holds, for every sequence ``(I, a)`` of that player, the
+# product of the player's own probabilities on the way to and including ``a`` at ``I``:
+# ``x[I, a] = pi_i(I) * sigma(I, a)``. It is built top-down over the player's own depth (perfect
+# recall: ``x[I, a] = x[parent(I)] * sigma(I, a)``, where ``parent(I)`` is the player's previous
+# sequence). Counterfactual values are then one gather over the terminals (the other players'
+# plans at their last sequence before each terminal, times chance and payoff, summed into the
+# player's last sequence) and a bottom-up pass over the player's own depth
+# (``q[parent(I)] += sum_a sigma(I, a) q[I, a]``). Each depth is a handful of 1-D takes and one
+# small ``np.bincount``: far fewer, smaller operations than the per-terminal products of
+# ``counterfactual_values``, which stays as the reference the fast pass is tested against.
+
+
+@dataclass(frozen=True, eq=False)
+class _Level:
+    """One own depth of one player: its legal sequences and the sequences leading to them."""
+
+    sequences: np.ndarray  # [S_d] flat ids ``infoset * A + action`` of the legal sequences
+    parents: np.ndarray  # [S_d] flat id of the sequence leading to each one's infoset
+    parent_ids: np.ndarray  # [U_d] distinct values of ``parents``
+    parent_slot: np.ndarray  # [S_d] position of each ``parents`` entry in ``parent_ids``
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceForm:
+    """Index arrays of a tree's sequence form, built once per tree by :func:`sequence_form`.
+
+    Flat sequence ids are ``infoset * num_actions + action``; ``tree.num_sequences`` stands for
+    the empty sequence (the root), whose realization probability is always 1.
+    """
+
+    parent_sequence: np.ndarray  # [I] sequence of the owner leading to each information set
+    last_sequence: tuple[np.ndarray, ...]  # per player [Z]: last own sequence before terminal z
+    levels: tuple[tuple[_Level, ...], ...]  # per player, own depth 0, 1, ...
+    terminal_weight: np.ndarray  # [P, Z] chance reach times each player's payoff
+
+
+class CounterfactualPass(NamedTuple):
+    """What one full-width CFR update of one player needs, from :func:`counterfactual_pass`.
+
+    Attributes:
+        q: ``[I, A]`` counterfactual action values of the player's infosets (zero elsewhere);
+            identical to ``counterfactual_values(...)[0]``.
+        values: ``[I]`` counterfactual value of each infoset, ``sum_a sigma(I, a) q[I, a]``
+            (zero outside the player's infosets), what the instantaneous regret subtracts.
+        plan: ``[I, A]`` the player's realization plan ``pi_i(I) sigma(I, a)`` (zero elsewhere):
+            the weight of ``sigma(I, a)`` in the average strategy.
+        value: the player's expected return under ``strategy``.
+    """
+
+    q: np.ndarray
+    values: np.ndarray
+    plan: np.ndarray
+    value: float
+
+
+_SF_CACHE: weakref.WeakKeyDictionary[CompiledTree, SequenceForm] = weakref.WeakKeyDictionary()
+_SF_LOCK = threading.Lock()
+
+
+def sequence_form(tree: CompiledTree) -> SequenceForm:
+    """The tree's :class:`SequenceForm` index arrays (built once per tree, then cached)."""
+    with _SF_LOCK:
+        cached = _SF_CACHE.get(tree)
+        if cached is None:
+            cached = _SF_CACHE[tree] = _build_sequence_form(tree)
+        return cached
+
+
+def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
+    num_actions, pad = tree.num_actions, tree.num_sequences
+    parent = np.full(tree.num_infosets, pad, dtype=np.int64)
+    last = []
+    for seqs in tree.terminal_sequences:
+        # On every terminal path the sequence before position k leads to the infoset at k.
+        previous = np.full(seqs.shape[0], pad, dtype=np.int64)
+        for k in range(seqs.shape[1]):
+            current = seqs[:, k]
+            moved = current != pad
+            parent[current[moved] // num_actions] = previous[moved]
+            previous = np.where(moved, current, previous)
+        last.append(_frozen(previous))
+    levels = []
+    for p in range(tree.num_players):
+        mine = tree.infoset_player == p
+        depth = int(tree.infoset_depth[mine].max(initial=-1)) + 1
+        player_levels = []
+        for d in range(depth):
+            infosets = np.flatnonzero(mine & (tree.infoset_depth == d))
+            legal = tree.legal_mask[infosets]
+            grid = infosets[:, None] * num_actions + np.arange(num_actions)
+            parents = np.broadcast_to(parent[infosets][:, None], grid.shape)[legal]
+            parent_ids, parent_slot = np.unique(parents, return_inverse=True)
+            player_levels.append(
+                _Level(
+                    sequences=_frozen(grid[legal]),
+                    parents=_frozen(parents),
+                    parent_ids=_frozen(parent_ids),
+                    parent_slot=_frozen(parent_slot.reshape(-1)),
+                )
+            )
+        levels.append(tuple(player_levels))
+    weight = tree.terminal_chance_reach[None, :] * tree.terminal_utility.T
+    return SequenceForm(
+        parent_sequence=_frozen(parent),
+        last_sequence=tuple(last),
+        levels=tuple(levels),
+        terminal_weight=_frozen(np.ascontiguousarray(weight)),
+    )
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array = np.ascontiguousarray(array)
+    array.setflags(write=False)
+    return array
+
+
+def _plan_into(levels: tuple[_Level, ...], flat: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Fill ``out`` (zeros, ``[num_sequences + 1]`` with a trailing 1) with one player's plan."""
+    for level in levels:
+        out[level.sequences] = out[level.parents] * flat[level.sequences]
+    return out
+
+
+def realization_plan(tree: CompiledTree, strategy: np.ndarray, player: int) -> np.ndarray:
+    """``player``'s realization plan of ``strategy`` as a ``[num_infosets, num_actions]`` array.
+
+    ``plan[I, a] = pi_player(I) * strategy[I, a]`` on ``player``'s information sets, zero
+    elsewhere. Mixing plans (not behaviour strategies) is what makes averages of strategies
+    exact; :func:`behaviour_strategy` turns a plan back into action probabilities.
+    """
+    sf = sequence_form(tree)
+    flat = np.ascontiguousarray(strategy, dtype=np.float64).reshape(-1)
+    out = np.zeros(tree.num_sequences + 1)
+    out[-1] = 1.0
+    _plan_into(sf.levels[player], flat, out)
+    return out[:-1].reshape(tree.num_infosets, tree.num_actions)
+
+
+def counterfactual_pass(
+    tree: CompiledTree, strategy: np.ndarray, player: int
+) -> CounterfactualPass:
+    """Counterfactual values, infoset values, own realization plan and expected return of
+    ``player`` under the joint ``strategy``, in one fused sequence-form pass.
+
+    Same numbers as :func:`counterfactual_values` (which it is tested against) at a fraction of
+    the cost: the other players' plans are built top-down, gathered once per terminal, and the
+    player's values are pushed bottom-up through its own depth.
+    """
+    sf = sequence_form(tree)
+    n_seq = tree.num_sequences
+    flat = np.ascontiguousarray(strategy, dtype=np.float64).reshape(-1)
+    weight = sf.terminal_weight[player]
+    plan = np.zeros(n_seq + 1)
+    for other in range(tree.num_players):
+        if other == player:
+            continue
+        plan[:] = 0.0
+        plan[-1] = 1.0
+        _plan_into(sf.levels[other], flat, plan)
+        weight = weight * plan[sf.last_sequence[other]]
+    q = np.bincount(sf.last_sequence[player], weights=weight, minlength=n_seq + 1)
+    for level in reversed(sf.levels[player]):
+        seqs = level.sequences
+        q[level.parent_ids] += np.bincount(
+            level.parent_slot, weights=flat[seqs] * q[seqs], minlength=level.parent_ids.shape[0]
+        )
+    value = float(q[-1])
+    plan[:] = 0.0
+    plan[-1] = 1.0
+    _plan_into(sf.levels[player], flat, plan)
+    shape = (tree.num_infosets, tree.num_actions)
+    q_rows = q[:-1].reshape(shape)
+    values = np.einsum("ij,ij->i", strategy, q_rows)
+    return CounterfactualPass(q_rows, values, plan[:-1].reshape(shape), value)
+
+
+def behaviour_strategy(
+    tree: CompiledTree, weights: np.ndarray, *, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Behaviour strategy proportional to non-negative ``weights`` on each information set.
+
+    ``weights`` is ``[num_infosets, num_actions]`` (a realization plan, or the reach-weighted
+    strategy sums of CFR); each row is normalised over its legal actions, and rows with no
+    weight (information sets the strategy never reaches) become uniform over legal actions.
+    With ``rows``, only those rows are normalised and the others are uniform.
+    """
+    weights = np.where(tree.legal_mask, weights, 0.0)
+    if rows is not None:
+        keep = np.zeros(tree.num_infosets, dtype=bool)
+        keep[rows] = True
+        weights[~keep] = 0.0
+    total = weights.sum(axis=1, keepdims=True)
+    uniform = tree.legal_mask / tree.legal_mask.sum(axis=1, keepdims=True)
+    return np.where(total > 0.0, weights / np.where(total > 0.0, total, 1.0), uniform)

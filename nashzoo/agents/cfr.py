@@ -1,0 +1,210 @@
+"""Full-width counterfactual regret minimisation: vanilla CFR, CFR+ and Discounted CFR.
+
+* ``cfr``: Zinkevich, Johanson, Bowling & Piccione (2007), "Regret Minimization in Games with
+  Incomplete Information", NeurIPS.
+* ``cfr_plus``: Tammelin (2014), "Solving Large Imperfect Information Games Using CFR+",
+  arXiv:1407.5042 (regret-matching+ floor, linear averaging, alternating updates); the
+  averaging delay is from Tammelin, Burch, Johanson & Bowling (2015), IJCAI.
+* ``dcfr``: Brown & Sandholm (2019), "Solving Imperfect-Information Games via Discounted Regret
+  Minimization", AAAI (alpha = 1.5, beta = 0, gamma = 2 by default).
+
+Each learner owns one seat ``i`` and keeps a cumulative regret ``R[I, a]`` and an average-strategy
+accumulator ``S[I, a]`` for ``i``'s information sets. One ``step(opponent)`` is one iteration
+``t`` for that seat:
+
+1. The current strategy is ``sigma_t = regret_matching(R)`` (the ONE shared function,
+   :func:`nashzoo.games.treemath.regret_matching`; uniform where no regret is positive).
+2. One fused sequence-form pass over the compiled tree
+   (:func:`nashzoo.games.treemath.counterfactual_pass`) against the opponent's policy gives the
+   counterfactual action values ``q[I, a]``, the infoset values ``v[I] = sum_a sigma_t q``, and
+   the seat's realization plan ``x_t[I, a] = pi_i(I) sigma_t(I, a)``.
+3. Regrets: ``R <- R + (q - v)`` (CFR), ``R <- max(R + q - v, 0)`` (CFR+), or ``R <- R + q - v``
+   followed by multiplying positive entries by ``t^alpha / (t^alpha + 1)`` and negative ones by
+   ``t^beta / (t^beta + 1)`` (DCFR).
+4. Average: ``S <- S + x_t`` (CFR), ``S <- S + max(t - delay, 0) x_t`` (CFR+, linear averaging),
+   ``S <- (S + x_t) (t / (t + 1))^gamma`` (DCFR, so iteration ``t`` weighs about ``t^gamma``).
+   The average policy is ``S`` normalised per infoset: accumulating the reach-weighted ``x_t``
+   makes it the behavioural equivalent of the averaged mixed strategy.
+
+Alternation is the Trainer's job: it steps seat 0 against seat 1's current policy, then seat 1
+against seat 0's new one (the schedule of CFR+ and of OpenSpiel's solvers). A step reports
+``nodes_touched = num_nodes`` of the tree, the histories one full-width pass covers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.policy import Policy, TabularPolicy
+from nashzoo.agents.registry import register
+from nashzoo.games import treemath as tm
+
+
+@dataclass(frozen=True)
+class CFRConfig(LearnerConfig):
+    """Vanilla CFR has no parameters: uniform averaging, unfloored regrets."""
+
+
+@dataclass(frozen=True)
+class CFRPlusConfig(LearnerConfig):
+    """CFR+ parameters.
+
+    Attributes:
+        averaging_delay: iteration ``t`` enters the average with weight ``max(t - delay, 0)``.
+            Default 0: plain linear averaging, as in Tammelin (2014) and OpenSpiel's
+            ``CFRPlusSolver``.
+    """
+
+    averaging_delay: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.averaging_delay, (int, np.integer)) or self.averaging_delay < 0:
+            raise ValueError(
+                f"averaging_delay must be a non-negative integer, got {self.averaging_delay!r}"
+            )
+
+
+@dataclass(frozen=True)
+class DCFRConfig(LearnerConfig):
+    """Discounted CFR parameters (defaults: the paper's recommended alpha 1.5, beta 0, gamma 2).
+
+    Attributes:
+        alpha: positive cumulative regrets are multiplied by ``t^alpha / (t^alpha + 1)``.
+        beta: negative cumulative regrets are multiplied by ``t^beta / (t^beta + 1)``.
+        gamma: the average-strategy accumulator is multiplied by ``(t / (t + 1))^gamma``.
+    """
+
+    alpha: float = 1.5
+    beta: float = 0.0
+    gamma: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name in ("alpha", "beta", "gamma"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+                raise ValueError(f"DCFR {name} must be a finite number, got {value!r}")
+        if self.gamma < 0:
+            raise ValueError(f"DCFR gamma must be >= 0 (got {self.gamma}); 0 is uniform averaging")
+
+
+class _FullWidthCFR(Learner):
+    """Shared machinery of the full-width CFR family (one seat; see the module docs)."""
+
+    def _setup(self) -> None:
+        tree = self.tree
+        self._mine = tree.infoset_player == self.seat
+        self._rows = np.flatnonzero(self._mine)
+        self._update_mask = (tree.legal_mask & self._mine[:, None]).astype(np.float64)
+        shape = (tree.num_infosets, tree.num_actions)
+        self._regrets = np.zeros(shape)
+        self._strategy_sum = np.zeros(shape)
+        self._refresh_current()
+
+    # --- the algorithm -----------------------------------------------------------------------
+    def _refresh_current(self) -> None:
+        # Rows of other seats have zero regret, hence uniform: a valid policy everywhere.
+        self._current = tm.regret_matching(self._regrets, self.tree.legal_mask)
+        self._current_policy: TabularPolicy | None = None
+
+    def _step(self, opponent: Policy) -> dict[str, float]:
+        t = self.iterations + 1
+        tree = self.tree
+        joint = np.array(self.opponent_strategy(opponent), dtype=np.float64, copy=True)
+        joint[self._rows] = self._current[self._rows]
+        result = tm.counterfactual_pass(tree, joint, self.seat)
+        instant = result.q - result.values[:, None]
+        instant *= self._update_mask
+        self._update_regrets(instant, t)
+        self._update_average(result.plan, t)
+        self._refresh_current()
+        return {"nodes_touched": tree.num_nodes, "value": result.value}
+
+    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+        self._regrets += instant
+
+    def _update_average(self, plan: np.ndarray, t: int) -> None:
+        self._strategy_sum += plan
+
+    # --- policies and state ------------------------------------------------------------------
+    def current_policy(self) -> TabularPolicy:
+        """Regret matching on the cumulative regrets (immutable; other seats' rows uniform)."""
+        if self._current_policy is None:
+            self._current_policy = TabularPolicy(self.game, self._current, validate=False)
+        return self._current_policy
+
+    def average_policy(self) -> TabularPolicy:
+        """The reach-weighted average strategy (a new immutable policy; other rows uniform)."""
+        probs = tm.behaviour_strategy(self.tree, self._strategy_sum, rows=self._rows)
+        return TabularPolicy(self.game, probs, validate=False)
+
+    def cumulative_regrets(self) -> np.ndarray:
+        """A copy of the cumulative (floored, discounted: as the variant keeps them) regrets."""
+        return self._regrets.copy()
+
+    def strategy_sum(self) -> np.ndarray:
+        """A copy of the average-strategy accumulator ``S``."""
+        return self._strategy_sum.copy()
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        return {"regrets": self._regrets.copy(), "strategy_sum": self._strategy_sum.copy()}
+
+    def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        shape = self._regrets.shape
+        for name in ("regrets", "strategy_sum"):
+            if name not in arrays:
+                raise CheckpointError(f"{self.name} checkpoint has no {name!r} array")
+            if arrays[name].shape != shape:
+                raise CheckpointError(
+                    f"{self.name} checkpoint array {name!r} has shape {arrays[name].shape}, "
+                    f"expected {shape} for {self.game.id}"
+                )
+        self._regrets = np.array(arrays["regrets"], dtype=np.float64, copy=True)
+        self._strategy_sum = np.array(arrays["strategy_sum"], dtype=np.float64, copy=True)
+        self._refresh_current()
+
+
+@register
+class CFR(_FullWidthCFR):
+    """Vanilla CFR (Zinkevich et al. 2007): cumulative regrets, uniform averaging."""
+
+    name = "cfr"
+    Config = CFRConfig
+
+
+@register
+class CFRPlus(_FullWidthCFR):
+    """CFR+ (Tammelin 2014): regrets floored at zero every iteration, linear averaging."""
+
+    name = "cfr_plus"
+    Config = CFRPlusConfig
+    config: CFRPlusConfig
+
+    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+        self._regrets += instant
+        np.maximum(self._regrets, 0.0, out=self._regrets)
+
+    def _update_average(self, plan: np.ndarray, t: int) -> None:
+        weight = max(t - self.config.averaging_delay, 0)
+        if weight:
+            self._strategy_sum += weight * plan
+
+
+@register
+class DCFR(_FullWidthCFR):
+    """Discounted CFR (Brown & Sandholm 2019) with discount exponents alpha, beta, gamma."""
+
+    name = "dcfr"
+    Config = DCFRConfig
+    config: DCFRConfig
+
+    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+        self._regrets += instant
+        ta, tb = float(t) ** self.config.alpha, float(t) ** self.config.beta
+        self._regrets *= np.where(self._regrets > 0.0, ta / (ta + 1.0), tb / (tb + 1.0))
+
+    def _update_average(self, plan: np.ndarray, t: int) -> None:
+        self._strategy_sum += plan
+        self._strategy_sum *= (t / (t + 1.0)) ** self.config.gamma

@@ -1,0 +1,33 @@
+"""Training: pair two learners (self-play or cross-play), schedule their updates, evaluate the
+joint average policy exactly, checkpoint and resume.
+
+``train(game, "cfr_plus", iterations=1000)`` is the one-call API; :class:`Trainer` is the
+object behind it.
+"""
+
+from nashzoo.train.callbacks import (
+    Callback,
+    CallbackList,
+    LambdaCallback,
+    PrintEval,
+    StopOnExploitability,
+)
+from nashzoo.train.result import EvalRecord, TrainResult, write_csv
+from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.trainer import SCHEDULES, Trainer, seat_seeds, train
+
+__all__ = [
+    "SCHEDULES",
+    "Callback",
+    "CallbackList",
+    "EvalRecord",
+    "EvalSchedule",
+    "LambdaCallback",
+    "PrintEval",
+    "StopOnExploitability",
+    "TrainResult",
+    "Trainer",
+    "seat_seeds",
+    "train",
+    "write_csv",
+]

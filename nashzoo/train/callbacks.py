@@ -1,0 +1,149 @@
+"""Callbacks (Stable-Baselines3 style): hooks the Trainer calls during a run.
+
+Override any of :class:`Callback`'s hooks. ``on_step`` and ``on_eval`` may return ``False`` to
+stop training (``None`` or ``True`` continue). Callback time is not counted on the run's time
+axis.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from nashzoo.train.result import EvalRecord, TrainResult
+    from nashzoo.train.trainer import Trainer
+
+
+class Callback:
+    """Base class: every hook does nothing by default."""
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        """Called at the start of :meth:`Trainer.run`."""
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        """Called after every trainer iteration; return ``False`` to stop.
+
+        ``metrics`` has ``iteration``, ``train_seconds`` and ``seats`` (each seat's step
+        metrics, including its cumulative work).
+        """
+        return None
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        """Called after every evaluation (the record is already in the history); return
+        ``False`` to stop."""
+        return None
+
+    def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
+        """Called once :meth:`Trainer.run` has its result."""
+
+
+class CallbackList(Callback):
+    """Several callbacks as one; training stops if any of them asks to."""
+
+    def __init__(self, callbacks: Iterable[Callback]) -> None:
+        self.callbacks = list(callbacks)
+        for cb in self.callbacks:
+            if not isinstance(cb, Callback):
+                raise TypeError(
+                    f"callbacks must be nashzoo.train.Callback instances, got "
+                    f"{type(cb).__name__}; wrap a function with LambdaCallback(on_eval=fn)"
+                )
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        for cb in self.callbacks:
+            cb.on_training_start(trainer)
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        results = [cb.on_step(trainer, metrics) for cb in self.callbacks]
+        return False if any(r is False for r in results) else None
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        results = [cb.on_eval(trainer, record) for cb in self.callbacks]
+        return False if any(r is False for r in results) else None
+
+    def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
+        for cb in self.callbacks:
+            cb.on_training_end(trainer, result)
+
+
+class LambdaCallback(Callback):
+    """A callback from plain functions (each optional, same signatures as the hooks)."""
+
+    def __init__(
+        self,
+        on_step: Callable[[Trainer, dict[str, Any]], bool | None] | None = None,
+        on_eval: Callable[[Trainer, EvalRecord], bool | None] | None = None,
+        on_training_start: Callable[[Trainer], None] | None = None,
+        on_training_end: Callable[[Trainer, TrainResult], None] | None = None,
+    ) -> None:
+        self._on_step = on_step
+        self._on_eval = on_eval
+        self._on_start = on_training_start
+        self._on_end = on_training_end
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        if self._on_start is not None:
+            self._on_start(trainer)
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        return None if self._on_step is None else self._on_step(trainer, metrics)
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        return None if self._on_eval is None else self._on_eval(trainer, record)
+
+    def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
+        if self._on_end is not None:
+            self._on_end(trainer, result)
+
+
+class StopOnExploitability(Callback):
+    """Stop once an evaluation reaches ``target`` or lower.
+
+    Args:
+        target: the threshold.
+        metric: ``"nash_conv"`` (default) or ``"exploitability"`` (NashConv / players).
+    """
+
+    def __init__(self, target: float, metric: str = "nash_conv") -> None:
+        if metric not in ("nash_conv", "exploitability"):
+            raise ValueError(f"metric must be 'nash_conv' or 'exploitability', got {metric!r}")
+        if not target > 0:
+            raise ValueError(f"target must be positive, got {target!r}")
+        self.target = float(target)
+        self.metric = metric
+        self.reached_at: EvalRecord | None = None
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        if getattr(record, self.metric) <= self.target:
+            self.reached_at = record
+            return False
+        return None
+
+
+class PrintEval(Callback):
+    """Print one line per evaluation (iteration, training seconds, NashConv, per seat)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        seats = ""
+        if record.seat_exploitability is not None:
+            seats = "  seats " + " ".join(f"{v:.3g}" for v in record.seat_exploitability)
+        print(
+            f"iter {record.iteration:>8d}  {record.train_seconds:9.3f}s  "
+            f"NashConv {record.nash_conv:.6g}{seats}",
+            file=self.stream or sys.stdout,
+        )
+        return None
+
+
+def as_callback(callbacks: Callback | Iterable[Callback] | None) -> CallbackList:
+    """Normalise the ``callbacks=`` argument to one :class:`CallbackList`."""
+    if callbacks is None:
+        return CallbackList([])
+    if isinstance(callbacks, Callback):
+        return CallbackList([callbacks])
+    return CallbackList(callbacks)

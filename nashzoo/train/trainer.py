@@ -1,0 +1,488 @@
+"""The Trainer: two learners, one per seat, one code path for self-play and cross-play.
+
+Schedule of one trainer iteration (``schedule=``):
+
+* ``"alternating"`` (default; what CFR+ and OpenSpiel's solvers do): seat 0 steps against seat 1's
+  view, then seat 1 steps against seat 0's view taken AFTER seat 0's update.
+* ``"simultaneous"``: both views are taken first, then both seats step (vanilla CFR as first
+  published, classical fictitious play).
+
+A learner sees its opponent only as a Policy, the one its ``opponent_view`` asks for: the
+opponent's ``current_policy()`` (regret-based learners) or ``average_policy()`` (fictitious
+play). The same algorithm on both seats is self-play; different algorithms are cross-play;
+nothing else differs.
+
+At the points of an :class:`~nashzoo.train.schedule.EvalSchedule` (and once at the end) the
+Trainer evaluates the joint AVERAGE policy exactly with :func:`nashzoo.eval.evaluate`: NashConv,
+exploitability and each seat's exploitability, recorded against training wall time (only the
+learners' updates are timed: evaluation, checkpoints, callbacks and the progress bar are off
+the clock) and against work (each seat's iterations, nodes touched, env steps).
+
+Seeding: seat ``p``'s learner, when built from a name, gets its seed from
+``np.random.SeedSequence(seed).spawn(2)[p]`` (:func:`seat_seeds`); same seed, same run.
+
+Checkpoints are one file written atomically: both learners' checkpoints plus the trainer state
+(iteration, clocks, history, schedule state); :meth:`Trainer.load` resumes exactly.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.policy import Policy, TabularPolicy, atomic_write_bytes
+from nashzoo.agents.registry import learner_class, load_learner, make_learner
+from nashzoo.eval import evaluate
+from nashzoo.games import Game, load_game
+from nashzoo.train.callbacks import Callback, as_callback
+from nashzoo.train.result import EvalRecord, TrainResult
+from nashzoo.train.schedule import EvalSchedule
+
+TRAINER_FORMAT = "nashzoo.Trainer/1"
+SCHEDULES = ("alternating", "simultaneous")
+
+LearnerSpec = str | Learner
+"""A learner given by registry name (built by the Trainer) or as a ready Learner."""
+
+
+def seat_seeds(seed: int, num_seats: int = 2) -> tuple[int, ...]:
+    """Independent per-seat seeds derived from one trainer seed with ``np.random.SeedSequence``."""
+    children = np.random.SeedSequence(int(seed)).spawn(num_seats)
+    return tuple(int(child.generate_state(1, dtype=np.uint32)[0]) for child in children)
+
+
+def _build(
+    spec: LearnerSpec, game: Game, seat: int, config: Any, seed: int, argument: str
+) -> Learner:
+    if isinstance(spec, Learner):
+        if config is not None:
+            raise ValueError(
+                f"{argument} is an already built Learner; give its config when building it, "
+                "not as a separate config"
+            )
+        if spec.game.id != game.id:
+            raise ValueError(
+                f"{argument} ({spec.name}) was built for {spec.game.id}, but the Trainer plays "
+                f"{game.id}"
+            )
+        if spec.seat != seat:
+            raise ValueError(
+                f"{argument} ({spec.name}) owns seat {spec.seat} but is placed on seat {seat}; "
+                f"build it with seat={seat}"
+            )
+        return spec
+    if isinstance(spec, str):
+        return make_learner(spec, game, seat, config, seed=seed)
+    raise ValueError(
+        f"{argument} must be a learner name (e.g. 'cfr_plus') or a Learner, "
+        f"got {type(spec).__name__}"
+    )
+
+
+class Trainer:
+    """Pairs two learners on a two-player game and trains them (see the module docs).
+
+    Args:
+        game: the game (or its name).
+        learner_seat0, learner_seat1: a registry name (built here, seeded from ``seed``) or a
+            Learner owning that seat.
+        configs: configs for learners given by name, one per seat (``None``: defaults).
+        seed: trainer seed; per-seat seeds are derived with ``SeedSequence`` (default 0).
+        schedule: ``"alternating"`` (default) or ``"simultaneous"``.
+        eval_every: ``None`` (default: no evaluation inside the loop, one at the end), an int
+            ``k`` (every k iterations), ``"log"`` (10 log-spaced points per decade) or an
+            :class:`EvalSchedule`.
+        eval_seconds: also evaluate every this many seconds of training time.
+        evaluate_seats: record per-seat exploitability (needs the game value, solved once per
+            game by LP; skipped for games that are not two-player zero-sum). Default True.
+        final_eval: evaluate at the end of a run if the last iteration was not evaluated
+            (outside the timed loop). Default True.
+        callbacks: a :class:`Callback` or a list of them.
+        progress: ``None`` (default) or ``True``: a tqdm bar when stderr is a terminal;
+            ``False``: never.
+        checkpoint_path: file to write checkpoints to (atomically, overwritten each time).
+        checkpoint_every: write a checkpoint every this many iterations (and at the end of each
+            run) when ``checkpoint_path`` is set.
+    """
+
+    def __init__(
+        self,
+        game: Game | str,
+        learner_seat0: LearnerSpec,
+        learner_seat1: LearnerSpec,
+        *,
+        configs: Sequence[LearnerConfig | dict[str, Any] | None] = (None, None),
+        seed: int = 0,
+        schedule: Literal["alternating", "simultaneous"] = "alternating",
+        eval_every: int | str | EvalSchedule | None = None,
+        eval_seconds: float | None = None,
+        evaluate_seats: bool = True,
+        final_eval: bool = True,
+        callbacks: Callback | Iterable[Callback] | None = None,
+        progress: bool | None = None,
+        checkpoint_path: str | os.PathLike[str] | None = None,
+        checkpoint_every: int | None = None,
+    ) -> None:
+        self.game = load_game(game)
+        if self.game.num_players != 2:
+            raise ValueError(
+                f"the Trainer pairs two learners; {self.game.id} has {self.game.num_players} "
+                "players"
+            )
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+        if len(configs) != 2:
+            raise ValueError(f"configs needs one entry per seat (2), got {len(configs)}")
+        if checkpoint_every is not None and (
+            not isinstance(checkpoint_every, int) or checkpoint_every < 1
+        ):
+            raise ValueError(f"checkpoint_every must be a positive int, got {checkpoint_every!r}")
+        if checkpoint_every is not None and checkpoint_path is None:
+            raise ValueError("checkpoint_every needs checkpoint_path= (the file to write)")
+        self.seed = int(seed)
+        derived = seat_seeds(self.seed)
+        self.learners: tuple[Learner, Learner] = (
+            _build(learner_seat0, self.game, 0, configs[0], derived[0], "learner_seat0"),
+            _build(learner_seat1, self.game, 1, configs[1], derived[1], "learner_seat1"),
+        )
+        self.schedule = schedule
+        self.eval_schedule = EvalSchedule.coerce(eval_every, eval_seconds)
+        self.evaluate_seats = bool(evaluate_seats)
+        self.final_eval = bool(final_eval)
+        self.callbacks = as_callback(callbacks)
+        self.progress = progress
+        self.checkpoint_path = None if checkpoint_path is None else Path(checkpoint_path)
+        self.checkpoint_every = checkpoint_every
+        self.iteration = 0
+        self.train_seconds = 0.0
+        self.eval_seconds = 0.0
+        self._last_eval_train_seconds = 0.0
+        self._history: list[EvalRecord] = []
+
+    # --- read-only views ---------------------------------------------------------------------
+    @property
+    def history(self) -> tuple[EvalRecord, ...]:
+        """The evaluation records so far."""
+        return tuple(self._history)
+
+    @property
+    def self_play(self) -> bool:
+        """True when both seats run the same algorithm."""
+        return self.learners[0].name == self.learners[1].name
+
+    def average_policy(self) -> TabularPolicy:
+        """The joint average policy: seat ``p``'s rows from seat ``p``'s learner."""
+        return TabularPolicy.joint(self.game, [lr.average_policy() for lr in self.learners])
+
+    def _view(self, learner: Learner, opponent: Learner) -> Policy:
+        if learner.opponent_view == "average":
+            return opponent.average_policy()
+        return opponent.current_policy()
+
+    # --- one iteration -----------------------------------------------------------------------
+    def step(self) -> dict[str, Any]:
+        """One trainer iteration (each seat steps once, per the schedule); only this is timed."""
+        first, second = self.learners
+        start = time.perf_counter()
+        if self.schedule == "alternating":
+            m0 = first.step(self._view(first, second))
+            m1 = second.step(self._view(second, first))
+        else:
+            view0, view1 = self._view(first, second), self._view(second, first)
+            m0 = first.step(view0)
+            m1 = second.step(view1)
+        self.train_seconds += time.perf_counter() - start
+        self.iteration += 1
+        return {"iteration": self.iteration, "train_seconds": self.train_seconds, "seats": (m0, m1)}
+
+    def evaluate(self) -> EvalRecord:
+        """Evaluate the joint average policy now, record it, and return the record."""
+        start = time.perf_counter()
+        report = evaluate(self.game, self.average_policy(), seats=self.evaluate_seats)
+        elapsed = time.perf_counter() - start
+        self.eval_seconds += elapsed
+        self._last_eval_train_seconds = self.train_seconds
+        record = EvalRecord(
+            iteration=self.iteration,
+            train_seconds=self.train_seconds,
+            eval_seconds=elapsed,
+            nash_conv=float(report.nash_conv),
+            exploitability=float(report.exploitability),
+            seat_exploitability=report.seat_exploitability,
+            values=tuple(float(v) for v in report.on_policy_values),
+            work=tuple(lr.work() for lr in self.learners),
+        )
+        self._history.append(record)
+        return record
+
+    # --- the loop ------------------------------------------------------------------------------
+    def run(self, iterations: int | None = None, seconds: float | None = None) -> TrainResult:
+        """Train for ``iterations`` more iterations and/or ``seconds`` more training seconds
+        (whichever comes first), then return the result so far.
+
+        Raises:
+            ValueError: neither budget given, or a non-positive one.
+        """
+        if iterations is None and seconds is None:
+            raise ValueError("give iterations= or seconds= (or both) to bound the run")
+        if iterations is not None and (not isinstance(iterations, int) or iterations < 0):
+            raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
+        if seconds is not None and not seconds > 0:
+            raise ValueError(f"seconds must be positive, got {seconds!r}")
+        target = None if iterations is None else self.iteration + iterations
+        deadline = None if seconds is None else self.train_seconds + float(seconds)
+        callbacks = self.callbacks
+        has_callbacks = bool(callbacks.callbacks)
+        schedule = self.eval_schedule if self.eval_schedule.active else None
+        bar = self._progress_bar(iterations)
+        stopped_by = "iterations"
+        callbacks.on_training_start(self)
+        try:
+            while True:
+                if target is not None and self.iteration >= target:
+                    stopped_by = "iterations"
+                    break
+                if deadline is not None and self.train_seconds >= deadline:
+                    stopped_by = "seconds"
+                    break
+                metrics = self.step()
+                stop = has_callbacks and callbacks.on_step(self, metrics) is False
+                if bar is not None:
+                    bar.update(1)
+                if schedule is not None and schedule.due(
+                    self.iteration, self.train_seconds, self._last_eval_train_seconds
+                ):
+                    record = self.evaluate()
+                    if bar is not None:
+                        bar.set_postfix(nash_conv=f"{record.nash_conv:.3g}", refresh=False)
+                    stop = callbacks.on_eval(self, record) is False or stop
+                if (
+                    self.checkpoint_every is not None
+                    and self.iteration % self.checkpoint_every == 0
+                ):
+                    self.save(self.checkpoint_path)  # type: ignore[arg-type]
+                if stop:
+                    stopped_by = "callback"
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        if self.final_eval and (not self._history or self._history[-1].iteration != self.iteration):
+            record = self.evaluate()
+            callbacks.on_eval(self, record)
+        if self.checkpoint_path is not None:
+            self.save(self.checkpoint_path)
+        result = self.result(stopped_by)
+        callbacks.on_training_end(self, result)
+        return result
+
+    def _progress_bar(self, iterations: int | None) -> Any:
+        if self.progress is False or not sys.stderr.isatty():
+            return None
+        from tqdm.auto import tqdm
+
+        names = " vs ".join(lr.name for lr in self.learners)
+        return tqdm(total=iterations, desc=f"{names} on {self.game.id}", unit="it", leave=False)
+
+    def result(self, stopped_by: str = "iterations") -> TrainResult:
+        """The run so far as a :class:`TrainResult`."""
+        return TrainResult(
+            game_id=self.game.id,
+            learners=tuple(lr.name for lr in self.learners),
+            seeds=tuple(lr.seed for lr in self.learners),
+            seed=self.seed,
+            schedule=self.schedule,
+            iterations=self.iteration,
+            train_seconds=self.train_seconds,
+            eval_seconds=self.eval_seconds,
+            stopped_by=stopped_by,
+            history=self.history,
+            average_policy=self.average_policy(),
+        )
+
+    # --- checkpoints ---------------------------------------------------------------------------
+    def _state(self) -> dict[str, Any]:
+        return {
+            "format": TRAINER_FORMAT,
+            "game": self.game.name,
+            "game_params": self.game.params,
+            "game_id": self.game.id,
+            "learners": [lr.name for lr in self.learners],
+            "seed": self.seed,
+            "schedule": self.schedule,
+            "eval_schedule": self.eval_schedule.to_dict(),
+            "evaluate_seats": self.evaluate_seats,
+            "final_eval": self.final_eval,
+            "iteration": self.iteration,
+            "train_seconds": self.train_seconds,
+            "eval_seconds": self.eval_seconds,
+            "last_eval_train_seconds": self._last_eval_train_seconds,
+            "history": [record.to_dict() for record in self._history],
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write one checkpoint file atomically: both learners and the trainer state."""
+        blobs: dict[str, np.ndarray] = {}
+        with tempfile.TemporaryDirectory(prefix="nashzoo-ckpt-") as tmp:
+            for p, learner in enumerate(self.learners):
+                file = Path(tmp) / f"seat{p}.npz"
+                learner.save(file)
+                blobs[f"seat{p}"] = np.frombuffer(file.read_bytes(), dtype=np.uint8)
+        buffer = io.BytesIO()
+        np.savez(buffer, __trainer__=np.array(json.dumps(self._state())), **blobs)
+        atomic_write_bytes(path, buffer.getvalue())
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        callbacks: Callback | Iterable[Callback] | None = None,
+        progress: bool | None = None,
+        checkpoint_path: str | os.PathLike[str] | None = None,
+        checkpoint_every: int | None = None,
+    ) -> Trainer:
+        """Resume a Trainer saved by :meth:`save`; training continues exactly where it stopped.
+
+        Callbacks, progress and checkpoint settings are not stored (they are code and local
+        choices): pass them again.
+
+        Raises:
+            CheckpointError: a missing, corrupt or foreign file (the message says which).
+        """
+        try:
+            with np.load(Path(path), allow_pickle=False) as data:
+                files = {k: data[k] for k in data.files}
+            state = json.loads(str(files.pop("__trainer__")))
+        except FileNotFoundError:
+            raise CheckpointError(f"no trainer checkpoint at {path}") from None
+        except KeyError:
+            raise CheckpointError(
+                f"{path} is not a nashzoo Trainer checkpoint (no trainer state); a single "
+                "learner's checkpoint loads with nashzoo.agents.load_learner"
+            ) from None
+        except Exception as err:
+            raise CheckpointError(
+                f"{path} is not a readable Trainer checkpoint ({type(err).__name__}: {err}); "
+                "it may be truncated or from another program"
+            ) from None
+        if not isinstance(state, dict) or state.get("format") != TRAINER_FORMAT:
+            raise CheckpointError(f"{path} is not a nashzoo Trainer checkpoint (format tag)")
+        try:
+            game = load_game(state["game"], **state.get("game_params", {}))
+            learners = []
+            with tempfile.TemporaryDirectory(prefix="nashzoo-ckpt-") as tmp:
+                for p in range(2):
+                    file = Path(tmp) / f"seat{p}.npz"
+                    file.write_bytes(files[f"seat{p}"].tobytes())
+                    learners.append(load_learner(file, game))
+            schedule = EvalSchedule(**state["eval_schedule"])
+            trainer = cls(
+                game,
+                learners[0],
+                learners[1],
+                seed=state["seed"],
+                schedule=state["schedule"],
+                eval_every=schedule,
+                evaluate_seats=state["evaluate_seats"],
+                final_eval=state["final_eval"],
+                callbacks=callbacks,
+                progress=progress,
+                checkpoint_path=checkpoint_path,
+                checkpoint_every=checkpoint_every,
+            )
+            trainer.iteration = int(state["iteration"])
+            trainer.train_seconds = float(state["train_seconds"])
+            trainer.eval_seconds = float(state["eval_seconds"])
+            trainer._last_eval_train_seconds = float(state["last_eval_train_seconds"])
+            trainer._history = [EvalRecord.from_dict(row) for row in state["history"]]
+        except CheckpointError as err:
+            raise CheckpointError(f"{path}: {err}") from None
+        except Exception as err:
+            raise CheckpointError(
+                f"{path}: trainer checkpoint contents are inconsistent "
+                f"({type(err).__name__}: {err})"
+            ) from None
+        for p, learner in enumerate(trainer.learners):
+            if learner.iterations != trainer.iteration:
+                raise CheckpointError(
+                    f"{path}: seat {p} has done {learner.iterations} iterations but the trainer "
+                    f"{trainer.iteration}; the file is inconsistent"
+                )
+        return trainer
+
+    def __repr__(self) -> str:
+        names = " vs ".join(lr.name for lr in self.learners)
+        return f"<Trainer {names} on {self.game.id}, iteration {self.iteration}>"
+
+
+def train(
+    game: Game | str,
+    learner: LearnerSpec,
+    opponent: LearnerSpec | None = None,
+    *,
+    iterations: int | None = None,
+    seconds: float | None = None,
+    eval_every: int | str | EvalSchedule | None = None,
+    seed: int = 0,
+    config: LearnerConfig | dict[str, Any] | None = None,
+    opponent_config: LearnerConfig | dict[str, Any] | None = None,
+    **trainer_options: Any,
+) -> TrainResult:
+    """Train ``learner`` against ``opponent`` and return the :class:`TrainResult`.
+
+    Args:
+        game: the game (or its name).
+        learner: a registry name (``"cfr_plus"``) or a Learner. A name takes seat 0; a Learner
+            keeps the seat it owns.
+        opponent: the other seat: a name or a Learner. ``None`` means self-play: the same
+            algorithm (and config) on the other seat.
+        iterations: trainer iterations to run (one step of each seat each).
+        seconds: training seconds to run (evaluation excluded); with ``iterations`` too,
+            whichever comes first.
+        eval_every: ``None`` (default: no evaluation inside the timed loop; one final
+            evaluation outside it), an int, ``"log"`` or an :class:`EvalSchedule`.
+        seed: trainer seed; each seat's learner seed derives from it (``SeedSequence``).
+        config: config of ``learner`` when given by name.
+        opponent_config: config of ``opponent`` when given by name (defaults to ``config`` in
+            self-play).
+        **trainer_options: any other :class:`Trainer` keyword (``schedule``, ``eval_seconds``,
+            ``callbacks``, ``progress``, ``checkpoint_path``, ``checkpoint_every``,
+            ``evaluate_seats``, ``final_eval``).
+
+    Returns:
+        The :class:`TrainResult`: ``average_policy`` (joint), ``history`` (records), ...
+    """
+    game = load_game(game)
+    seat = learner.seat if isinstance(learner, Learner) else 0
+    other = 1 - seat
+    seeds = seat_seeds(seed)
+    if opponent is None:
+        if isinstance(learner, Learner):
+            opponent = learner_class(learner.name)(game, other, learner.config, seed=seeds[other])
+        else:
+            opponent = learner
+            if opponent_config is None:
+                opponent_config = config
+    specs: list[LearnerSpec] = [learner, opponent] if seat == 0 else [opponent, learner]
+    configs: list[Any] = [config, opponent_config] if seat == 0 else [opponent_config, config]
+    trainer = Trainer(
+        game,
+        specs[0],
+        specs[1],
+        configs=configs,
+        seed=seed,
+        eval_every=eval_every,
+        **trainer_options,
+    )
+    return trainer.run(iterations=iterations, seconds=seconds)
