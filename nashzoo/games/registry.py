@@ -60,7 +60,8 @@ def load_game(name: str | Game, **params: Any) -> Game:
 
     Args:
         name: ``"rps"``, ``"matrix"``, ``"kuhn_poker"`` or ``"leduc_poker"`` (``"kuhn"`` and
-            ``"leduc"`` are accepted too). A ``Game`` instance is returned as it is.
+            ``"leduc"`` are accepted too, and ``"matrix:PRESET"`` is short for
+            ``load_game("matrix", preset=PRESET)``). A ``Game`` instance is returned as it is.
         **params: game parameters, e.g. ``load_game("matrix", preset="matching_pennies")``.
 
     Raises:
@@ -72,6 +73,10 @@ def load_game(name: str | Game, **params: Any) -> Game:
         return name
     if not isinstance(name, str):
         raise ValueError(f"game name must be a string, got {type(name).__name__}")
+    if name.startswith("matrix:"):
+        if params:
+            raise ValueError("'matrix:PRESET' takes no further parameters")
+        return _matrix(preset=name.split(":", 1)[1])
     key = _ALIASES.get(name, name)
     if key not in GAMES:
         raise ValueError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}")

@@ -1,0 +1,349 @@
+"""Race reports: leaderboard, convergence verdicts and the cross-play matrix, from plain rows.
+
+Input is the long-form table a race writes (``results.csv``: one row per run, evaluation point
+and seat). Everything here is a plain function of those rows, so a report can be rebuilt from the
+CSV alone. Exploitability is NashConv / 2 throughout (OpenSpiel's convention).
+
+Statistics across seeds: means with a two-sided 95% Student-t confidence interval
+(``t_{0.975, n-1} * sd / sqrt(n)``; no interval from a single seed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DEFAULT_THRESHOLDS = (0.1, 0.05, 0.01, 0.001)
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of the 95% Student-t interval (``nan`` width for one value)."""
+    data = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if data.size == 0:
+        return math.nan, math.nan
+    if data.size == 1:
+        return float(data[0]), math.nan
+    from scipy import stats
+
+    half = float(stats.t.ppf(0.975, data.size - 1) * data.std(ddof=1) / math.sqrt(data.size))
+    return float(data.mean()), half
+
+
+def _runs(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    runs: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in rows:
+        runs[str(row["run_id"])].append(row)
+    return runs
+
+
+def _points(run_rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """One row per checkpoint (seat 0's rows carry the joint numbers), in time order."""
+    pts = [r for r in run_rows if int(r["seat"]) == 0]
+    return sorted(pts, key=lambda r: int(r["checkpoint"]))
+
+
+def time_to(points: Sequence[Mapping[str, Any]], threshold: float, x: str) -> float | None:
+    """First ``x`` (wall seconds or work) at which exploitability <= ``threshold``."""
+    for p in points:
+        if float(p["exploitability"]) <= threshold:
+            return float(p[x])
+    return None
+
+
+def trend_slope(points: Sequence[Mapping[str, Any]]) -> float | None:
+    """Least-squares slope of log10(exploitability) against log10(wall seconds) over the
+    second half (in log time) of the run: about -1 for CFR+-like, -0.5 for sampled methods,
+    0 when stuck."""
+    xs, ys = [], []
+    for p in points:
+        t, e = float(p["wall_seconds"]), float(p["exploitability"])
+        if t > 0 and e > 0:
+            xs.append(math.log10(t))
+            ys.append(math.log10(e))
+    if len(xs) < 3:
+        return None
+    x, y = np.asarray(xs), np.asarray(ys)
+    keep = x >= (x.min() + x.max()) / 2
+    if keep.sum() < 3:
+        keep = np.ones_like(x, dtype=bool)
+    if np.ptp(x[keep]) == 0:
+        return None
+    return float(np.polyfit(x[keep], y[keep], 1)[0])
+
+
+@dataclass(frozen=True)
+class LeaderboardEntry:
+    """One self-play algorithm's results across seeds."""
+
+    learner: str
+    runs: int
+    final_exploitability: tuple[float, float]
+    time_to: dict[float, tuple[float, float, int]]  # threshold -> (mean, ci, seeds reached)
+    work_per_second: float
+    slope: float | None
+    verdict: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "learner": self.learner,
+            "runs": self.runs,
+            "final_exploitability_mean": self.final_exploitability[0],
+            "final_exploitability_ci95": _nan_none(self.final_exploitability[1]),
+            "time_to_threshold": {
+                str(t): {"mean_seconds": _nan_none(m), "ci95": _nan_none(c), "reached": n}
+                for t, (m, c, n) in self.time_to.items()
+            },
+            "work_per_second": self.work_per_second,
+            "trend_slope": self.slope,
+            "verdict": self.verdict,
+        }
+
+
+def _nan_none(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else value
+
+
+def verdict(final: float, slope: float | None, first: float, thresholds: Sequence[float]) -> str:
+    """Plain-words convergence verdict from the final level and the late trend."""
+    tight = min(thresholds)
+    if final <= tight:
+        return f"converges: reaches exploitability <= {tight:g}"
+    if slope is not None and slope <= -0.15 and final < 0.8 * first:
+        return f"converging: exploitability falls like t^{slope:.2f}, {final:.3g} at the end"
+    if final < 0.8 * first:
+        return f"slowing: improved from {first:.3g} to {final:.3g} but the late trend is flat"
+    return f"not converging: exploitability stays near {final:.3g}"
+
+
+def leaderboard(
+    rows: Sequence[Mapping[str, Any]], thresholds: Sequence[float] = DEFAULT_THRESHOLDS
+) -> list[LeaderboardEntry]:
+    """Self-play leaderboard, best (lowest mean final exploitability) first."""
+    by_learner: dict[str, list[list[Mapping[str, Any]]]] = defaultdict(list)
+    for run_rows in _runs([r for r in rows if r["mode"] == "self"]).values():
+        by_learner[str(run_rows[0]["learner_seat0"])].append(_points(run_rows))
+    entries = []
+    for learner, runs in by_learner.items():
+        runs = [r for r in runs if r]
+        finals = [float(r[-1]["exploitability"]) for r in runs]
+        firsts = [float(r[0]["exploitability"]) for r in runs]
+        reach = {}
+        for t in thresholds:
+            times = [time_to(r, t, "wall_seconds") for r in runs]
+            hit = [v for v in times if v is not None]
+            m, c = mean_ci(hit) if hit else (math.nan, math.nan)
+            reach[t] = (m, c, len(hit))
+        speed = [
+            float(r[-1]["total_work"]) / float(r[-1]["wall_seconds"])
+            for r in runs
+            if float(r[-1]["wall_seconds"]) > 0
+        ]
+        slopes = [s for s in (trend_slope(r) for r in runs) if s is not None]
+        slope = float(np.median(slopes)) if slopes else None
+        final = mean_ci(finals)
+        entries.append(
+            LeaderboardEntry(
+                learner=learner,
+                runs=len(runs),
+                final_exploitability=final,
+                time_to=reach,
+                work_per_second=float(np.mean(speed)) if speed else math.nan,
+                slope=slope,
+                verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds),
+            )
+        )
+    entries.sort(key=lambda e: (e.final_exploitability[0], e.learner))
+    return entries
+
+
+@dataclass(frozen=True)
+class CrossPlay:
+    """Cross-play results: ``learners[i]`` against ``learners[j]`` (both seatings pooled).
+
+    Attributes:
+        seat_exploitability: ``[n, n]`` mean final seat exploitability of row learner ``i``
+            when its opponent is ``j`` (lower = closer to equilibrium); ``nan`` on the diagonal.
+        payoff: ``[n, n]`` mean payoff row ``i`` earned against ``j`` while learning
+            (time-weighted exact payoff of the current policies over the run).
+        wins: ``[n, n]`` fraction of runs in which ``i`` ended closer to equilibrium than ``j``.
+    """
+
+    learners: tuple[str, ...]
+    seat_exploitability: np.ndarray
+    payoff: np.ndarray
+    wins: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        def clean(a: np.ndarray) -> list[list[float | None]]:
+            return [[_nan_none(float(v)) for v in row] for row in a]
+
+        return {
+            "learners": list(self.learners),
+            "seat_exploitability": clean(self.seat_exploitability),
+            "payoff_while_learning": clean(self.payoff),
+            "closer_to_equilibrium_fraction": clean(self.wins),
+        }
+
+
+def learning_payoff(points: Sequence[Mapping[str, Any]], seat: int) -> float:
+    """Time-weighted mean of the exact payoff of ``seat``'s current policy over a run."""
+    xs = [float(p["wall_seconds"]) for p in points]
+    ys = [float(p[f"current_value_seat{seat}"]) for p in points]
+    if len(xs) == 1 or xs[-1] <= xs[0]:
+        return float(np.mean(ys))
+    return float(np.trapezoid(ys, xs) / (xs[-1] - xs[0]))
+
+
+def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
+    """The cross-play matrix, or ``None`` when the rows hold no cross-play runs."""
+    runs = [r for r in _runs([r for r in rows if r["mode"] == "cross"]).values() if r]
+    if not runs:
+        return None
+    names = sorted(
+        {str(r[0]["learner_seat0"]) for r in runs} | {str(r[0]["learner_seat1"]) for r in runs}
+    )
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    exploit: dict[tuple[int, int], list[float]] = defaultdict(list)
+    payoff: dict[tuple[int, int], list[float]] = defaultdict(list)
+    wins: dict[tuple[int, int], list[float]] = defaultdict(list)
+    for run_rows in runs:
+        pts = _points(run_rows)
+        last = pts[-1]
+        a, b = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
+        ea, eb = float(last["seat_exploitability_seat0"]), float(last["seat_exploitability_seat1"])
+        exploit[a, b].append(ea)
+        exploit[b, a].append(eb)
+        payoff[a, b].append(learning_payoff(pts, 0))
+        payoff[b, a].append(learning_payoff(pts, 1))
+        wins[a, b].append(float(ea < eb) + 0.5 * float(ea == eb))
+        wins[b, a].append(float(eb < ea) + 0.5 * float(ea == eb))
+
+    def matrix(data: Mapping[tuple[int, int], list[float]]) -> np.ndarray:
+        out = np.full((n, n), np.nan)
+        for (i, j), values in data.items():
+            out[i, j] = float(np.mean(values))
+        return out
+
+    return CrossPlay(tuple(names), matrix(exploit), matrix(payoff), matrix(wins))
+
+
+def fmt_seconds(seconds: float) -> str:
+    """Readable duration: ``850 µs``, ``12.3 ms``, ``4.56 s``."""
+    if not math.isfinite(seconds):
+        return "n/a"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
+def _fmt_time(entry: tuple[float, float, int], runs: int) -> str:
+    mean, ci, hit = entry
+    if hit == 0:
+        return "not reached"
+    text = fmt_seconds(mean) + (f" ± {fmt_seconds(ci)}" if math.isfinite(ci) else "")
+    return text + (f" ({hit}/{runs})" if hit < runs else "")
+
+
+def markdown_summary(
+    game_id: str,
+    board: Sequence[LeaderboardEntry],
+    cross: CrossPlay | None,
+    *,
+    thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    budget: str,
+    failures: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """The human summary: leaderboard, plain-words answers, cross-play matrix."""
+    lines = [
+        f"# nashzoo race on {game_id}",
+        "",
+        f"Budget: {budget}. Exploitability = NashConv / 2.",
+        "",
+    ]
+    if board:
+        lines += ["## Self-play leaderboard", ""]
+        head = (
+            "| rank | learner | runs | final exploitability | "
+            + " | ".join(f"time to {t:g}" for t in thresholds)
+            + " | work/s | verdict |"
+        )
+        lines += [head, "|" + "---|" * (6 + len(thresholds))]
+        for rank, e in enumerate(board, 1):
+            m, c = e.final_exploitability
+            final = f"{m:.4g}" + (f" ± {c:.2g}" if math.isfinite(c) else "")
+            times = " | ".join(_fmt_time(e.time_to[t], e.runs) for t in thresholds)
+            lines.append(
+                f"| {rank} | {e.learner} | {e.runs} | {final} | {times} | "
+                f"{e.work_per_second:.3g} | {e.verdict} |"
+            )
+        lines += ["", "## Same algorithm on both seats: do they reach equilibrium?", ""]
+        for e in board:
+            lines.append(f"- **{e.learner}** {e.verdict}.")
+        fastest = [e for e in board if e.time_to[thresholds[0]][2] == e.runs]
+        if fastest:
+            best = min(fastest, key=lambda e: e.time_to[thresholds[0]][0])
+            lines.append(
+                f"- Fastest to exploitability {thresholds[0]:g} in every seed: **{best.learner}** "
+                f"({fmt_seconds(best.time_to[thresholds[0]][0])} on average)."
+            )
+        lines.append("")
+    if cross is not None:
+        names = cross.learners
+        lines += [
+            "## Different algorithms: which side gets closer to equilibrium?",
+            "",
+            "Final seat exploitability of the row learner when the column learner holds the "
+            "other seat (both seatings and all seeds pooled; lower is closer to equilibrium):",
+            "",
+            "| row \\ column | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
+        for i, name in enumerate(names):
+            cells = [
+                "—" if not math.isfinite(v) else f"{v:.3g}" for v in cross.seat_exploitability[i]
+            ]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            "Payoff the row learner earned against the column learner while learning:",
+            "",
+        ]
+        lines += ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        for i, name in enumerate(names):
+            cells = ["—" if not math.isfinite(v) else f"{v:+.3f}" for v in cross.payoff[i]]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines += ["", "In plain words:", ""]
+        for i in range(len(names)):
+            for j in range(i + 1, len(names)):
+                w = cross.wins[i, j]
+                if not math.isfinite(w):
+                    continue
+                a, b = names[i], names[j]
+                ea, eb = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
+                if w > 0.5:
+                    winner, loser, we, le = a, b, ea, eb
+                elif w < 0.5:
+                    winner, loser, we, le = b, a, eb, ea
+                else:
+                    lines.append(f"- {a} vs {b}: a draw ({ea:.3g} vs {eb:.3g}).")
+                    continue
+                frac = max(w, 1 - w)
+                lines.append(
+                    f"- {winner} vs {loser}: **{winner}** gets closer to equilibrium "
+                    f"({we:.3g} vs {le:.3g}; in {frac:.0%} of runs)."
+                )
+        lines.append("")
+    if failures:
+        lines += ["## Failed runs", ""]
+        for f in failures:
+            lines.append(f"- {f['run_id']}: {f['error']}")
+        lines.append("")
+    return "\n".join(lines)

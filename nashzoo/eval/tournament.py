@@ -1,0 +1,250 @@
+"""Round-robin tournaments between policies: exact payoffs from the tree, sampled matches
+through the PettingZoo environment, and a ranking.
+
+Every pair of entrants meets on both seats. The *exact* expected payoff comes from the compiled
+tree (no sampling error); the *sampled* payoff comes from matches actually played through the
+public ``env()`` of the game, with a 95% confidence interval (normal approximation,
+``1.96 * sd / sqrt(n)``). The two must agree within the interval: that is the end-to-end check
+that the environment, the policies and the evaluator tell the same story.
+
+Entrants are built by :func:`load_entrant` from a spec:
+
+``uniform``
+    uniform over legal actions.
+``equilibrium``
+    the exact equilibrium from the sequence-form LP (two-player zero-sum games).
+``fixed:P1,P2,...``
+    one mixed strategy for every seat of a matrix game, e.g. ``fixed:0.3,0.3,0.4`` in RPS.
+``PATH.json``
+    a saved :class:`~nashzoo.agents.TabularPolicy`.
+``PATH.npz``
+    a learner checkpoint; its average policy plays.
+
+``NAME=SPEC`` names an entrant explicitly (e.g. ``cfr=runs/cfr/policy.json``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nashzoo.agents import Infoset, PolicyError, TabularPolicy, load_learner
+from nashzoo.agents.fixed import fixed_policy
+from nashzoo.eval.exact import as_tabular, expected_returns
+from nashzoo.eval.lp import solve_game
+from nashzoo.games import Game, load_game
+
+BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A named policy taking part in a tournament."""
+
+    name: str
+    policy: TabularPolicy
+
+
+def load_entrant(game: Game | str, spec: str) -> Entrant:
+    """Build an entrant from a spec (see the module docstring); clear ValueError otherwise."""
+    game = load_game(game)
+    name, sep, body = spec.partition("=")
+    if not sep:
+        name, body = "", spec
+    body = body.strip()
+    if body == "uniform":
+        return Entrant(name or "uniform", TabularPolicy.uniform(game))
+    if body == "equilibrium":
+        return Entrant(name or "equilibrium", solve_game(game).policy)
+    if body.startswith("fixed:"):
+        try:
+            probs = [float(x) for x in body[len("fixed:") :].split(",")]
+        except ValueError:
+            raise ValueError(
+                f"bad fixed strategy {body!r}: write probabilities like fixed:0.3,0.3,0.4"
+            ) from None
+        return Entrant(name or body, fixed_policy(game, probs))
+    path = Path(body)
+    if not path.exists():
+        raise ValueError(
+            f"entrant {spec!r} is neither a built-in ({', '.join(BUILTIN_ENTRANTS)}) nor an "
+            "existing .json policy / .npz checkpoint file"
+        )
+    if path.suffix == ".json":
+        policy = TabularPolicy.load(path, game)
+    elif path.suffix == ".npz":
+        policy = as_tabular(game, load_learner(path, game).average_policy())
+    else:
+        raise ValueError(f"{path}: expected a .json policy or an .npz learner checkpoint")
+    return Entrant(name or path.stem, policy)
+
+
+@dataclass(frozen=True)
+class TournamentResult:
+    """Outcome of :func:`round_robin`.
+
+    Attributes:
+        game_id: the game played.
+        names: entrant names, in the order given.
+        exact_seat: ``[n, n, num_players]`` expected returns when entrant ``i`` holds seat 0 and
+            entrant ``j`` seat 1 (so ``exact_seat[i, j, 0]`` is ``i``'s payoff).
+        exact: ``[n, n]`` entrant ``i``'s expected payoff against ``j``, averaged over both seats.
+        sampled: ``[n, n]`` the same from played matches (``nan`` when none were played).
+        ci95: ``[n, n]`` half-width of the 95% confidence interval of ``sampled``.
+        episodes: matches played per pair and seating.
+        ranking: entrant indices, best first, by mean exact payoff against the others.
+    """
+
+    game_id: str
+    names: tuple[str, ...]
+    exact_seat: np.ndarray
+    exact: np.ndarray
+    sampled: np.ndarray
+    ci95: np.ndarray
+    episodes: int
+    ranking: tuple[int, ...]
+
+    def score(self, i: int) -> float:
+        """Entrant ``i``'s mean exact payoff against every other entrant."""
+        others = [j for j in range(len(self.names)) if j != i]
+        return float(np.mean(self.exact[i, others])) if others else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game_id,
+            "names": list(self.names),
+            "episodes": self.episodes,
+            "exact": self.exact.tolist(),
+            "exact_seat0": self.exact_seat[..., 0].tolist(),
+            "sampled": [[None if math.isnan(v) else v for v in row] for row in self.sampled],
+            "ci95": [[None if math.isnan(v) else v for v in row] for row in self.ci95],
+            "ranking": [self.names[i] for i in self.ranking],
+            "scores": {self.names[i]: self.score(i) for i in range(len(self.names))},
+        }
+
+    def table(self) -> str:
+        """Plain-text ranking and payoff matrix."""
+        width = max(12, *(len(n) for n in self.names))
+        lines = [f"Ranking on {self.game_id} (mean exact payoff against the others, both seats):"]
+        for place, i in enumerate(self.ranking, 1):
+            lines.append(f"  {place}. {self.names[i]:<{width}} {self.score(i):+.4f}")
+        lines.append("")
+        lines.append("Payoff of row against column, exact [sampled +- 95% CI]:")
+        lines.append(" " * (width + 2) + "".join(f"{n[:22]:>26}" for n in self.names))
+        for i, row_name in enumerate(self.names):
+            cells = []
+            for j in range(len(self.names)):
+                cell = f"{self.exact[i, j]:+.3f}"
+                if not math.isnan(self.sampled[i, j]):
+                    cell += f" [{self.sampled[i, j]:+.3f}+-{self.ci95[i, j]:.3f}]"
+                cells.append(f"{cell:>26}")
+            lines.append(f"  {row_name:<{width}}" + "".join(cells))
+        return "\n".join(lines)
+
+
+def play_matches(
+    game: Game | str,
+    seat_policies: Sequence[TabularPolicy],
+    episodes: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Play ``episodes`` games through the public PettingZoo ``env()``; ``[episodes, players]``
+    returns. Chance is seeded from ``rng``; actions are sampled from ``rng`` too."""
+    from nashzoo.envs.aec import GameAECEnv, wrap_env
+
+    game = load_game(game)
+    env = wrap_env(GameAECEnv(game))
+    names = list(env.possible_agents)
+    index = {a: p for p, a in enumerate(names)}
+    out = np.zeros((episodes, len(names)))
+    env.reset(seed=int(rng.integers(2**31)))
+    for episode in range(episodes):
+        if episode:
+            env.reset()
+        for agent in env.agent_iter():
+            obs, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                # Rewards come only at the end, so the cumulative reward is the return.
+                out[episode, index[agent]] = reward
+                env.step(None)
+                continue
+            player = index[agent]
+            infoset = Infoset(
+                player, info["infoset_key"], obs["observation"], obs["action_mask"].astype(bool)
+            )
+            probs = seat_policies[player].action_probabilities(infoset)
+            env.step(int(rng.choice(probs.shape[0], p=probs)))
+    env.close()
+    return out
+
+
+def round_robin(
+    game: Game | str,
+    entrants: Sequence[Entrant],
+    *,
+    episodes: int = 0,
+    seed: int = 0,
+    progress: bool = False,
+) -> TournamentResult:
+    """Every pair of entrants on both seats: exact payoffs, and ``episodes`` sampled matches per
+    pair and seating when ``episodes > 0``."""
+    game = load_game(game)
+    if game.num_players != 2:
+        raise ValueError(f"tournaments are two-player; {game.id} has {game.num_players} players")
+    if len(entrants) < 2:
+        raise ValueError("a tournament needs at least two entrants")
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"entrant names must be unique, got {names}; name them with NAME=SPEC")
+    for e in entrants:
+        if e.policy.game.id != game.id:
+            raise PolicyError(f"entrant {e.name!r} plays {e.policy.game.id}, not {game.id}")
+    n = len(entrants)
+    exact_seat = np.zeros((n, n, 2))
+    sampled_sum = np.zeros((n, n))
+    sampled_sq = np.zeros((n, n))
+    counts = np.zeros((n, n))
+    rng = np.random.default_rng(seed)
+    pairs = [(i, j) for i in range(n) for j in range(n)]
+    iterator: Any = pairs
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(pairs, desc="tournament", unit="pairing")
+    for i, j in iterator:
+        joint = [entrants[i].policy, entrants[j].policy]
+        exact_seat[i, j] = expected_returns(game, joint)
+        if episodes > 0:
+            returns = play_matches(game, joint, episodes, rng)
+            for who, seat in ((i, 0), (j, 1)):
+                sampled_sum[who, j if who == i else i] += returns[:, seat].sum()
+                sampled_sq[who, j if who == i else i] += (returns[:, seat] ** 2).sum()
+                counts[who, j if who == i else i] += episodes
+    # exact[i, j]: i's payoff against j averaged over i in seat 0 and i in seat 1.
+    exact = 0.5 * (exact_seat[:, :, 0] + exact_seat[:, :, 1].T)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = sampled_sum / counts
+        var = np.maximum(sampled_sq / counts - mean**2, 0.0) * counts / np.maximum(counts - 1, 1)
+        ci95 = 1.96 * np.sqrt(var / counts)
+    if episodes <= 0:
+        mean = np.full((n, n), np.nan)
+        ci95 = np.full((n, n), np.nan)
+    scores = [float(np.mean([exact[i, j] for j in range(n) if j != i])) for i in range(n)]
+    ranking = tuple(sorted(range(n), key=lambda i: (-scores[i], names[i])))
+    for array in (exact_seat, exact, mean, ci95):
+        array.setflags(write=False)
+    return TournamentResult(
+        game_id=game.id,
+        names=tuple(names),
+        exact_seat=exact_seat,
+        exact=exact,
+        sampled=mean,
+        ci95=ci95,
+        episodes=episodes,
+        ranking=ranking,
+    )

@@ -1,0 +1,590 @@
+"""``nashzoo race``: which learners converge, and how fast? The project's main job.
+
+A race is a set of independent runs (jobs). Each run trains one pair of learners with the
+:class:`~nashzoo.train.Trainer` under the same budget (wall-clock seconds of training, and/or
+iterations, and/or work) and records the exact exploitability of the joint average policy and
+each seat's exploitability at log-spaced points (evaluation time is kept off the clock).
+
+* **Self-play**: the same algorithm on both seats, for every learner and seed. Does it reach
+  equilibrium, and how fast?
+* **Cross-play** (``cross_play=True``): every ordered pair of different algorithms, so each
+  algorithm holds each seat. Which side gets closer to equilibrium, and what does each side
+  earn while learning?
+
+Runner: local process pool (``backend="process"``, ``workers`` processes, one run each, so
+with ``workers <= cores`` every run gets a core to itself), in-process (``backend="serial"``),
+or a Ray cluster (``backend="ray"``, ``address=``). Each finished run is written atomically to
+``OUT/runs/<run_id>/`` (``result.json`` last, as the "done" marker), so an interrupted race
+keeps every finished run and ``resume=True`` skips them. A failing run is recorded with its error
+in ``OUT/runs/<run_id>/error.json`` and does not sink the others.
+
+Outputs in ``OUT``: ``results.csv`` (long form: one row per run, evaluation point and seat),
+``summary.json`` and ``summary.md`` (leaderboard, plain-words answers, cross-play matrix),
+``exploitability_vs_time.png``, ``exploitability_vs_work.png`` and ``crossplay_heatmap.png``;
+per run: the final joint average policy (``average_policy.json``, re-checkable with
+``nashzoo eval``) and the trainer checkpoint (``checkpoint.npz``).
+
+Work: a run's work is nodes touched plus env steps summed over both seats (an env step touches
+one history), so model-based and model-free learners share one axis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from nashzoo.agents import learner_class, learner_names
+from nashzoo.agents.policy import atomic_write_bytes
+from nashzoo.eval import expected_returns
+from nashzoo.eval.report import (
+    DEFAULT_THRESHOLDS,
+    cross_play,
+    leaderboard,
+    markdown_summary,
+)
+from nashzoo.games import load_game
+from nashzoo.train.callbacks import Callback
+from nashzoo.train.result import EvalRecord, write_csv
+from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.trainer import Trainer
+
+NON_LEARNING = ("uniform", "fixed")
+BACKENDS = ("process", "serial", "ray")
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceConfig:
+    """What to race and how.
+
+    Attributes:
+        game: game name (default ``"kuhn_poker"``).
+        learners: learner names; ``None`` (default) means every registered learner that can
+            play the game and whose optional extra is installed (non-learning ``uniform`` and
+            ``fixed`` excluded).
+        seeds: number of seeds per pairing (default 3), seeds ``0..seeds-1``.
+        budget_seconds: training seconds per run (default 10.0); ``None`` for no time limit.
+        budget_iterations: trainer iterations per run (default ``None``).
+        budget_work: work per run, nodes touched + env steps over both seats (default ``None``).
+        cross_play: also race every ordered pair of different learners (default False).
+        self_play: race each learner against itself (default True).
+        out: output folder (default ``"runs/race"``).
+        workers: parallel runs (default: ``min(cpu cores, runs)``).
+        backend: ``"process"`` (default), ``"serial"`` or ``"ray"``.
+        address: Ray cluster address (``None``: start a local Ray instance).
+        resume: skip runs whose results are already in ``out`` (default False: re-run them).
+        thresholds: exploitability levels for the time-to-threshold columns.
+        evals_per_decade: log-spaced evaluation points per decade of iterations (default 8).
+        plots: write PNG plots (default True; needs matplotlib).
+    """
+
+    game: str = "kuhn_poker"
+    learners: tuple[str, ...] | None = None
+    seeds: int = 3
+    budget_seconds: float | None = 10.0
+    budget_iterations: int | None = None
+    budget_work: int | None = None
+    cross_play: bool = False
+    self_play: bool = True
+    out: str = "runs/race"
+    workers: int | None = None
+    backend: str = "process"
+    address: str | None = None
+    resume: bool = False
+    thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
+    evals_per_decade: int = 8
+    plots: bool = True
+
+    def __post_init__(self) -> None:
+        load_game(self.game)  # raises a ValueError naming the valid games
+        if self.seeds < 1:
+            raise ValueError(f"seeds must be at least 1, got {self.seeds}")
+        if (
+            self.budget_seconds is None
+            and self.budget_iterations is None
+            and (self.budget_work is None)
+        ):
+            raise ValueError("give a budget: budget_seconds, budget_iterations or budget_work")
+        for name in ("budget_seconds", "budget_iterations", "budget_work"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
+        if not (self.self_play or self.cross_play):
+            raise ValueError("nothing to race: enable self_play or cross_play")
+        if self.learners is not None:
+            known = set(learner_names())
+            unknown = [n for n in self.learners if n not in known]
+            if unknown:
+                raise ValueError(
+                    f"unknown learner(s) {unknown}; valid learners: {', '.join(sorted(known))}"
+                )
+
+    def budget_text(self) -> str:
+        parts = []
+        if self.budget_seconds is not None:
+            parts.append(f"{self.budget_seconds:g} s of training per run")
+        if self.budget_iterations is not None:
+            parts.append(f"{self.budget_iterations} iterations per run")
+        if self.budget_work is not None:
+            parts.append(f"{self.budget_work} nodes/env steps per run")
+        return ", ".join(parts) + f" (whichever comes first), {self.seeds} seed(s)"
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceJob:
+    """One run: a learner per seat, a seed and the budget."""
+
+    game: str
+    learners: tuple[str, str]
+    seed: int
+    budget_seconds: float | None
+    budget_iterations: int | None
+    budget_work: int | None
+    evals_per_decade: int = 8
+
+    @property
+    def mode(self) -> str:
+        return "self" if self.learners[0] == self.learners[1] else "cross"
+
+    @property
+    def run_id(self) -> str:
+        a, b = self.learners
+        head = f"self-{a}" if a == b else f"cross-{a}-vs-{b}"
+        return f"{head}-seed{self.seed}"
+
+
+def usable_learners(
+    game: str, names: Iterable[str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """Learners that can play ``game``: ``(usable, {skipped name: reason})``."""
+    game_obj = load_game(game)
+    chosen = [n for n in learner_names() if n not in NON_LEARNING] if names is None else list(names)
+    usable, skipped = [], {}
+    for name in chosen:
+        try:
+            learner_class(name).check_game(game_obj)
+        except ImportError as err:
+            skipped[name] = str(err)
+            continue
+        except ValueError as err:
+            skipped[name] = str(err)
+            continue
+        usable.append(name)
+    return usable, skipped
+
+
+def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
+    """The jobs of a race and the learners skipped (with the reason)."""
+    usable, skipped = usable_learners(config.game, config.learners)
+    pairs: list[tuple[str, str]] = []
+    if config.self_play:
+        pairs += [(a, a) for a in usable]
+    if config.cross_play:
+        pairs += [(a, b) for a in usable for b in usable if a != b]
+    jobs = [
+        RaceJob(
+            config.game,
+            pair,
+            seed,
+            config.budget_seconds,
+            config.budget_iterations,
+            config.budget_work,
+            config.evals_per_decade,
+        )
+        for pair in pairs
+        for seed in range(config.seeds)
+    ]
+    return jobs, skipped
+
+
+class _RaceRecorder(Callback):
+    """Enforces the work budget and records the exact payoff of the CURRENT policies at each
+    evaluation (what each side earns while learning)."""
+
+    def __init__(self, game: str, budget_work: int | None) -> None:
+        self.game = game
+        self.budget_work = budget_work
+        self.current_values: list[tuple[float, ...]] = []
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        if self.budget_work is None:
+            return None
+        done = sum(lr.nodes_touched + lr.env_steps for lr in trainer.learners)
+        return False if done >= self.budget_work else None
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        policies = [lr.current_policy() for lr in trainer.learners]
+        values = expected_returns(trainer.game, policies)
+        self.current_values.append(tuple(float(v) for v in values))
+        return None
+
+
+def _limit_threads() -> None:
+    """One thread per run: runs are the unit of parallelism."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def run_job(job: RaceJob, out: str) -> dict[str, Any]:
+    """Run one job and write its files; never raises for a failing learner (the error is
+    recorded in ``error.json`` and returned)."""
+    _limit_threads()
+    folder = Path(out) / "runs" / job.run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in ("result.json", "error.json"):
+        (folder / stale).unlink(missing_ok=True)
+    started = time.time()
+    try:
+        recorder = _RaceRecorder(job.game, job.budget_work)
+        eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
+        trainer = Trainer(
+            job.game,
+            job.learners[0],
+            job.learners[1],
+            seed=job.seed,
+            eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
+            callbacks=[recorder],
+            progress=False,
+        )
+        _limit_threads()
+        result = trainer.run(iterations=job.budget_iterations, seconds=job.budget_seconds)
+        result.average_policy.save(folder / "average_policy.json")
+        trainer.save(folder / "checkpoint.npz")
+        history = [record.to_dict() for record in result.history]
+        for row, values in zip(history, recorder.current_values, strict=True):
+            for p, v in enumerate(values):
+                row[f"current_value_seat{p}"] = v
+        payload = {
+            "status": "ok",
+            "run_id": job.run_id,
+            "job": dataclasses.asdict(job),
+            "mode": job.mode,
+            "iterations": result.iterations,
+            "train_seconds": result.train_seconds,
+            "eval_seconds": result.eval_seconds,
+            "stopped_by": result.stopped_by,
+            "history": history,
+            "elapsed_seconds": time.time() - started,
+        }
+        atomic_write_bytes(folder / "result.json", json.dumps(payload, indent=1).encode())
+        return payload
+    except Exception as err:  # a failing run must not sink the race
+        payload = {
+            "status": "failed",
+            "run_id": job.run_id,
+            "job": dataclasses.asdict(job),
+            "error": f"{type(err).__name__}: {err}",
+            "traceback": traceback.format_exc(),
+        }
+        atomic_write_bytes(folder / "error.json", json.dumps(payload, indent=1).encode())
+        return payload
+
+
+def finished(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
+    """The stored result of ``job`` if it finished successfully, else ``None``."""
+    path = Path(out) / "runs" / job.run_id / "result.json"
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return payload if payload.get("status") == "ok" else None
+
+
+def _rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Long-form rows: one per run, evaluation point and seat."""
+    rows = []
+    for res in results:
+        job = res["job"]
+        learners = job["learners"]
+        for k, point in enumerate(res["history"]):
+            seat_exploit = [point.get(f"seat{p}_exploitability") for p in range(2)]
+            total = sum(
+                int(point[f"seat{p}_nodes_touched"]) + int(point[f"seat{p}_env_steps"])
+                for p in range(2)
+            )
+            for seat in range(2):
+                rows.append(
+                    {
+                        "game": job["game"],
+                        "run_id": res["run_id"],
+                        "mode": res["mode"],
+                        "learner_seat0": learners[0],
+                        "learner_seat1": learners[1],
+                        "seat": seat,
+                        "learner": learners[seat],
+                        "opponent": learners[1 - seat],
+                        "seed": job["seed"],
+                        "checkpoint": k,
+                        "iteration": point["iteration"],
+                        "wall_seconds": point["train_seconds"],
+                        "iterations": point[f"seat{seat}_iterations"],
+                        "nodes_touched": point[f"seat{seat}_nodes_touched"],
+                        "env_steps": point[f"seat{seat}_env_steps"],
+                        "total_work": total,
+                        "nash_conv": point["nash_conv"],
+                        "exploitability": point["exploitability"],
+                        "seat_exploitability": seat_exploit[seat],
+                        "seat_exploitability_seat0": seat_exploit[0],
+                        "seat_exploitability_seat1": seat_exploit[1],
+                        "value": point[f"seat{seat}_value"],
+                        "current_value": point[f"current_value_seat{seat}"],
+                        "current_value_seat0": point["current_value_seat0"],
+                        "current_value_seat1": point["current_value_seat1"],
+                    }
+                )
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceOutcome:
+    """What :func:`run_race` produced."""
+
+    out: Path
+    results: tuple[dict[str, Any], ...]
+    failures: tuple[dict[str, Any], ...]
+    skipped: dict[str, str]
+    summary: dict[str, Any]
+    markdown: str
+    interrupted: bool = False
+
+
+def _execute(
+    config: RaceConfig, jobs: list[RaceJob], on_done: Callable[[dict[str, Any]], None]
+) -> None:
+    out = str(config.out)
+    if not jobs:
+        return
+    workers = config.workers or min(os.cpu_count() or 1, len(jobs))
+    if config.backend == "serial" or (config.backend == "process" and workers == 1):
+        for job in jobs:
+            on_done(run_job(job, out))
+        return
+    if config.backend == "ray":
+        try:
+            import ray
+        except ImportError:
+            raise ImportError(
+                "backend 'ray' needs the ray extra: pip install 'nashzoo[ray]'"
+            ) from None
+        init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
+        if config.address:
+            init_kwargs["address"] = config.address
+        else:
+            init_kwargs["num_cpus"] = workers
+            init_kwargs["include_dashboard"] = False
+        started_here = not ray.is_initialized()
+        ray.init(**init_kwargs)
+        try:
+            remote = ray.remote(num_cpus=1)(run_job)
+            pending = {remote.remote(job, out): job for job in jobs}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    job = pending.pop(ref)
+                    try:
+                        on_done(ray.get(ref))
+                    except Exception as err:
+                        on_done(_crashed(job, err))
+        finally:
+            if started_here and not config.address:
+                ray.shutdown()
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = {pool.submit(run_job, job, out): job for job in jobs}
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    try:
+                        on_done(future.result())
+                    except Exception as err:  # the worker process died
+                        on_done(_crashed(futures[future], err))
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _crashed(job: RaceJob, err: BaseException) -> dict[str, Any]:
+    return {
+        "status": "failed",
+        "run_id": job.run_id,
+        "job": dataclasses.asdict(job),
+        "error": f"worker crashed: {type(err).__name__}: {err}",
+    }
+
+
+def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -> RaceOutcome:
+    """Run (or resume) a race and write every output; see the module docstring."""
+    stream = stream or sys.stdout
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs, skipped = plan(config)
+    if not jobs:
+        raise ValueError(
+            f"no learner can play {config.game}: "
+            + "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        )
+    atomic_write_bytes(
+        out / "race_config.json",
+        json.dumps(
+            {**dataclasses.asdict(config), "run_ids": [j.run_id for j in jobs]}, indent=1
+        ).encode(),
+    )
+    for name, reason in skipped.items():
+        print(f"skipping {name}: {reason}", file=stream)
+    results: dict[str, dict[str, Any]] = {}
+    failures: dict[str, dict[str, Any]] = {}
+    todo = []
+    for job in jobs:
+        stored = finished(out, job) if config.resume else None
+        if stored is not None:
+            results[job.run_id] = stored
+        else:
+            todo.append(job)
+    if config.resume and results:
+        print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
+    bar = None
+    if progress and todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"race on {config.game}", unit="run", file=sys.stderr)
+
+    def on_done(payload: dict[str, Any]) -> None:
+        if payload.get("status") == "ok":
+            results[payload["run_id"]] = payload
+            last = payload["history"][-1]
+            line = (
+                f"{payload['run_id']}: exploitability {last['exploitability']:.4g} after "
+                f"{payload['train_seconds']:.1f}s, {payload['iterations']} iterations"
+            )
+        else:
+            failures[payload["run_id"]] = payload
+            line = f"{payload['run_id']}: FAILED: {payload['error']}"
+        if bar is not None:
+            bar.write(line, file=stream)
+            bar.update(1)
+        else:
+            print(line, file=stream)
+
+    interrupted = False
+    try:
+        _execute(config, todo, on_done)
+    except KeyboardInterrupt:
+        interrupted = True
+        print(
+            f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
+            "run again with --resume to finish the rest",
+            file=stream,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    ordered = [results[j.run_id] for j in jobs if j.run_id in results]
+    outcome = write_reports(config, ordered, list(failures.values()), skipped, interrupted)
+    print("", file=stream)
+    print(outcome.markdown, file=stream)
+    print(f"results written to {out}/ (results.csv, summary.json, summary.md, plots)", file=stream)
+    return outcome
+
+
+def write_reports(
+    config: RaceConfig,
+    results: Sequence[dict[str, Any]],
+    failures: Sequence[dict[str, Any]],
+    skipped: dict[str, str],
+    interrupted: bool = False,
+) -> RaceOutcome:
+    """Write results.csv, summary.json, summary.md and the plots from finished runs."""
+    out = Path(config.out)
+    rows = _rows(results)
+    if rows:
+        write_csv(out / "results.csv", rows)
+    board = leaderboard(rows, config.thresholds)
+    cross = cross_play(rows)
+    game_id = load_game(config.game).id
+    markdown = markdown_summary(
+        game_id,
+        board,
+        cross,
+        thresholds=config.thresholds,
+        budget=config.budget_text(),
+        failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
+    )
+    if skipped:
+        markdown += (
+            "\n## Skipped learners\n\n"
+            + "\n".join(f"- {k}: {v}" for k, v in skipped.items())
+            + "\n"
+        )
+    summary = {
+        "game": game_id,
+        "budget": config.budget_text(),
+        "exploitability_convention": "NashConv / 2",
+        "runs_finished": len(results),
+        "runs_failed": len(failures),
+        "interrupted": interrupted,
+        "leaderboard": [e.to_dict() for e in board],
+        "cross_play": None if cross is None else cross.to_dict(),
+        "failures": [{"run_id": f["run_id"], "error": f["error"]} for f in failures],
+        "skipped": skipped,
+    }
+    atomic_write_bytes(out / "summary.json", json.dumps(summary, indent=1).encode())
+    atomic_write_bytes(out / "summary.md", markdown.encode())
+    if config.plots and rows:
+        _plots(out, rows, cross, game_id)
+    return RaceOutcome(
+        out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
+    )
+
+
+def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> None:
+    from nashzoo.eval.plots import convergence_plot, curves_from_rows, heatmap
+
+    points = [r for r in rows if r["seat"] == 0]
+    self_rows = [r for r in points if r["mode"] == "self"]
+    if self_rows:
+        convergence_plot(
+            curves_from_rows(self_rows, key="learner", x="wall_seconds"),
+            out / "exploitability_vs_time.png",
+            xlabel="training wall time (s, evaluation excluded)",
+            title=f"Self-play on {game_id}: exploitability of the average policy",
+        )
+        convergence_plot(
+            curves_from_rows(
+                [r for r in self_rows if float(r["total_work"]) > 0], key="learner", x="total_work"
+            ),
+            out / "exploitability_vs_work.png",
+            xlabel="work (nodes touched + env steps, both seats)",
+            title=f"Self-play on {game_id}: exploitability against work",
+        )
+    if cross is not None:
+        heatmap(
+            cross.seat_exploitability,
+            cross.learners,
+            cross.learners,
+            out / "crossplay_heatmap.png",
+            title=f"Cross-play on {game_id}\nseat exploitability of the row learner vs column",
+            colorbar="seat exploitability (lower is better)",
+            log=True,
+        )
+
+
+__all__ = ["RaceConfig", "RaceJob", "RaceOutcome", "plan", "run_job", "run_race", "write_reports"]
