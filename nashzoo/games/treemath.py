@@ -58,6 +58,8 @@ def expected_returns(tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
 
 def _others_reach(tree: CompiledTree, reach: np.ndarray, player: int) -> np.ndarray:
     """``pi_c(z) * prod_{q != player} pi_q(z)`` for every terminal."""
+    if reach.shape[0] == 2:  # the common case, without np.delete's copy
+        return tree.terminal_chance_reach * reach[1 - player]
     others = np.delete(reach, player, axis=0).prod(axis=0)
     return tree.terminal_chance_reach * others
 
@@ -119,6 +121,51 @@ def best_response(
     return _best_response(tree, strategy, terminal_reach(tree, strategy), player)
 
 
+@dataclass(frozen=True, eq=False)
+class _ResponderIndex:
+    """Per-player index arrays of :func:`best_response`, built once per tree."""
+
+    rows: np.ndarray  # [I_p] the player's information sets
+    columns: tuple[np.ndarray, ...]  # per path position k: contiguous ``seqs[:, k]``
+    depths: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]
+    # per k: (infosets at own depth k, their illegal masks, their flat ids ``infoset * A``)
+
+
+_BR_CACHE: weakref.WeakKeyDictionary[CompiledTree, tuple[_ResponderIndex, ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _responder_index(tree: CompiledTree, player: int) -> _ResponderIndex:
+    with _SF_LOCK:
+        cached = _BR_CACHE.get(tree)
+        if cached is None:
+            cached = _BR_CACHE[tree] = tuple(
+                _build_responder_index(tree, p) for p in range(tree.num_players)
+            )
+        return cached[player]
+
+
+def _build_responder_index(tree: CompiledTree, player: int) -> _ResponderIndex:
+    seqs = tree.terminal_sequences[player]
+    mine = tree.infoset_player == player
+    depths = []
+    for k in range(seqs.shape[1]):
+        at_depth = np.flatnonzero(mine & (tree.infoset_depth == k))
+        depths.append(
+            (
+                _frozen(at_depth),
+                _frozen(~tree.legal_mask[at_depth]),
+                _frozen(at_depth * tree.num_actions),
+            )
+        )
+    return _ResponderIndex(
+        rows=_frozen(np.flatnonzero(mine)),
+        columns=tuple(_frozen(seqs[:, k]) for k in range(seqs.shape[1])),
+        depths=tuple(depths),
+    )
+
+
 def _best_response(
     tree: CompiledTree, strategy: np.ndarray, reach: np.ndarray, player: int
 ) -> tuple[float, np.ndarray]:
@@ -128,25 +175,22 @@ def _best_response(
     on the way to ``z``; choices are 0 or 1, so it is exact and is updated with one gather per
     depth instead of being recomputed from the whole path.
     """
-    seqs = tree.terminal_sequences[player]
+    index = _responder_index(tree, player)
     weight = _others_reach(tree, reach, player) * tree.terminal_utility[:, player]
-    mine = tree.infoset_player == player
     br = np.array(strategy, dtype=np.float64, copy=True)
-    br[mine] = 0.0
+    br[index.rows] = 0.0
     flat = _flat(tree, br)
-    num_actions, n_seq = tree.num_actions, tree.num_sequences
-    illegal = ~tree.legal_mask
-    suffix = np.ones(seqs.shape[0])
-    for k in range(seqs.shape[1] - 1, -1, -1):
-        column = seqs[:, k]
+    n_seq = tree.num_sequences
+    suffix = np.ones(tree.num_terminals)
+    for k in range(len(index.columns) - 1, -1, -1):
+        column = index.columns[k]
+        at_depth, illegal, base = index.depths[k]
         q = np.bincount(column, weights=weight * suffix, minlength=n_seq + 1)[:n_seq]
-        q = q.reshape(tree.num_infosets, num_actions)
-        at_depth = np.flatnonzero(mine & (tree.infoset_depth == k))
         if at_depth.size:
-            values = np.where(illegal[at_depth], -np.inf, q[at_depth])
+            values = np.where(illegal, -np.inf, q.reshape(tree.num_infosets, -1)[at_depth])
             choice = np.argmax(values, axis=1)
             br[at_depth, choice] = 1.0
-            flat[at_depth * num_actions + choice] = 1.0
+            flat[base + choice] = 1.0
         suffix = suffix * flat[column]
     return float(weight @ suffix), br
 
