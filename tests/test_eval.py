@@ -315,6 +315,8 @@ def test_missing_infosets_and_wrong_shapes() -> None:
         nash_conv("kuhn_poker", lambda info: np.ones(3) / 3)
     with pytest.raises(PolicyError, match=r"failed at information set 'J\|'"):
         nash_conv("kuhn_poker", lambda info: {"Q|": [1, 0]}[info.key])
+    with pytest.raises(PolicyError, match="a list of numbers is not a policy"):
+        nash_conv("rps", [0.3, 0.3, 0.4])
     with pytest.raises(PolicyError, match="cannot evaluate a int"):
         as_tabular("kuhn_poker", 3)
     with pytest.raises(ValueError, match="player must be an integer"):

@@ -1,9 +1,24 @@
 """Exact evaluation of policies over the compiled game tree.
 
-Everything here is a plain function of ``(game, policy)``. The policy is first turned into one
-``[num_infosets, num_actions]`` table (:func:`as_tabular`: materialising neural or callable
-policies, combining one policy per seat, validating every row), then the work is done by the
-vectorised kernels of :mod:`nashzoo.games.treemath`, with no Python call per history.
+NashConv as in Lanctot et al. (2017), "A Unified Game-Theoretic Approach to Multiagent
+Reinforcement Learning", NeurIPS; exact best responses by backward induction over the
+responder's information sets (perfect recall: an information set's value is the sum over its
+histories; see Johanson et al. (2011), "Accelerating Best Response Calculation in Large Extensive
+Games", IJCAI); game values by the sequence-form LP (:mod:`nashzoo.eval.lp`).
+
+Everything here is a plain function of ``(game, policy)``:
+
+1. turn the policy into one ``[num_infosets, num_actions]`` table (:func:`as_tabular`:
+   materialising neural or callable policies, combining one policy per seat, validating every
+   row and naming the first bad information set);
+2. gather each player's reach probability of every terminal history from the table;
+3. for each player, fix the best action at its deepest information sets first and move up,
+   accumulating counterfactual values with the choices already made below;
+4. NashConv is the sum of the best-response gains; per-seat numbers compare each best response
+   with the LP game value.
+
+Steps 2-4 are the vectorised kernels of :mod:`nashzoo.games.treemath`, with no Python call per
+history.
 
 Definitions (``u_p`` is player ``p``'s expected return, ``sigma`` the joint policy):
 
@@ -84,6 +99,11 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
     if isinstance(policy, Mapping):
         return TabularPolicy.from_dict(game, policy)
     if isinstance(policy, Sequence) and not isinstance(policy, (str, bytes)):
+        if len(policy) and all(isinstance(p, (int, float, np.number)) for p in policy):
+            raise PolicyError(
+                "a list of numbers is not a policy; for one mixed strategy in a matrix game use "
+                "nashzoo.agents.fixed_policy(game, [...]), or pass one policy per seat"
+            )
         if len(policy) != game.num_players:
             raise PolicyError(
                 f"{game.id} has {game.num_players} seats but {len(policy)} seat policies were "
