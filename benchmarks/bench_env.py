@@ -251,8 +251,8 @@ def main() -> None:
                 "driven with `agent_iter`/`last`/`step`; OpenSpiel's Python "
                 "`rl_environment.Environment`; PettingZoo's own `leduc_holdem_v4` (RLCard; "
                 "Leduc only). Episodes per second, higher is better; in brackets the mean "
-                "number of decisions per episode (the peers play the same games, so similar "
-                "numbers mean similar work). Ratios are nashzoo / peer, measured in the same "
+                "number of decisions per episode (OpenSpiel plays the same games, so equal "
+                "numbers mean equal work). Ratios are nashzoo / peer, measured in the same "
                 "run with the implementations taking turns. RLCard's Leduc is a variant "
                 "(blinds instead of antes, its own action set), so its random games are "
                 "shorter; per decision the gap is larger than per episode.",
