@@ -144,7 +144,8 @@ def write_section(path: Path, body: str) -> None:
         new = text.rstrip("\n") + "\n\n" + body
     else:
         end = text.find("\n## ", start + len(SECTION))
-        new = text[:start] + body + (text[end + 1 :] if end >= 0 else "")
+        rest = "\n\n" + text[end + 1 :] if end >= 0 else "\n"
+        new = text[:start] + body.rstrip("\n") + rest
     with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
         tmp.write(new if new.endswith("\n") else new + "\n")
     os.replace(tmp.name, path)
