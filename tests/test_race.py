@@ -1,0 +1,179 @@
+"""The race runner: outputs, resume after an interruption, failures, process pool and Ray."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents.registry import _REGISTRY, register
+from nashzoo.train import race as race_mod
+from nashzoo.train.race import RaceConfig, plan, run_race
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+COLUMNS = {
+    "game",
+    "learner",
+    "seat",
+    "seed",
+    "checkpoint",
+    "wall_seconds",
+    "total_work",
+    "nodes_touched",
+    "env_steps",
+    "nash_conv",
+    "exploitability",
+    "seat_exploitability",
+}
+
+
+def _config(tmp_path: Path, **kw) -> RaceConfig:
+    base = dict(
+        game="kuhn_poker",
+        learners=("cfr", "cfr_plus"),
+        seeds=2,
+        budget_seconds=None,
+        budget_iterations=40,
+        out=str(tmp_path / "race"),
+        backend="serial",
+        plots=False,
+    )
+    base.update(kw)
+    return RaceConfig(**base)
+
+
+def test_plan_self_and_cross_play(tmp_path):
+    jobs, skipped = plan(_config(tmp_path, cross_play=True))
+    ids = [j.run_id for j in jobs]
+    assert "self-cfr-seed0" in ids and "cross-cfr-vs-cfr_plus-seed1" in ids
+    assert "cross-cfr_plus-vs-cfr-seed0" in ids  # each algorithm holds each seat
+    assert len(jobs) == 2 * 2 + 2 * 2 and not skipped
+
+
+def test_default_learners_skip_what_cannot_play(tmp_path):
+    jobs, skipped = plan(_config(tmp_path, learners=None))
+    names = {j.learners[0] for j in jobs}
+    assert {"cfr", "cfr_plus", "dcfr", "xfp"} <= names
+    assert "regret_matching" in skipped and "uniform" not in names
+
+
+def test_bad_config_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown learner"):
+        _config(tmp_path, learners=("nope",))
+    with pytest.raises(ValueError, match="valid games"):
+        _config(tmp_path, game="chess")
+    with pytest.raises(ValueError, match="budget"):
+        _config(tmp_path, budget_iterations=None)
+
+
+def test_outputs_and_results(tmp_path):
+    cfg = _config(tmp_path, cross_play=True, plots=True)
+    outcome = run_race(cfg, progress=False)
+    out = Path(cfg.out)
+    assert not outcome.failures and len(outcome.results) == 8
+    with open(out / "results.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert set(rows[0]) >= COLUMNS
+    assert {r["mode"] for r in rows} == {"self", "cross"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert [e["learner"] for e in summary["leaderboard"]] == ["cfr_plus", "cfr"]
+    assert summary["cross_play"]["learners"] == ["cfr", "cfr_plus"]
+    md = (out / "summary.md").read_text()
+    assert "Self-play leaderboard" in md and "which side gets closer" in md
+    for name in (
+        "exploitability_vs_time.png",
+        "exploitability_vs_work.png",
+        "crossplay_heatmap.png",
+    ):
+        assert (out / name).read_bytes()[:8] == PNG_MAGIC
+    run = out / "runs" / "self-cfr-seed0"
+    assert (run / "average_policy.json").exists() and (run / "checkpoint.npz").exists()
+    # every number in results.csv can be re-checked from the saved policy
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.eval import exploitability
+
+    last = [r for r in rows if r["run_id"] == "self-cfr-seed0" and r["seat"] == "0"][-1]
+    policy = TabularPolicy.load(run / "average_policy.json")
+    assert exploitability("kuhn_poker", policy) == pytest.approx(float(last["exploitability"]))
+
+
+def test_interrupted_race_keeps_results_and_resumes(tmp_path, monkeypatch):
+    cfg = _config(tmp_path)
+    real = race_mod.run_job
+    calls = []
+
+    def interrupt_second(job, out):
+        calls.append(job.run_id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(job, out)
+
+    monkeypatch.setattr(race_mod, "run_job", interrupt_second)
+    outcome = run_race(cfg, progress=False)
+    assert outcome.interrupted and len(outcome.results) == 1
+    done = Path(cfg.out) / "runs" / calls[0] / "result.json"
+    stamp = done.stat().st_mtime_ns
+    monkeypatch.setattr(race_mod, "run_job", real)
+    resumed = run_race(RaceConfig(**{**cfg.__dict__, "resume": True}), progress=False)
+    assert not resumed.interrupted and len(resumed.results) == 4
+    assert done.stat().st_mtime_ns == stamp  # the finished run was skipped, not re-run
+
+
+@register
+class _BrokenLearner(Learner):
+    """A learner whose step fails: the race must survive it."""
+
+    name = "_broken_for_tests"
+    Config = LearnerConfig
+
+    def _step(self, opponent):
+        raise RuntimeError("deliberate failure")
+
+    def current_policy(self):
+        from nashzoo.agents import TabularPolicy
+
+        return TabularPolicy.uniform(self.game)
+
+    average_policy = current_policy
+
+    def _state_arrays(self):
+        return {}
+
+    def _load_state_arrays(self, arrays):
+        pass
+
+
+def test_failing_learner_does_not_sink_the_race(tmp_path):
+    try:
+        cfg = _config(tmp_path, learners=("cfr", "_broken_for_tests"), seeds=1)
+        outcome = run_race(cfg, progress=False)
+    finally:
+        _REGISTRY.pop("_broken_for_tests", None)
+    assert [r["run_id"] for r in outcome.results] == ["self-cfr-seed0"]
+    assert [f["run_id"] for f in outcome.failures] == ["self-_broken_for_tests-seed0"]
+    error = json.loads(
+        (Path(cfg.out) / "runs" / "self-_broken_for_tests-seed0" / "error.json").read_text()
+    )
+    assert "deliberate failure" in error["error"]
+    assert "Failed runs" in outcome.markdown
+
+
+def test_process_pool_matches_serial(tmp_path):
+    serial = run_race(_config(tmp_path / "a", learners=("cfr",)), progress=False)
+    pooled = run_race(
+        _config(tmp_path / "b", learners=("cfr",), backend="process", workers=2), progress=False
+    )
+    key = lambda r: r["run_id"]  # noqa: E731
+    for s, p in zip(sorted(serial.results, key=key), sorted(pooled.results, key=key), strict=True):
+        assert [h["nash_conv"] for h in s["history"]] == [h["nash_conv"] for h in p["history"]]
+
+
+def test_ray_backend_local(tmp_path):
+    pytest.importorskip("ray")
+    outcome = run_race(
+        _config(tmp_path, learners=("cfr",), backend="ray", workers=2), progress=False
+    )
+    assert len(outcome.results) == 2 and not outcome.failures
