@@ -194,8 +194,14 @@ def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
     if file.suffix == ".npz":
         import numpy as np
 
-        with np.load(file, allow_pickle=False) as data:
-            is_trainer = "__trainer__" in data.files
+        try:
+            with np.load(file, allow_pickle=False) as data:
+                is_trainer = "__trainer__" in data.files
+        except Exception as err:
+            raise ValueError(
+                f"{path} is not a readable nashzoo checkpoint ({type(err).__name__}); it may "
+                "be truncated or from another program"
+            ) from None
         if is_trainer:
             from nashzoo.train import Trainer
 

@@ -1,0 +1,47 @@
+"""Tournaments: exact payoffs pinned by hand, sampled matches agree with them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nashzoo.eval.tournament import Entrant, load_entrant, round_robin
+
+
+def test_rps_exact_payoffs_by_hand():
+    entrants = [
+        load_entrant("rps", "uniform"),
+        load_entrant("rps", "fixed:0.3,0.3,0.4"),
+        load_entrant("rps", "rock=fixed:1,0,0"),
+    ]
+    result = round_robin("rps", entrants)
+    # rock against (.3, .3, .4): 0.3*0 + 0.3*(-1) + 0.4*(+1) = +0.1
+    assert result.exact[2, 1] == pytest.approx(0.1)
+    assert result.exact[1, 2] == pytest.approx(-0.1)
+    assert np.allclose(result.exact[0], 0.0)  # uniform earns 0 against anything
+    assert result.names[result.ranking[0]] == "rock"
+
+
+def test_sampled_matches_agree_with_exact_within_interval():
+    game = "kuhn_poker"
+    entrants = [load_entrant(game, "uniform"), load_entrant(game, "equilibrium")]
+    result = round_robin(game, entrants, episodes=3000, seed=7)
+    # Kuhn: equilibrium vs uniform, both seats averaged, is exactly 1/9 (hand-checked via LP)
+    assert result.exact[1, 0] == pytest.approx(1 / 9, abs=1e-9)
+    for i in range(2):
+        for j in range(2):
+            if i != j:
+                assert abs(result.sampled[i, j] - result.exact[i, j]) <= result.ci95[i, j]
+    assert result.names[result.ranking[0]] == "equilibrium"
+
+
+def test_entrant_errors(tmp_path):
+    with pytest.raises(ValueError, match="neither a built-in"):
+        load_entrant("kuhn_poker", "nothing-here")
+    with pytest.raises(ValueError, match="probabilities like"):
+        load_entrant("rps", "fixed:a,b")
+    u = load_entrant("kuhn_poker", "uniform")
+    with pytest.raises(ValueError, match="unique"):
+        round_robin("kuhn_poker", [u, Entrant("uniform", u.policy)])
+    with pytest.raises(ValueError, match="at least two"):
+        round_robin("kuhn_poker", [u])
