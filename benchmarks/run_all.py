@@ -1,0 +1,29 @@
+"""Run every benchmark script in turn (``make bench``); pass ``--quick`` for short versions.
+
+Each script measures nashzoo and its peer (OpenSpiel, PettingZoo) in the same run and prints a
+table of ratios; ``--markdown BENCHMARKS.md`` makes each rewrite its own section.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str]) -> int:
+    scripts = sorted(p for p in HERE.glob("bench_*.py"))
+    failed = []
+    for script in scripts:
+        print(f"\n===== {script.name} =====", flush=True)
+        if subprocess.run([sys.executable, str(script), *argv], check=False).returncode:
+            failed.append(script.name)
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
