@@ -22,6 +22,7 @@ race: setup
 	$(BIN)/nashzoo race
 
 test: setup
+	$(BIN)/ruff check nashzoo tests benchmarks
 	$(BIN)/python -m pytest
 
 lint: setup
