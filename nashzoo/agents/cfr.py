@@ -98,6 +98,8 @@ class _FullWidthCFR(Learner):
         self._mine = tree.infoset_player == self.seat
         self._rows = np.flatnonzero(self._mine)
         self._update_mask = (tree.legal_mask & self._mine[:, None]).astype(np.float64)
+        self._own_legal = tree.legal_mask[self._rows]
+        self._uniform = tm.uniform_strategy(tree)
         shape = (tree.num_infosets, tree.num_actions)
         self._regrets = np.zeros(shape)
         self._strategy_sum = np.zeros(shape)
@@ -105,8 +107,10 @@ class _FullWidthCFR(Learner):
 
     # --- the algorithm -----------------------------------------------------------------------
     def _refresh_current(self) -> None:
-        # Rows of other seats have zero regret, hence uniform: a valid policy everywhere.
-        self._current = tm.regret_matching(self._regrets, self.tree.legal_mask)
+        # Regret matching on this seat's rows; other seats' rows stay uniform (a valid policy).
+        current = self._uniform.copy()
+        current[self._rows] = tm.regret_matching(self._regrets[self._rows], self._own_legal)
+        self._current = current
         self._current_policy: TabularPolicy | None = None
 
     def _step(self, opponent: Policy) -> dict[str, float]:

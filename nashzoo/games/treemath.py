@@ -215,9 +215,22 @@ def regret_matching(regrets: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
     Each row becomes proportional to its positive regrets over legal actions; rows without
     positive regret become uniform over legal actions. Works on ``[..., num_actions]`` arrays.
     """
+    legal_mask = np.asarray(legal_mask, dtype=bool)
     positive = np.where(legal_mask, np.maximum(regrets, 0.0), 0.0)
-    total = positive.sum(axis=-1, keepdims=True)
-    uniform = legal_mask / np.maximum(legal_mask.sum(axis=-1, keepdims=True), 1)
+    legal = (
+        legal_mask
+        if legal_mask.shape == positive.shape
+        else np.broadcast_to(legal_mask, positive.shape)
+    )
+    # Row sums accumulated column by column: same numbers as ``.sum(axis=-1)`` for the short
+    # action axes of these games, several times faster than a reduction over a 2-3 wide axis.
+    total = positive[..., 0].copy()
+    count = legal[..., 0].astype(np.float64)
+    for a in range(1, positive.shape[-1]):
+        total += positive[..., a]
+        count += legal[..., a]
+    total, count = total[..., None], count[..., None]
+    uniform = legal / np.maximum(count, 1)
     return np.where(total > 0.0, positive / np.where(total > 0.0, total, 1.0), uniform)
 
 
