@@ -19,6 +19,13 @@ from nashzoo.agents.registry import (
 from nashzoo.agents.regret_matching import RegretMatching, RegretMatchingConfig
 from nashzoo.agents.xfp import XFP, XFPConfig
 
+# Neural and RL learners need optional extras (torch; Stable-Baselines3): registered lazily, their
+# modules are imported on first use and a missing extra is named in the error.
+register_lazy("nfsp", "nashzoo.agents.nfsp", "neural")
+register_lazy("deep_cfr", "nashzoo.agents.deep_cfr", "neural")
+register_lazy("ppo", "nashzoo.agents.sb3_baseline", "rl")
+register_lazy("dqn", "nashzoo.agents.sb3_baseline", "rl")
+
 __all__ = [
     "CFR",
     "DCFR",

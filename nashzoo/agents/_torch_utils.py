@@ -1,0 +1,429 @@
+"""Torch helpers shared by the neural learners (NFSP, Deep CFR).
+
+Importing this module needs the optional ``neural`` extra (torch); the registry turns the
+ImportError into a message naming the extra.
+
+* :func:`build_mlp`: a small ReLU MLP whose initial weights come from a ``np.random.Generator``
+  (no global torch RNG), so the same seed gives the same network.
+* :class:`CircularBuffer` and :class:`ReservoirBuffer`: memories as preallocated numpy arrays
+  (one array per field, ``capacity`` rows), never lists of Python objects. ``bytes_per_entry``
+  says what one entry costs; only the filled rows go into checkpoints.
+* :func:`pack_torch` / :func:`unpack_torch`: torch state (``state_dict`` s) serialised with
+  ``torch.save`` into a ``uint8`` array that rides inside the learner's ``.npz`` checkpoint, and
+  read back with ``torch.load(weights_only=True)`` (no pickle of arbitrary objects).
+* :class:`NumpyMLP`: a frozen float32 copy of a network evaluated with numpy (microseconds for
+  these tiny nets, where a torch call costs tens); used for acting and for policy snapshots.
+* :class:`NetworkPolicy` / :class:`SoftmaxPolicy`: frozen copies of networks read as
+  :class:`~nashzoo.agents.policy.Policy` objects. ``action_probabilities_batch`` evaluates many
+  information sets in one forward pass, which is what makes
+  ``TabularPolicy.from_policy`` (exact exploitability) fast.
+* :func:`check_loss` / :func:`check_parameters`: NaN/inf guards. A non-finite loss raises
+  :class:`TrainingDivergedError` *before* the optimiser step, so the networks keep their last
+  good values, and :func:`check_parameters` refuses to write a checkpoint of broken weights.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from nashzoo.agents.policy import Infoset, PolicyError, sample_action
+
+
+class TrainingDivergedError(RuntimeError):
+    """A loss or a parameter became NaN/inf; the learner stopped before applying it."""
+
+
+# --- devices, networks -------------------------------------------------------------------------
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``"cpu"`` (default everywhere), ``"cuda"`` / ``"cuda:N"`` when available, or ``"auto"``."""
+    if isinstance(device, torch.device):
+        device = str(device)
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(
+            f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}"
+        ) from err
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={device!r} but torch sees no CUDA device here; use device='cpu' "
+            "(the default) or device='auto'"
+        )
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
+    return dev
+
+
+def check_hidden_sizes(hidden: Sequence[int], what: str) -> tuple[int, ...]:
+    """Validate a tuple of hidden layer widths (may be empty: a linear model)."""
+    try:
+        sizes = tuple(int(h) for h in hidden)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{what} must be a sequence of positive integers, got {hidden!r}"
+        ) from None
+    if any(h <= 0 for h in sizes):
+        raise ValueError(f"{what} must be positive integers, got {hidden!r}")
+    return sizes
+
+
+def build_mlp(
+    input_size: int, hidden_sizes: Sequence[int], output_size: int, rng: np.random.Generator
+) -> nn.Sequential:
+    """A ReLU MLP ``input -> hidden... -> output`` initialised from ``rng``.
+
+    The initialisation is PyTorch's default for ``nn.Linear`` (weights and biases uniform in
+    ``+-1/sqrt(fan_in)``), drawn from the numpy generator so that no global RNG is touched.
+    """
+    layers: list[nn.Module] = []
+    sizes = [int(input_size), *check_hidden_sizes(hidden_sizes, "hidden_sizes")]
+    for fan_in, fan_out in itertools.pairwise(sizes):
+        layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
+    layers.append(nn.Linear(sizes[-1], int(output_size)))
+    net = nn.Sequential(*layers)
+    reinitialise(net, rng)
+    return net
+
+
+def reinitialise(net: nn.Module, rng: np.random.Generator) -> None:
+    """Re-draw every ``nn.Linear`` of ``net`` from ``rng`` (PyTorch's default ranges)."""
+    with torch.no_grad():
+        for layer in net.modules():
+            if isinstance(layer, nn.Linear):
+                bound = 1.0 / math.sqrt(layer.in_features)
+                for param in (layer.weight, layer.bias):
+                    values = rng.uniform(-bound, bound, size=tuple(param.shape))
+                    param.copy_(torch.from_numpy(values.astype(np.float32)))
+
+
+def hard_update(target: nn.Module, source: nn.Module) -> None:
+    """Copy ``source``'s parameters into ``target`` (DQN target network refit)."""
+    target.load_state_dict(source.state_dict())
+
+
+# --- numerical guards ----------------------------------------------------------------------------
+def check_loss(loss: torch.Tensor, *, learner: str, iteration: int, what: str) -> float:
+    """Return ``loss`` as a float; raise :class:`TrainingDivergedError` if it is NaN/inf.
+
+    Called before ``optimizer.step()``, so a bad loss never reaches the parameters.
+    """
+    value = float(loss.detach())
+    if not math.isfinite(value):
+        raise TrainingDivergedError(
+            f"{learner}: the {what} loss became {value} at learner step {iteration + 1}; "
+            "training stopped before applying it (the networks keep their last good values and "
+            "no checkpoint was written). Lower the learning rate, or check the inputs for "
+            "NaN/inf values."
+        )
+    return value
+
+
+def check_parameters(nets: Mapping[str, nn.Module], *, learner: str) -> None:
+    """Raise :class:`TrainingDivergedError` if any parameter of ``nets`` is NaN/inf."""
+    for name, net in nets.items():
+        for pname, param in net.named_parameters():
+            if not bool(torch.isfinite(param).all()):
+                raise TrainingDivergedError(
+                    f"{learner}: network {name!r} has non-finite values in {pname}; refusing to "
+                    "write a checkpoint of it (the last good checkpoint is kept)"
+                )
+
+
+# --- checkpoint payloads ------------------------------------------------------------------------
+def pack_torch(obj: Any) -> np.ndarray:
+    """``torch.save(obj)`` as a ``uint8`` array (to store inside an ``.npz`` checkpoint)."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return np.frombuffer(buffer.getvalue(), dtype=np.uint8).copy()
+
+
+def unpack_torch(array: np.ndarray, device: torch.device | str = "cpu") -> Any:
+    """Inverse of :func:`pack_torch`, with ``weights_only=True`` (tensors and plain data only)."""
+    data = np.asarray(array, dtype=np.uint8).tobytes()
+    return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+
+
+def optimizer_to(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
+    """Move an optimiser's state tensors to ``device`` (after loading a checkpoint)."""
+    for state in optimizer.state.values():
+        for key, value in state.items():
+            if isinstance(value, torch.Tensor) and key != "step":
+                state[key] = value.to(device)
+
+
+def check_input_size(net: nn.Module, expected: int, *, what: str) -> None:
+    """Refuse a network whose first layer does not read ``expected`` features."""
+    first = next(m for m in net.modules() if isinstance(m, nn.Linear))
+    if first.in_features != expected:
+        raise PolicyError(
+            f"{what} reads {first.in_features} features but this game's information-set "
+            f"tensors have {expected}: it was trained on another game"
+        )
+
+
+# --- memories -------------------------------------------------------------------------------------
+FieldSpec = Mapping[str, tuple[tuple[int, ...], Any]]
+
+
+class ArrayBuffer:
+    """Fixed-capacity memory of named fields, each a preallocated ``[capacity, *shape]`` array.
+
+    Subclasses decide where new entries go (:class:`CircularBuffer`, :class:`ReservoirBuffer`).
+    ``np.zeros`` allocates lazily, so a large capacity costs memory only as it fills.
+    """
+
+    def __init__(self, capacity: int, fields: FieldSpec) -> None:
+        if int(capacity) <= 0:
+            raise ValueError(f"buffer capacity must be a positive integer, got {capacity!r}")
+        self.capacity = int(capacity)
+        self.fields = {
+            name: (tuple(shape), np.dtype(dtype)) for name, (shape, dtype) in fields.items()
+        }
+        self.data = {
+            name: np.zeros((self.capacity, *shape), dtype=dtype)
+            for name, (shape, dtype) in self.fields.items()
+        }
+        self.size = 0
+        self.added = 0
+
+    @property
+    def bytes_per_entry(self) -> int:
+        """Memory one entry takes (sum over fields of ``prod(shape) * itemsize``)."""
+        return sum(
+            int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            for shape, dtype in self.fields.values()
+        )
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _check_batch(self, batch: Mapping[str, np.ndarray]) -> int:
+        if set(batch) != set(self.fields):
+            raise ValueError(f"buffer fields are {sorted(self.fields)}, got {sorted(batch)}")
+        lengths = {len(v) for v in batch.values()}
+        if len(lengths) != 1:
+            raise ValueError(f"buffer batch fields have different lengths: {sorted(lengths)}")
+        return lengths.pop()
+
+    def sample(self, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """``n`` entries drawn uniformly with replacement."""
+        if self.size == 0:
+            raise ValueError("cannot sample from an empty buffer")
+        idx = rng.integers(0, self.size, size=int(n))
+        return {name: array[idx] for name, array in self.data.items()}
+
+    def state_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        """Filled rows of every field plus counters (for checkpoints)."""
+        out = {f"{prefix}{name}": array[: self.size].copy() for name, array in self.data.items()}
+        out[f"{prefix}__counters"] = np.array([self.size, self.added, self._position()], np.int64)
+        return out
+
+    def load_state_arrays(self, arrays: Mapping[str, np.ndarray], prefix: str) -> None:
+        size, added, position = (int(x) for x in arrays[f"{prefix}__counters"])
+        if not 0 <= size <= self.capacity:
+            raise ValueError(f"buffer {prefix!r} holds {size} entries, capacity is {self.capacity}")
+        for name, (shape, dtype) in self.fields.items():
+            stored = np.asarray(arrays[f"{prefix}{name}"])
+            if stored.shape != (size, *shape):
+                raise ValueError(
+                    f"buffer field {prefix}{name} has shape {stored.shape}, expected "
+                    f"{(size, *shape)} (a checkpoint of another game or configuration?)"
+                )
+            self.data[name][:size] = stored.astype(dtype, copy=False)
+        self.size, self.added = size, added
+        self._set_position(position)
+
+    def _position(self) -> int:
+        return 0
+
+    def _set_position(self, position: int) -> None:
+        pass
+
+
+class CircularBuffer(ArrayBuffer):
+    """First-in first-out memory: once full, each new entry overwrites the oldest one."""
+
+    def __init__(self, capacity: int, fields: FieldSpec) -> None:
+        super().__init__(capacity, fields)
+        self._next = 0
+
+    def add(self, batch: Mapping[str, np.ndarray]) -> None:
+        n = self._check_batch(batch)
+        if n == 0:
+            return
+        keep = min(n, self.capacity)
+        slots = (self._next + np.arange(n - keep, n)) % self.capacity
+        for name, values in batch.items():
+            self.data[name][slots] = np.asarray(values)[n - keep :]
+        self._next = int((self._next + n) % self.capacity)
+        self.size = min(self.capacity, self.size + n)
+        self.added += n
+
+    def _position(self) -> int:
+        return self._next
+
+    def _set_position(self, position: int) -> None:
+        self._next = int(position) % self.capacity
+
+
+class ReservoirBuffer(ArrayBuffer):
+    """Reservoir sampling (Vitter 1985, algorithm R): a uniform sample of everything ever added.
+
+    The ``k``-th entry (0-based) is kept with probability ``capacity / (k + 1)`` in a uniformly
+    chosen slot, so the memory always holds a uniform sample of the whole history: what NFSP's
+    average-policy network and Deep CFR's networks need to learn an *average*. Batches are
+    added in one vectorised call with the same result as adding the entries one by one.
+    """
+
+    def add(self, batch: Mapping[str, np.ndarray], rng: np.random.Generator) -> None:
+        n = self._check_batch(batch)
+        if n == 0:
+            return
+        counts = self.added + np.arange(n, dtype=np.int64)
+        slots = counts.copy()
+        full = counts >= self.capacity
+        if full.any():
+            slots[full] = rng.integers(0, counts[full] + 1)
+        keep = np.flatnonzero(slots < self.capacity)
+        slots = slots[keep]
+        # Several entries of one batch may draw the same slot: the later one wins, as it would
+        # one by one.
+        rev_slots, rev_first = np.unique(slots[::-1], return_index=True)
+        source = keep[::-1][rev_first]
+        for name, values in batch.items():
+            self.data[name][rev_slots] = np.asarray(values)[source]
+        self.added += n
+        self.size = min(self.capacity, self.added)
+
+
+# --- policies ----------------------------------------------------------------------------------
+class NumpyMLP:
+    """A frozen float32 copy of a :func:`build_mlp` network evaluated with numpy.
+
+    For the tiny networks of these games a numpy forward pass costs a few microseconds where a
+    torch call costs tens, and a copy is a handful of arrays (no ``deepcopy`` of a module).
+    """
+
+    def __init__(self, net: nn.Module) -> None:
+        layers = list(net.children()) if isinstance(net, nn.Sequential) else [net]
+        linears = [m for m in layers if isinstance(m, nn.Linear)]
+        expected = [nn.Linear, nn.ReLU] * (len(linears) - 1) + [nn.Linear]
+        if not linears or [type(m) for m in layers] != expected:
+            raise TypeError("NumpyMLP copies Linear/ReLU stacks made by build_mlp only")
+        self.layers = [
+            (
+                m.weight.detach().to("cpu", torch.float32).numpy().T.copy(),
+                m.bias.detach().to("cpu", torch.float32).numpy().copy(),
+            )
+            for m in linears
+        ]
+        self.input_size = int(linears[0].in_features)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        last = len(self.layers) - 1
+        for i, (weight, bias) in enumerate(self.layers):
+            x = x @ weight
+            x += bias
+            if i < last:
+                np.maximum(x, 0.0, out=x)
+        return x
+
+
+def masked_softmax_np(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Float64 softmax over the legal entries of each row; zeros on illegal ones."""
+    z = np.where(mask, logits.astype(np.float64), -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Torch softmax over the legal entries of each row (``mask`` bool); zeros on illegal ones."""
+    very_negative = torch.finfo(logits.dtype).min
+    masked = torch.where(mask, logits, torch.full_like(logits, very_negative))
+    probs = torch.softmax(masked, dim=-1) * mask
+    return probs / probs.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+class NetworkPolicy:
+    """Frozen copies of networks read as a Policy over information-set tensors.
+
+    Subclasses implement :meth:`_probabilities` on a batch of float32 tensors and boolean
+    masks. The networks are copies taken when the policy was made: later training never
+    changes a policy already handed out.
+    """
+
+    def __init__(self, game_id: str, input_size: int, num_actions: int, seat: int | None) -> None:
+        self.game_id = game_id
+        self.input_size = int(input_size)
+        self.num_actions = int(num_actions)
+        self.seat = seat
+
+    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def action_probabilities_batch(
+        self, players: np.ndarray, tensors: np.ndarray, legal_masks: np.ndarray
+    ) -> np.ndarray:
+        """``[n, num_actions]`` probabilities for ``n`` information sets in one forward pass."""
+        tensors = np.asarray(tensors, dtype=np.float32)
+        masks = np.asarray(legal_masks).astype(bool, copy=False)
+        if tensors.ndim != 2 or tensors.shape[1] != self.input_size:
+            raise PolicyError(
+                f"{type(self).__name__} for {self.game_id} reads information-set tensors of size "
+                f"{self.input_size}, got shape {tensors.shape}: is the information set from "
+                "another game?"
+            )
+        if masks.shape != (tensors.shape[0], self.num_actions):
+            raise PolicyError(
+                f"legal masks must have shape {(tensors.shape[0], self.num_actions)}, "
+                f"got {masks.shape}"
+            )
+        if tensors.shape[0] == 0:
+            return np.zeros((0, self.num_actions))
+        if not masks.any(axis=1).all():
+            raise PolicyError("every queried information set needs at least one legal action")
+        return np.asarray(self._probabilities(tensors, masks), dtype=np.float64)
+
+    def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        tensor = np.asarray(infoset.tensor, dtype=np.float32).reshape(1, -1)
+        mask = np.asarray(infoset.legal_mask).reshape(1, -1)
+        return self.action_probabilities_batch(np.array([infoset.player]), tensor, mask)[0]
+
+    def act(self, infoset: Infoset, rng: np.random.Generator) -> int:
+        """Sample an action (acting never changes the policy)."""
+        return sample_action(self.action_probabilities(infoset), rng)
+
+    def __repr__(self) -> str:
+        seat = "" if self.seat is None else f", seat {self.seat}"
+        return f"{type(self).__name__}({self.game_id}{seat})"
+
+
+class SoftmaxPolicy(NetworkPolicy):
+    """Masked softmax of a logits network (NFSP's average network, Deep CFR's strategy network).
+
+    Trained on one seat's information sets; its answers elsewhere are valid distributions but
+    carry no meaning (evaluators take each seat's rows from that seat's policy).
+    """
+
+    def __init__(self, net: nn.Module, game_id: str, input_size: int, num_actions: int, seat: int):
+        super().__init__(game_id, input_size, num_actions, seat)
+        self.net = NumpyMLP(net)
+
+    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return masked_softmax_np(self.net(tensors), masks)
+
+
+def module_dict(nets: Iterable[tuple[str, nn.Module]]) -> dict[str, Any]:
+    """``{name: state_dict}`` with CPU tensors (for :func:`pack_torch`)."""
+    return {name: {k: v.detach().cpu() for k, v in net.state_dict().items()} for name, net in nets}

@@ -1,0 +1,530 @@
+"""Deep CFR, registry name ``"deep_cfr"``.
+
+Brown, N., Lerer, A., Gross, S. and Sandholm, T. (2019). *Deep Counterfactual Regret
+Minimization.* ICML 2019, arXiv:1811.00164. Linear weighting from Brown and Sandholm (2019),
+*Solving Imperfect-Information Games via Discounted Regret Minimization*, AAAI 2019.
+
+One learner owns one seat ``i``; one ``step()`` is one CFR iteration ``t`` for that seat:
+
+1. Strategy of this iteration: ``sigma_t = regret_matching(advantage_net(I))`` on every own
+   information set (uniform before the first training); the opponent plays the Policy given to
+   ``step()``, materialised over the tree (Deep CFR is model-based).
+2. ``traversals`` external-sampling traversals with ``i`` as the traverser: at own nodes every
+   legal action is explored, opponent and chance nodes sample one action. At each visited own
+   node store ``(tensor(I), t, r(I, .))`` in the advantage reservoir, where
+   ``r(I, a) = v(I, a) - v(I)`` is the sampled instantaneous regret.
+3. ``strategy_traversals`` traversals with the roles swapped (the opponent explores, ``i`` samples
+   from ``sigma_t``), as Deep CFR collects strategy samples during the opponent's traversals: at
+   each visited own node store ``(tensor(I), t, sigma_t(I))`` in the strategy reservoir. Visit
+   frequencies are then proportional to ``i``'s own reach, which is how the average strategy
+   must be weighted.
+4. Train the advantage network on its memory, loss weighted by ``t`` (linear CFR).
+5. Train the strategy network on the strategy memory (cross-entropy against ``sigma_t``,
+   weighted by ``t``); it is the learner's output, :meth:`DeepCFR.average_policy`.
+
+The traversals are vectorised over the compiled tree: all ``K`` traversals advance together,
+one tree depth at a time, as arrays of ``(traversal, node)`` pairs, and values are backed up with
+``np.bincount``; no Python call per node.
+
+Known pitfalls on small games such as Kuhn, and the defaults that avoid them:
+
+* **Re-initialising the advantage network every iteration** (the paper's choice, OpenSpiel's
+  ``reinitialize_advantage_networks=True``) throws away what was learned and needs thousands of
+  SGD steps per iteration to refit the whole memory; with a few hundred steps the regrets are
+  under-fitted and NashConv stalls. Default here: warm start (``reinitialize_advantage=False``),
+  so each iteration only has to absorb the new samples.
+* **Too few traversals**: with tens of traversals per iteration most information sets get no
+  fresh regret samples and the regret estimates are dominated by noise. Default: 1,000.
+* **Training the strategy network only at the end** (OpenSpiel) leaves no output before it; here
+  it is trained a little every iteration (warm start), so ``average_policy()`` is always current.
+* Regret matching is :func:`nashzoo.games.treemath.regret_matching`, the one shared
+  implementation: rows without positive predicted advantage play uniformly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from nashzoo.agents._torch_utils import (
+    NetworkPolicy,
+    NumpyMLP,
+    ReservoirBuffer,
+    SoftmaxPolicy,
+    TrainingDivergedError,
+    build_mlp,
+    check_hidden_sizes,
+    check_input_size,
+    check_loss,
+    check_parameters,
+    module_dict,
+    optimizer_to,
+    pack_torch,
+    reinitialise,
+    resolve_device,
+    unpack_torch,
+)
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.policy import Policy, PolicyError
+from nashzoo.agents.registry import register
+from nashzoo.games import CHANCE, CompiledTree, Game
+from nashzoo.games.treemath import regret_matching
+
+__all__ = ["DeepCFR", "DeepCFRConfig", "RegretMatchingPolicy", "TrainingDivergedError"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DeepCFRConfig(LearnerConfig):
+    """Deep CFR settings.
+
+    Attributes:
+        advantage_hidden: hidden layer widths of the advantage network (OpenSpiel's example:
+            one layer of 64).
+        strategy_hidden: hidden layer widths of the strategy network (OpenSpiel: 64).
+        traversals: external-sampling traversals per iteration (OpenSpiel's Kuhn example:
+            375; more, vectorised, is cheap here and steadies the regret estimates).
+        strategy_traversals: traversals per iteration that collect strategy samples.
+        advantage_memory: reservoir size of the advantage memory (entries).
+        strategy_memory: reservoir size of the strategy memory (entries).
+        advantage_steps: SGD steps on the advantage network per iteration.
+        strategy_steps: SGD steps on the strategy network per iteration.
+        batch_size: minibatch size of both networks (OpenSpiel's example: 256).
+        learning_rate: Adam learning rate of both networks (paper and OpenSpiel: 1e-3).
+        reinitialize_advantage: re-draw the advantage network (and reset its optimiser) at
+            every iteration, as in the paper; off by default (see the module docstring).
+        max_grad_norm: gradient-norm clipping (the paper clips at 1; ``None`` turns it off).
+        device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
+    """
+
+    advantage_hidden: tuple[int, ...] = (64,)
+    strategy_hidden: tuple[int, ...] = (64,)
+    traversals: int = 1_000
+    strategy_traversals: int = 250
+    advantage_memory: int = 1_000_000
+    strategy_memory: int = 1_000_000
+    advantage_steps: int = 64
+    strategy_steps: int = 64
+    batch_size: int = 512
+    learning_rate: float = 1e-3
+    reinitialize_advantage: bool = False
+    max_grad_norm: float | None = 1.0
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        for name in ("advantage_hidden", "strategy_hidden"):
+            object.__setattr__(self, name, check_hidden_sizes(getattr(self, name), name))
+        for name in (
+            "traversals",
+            "strategy_traversals",
+            "advantage_memory",
+            "strategy_memory",
+            "advantage_steps",
+            "strategy_steps",
+            "batch_size",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value <= 0:
+                raise ValueError(f"DeepCFRConfig.{name} must be a positive integer, got {value!r}")
+        lr = self.learning_rate
+        if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+            raise ValueError(f"DeepCFRConfig.learning_rate must be a positive number, got {lr!r}")
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ValueError(
+                f"DeepCFRConfig.max_grad_norm must be positive or None, got {self.max_grad_norm!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["advantage_hidden"] = list(self.advantage_hidden)
+        out["strategy_hidden"] = list(self.strategy_hidden)
+        return out
+
+
+class RegretMatchingPolicy(NetworkPolicy):
+    """Regret matching on an advantage network's outputs (Deep CFR's current strategy).
+
+    ``net=None`` is the untrained state: uniform over legal actions.
+    """
+
+    def __init__(
+        self, net: nn.Module | None, game_id: str, input_size: int, num_actions: int, seat: int
+    ) -> None:
+        super().__init__(game_id, input_size, num_actions, seat)
+        self.net = None if net is None else NumpyMLP(net)
+
+    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.net is None:
+            return regret_matching(np.zeros(masks.shape), masks)
+        return regret_matching(self.net(tensors).astype(np.float64), masks)
+
+
+@dataclasses.dataclass
+class _Level:
+    """One depth of a batch of traversals: parallel arrays over ``(traversal, node)`` pairs."""
+
+    node: np.ndarray  # node id
+    parent: np.ndarray  # index of the parent pair in the previous level
+    action: np.ndarray  # action / outcome id from the parent
+    weight: np.ndarray  # backup weight: sigma(I, a) under an exploring parent, else 1
+    explored: np.ndarray  # bool: the parent was an exploring node
+
+
+class _TreeWalker:
+    """Vectorised sampled traversals of one compiled tree (cached arrays)."""
+
+    def __init__(self, tree: CompiledTree) -> None:
+        self.tree = tree
+        a = tree.num_actions
+        self.player = tree.player.astype(np.int64)
+        self.infoset = tree.infoset.astype(np.int64)
+        self.children = tree.children.astype(np.int64)
+        self.action_children = self.children[:, :a]
+        probs = np.where(self.children >= 0, tree.chance_prob[np.maximum(self.children, 0)], 0.0)
+        self.chance_cdf = np.cumsum(probs, axis=1)
+
+    def walk(
+        self, explorer: int, strategy: np.ndarray, k: int, rng: np.random.Generator
+    ) -> list[_Level]:
+        """``k`` traversals: ``explorer`` expands every legal action, all others sample.
+
+        ``strategy`` is ``[num_infosets, num_actions]`` for every player.
+        """
+        node = np.zeros(k, dtype=np.int64)
+        empty_i = np.zeros(k, dtype=np.int64)
+        levels = [_Level(node, empty_i - 1, empty_i - 1, np.ones(k), np.zeros(k, dtype=bool))]
+        while True:
+            node = levels[-1].node
+            who = self.player[node]
+            parts = []
+            explore = np.flatnonzero(who == explorer)
+            if explore.size:
+                kids = self.action_children[node[explore]]
+                rows, cols = np.nonzero(kids >= 0)
+                isets = self.infoset[node[explore]]
+                parts.append(
+                    (
+                        kids[rows, cols],
+                        explore[rows],
+                        cols,
+                        strategy[isets[rows], cols],
+                        np.ones(rows.size, dtype=bool),
+                    )
+                )
+            chance = np.flatnonzero(who == CHANCE)
+            if chance.size:
+                cdf = self.chance_cdf[node[chance]]
+                cols = _sample_cdf(cdf, rng.random(chance.size))
+                parts.append(
+                    (
+                        self.children[node[chance], cols],
+                        chance,
+                        cols,
+                        np.ones(chance.size),
+                        np.zeros(chance.size, dtype=bool),
+                    )
+                )
+            sample = np.flatnonzero((who >= 0) & (who != explorer))
+            if sample.size:
+                probs = strategy[self.infoset[node[sample]]]
+                cols = _sample_cdf(np.cumsum(probs, axis=1), rng.random(sample.size))
+                parts.append(
+                    (
+                        self.action_children[node[sample], cols],
+                        sample,
+                        cols,
+                        np.ones(sample.size),
+                        np.zeros(sample.size, dtype=bool),
+                    )
+                )
+            if not parts:
+                return levels
+            levels.append(_Level(*(np.concatenate(p) for p in zip(*parts, strict=True))))
+
+    def sampled_regrets(self, levels: list[_Level], player: int) -> tuple[np.ndarray, np.ndarray]:
+        """Back up sampled values; return ``(infosets, regrets)`` at ``player``'s visited nodes."""
+        utility = self.tree.utility[:, player]
+        num_actions = self.tree.num_actions
+        out_isets, out_regrets = [], []
+        child_values: np.ndarray | None = None
+        for depth in range(len(levels) - 1, -1, -1):
+            level = levels[depth]
+            n = level.node.size
+            values = utility[level.node].copy()
+            child_by_action = None
+            if child_values is not None:
+                nxt = levels[depth + 1]
+                values += np.bincount(nxt.parent, weights=nxt.weight * child_values, minlength=n)
+                child_by_action = np.zeros((n, num_actions))
+                ex = nxt.explored
+                child_by_action[nxt.parent[ex], nxt.action[ex]] = child_values[ex]
+            mine = np.flatnonzero(self.player[level.node] == player)
+            if mine.size and child_by_action is not None:
+                isets = self.infoset[level.node[mine]]
+                legal = self.tree.legal_mask[isets]
+                out_isets.append(isets)
+                out_regrets.append(np.where(legal, child_by_action[mine] - values[mine, None], 0.0))
+            child_values = values
+        if not out_isets:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, num_actions))
+        return np.concatenate(out_isets), np.concatenate(out_regrets)
+
+    def visited_infosets(self, levels: list[_Level], player: int) -> np.ndarray:
+        """Infoset of every visited node of ``player`` (one entry per visit)."""
+        found = [self.infoset[level.node[self.player[level.node] == player]] for level in levels]
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+_WALKERS: dict[str, _TreeWalker] = {}
+
+
+def _walker(tree: CompiledTree) -> _TreeWalker:
+    walker = _WALKERS.get(tree.game_id)
+    if walker is None or walker.tree is not tree:
+        walker = _WALKERS[tree.game_id] = _TreeWalker(tree)
+    return walker
+
+
+def _sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Inverse-CDF sampling, one draw per row (zero-probability columns are never drawn)."""
+    picks = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)
+    return np.minimum(picks, cdf.shape[1] - 1)
+
+
+@register
+class DeepCFR(Learner):
+    """Deep CFR for one seat (see the module docstring)."""
+
+    name: ClassVar[str] = "deep_cfr"
+    Config: ClassVar[type[LearnerConfig]] = DeepCFRConfig
+    opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    model_free: ClassVar[bool] = False
+    config: DeepCFRConfig
+
+    @classmethod
+    def check_game(cls, game: Game) -> None:
+        super().check_game(game)
+        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
+            raise ValueError(f"deep_cfr reads information-set tensors; {game.id} defines none")
+
+    def _setup(self) -> None:
+        cfg = self.config
+        self.device = resolve_device(cfg.device)
+        self.input_size = int(self.game.infoset_tensor_size)
+        self.num_actions = int(self.game.num_actions)
+        self._init_rng = np.random.default_rng([self.seed, 0x64636672])  # "dcfr": init stream
+        self.advantage_net = build_mlp(
+            self.input_size, cfg.advantage_hidden, self.num_actions, self._init_rng
+        ).to(self.device)
+        self.strategy_net = build_mlp(
+            self.input_size, cfg.strategy_hidden, self.num_actions, self._init_rng
+        ).to(self.device)
+        self.advantage_optimizer = self._adam(self.advantage_net)
+        self.strategy_optimizer = self._adam(self.strategy_net)
+        d, a = self.input_size, self.num_actions
+        self.advantage_buffer = ReservoirBuffer(
+            cfg.advantage_memory,
+            {
+                "s": ((d,), np.float32),
+                "mask": ((a,), np.bool_),
+                "target": ((a,), np.float32),
+                "t": ((), np.float32),
+            },
+        )
+        self.strategy_buffer = ReservoirBuffer(
+            cfg.strategy_memory,
+            {
+                "s": ((d,), np.float32),
+                "mask": ((a,), np.bool_),
+                "target": ((a,), np.float32),
+                "t": ((), np.float32),
+            },
+        )
+        self.advantage_trained = False
+        self._snapshots: dict[str, NetworkPolicy] = {}
+        self._own_rows = self.tree.infosets_of(self.seat)
+
+    def _adam(self, net: nn.Module) -> torch.optim.Optimizer:
+        fused = self.device.type in ("cpu", "cuda")
+        return torch.optim.Adam(net.parameters(), lr=self.config.learning_rate, fused=fused)
+
+    @property
+    def memory_bytes_per_entry(self) -> dict[str, int]:
+        """Bytes one entry of each memory takes."""
+        return {
+            "advantage": self.advantage_buffer.bytes_per_entry,
+            "strategy": self.strategy_buffer.bytes_per_entry,
+        }
+
+    # --- policies --------------------------------------------------------------------------------
+    def current_policy(self) -> RegretMatchingPolicy:
+        """Regret matching on the advantage network (a frozen copy): ``sigma_t``."""
+        policy = self._snapshots.get("current")
+        if policy is None:
+            policy = self._snapshots["current"] = RegretMatchingPolicy(
+                self.advantage_net if self.advantage_trained else None,
+                self.game.id,
+                self.input_size,
+                self.num_actions,
+                self.seat,
+            )
+        return policy  # type: ignore[return-value]
+
+    def average_policy(self) -> SoftmaxPolicy | RegretMatchingPolicy:
+        """The strategy network (a frozen copy): Deep CFR's output.
+
+        Before the first step it is uniform (the average of no iterations is undefined; uniform
+        is what iteration one plays).
+        """
+        policy = self._snapshots.get("average")
+        if policy is None:
+            if len(self.strategy_buffer) == 0:
+                policy = RegretMatchingPolicy(
+                    None, self.game.id, self.input_size, self.num_actions, self.seat
+                )
+            else:
+                policy = SoftmaxPolicy(
+                    self.strategy_net, self.game.id, self.input_size, self.num_actions, self.seat
+                )
+            self._snapshots["average"] = policy
+        return policy  # type: ignore[return-value]
+
+    # --- one iteration ---------------------------------------------------------------------------
+    def _step(self, opponent: Policy) -> dict[str, float]:
+        cfg, tree, seat = self.config, self.tree, self.seat
+        t = float(self.iterations + 1)
+        strategy = np.array(self.opponent_strategy(opponent), dtype=np.float64)
+        own = self.current_policy().action_probabilities_batch(
+            tree.infoset_player[self._own_rows],
+            tree.infoset_tensors[self._own_rows],
+            tree.legal_mask[self._own_rows],
+        )
+        strategy[self._own_rows] = own
+        walker = _walker(tree)
+        # 2. advantage samples: this seat explores
+        levels = walker.walk(seat, strategy, cfg.traversals, self.rng)
+        isets, regrets = walker.sampled_regrets(levels, seat)
+        nodes = sum(level.node.size for level in levels)
+        self.advantage_buffer.add(self._entries(isets, regrets, t), self.rng)
+        # 3. strategy samples: the opponent explores, this seat samples from sigma_t
+        opponent_seat = 1 - seat
+        levels = walker.walk(opponent_seat, strategy, cfg.strategy_traversals, self.rng)
+        visited = walker.visited_infosets(levels, seat)
+        nodes += sum(level.node.size for level in levels)
+        self.strategy_buffer.add(self._entries(visited, strategy[visited], t), self.rng)
+        # 4-5. train
+        if cfg.reinitialize_advantage:
+            reinitialise(self.advantage_net, self._init_rng)
+            self.advantage_optimizer = self._adam(self.advantage_net)
+        adv_loss = self._train(
+            self.advantage_net, self.advantage_optimizer, self.advantage_buffer, "advantage"
+        )
+        strat_loss = self._train(
+            self.strategy_net, self.strategy_optimizer, self.strategy_buffer, "strategy"
+        )
+        self.advantage_trained = True
+        self._snapshots.clear()
+        return {
+            "nodes_touched": nodes,
+            "advantage_samples": int(isets.size),
+            "strategy_samples": int(visited.size),
+            "advantage_loss": adv_loss,
+            "strategy_loss": strat_loss,
+            "advantage_memory": len(self.advantage_buffer),
+            "strategy_memory": len(self.strategy_buffer),
+        }
+
+    def _entries(self, isets: np.ndarray, targets: np.ndarray, t: float) -> dict[str, np.ndarray]:
+        tree = self.tree
+        return {
+            "s": tree.infoset_tensors[isets],
+            "mask": tree.legal_mask[isets],
+            "target": np.asarray(targets, dtype=np.float32),
+            "t": np.full(isets.size, t, dtype=np.float32),
+        }
+
+    def _train(
+        self, net: nn.Module, optimizer: torch.optim.Optimizer, buffer: ReservoirBuffer, kind: str
+    ) -> float:
+        """``*_steps`` minibatch updates, each sample weighted by its iteration (linear CFR)."""
+        cfg = self.config
+        steps = cfg.advantage_steps if kind == "advantage" else cfg.strategy_steps
+        if len(buffer) == 0:
+            return 0.0
+        losses = []
+        for _ in range(steps):
+            b = {
+                k: torch.from_numpy(v).to(self.device)
+                for k, v in buffer.sample(cfg.batch_size, self.rng).items()
+            }
+            weight = b["t"] / b["t"].sum()
+            out = net(b["s"])
+            if kind == "advantage":
+                err = torch.where(b["mask"], out - b["target"], torch.zeros_like(out))
+                per_sample = (err * err).sum(dim=1)
+            else:
+                logp = torch.log_softmax(out.masked_fill(~b["mask"], -1e9), dim=1)
+                per_sample = -(b["target"] * logp).sum(dim=1)
+            loss = (weight * per_sample).sum()
+            losses.append(
+                check_loss(loss, learner=self.name, iteration=self.iterations, what=f"{kind}")
+            )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.max_grad_norm is not None:
+                nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+        return float(np.mean(losses))
+
+    # --- checkpoints -----------------------------------------------------------------------------
+    def _networks(self) -> dict[str, nn.Module]:
+        return {"advantage_net": self.advantage_net, "strategy_net": self.strategy_net}
+
+    def save(self, path: Any) -> None:
+        """Checkpoint (refused, keeping any previous file, if a network holds NaN/inf)."""
+        check_parameters(self._networks(), learner=self.name)
+        super().save(path)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        torch_state = {
+            "input_size": self.input_size,
+            "nets": module_dict(self._networks().items()),
+            "advantage_optimizer": self.advantage_optimizer.state_dict(),
+            "strategy_optimizer": self.strategy_optimizer.state_dict(),
+        }
+        arrays = {
+            "torch_state": pack_torch(torch_state),
+            "advantage_trained": np.array(self.advantage_trained),
+            "init_rng_state": np.array(json.dumps(self._init_rng.bit_generator.state)),
+        }
+        arrays.update(self.advantage_buffer.state_arrays("advantage/"))
+        arrays.update(self.strategy_buffer.state_arrays("strategy/"))
+        return arrays
+
+    def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        state = unpack_torch(arrays["torch_state"], self.device)
+        if int(state["input_size"]) != self.input_size:
+            raise CheckpointError(
+                f"the checkpoint's networks read {state['input_size']} features but "
+                f"{self.game.id} has information-set tensors of size {self.input_size}"
+            )
+        for name, net in self._networks().items():
+            net.load_state_dict(state["nets"][name])
+            try:
+                check_input_size(net, self.input_size, what=name)
+            except PolicyError as err:
+                raise CheckpointError(str(err)) from None
+        self.advantage_optimizer.load_state_dict(state["advantage_optimizer"])
+        self.strategy_optimizer.load_state_dict(state["strategy_optimizer"])
+        optimizer_to(self.advantage_optimizer, self.device)
+        optimizer_to(self.strategy_optimizer, self.device)
+        self.advantage_trained = bool(arrays["advantage_trained"])
+        self._init_rng.bit_generator.state = json.loads(str(arrays["init_rng_state"]))
+        self.advantage_buffer.load_state_arrays(arrays, "advantage/")
+        self.strategy_buffer.load_state_arrays(arrays, "strategy/")
+        self._snapshots.clear()

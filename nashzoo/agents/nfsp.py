@@ -1,0 +1,711 @@
+"""Neural Fictitious Self-Play (NFSP), registry name ``"nfsp"``.
+
+Heinrich, J. and Silver, D. (2016). *Deep Reinforcement Learning from Self-Play in
+Imperfect-Information Games.* arXiv:1603.01121.
+
+One learner owns one seat and learns only from episodes it plays in the PettingZoo env
+(``model_free = True``: it never reads the game tree while training):
+
+1. At the start of every episode pick the mode: *best response* with probability ``eta``
+   (the anticipatory parameter), otherwise *average policy*.
+2. Play the episode: in best-response mode act epsilon-greedily on the Q-network, in
+   average mode sample from the average-policy network. The opponent acts with the Policy
+   given to :meth:`~nashzoo.agents.base.Learner.step`; chance is the env's.
+3. Store every own transition ``(s, a, r, s', legal(s'), done)`` in a circular replay memory;
+   in best-response mode also store ``(s, a)`` in a reservoir memory (a uniform sample of all
+   best-response play so far).
+4. Every ``learn_every`` own transitions: one DQN update of the Q-network on a replay
+   minibatch (targets from a target network refit every ``target_update_every`` updates) and one
+   supervised update of the average network (cross-entropy) on a reservoir minibatch.
+5. The output (:meth:`NFSP.average_policy`) is the average network: by fictitious play, the
+   average of the best responses approaches a Nash equilibrium.
+
+Speed: each ``step()`` plays its ``episodes_per_step`` episodes in ``lanes`` raw
+:class:`~nashzoo.envs.aec.GameAECEnv` s stepped in lock step, so every tick evaluates the
+networks once for all lanes (a numpy forward pass of a frozen copy: microseconds), and the
+opponent's Policy is asked once per information set per step (a Policy is a function of the
+information set, so its answers are cached for the step). The networks are fixed while a batch
+of episodes is played and trained right after it. Each update trains both networks with one
+backward pass and one (fused) Adam call.
+
+Defaults and where they come from (figures only):
+
+=========================  =========  ==========================================================
+field                      default    source / reason
+=========================  =========  ==========================================================
+anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuhn example
+replay_capacity            200,000    paper and OpenSpiel (Kuhn example: 2e5)
+reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
+batch_size                 128        paper and OpenSpiel
+epsilon_start / _end       0.06/0.001 OpenSpiel Kuhn example (paper: 0.06 decaying to 0)
+hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs);
+                                      OpenSpiel's Kuhn example uses 128
+learn_every                see class  tuned here (paper: 2 updates per 128 steps; OpenSpiel: 1
+                                      update per 64 steps)
+optimizer / learning rates see class  tuned here: Adam converges much faster on Kuhn and Leduc
+                                      than the paper's plain SGD (0.1 RL / 0.005 SL) or
+                                      OpenSpiel's SGD 0.01 / 0.01
+=========================  =========  ==========================================================
+
+Memory per entry (float32 tensors of size ``D``, ``A`` actions): replay
+``8 D + A + 9`` bytes (``s``, ``s'``, legal mask of ``s'``, action, reward, done), reservoir
+``4 D + A + 4`` bytes (``s``, legal mask, action); see :attr:`NFSP.memory_bytes_per_entry`. For
+Kuhn (``D = 11``) that is 99 and 50 bytes, so full default memories take about 20 MB and 100 MB
+per learner; for Leduc (``D = 30``) 252 and 127 bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from nashzoo.agents._torch_utils import (
+    CircularBuffer,
+    NetworkPolicy,
+    NumpyMLP,
+    ReservoirBuffer,
+    SoftmaxPolicy,
+    TrainingDivergedError,
+    build_mlp,
+    check_hidden_sizes,
+    check_input_size,
+    check_loss,
+    check_parameters,
+    hard_update,
+    masked_softmax_np,
+    module_dict,
+    optimizer_to,
+    pack_torch,
+    resolve_device,
+    unpack_torch,
+)
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.policy import Infoset, Policy, PolicyError
+from nashzoo.agents.registry import register
+from nashzoo.envs.aec import GameAECEnv, agent_name
+from nashzoo.games import Game
+
+__all__ = ["NFSP", "NFSPBehaviourPolicy", "NFSPConfig", "TrainingDivergedError"]
+
+
+@dataclasses.dataclass(frozen=True)
+class NFSPConfig(LearnerConfig):
+    """NFSP settings (see the module docstring for where each default comes from).
+
+    Attributes:
+        hidden_sizes: hidden layer widths of both the Q-network and the average network.
+        anticipatory: ``eta``, probability that an episode is played in best-response mode.
+        episodes_per_step: episodes one ``step()`` plays (the learner's native unit of work).
+        lanes: envs stepped in lock step (episodes in flight at once); at most
+            ``episodes_per_step``.
+        replay_capacity: circular replay memory size (transitions) for the Q-network.
+        reservoir_capacity: reservoir memory size (state-action pairs) for the average net.
+        batch_size: minibatch size of both networks' updates.
+        learn_every: own transitions per update of each network.
+        min_buffer_to_learn: updates start once the replay memory holds this many transitions.
+        rl_learning_rate: Q-network learning rate.
+        sl_learning_rate: average network learning rate.
+        optimizer: ``"adam"`` or ``"sgd"`` (the paper and OpenSpiel use SGD).
+        target_update_every: Q-network updates between hard refits of the target network.
+        epsilon_start: exploration rate of the epsilon-greedy best response at the start.
+        epsilon_end: exploration rate after ``epsilon_decay_steps`` own transitions (linear).
+        epsilon_decay_steps: own transitions over which epsilon decays.
+        discount: discount factor of the Q-learning targets (1 for these episodic games).
+        rl_loss: ``"mse"`` (OpenSpiel's default) or ``"huber"``.
+        greedy_sl_targets: store the Q-network's greedy action (not the explored one) in the
+            reservoir memory, so exploration noise does not leak into the average policy.
+        max_grad_norm: gradient-norm clipping for both networks (``None``: no clipping).
+        device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``. Small MLPs are fastest on CPU.
+    """
+
+    hidden_sizes: tuple[int, ...] = (64,)
+    anticipatory: float = 0.1
+    episodes_per_step: int = 128
+    lanes: int = 32
+    replay_capacity: int = 30_000
+    reservoir_capacity: int = 2_000_000
+    batch_size: int = 512
+    learn_every: int = 8
+    min_buffer_to_learn: int = 1_000
+    rl_learning_rate: float = 1e-3
+    sl_learning_rate: float = 1e-3
+    optimizer: Literal["adam", "sgd"] = "adam"
+    target_update_every: int = 300
+    epsilon_start: float = 0.06
+    epsilon_end: float = 0.001
+    epsilon_decay_steps: int = 2_000_000
+    discount: float = 1.0
+    rl_loss: Literal["mse", "huber"] = "mse"
+    greedy_sl_targets: bool = True
+    max_grad_norm: float | None = None
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "hidden_sizes", check_hidden_sizes(self.hidden_sizes, "hidden_sizes")
+        )
+        for name in (
+            "episodes_per_step",
+            "lanes",
+            "replay_capacity",
+            "reservoir_capacity",
+            "batch_size",
+            "learn_every",
+            "target_update_every",
+            "epsilon_decay_steps",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value <= 0:
+                raise ValueError(f"NFSPConfig.{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.min_buffer_to_learn, (int, np.integer)) or not (
+            0 <= self.min_buffer_to_learn <= self.replay_capacity
+        ):
+            raise ValueError(
+                "NFSPConfig.min_buffer_to_learn must be an integer in [0, replay_capacity], got "
+                f"{self.min_buffer_to_learn!r}"
+            )
+        if not 0.0 <= self.anticipatory <= 1.0:
+            raise ValueError(f"NFSPConfig.anticipatory must be in [0, 1], got {self.anticipatory}")
+        for name in ("epsilon_start", "epsilon_end", "discount"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"NFSPConfig.{name} must be in [0, 1], got {getattr(self, name)}")
+        for name in ("rl_learning_rate", "sl_learning_rate"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"NFSPConfig.{name} must be a positive number, got {value!r}")
+        if self.optimizer not in ("adam", "sgd"):
+            raise ValueError(
+                f"NFSPConfig.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}"
+            )
+        if self.rl_loss not in ("mse", "huber"):
+            raise ValueError(f"NFSPConfig.rl_loss must be 'mse' or 'huber', got {self.rl_loss!r}")
+        if self.max_grad_norm is not None and not self.max_grad_norm > 0:
+            raise ValueError(
+                f"NFSPConfig.max_grad_norm must be positive or None, got {self.max_grad_norm!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["hidden_sizes"] = list(self.hidden_sizes)
+        return out
+
+
+class NFSPBehaviourPolicy(NetworkPolicy):
+    """How an NFSP learner plays during training, as one Policy.
+
+    ``eta * epsilon_greedy(Q) + (1 - eta) * average``: the per-information-set mixture of its
+    two modes (a stateless Policy cannot remember an episode's mode; against it, an opponent
+    sees the same action frequencies at every information set).
+    """
+
+    def __init__(
+        self,
+        q_net: nn.Module | NumpyMLP,
+        avg_net: nn.Module | NumpyMLP,
+        *,
+        eta: float,
+        epsilon: float,
+        game_id: str,
+        input_size: int,
+        num_actions: int,
+        seat: int,
+    ) -> None:
+        super().__init__(game_id, input_size, num_actions, seat)
+        self.q_net = q_net if isinstance(q_net, NumpyMLP) else NumpyMLP(q_net)
+        self.avg_net = avg_net if isinstance(avg_net, NumpyMLP) else NumpyMLP(avg_net)
+        self.eta = float(eta)
+        self.epsilon = float(epsilon)
+
+    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        greedy = _epsilon_greedy_probs(self.q_net(tensors), masks, self.epsilon)
+        if self.eta == 1.0:
+            return greedy
+        avg = masked_softmax_np(self.avg_net(tensors), masks)
+        return self.eta * greedy + (1.0 - self.eta) * avg
+
+
+def _masked_argmax(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Index of the largest legal entry of each row (ties: lowest index)."""
+    return np.argmax(np.where(mask, values, -np.inf), axis=1)
+
+
+def _epsilon_greedy_probs(q: np.ndarray, mask: np.ndarray, epsilon: float) -> np.ndarray:
+    legal = mask.astype(np.float64)
+    probs = epsilon * legal / legal.sum(axis=1, keepdims=True)
+    probs[np.arange(q.shape[0]), _masked_argmax(q, mask)] += 1.0 - epsilon
+    return probs
+
+
+@register
+class NFSP(Learner):
+    """Neural Fictitious Self-Play for one seat (see the module docstring)."""
+
+    name: ClassVar[str] = "nfsp"
+    Config: ClassVar[type[LearnerConfig]] = NFSPConfig
+    opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    model_free: ClassVar[bool] = True
+    config: NFSPConfig
+
+    # --- setup ---------------------------------------------------------------------------------
+    @classmethod
+    def check_game(cls, game: Game) -> None:
+        super().check_game(game)
+        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
+            raise ValueError(f"nfsp reads information-set tensors; {game.id} defines none")
+
+    def _setup(self) -> None:
+        cfg = self.config
+        self.device = resolve_device(cfg.device)
+        self.input_size = int(self.game.infoset_tensor_size)
+        self.num_actions = int(self.game.num_actions)
+        init_rng = np.random.default_rng([self.seed, 0x6E667370])  # "nfsp": init stream
+        self.q_net = build_mlp(self.input_size, cfg.hidden_sizes, self.num_actions, init_rng)
+        self.target_net = build_mlp(self.input_size, cfg.hidden_sizes, self.num_actions, init_rng)
+        self.avg_net = build_mlp(self.input_size, cfg.hidden_sizes, self.num_actions, init_rng)
+        hard_update(self.target_net, self.q_net)
+        for net in (self.q_net, self.target_net, self.avg_net):
+            net.to(self.device)
+        # One optimiser, one parameter group per network: a joint update costs one backward
+        # pass and one optimiser call instead of two, and per-parameter Adam/SGD states make it
+        # identical to two separate optimisers.
+        groups = [
+            {"params": list(self.q_net.parameters()), "lr": cfg.rl_learning_rate},
+            {"params": list(self.avg_net.parameters()), "lr": cfg.sl_learning_rate},
+        ]
+        if cfg.optimizer == "adam":
+            fused = self.device.type in ("cpu", "cuda")
+            self.optimizer: torch.optim.Optimizer = torch.optim.Adam(groups, fused=fused)
+        else:
+            self.optimizer = torch.optim.SGD(groups)
+        d, a = self.input_size, self.num_actions
+        self.replay = CircularBuffer(
+            cfg.replay_capacity,
+            {
+                "s": ((d,), np.float32),
+                "a": ((), np.int64),
+                "r": ((), np.float32),
+                "s2": ((d,), np.float32),
+                "mask2": ((a,), np.bool_),
+                "done": ((), np.bool_),
+            },
+        )
+        self.reservoir = ReservoirBuffer(
+            cfg.reservoir_capacity,
+            {"s": ((d,), np.float32), "mask": ((a,), np.bool_), "a": ((), np.int64)},
+        )
+        self.own_steps = 0  # own transitions so far (drives epsilon and the update schedule)
+        self.rl_updates = 0
+        self.sl_updates = 0
+        self._update_credit = 0.0
+        self._envs = [GameAECEnv(self.game) for _ in range(min(cfg.lanes, cfg.episodes_per_step))]
+        self._agent = agent_name(self.seat)
+        self._players = {agent_name(p): p for p in range(self.game.num_players)}
+        probe = self._envs[0]
+        probe.reset(seed=self.rng)
+        self._env_takes_generator = probe.np_random is self.rng
+        self._snapshots: dict[str, NetworkPolicy] = {}
+
+    @property
+    def memory_bytes_per_entry(self) -> dict[str, int]:
+        """Bytes one entry of each memory takes."""
+        return {
+            "replay": self.replay.bytes_per_entry,
+            "reservoir": self.reservoir.bytes_per_entry,
+        }
+
+    @property
+    def epsilon(self) -> float:
+        """Current exploration rate (linear decay over own transitions)."""
+        cfg = self.config
+        frac = min(1.0, self.own_steps / cfg.epsilon_decay_steps)
+        return cfg.epsilon_start + frac * (cfg.epsilon_end - cfg.epsilon_start)
+
+    # --- policies ------------------------------------------------------------------------------
+    def current_policy(self) -> NFSPBehaviourPolicy:
+        """How this learner plays during training (a frozen copy; see NFSPBehaviourPolicy)."""
+        policy = self._snapshots.get("current")
+        if policy is None:
+            policy = self._snapshots["current"] = NFSPBehaviourPolicy(
+                self.q_net,
+                self.avg_net,
+                eta=self.config.anticipatory,
+                epsilon=self.epsilon,
+                game_id=self.game.id,
+                input_size=self.input_size,
+                num_actions=self.num_actions,
+                seat=self.seat,
+            )
+        return policy  # type: ignore[return-value]
+
+    def average_policy(self) -> SoftmaxPolicy:
+        """The average-policy network (a frozen copy): NFSP's output."""
+        policy = self._snapshots.get("average")
+        if policy is None:
+            policy = self._snapshots["average"] = SoftmaxPolicy(
+                self.avg_net, self.game.id, self.input_size, self.num_actions, self.seat
+            )
+        return policy  # type: ignore[return-value]
+
+    def best_response_policy(self) -> NetworkPolicy:
+        """The greedy Q-network policy (no exploration), for inspection."""
+        return NFSPBehaviourPolicy(
+            self.q_net,
+            self.avg_net,
+            eta=1.0,
+            epsilon=0.0,
+            game_id=self.game.id,
+            input_size=self.input_size,
+            num_actions=self.num_actions,
+            seat=self.seat,
+        )
+
+    # --- one step: play a batch of episodes, then learn -----------------------------------------
+    def _step(self, opponent: Policy) -> dict[str, float]:
+        rollout = self._play(opponent)
+        self._store(rollout)
+        metrics = self._learn(len(rollout["a"]))
+        self._snapshots.clear()
+        metrics.update(
+            env_steps=rollout["env_steps"],
+            episodes=self.config.episodes_per_step,
+            own_transitions=len(rollout["a"]),
+            epsilon=self.epsilon,
+            replay_size=len(self.replay),
+            reservoir_size=len(self.reservoir),
+            mean_return=float(rollout["returns"].mean()),
+        )
+        return metrics
+
+    def _play(self, opponent: Policy) -> dict[str, Any]:
+        """Play ``episodes_per_step`` episodes in ``lanes`` lock-stepped envs.
+
+        Each tick asks the networks once for every env where this seat is to move and the
+        opponent once per new information set; a lane whose episode ended starts the next one.
+        Chance is drawn by the envs from this learner's own Generator (given to each env at
+        its first reset of the step).
+        """
+        cfg, rng, me = self.config, self.rng, self._agent
+        envs = self._envs
+        total = cfg.episodes_per_step
+        q_net, avg_net = NumpyMLP(self.q_net), NumpyMLP(self.avg_net)
+        epsilon = self.epsilon
+        batch_query = getattr(opponent, "action_probabilities_batch", None)
+        cache: dict[tuple[int, str], np.ndarray] = {}
+        modes = (rng.random(total) < cfg.anticipatory).tolist()  # per episode: BR mode?
+        # Staged own decisions, one row each.
+        s_rows: list[np.ndarray] = []
+        m_rows: list[np.ndarray] = []
+        actions: list[int] = []
+        greedy_actions: list[int] = []
+        br_rows: list[bool] = []
+        next_index: list[int] = []  # decision -> next own decision of its episode (-1: none)
+        last = [-1] * total  # episode -> its last own decision
+        returns = [0.0] * total
+        episode = list(range(len(envs)))  # lane -> episode it plays
+        for env in envs:  # the first episode of every lane draws from a fresh generator state
+            env.reset(seed=self._env_seed())
+        started = len(envs)
+        env_steps = 0
+        active = list(range(len(envs)))
+        while active:
+            own: list[int] = []
+            opp: list[int] = []
+            for lane in active:
+                env = envs[lane]
+                agent = env.agent_selection
+                if env.terminations[agent]:
+                    returns[episode[lane]] = float(env.rewards[me])
+                    if started == total:
+                        continue
+                    env.reset()
+                    episode[lane] = started
+                    started += 1
+                    agent = env.agent_selection
+                (own if agent == me else opp).append(lane)
+            active = own + opp
+            if own:
+                obs = [envs[lane].observe(me) for lane in own]
+                tensors = np.stack([o["observation"] for o in obs])
+                masks = np.stack([o["action_mask"] for o in obs]).astype(bool)
+                br = [modes[episode[lane]] for lane in own]
+                chosen, greedy = self._act(q_net, avg_net, tensors, masks, br, epsilon)
+                base = len(actions)
+                for i, lane in enumerate(own):
+                    e = episode[lane]
+                    if last[e] >= 0:
+                        next_index[last[e]] = base + i
+                    last[e] = base + i
+                    envs[lane].step(chosen[i])
+                next_index.extend([-1] * len(own))
+                s_rows.append(tensors)
+                m_rows.append(masks)
+                actions.extend(chosen)
+                greedy_actions.extend(greedy)
+                br_rows.extend(br)
+                env_steps += len(own)
+            if opp:
+                self._opponent_moves(opp, opponent, batch_query, cache)
+                env_steps += len(opp)
+        d = self.input_size
+        return {
+            "s": np.concatenate(s_rows) if s_rows else np.zeros((0, d), np.float32),
+            "mask": np.concatenate(m_rows) if m_rows else np.zeros((0, self.num_actions), bool),
+            "a": np.asarray(actions, dtype=np.int64),
+            "greedy": np.asarray(greedy_actions, dtype=np.int64),
+            "br": np.asarray(br_rows, dtype=bool),
+            "next": np.asarray(next_index, dtype=np.int64),
+            "last": np.asarray(last, dtype=np.int64),
+            "returns": np.asarray(returns, dtype=np.float32),
+            "env_steps": env_steps,
+        }
+
+    def _env_seed(self) -> Any:
+        """What the lane envs are reset with: this learner's own Generator.
+
+        ``GameAECEnv.reset(seed)`` builds its generator with ``np.random.default_rng(seed)``,
+        which returns a Generator unchanged, so chance is drawn from ``self.rng`` itself and
+        nothing but ``self.rng`` carries randomness from one step to the next (exact resume).
+        If an env ever copied the generator instead, fall back to an integer seed drawn from it.
+        """
+        if self._env_takes_generator:
+            return self.rng
+        return int(self.rng.integers(2**63))
+
+    def _opponent_moves(
+        self,
+        lanes: list[int],
+        opponent: Policy,
+        batch_query: Any,
+        cache: dict[tuple[int, str], np.ndarray],
+    ) -> None:
+        """One move of the opponent's Policy in each of ``lanes`` (answers cached per infoset)."""
+        envs = self._envs
+        keys = []
+        missing: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
+        for lane in lanes:
+            env = envs[lane]
+            agent = env.agent_selection
+            key = (self._players[agent], env.infos[agent]["infoset_key"])
+            keys.append(key)
+            if key not in cache and key not in missing:
+                obs = env.observe(agent)
+                missing[key] = (obs["observation"], obs["action_mask"].astype(bool))
+        if missing:
+            items = list(missing.items())
+            if batch_query is not None:
+                rows = np.asarray(
+                    batch_query(
+                        np.array([k[0] for k, _ in items]),
+                        np.stack([t for _, (t, _) in items]),
+                        np.stack([m for _, (_, m) in items]),
+                    ),
+                    dtype=np.float64,
+                )
+            else:
+                rows = np.stack(
+                    [
+                        np.asarray(
+                            opponent.action_probabilities(Infoset(k[0], k[1], t, m)),
+                            dtype=np.float64,
+                        )
+                        for k, (t, m) in items
+                    ]
+                )
+            for (key, (_, mask)), row in zip(items, rows, strict=True):
+                cache[key] = _checked_cdf(row, mask, key)
+        picks = _sample_cdf(np.stack([cache[key] for key in keys]), self.rng.random(len(lanes)))
+        for lane, action in zip(lanes, picks.tolist(), strict=True):
+            envs[lane].step(action)
+
+    def _act(
+        self,
+        q_net: NumpyMLP,
+        avg_net: NumpyMLP,
+        tensors: np.ndarray,
+        masks: np.ndarray,
+        br_list: list[bool],
+        epsilon: float,
+    ) -> tuple[list[int], list[int]]:
+        """Actions for a batch of own decisions (BR rows: epsilon-greedy Q; others: average)."""
+        rng = self.rng
+        br = np.asarray(br_list, dtype=bool)
+        n = tensors.shape[0]
+        chosen = np.empty(n, dtype=np.int64)
+        greedy = np.full(n, -1, dtype=np.int64)
+        uniforms = rng.random(n)
+        if br.any():
+            rows = np.flatnonzero(br)
+            g = _masked_argmax(q_net(tensors[rows]), masks[rows])
+            greedy[rows] = g
+            picks = g.copy()
+            explore = rng.random(rows.size) < epsilon
+            if explore.any():
+                legal = masks[rows[explore]].astype(np.float64)
+                picks[explore] = _sample_cdf(np.cumsum(legal, axis=1), uniforms[rows[explore]])
+            chosen[rows] = picks
+        if not br.all():
+            rows = np.flatnonzero(~br)
+            probs = masked_softmax_np(avg_net(tensors[rows]), masks[rows])
+            chosen[rows] = _sample_cdf(np.cumsum(probs, axis=1), uniforms[rows])
+        return chosen.tolist(), greedy.tolist()
+
+    def _store(self, rollout: dict[str, Any]) -> None:
+        """Turn staged decisions into replay transitions and reservoir entries."""
+        a = rollout["a"]
+        n = len(a)
+        if n == 0:
+            return
+        s, masks, nxt = rollout["s"], rollout["mask"], rollout["next"]
+        done = nxt < 0
+        r = np.zeros(n, dtype=np.float32)
+        last = rollout["last"]
+        has_last = last >= 0
+        r[last[has_last]] = rollout["returns"][has_last]
+        s2 = np.zeros_like(s)
+        mask2 = np.ones_like(masks)
+        s2[~done] = s[nxt[~done]]
+        mask2[~done] = masks[nxt[~done]]
+        self.replay.add({"s": s, "a": a, "r": r, "s2": s2, "mask2": mask2, "done": done})
+        br = rollout["br"]
+        if br.any():
+            targets = rollout["greedy"] if self.config.greedy_sl_targets else a
+            self.reservoir.add({"s": s[br], "mask": masks[br], "a": targets[br]}, self.rng)
+        self.own_steps += n
+
+    def _learn(self, new_transitions: int) -> dict[str, float]:
+        """``new_transitions / learn_every`` joint updates (fractions carry over)."""
+        cfg = self.config
+        metrics: dict[str, float] = {}
+        if len(self.replay) < max(cfg.min_buffer_to_learn, 1):
+            return metrics
+        self._update_credit += new_transitions / cfg.learn_every
+        updates = int(self._update_credit)
+        self._update_credit -= updates
+        rl_losses, sl_losses = [], []
+        for _ in range(updates):
+            rl, sl = self._update()
+            rl_losses.append(rl)
+            if sl is not None:
+                sl_losses.append(sl)
+        if rl_losses:
+            metrics["rl_loss"] = float(np.mean(rl_losses))
+        if sl_losses:
+            metrics["sl_loss"] = float(np.mean(sl_losses))
+        metrics["updates"] = updates
+        return metrics
+
+    def _batch(self, sample: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        return {k: torch.from_numpy(v).to(self.device) for k, v in sample.items()}
+
+    def _update(self) -> tuple[float, float | None]:
+        """One DQN update of the Q-network and one supervised update of the average network."""
+        cfg = self.config
+        b = self._batch(self.replay.sample(cfg.batch_size, self.rng))
+        q = self.q_net(b["s"]).gather(1, b["a"].unsqueeze(1)).squeeze(1)
+        with torch.no_grad():
+            q2 = self.target_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf).amax(dim=1)
+            q2 = torch.where(b["done"], torch.zeros_like(q2), q2)
+            target = b["r"] + cfg.discount * q2
+        loss_fn = F.mse_loss if cfg.rl_loss == "mse" else F.smooth_l1_loss
+        rl_loss = loss_fn(q, target)
+        rl = check_loss(rl_loss, learner=self.name, iteration=self.iterations, what="Q-network")
+        loss = rl_loss
+        sl: float | None = None
+        if len(self.reservoir) > 0:
+            sb = self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
+            logits = self.avg_net(sb["s"]).masked_fill(~sb["mask"], -1e9)
+            sl_loss = F.cross_entropy(logits, sb["a"])
+            sl = check_loss(
+                sl_loss, learner=self.name, iteration=self.iterations, what="average-network"
+            )
+            loss = loss + sl_loss
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.max_grad_norm is not None:
+            nn.utils.clip_grad_norm_(self.q_net.parameters(), cfg.max_grad_norm)
+            nn.utils.clip_grad_norm_(self.avg_net.parameters(), cfg.max_grad_norm)
+        self.optimizer.step()
+        self.rl_updates += 1
+        if sl is not None:
+            self.sl_updates += 1
+        if self.rl_updates % cfg.target_update_every == 0:
+            hard_update(self.target_net, self.q_net)
+        return rl, sl
+
+    # --- checkpoints -----------------------------------------------------------------------------
+    def _networks(self) -> dict[str, nn.Module]:
+        return {"q_net": self.q_net, "target_net": self.target_net, "avg_net": self.avg_net}
+
+    def save(self, path: Any) -> None:
+        """Checkpoint (refused, keeping any previous file, if a network holds NaN/inf)."""
+        check_parameters(self._networks(), learner=self.name)
+        super().save(path)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        torch_state = {
+            "input_size": self.input_size,
+            "nets": module_dict(self._networks().items()),
+            "optimizer": self.optimizer.state_dict(),
+        }
+        arrays = {
+            "torch_state": pack_torch(torch_state),
+            "counters": np.array([self.own_steps, self.rl_updates, self.sl_updates], np.int64),
+            "update_credit": np.array(self._update_credit, dtype=np.float64),
+        }
+        arrays.update(self.replay.state_arrays("replay/"))
+        arrays.update(self.reservoir.state_arrays("reservoir/"))
+        return arrays
+
+    def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        state = unpack_torch(arrays["torch_state"], self.device)
+        if int(state["input_size"]) != self.input_size:
+            raise CheckpointError(
+                f"the checkpoint's networks read {state['input_size']} features but "
+                f"{self.game.id} has information-set tensors of size {self.input_size}"
+            )
+        for name, net in self._networks().items():
+            net.load_state_dict(state["nets"][name])
+            try:
+                check_input_size(net, self.input_size, what=name)
+            except PolicyError as err:
+                raise CheckpointError(str(err)) from None
+        self.optimizer.load_state_dict(state["optimizer"])
+        optimizer_to(self.optimizer, self.device)
+        self.own_steps, self.rl_updates, self.sl_updates = (int(x) for x in arrays["counters"])
+        self._update_credit = float(arrays["update_credit"])
+        self.replay.load_state_arrays(arrays, "replay/")
+        self.reservoir.load_state_arrays(arrays, "reservoir/")
+        self._snapshots.clear()
+
+
+def _sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Inverse-CDF sampling, one draw per row."""
+    # ``<=`` skips zero-probability (illegal) actions at the front; ``u < 1`` the ones at the end.
+    picks = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)
+    return np.minimum(picks, cdf.shape[1] - 1)
+
+
+def _checked_cdf(row: np.ndarray, mask: np.ndarray, key: tuple[int, str]) -> np.ndarray:
+    """Validate an opponent's answer and return its cumulative distribution."""
+    row = np.asarray(row, dtype=np.float64)
+    if row.shape != mask.shape:
+        raise PolicyError(
+            f"the opponent policy returned shape {row.shape} at information set {key[1]!r}; "
+            f"expected {mask.shape}"
+        )
+    if not np.all(np.isfinite(row)) or (row < -1e-9).any() or row[~mask].sum() > 1e-6:
+        raise PolicyError(
+            f"the opponent policy returned {row.tolist()} at information set {key[1]!r} of "
+            f"player {key[0]}: probabilities must be finite, non-negative and zero on illegal "
+            f"actions (legal: {np.flatnonzero(mask).tolist()})"
+        )
+    total = row.sum()
+    if total <= 0:
+        raise PolicyError(f"the opponent policy gives no probability at {key[1]!r}")
+    return np.cumsum(np.where(mask, np.maximum(row, 0.0), 0.0) / total)

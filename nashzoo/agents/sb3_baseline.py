@@ -1,0 +1,548 @@
+"""Plain reinforcement learning baselines on Stable-Baselines3: registry names ``"ppo"`` (the
+default RL baseline) and ``"dqn"``.
+
+PPO: Schulman, J., Wolski, F., Dhariwal, P., Radford, A. and Klimov, O. (2017). *Proximal Policy
+Optimization Algorithms.* arXiv:1707.06347. Invalid-action masking (sb3-contrib's MaskablePPO):
+Huang, S. and Ontañón, S. (2022). *A Closer Look at Invalid Action Masking in Policy Gradient
+Algorithms.* FLAIRS-35. DQN: Mnih, V. et al. (2015). *Human-level control through deep
+reinforcement learning.* Nature 518. Implementations: Raffin, A. et al. (2021),
+*Stable-Baselines3: Reliable Reinforcement Learning Implementations*, JMLR 22(268).
+
+These learners answer an honest question: does a plain single-agent RL learner, which treats the
+opponent as part of the environment, approach a Nash equilibrium? (In general it does not: it
+learns a best response to whatever it faces, and in self-play it may cycle.) Their policies are
+materialised over every information set, so their exploitability is exact.
+
+One learner owns one seat and plays the :class:`~nashzoo.envs.single_agent.SingleAgentEnv`:
+
+1. Opponent: in ``mode="opponent"`` (default) the Policy given to ``step()`` (a fixed policy,
+   or the other seat's learner in the Trainer: independent learners). In ``mode="self_play"``
+   it ignores that Policy and plays frozen snapshots of itself: every ``snapshot_every`` steps a
+   copy of its policy joins a pool of the last ``snapshot_pool`` copies; each episode draws one,
+   and the learner's seat is drawn at random per episode, so one network learns both seats.
+2. One ``step()`` = one fixed chunk of ``steps_per_iteration`` learner decisions (env steps of
+   the single-agent view): for PPO exactly one rollout of ``n_steps = steps_per_iteration``
+   followed by its ``n_epochs`` of updates; for DQN that many environment steps with a gradient
+   step every ``train_freq`` of them. Each chunk starts a fresh episode.
+3. ``current_policy()`` is how it acts while training (PPO's stochastic policy; DQN's
+   epsilon-greedy one); ``average_policy()`` is its output (PPO's policy; DQN's greedy policy):
+   an RL learner has no average, so this is simply its final policy.
+
+Determinism: Stable-Baselines3 draws from the *global* numpy, Python and torch generators. Every
+call into it runs with those generators seeded from this learner's own ``np.random.Generator``
+and restored afterwards, so the learner is deterministic for a given seed and leaves the
+caller's global random state untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import random
+from collections.abc import Iterator
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from stable_baselines3 import DQN, PPO
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.utils import ConstantSchedule
+from torch import nn
+
+from nashzoo.agents._torch_utils import (
+    NetworkPolicy,
+    TrainingDivergedError,
+    check_hidden_sizes,
+    check_parameters,
+    pack_torch,
+    resolve_device,
+    unpack_torch,
+)
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.policy import Policy
+from nashzoo.agents.registry import register
+from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
+from nashzoo.games import Game
+
+__all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
+
+Mode = Literal["opponent", "self_play"]
+
+
+def _check_common(cfg: Any, cls_name: str) -> None:
+    object.__setattr__(cfg, "net_arch", check_hidden_sizes(cfg.net_arch, "net_arch"))
+    if not isinstance(cfg.steps_per_iteration, (int, np.integer)) or cfg.steps_per_iteration < 1:
+        raise ValueError(
+            f"{cls_name}.steps_per_iteration must be a positive integer, got "
+            f"{cfg.steps_per_iteration!r}"
+        )
+    if cfg.mode not in ("opponent", "self_play"):
+        raise ValueError(f"{cls_name}.mode must be 'opponent' or 'self_play', got {cfg.mode!r}")
+    for name in ("snapshot_every", "snapshot_pool"):
+        value = getattr(cfg, name)
+        if not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{cls_name}.{name} must be a positive integer, got {value!r}")
+    lr = cfg.learning_rate
+    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
+        raise ValueError(f"{cls_name}.learning_rate must be a positive number, got {lr!r}")
+    if not 0.0 <= cfg.gamma <= 1.0:
+        raise ValueError(f"{cls_name}.gamma must be in [0, 1], got {cfg.gamma!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PPOConfig(LearnerConfig):
+    """PPO settings (Stable-Baselines3's defaults unless noted).
+
+    Attributes:
+        steps_per_iteration: learner decisions per ``step()``, also PPO's ``n_steps`` (2048).
+        mode: ``"opponent"`` (play the Policy given to ``step``) or ``"self_play"`` (frozen
+            snapshots of itself).
+        snapshot_every: self-play: learner steps between two snapshots joining the pool.
+        snapshot_pool: self-play: how many recent snapshots the opponent is drawn from.
+        masked: use sb3-contrib's MaskablePPO with the env's action masks (default), so illegal
+            actions get no probability; ``False`` uses plain PPO, whose illegal choices the env
+            remaps to the lowest-numbered legal action.
+        net_arch: hidden layers of the policy and value networks (SB3's default: 64, 64).
+        learning_rate: Adam learning rate (3e-4).
+        batch_size: minibatch size (64).
+        n_epochs: passes over each rollout (10).
+        gamma: discount; 1.0 here (episodes are a few moves long and only the final payoff
+            counts; SB3's default is 0.99).
+        gae_lambda: GAE parameter (0.95).
+        clip_range: PPO clipping (0.2).
+        ent_coef: entropy bonus (0.0).
+        device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
+    """
+
+    steps_per_iteration: int = 2048
+    mode: Mode = "opponent"
+    snapshot_every: int = 5
+    snapshot_pool: int = 10
+    masked: bool = True
+    net_arch: tuple[int, ...] = (64, 64)
+    learning_rate: float = 3e-4
+    batch_size: int = 64
+    n_epochs: int = 10
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.0
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        _check_common(self, "PPOConfig")
+        for name in ("batch_size", "n_epochs"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"PPOConfig.{name} must be a positive integer, got {value!r}")
+        if self.steps_per_iteration < 2:
+            raise ValueError("PPOConfig.steps_per_iteration must be at least 2 (PPO's n_steps)")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["net_arch"] = list(self.net_arch)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class DQNConfig(LearnerConfig):
+    """DQN settings.
+
+    Attributes:
+        steps_per_iteration: learner decisions per ``step()`` (1000).
+        mode, snapshot_every, snapshot_pool: as in :class:`PPOConfig`.
+        net_arch: hidden layers of the Q-network (SB3's default: 64, 64).
+        learning_rate: Adam learning rate (SB3: 1e-4; 5e-4 here, these games are tiny).
+        buffer_size: replay memory (SB3: 1e6; 50,000 here: the opponent changes).
+        learning_starts: env steps before learning starts (1,000).
+        batch_size: minibatch size (SB3: 32; 64 here).
+        train_freq: env steps between gradient steps (4).
+        target_update_interval: env steps between target-network refits (SB3: 1e4; 1,000).
+        exploration_initial_eps, exploration_final_eps: epsilon-greedy range (1.0 -> 0.05).
+        exploration_steps: env steps over which epsilon decays linearly (updated once per
+            learner step).
+        gamma: discount (1.0, see :class:`PPOConfig`).
+        device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
+    """
+
+    steps_per_iteration: int = 1000
+    mode: Mode = "opponent"
+    snapshot_every: int = 5
+    snapshot_pool: int = 10
+    net_arch: tuple[int, ...] = (64, 64)
+    learning_rate: float = 5e-4
+    buffer_size: int = 50_000
+    learning_starts: int = 1_000
+    batch_size: int = 64
+    train_freq: int = 4
+    target_update_interval: int = 1_000
+    exploration_initial_eps: float = 1.0
+    exploration_final_eps: float = 0.05
+    exploration_steps: int = 20_000
+    gamma: float = 1.0
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        _check_common(self, "DQNConfig")
+        for name in (
+            "buffer_size",
+            "batch_size",
+            "train_freq",
+            "target_update_interval",
+            "exploration_steps",
+        ):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"DQNConfig.{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.learning_starts, (int, np.integer)) or self.learning_starts < 0:
+            raise ValueError(
+                f"DQNConfig.learning_starts must be a non-negative integer, got "
+                f"{self.learning_starts!r}"
+            )
+        for name in ("exploration_initial_eps", "exploration_final_eps"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"DQNConfig.{name} must be in [0, 1], got {getattr(self, name)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["net_arch"] = list(self.net_arch)
+        return out
+
+
+def clone_sb3_policy(policy: nn.Module) -> nn.Module:
+    """A CPU copy of a Stable-Baselines3 policy in evaluation mode.
+
+    Rebuilt from the policy's own constructor parameters (what SB3's save/load does) and loaded
+    with its state dict; the fresh initialisation runs under a forked torch generator, so the
+    global one is left as it was.
+    """
+    with torch.random.fork_rng(devices=[]):
+        clone = type(policy)(**policy._get_constructor_parameters())
+    clone.load_state_dict({k: v.detach().cpu() for k, v in policy.state_dict().items()})
+    clone.set_training_mode(False)
+    return clone
+
+
+class SB3Policy(NetworkPolicy):
+    """A frozen CPU copy of a Stable-Baselines3 policy read as a nashzoo Policy.
+
+    ``kind`` decides how the network becomes probabilities: ``"maskable"`` (MaskablePPO: the
+    masked action distribution), ``"ppo"`` (the action distribution, with illegal mass remapped as
+    the env does) or ``"dqn"`` (epsilon-greedy over every action around the greedy one, remapped
+    as the env does; ``epsilon=0`` is the greedy policy).
+    """
+
+    def __init__(
+        self,
+        policy: nn.Module,
+        kind: Literal["maskable", "ppo", "dqn"],
+        *,
+        game_id: str,
+        input_size: int,
+        num_actions: int,
+        seat: int | None,
+        epsilon: float = 0.0,
+    ) -> None:
+        super().__init__(game_id, input_size, num_actions, seat)
+        self.policy = clone_sb3_policy(policy)
+        self.kind = kind
+        self.epsilon = float(epsilon)
+
+    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        obs = torch.from_numpy(np.array(tensors, dtype=np.float32))
+        with torch.no_grad():
+            if self.kind == "maskable":
+                dist = self.policy.get_distribution(obs, action_masks=masks)
+                probs = dist.distribution.probs.double().numpy()
+                return np.where(masks, probs, 0.0) / np.where(masks, probs, 0.0).sum(
+                    axis=1, keepdims=True
+                )
+            if self.kind == "ppo":
+                probs = self.policy.get_distribution(obs).distribution.probs.double().numpy()
+                return remap_illegal(probs, masks)
+            q = self.policy.q_net(obs).numpy()
+        probs = np.full(q.shape, self.epsilon / q.shape[1])
+        probs[np.arange(q.shape[0]), np.argmax(q, axis=1)] += 1.0 - self.epsilon
+        return remap_illegal(probs, masks)
+
+
+class _SB3Learner(Learner):
+    """Shared machinery of the Stable-Baselines3 learners (not registered itself)."""
+
+    model_free: ClassVar[bool] = True
+    opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    model: BaseAlgorithm
+
+    @classmethod
+    def check_game(cls, game: Game) -> None:
+        super().check_game(game)
+        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
+            raise ValueError(f"{cls.name} reads information-set tensors; {game.id} defines none")
+
+    # --- hooks ------------------------------------------------------------------------------------
+    def _make_model(self) -> BaseAlgorithm:
+        raise NotImplementedError
+
+    def _kind(self) -> Literal["maskable", "ppo", "dqn"]:
+        raise NotImplementedError
+
+    def _before_learn(self) -> None:
+        """Per-chunk adjustments (DQN: this chunk's epsilon)."""
+
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        return {}, {}
+
+    def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        pass
+
+    # --- setup ------------------------------------------------------------------------------------
+    def _setup(self) -> None:
+        cfg: Any = self.config
+        self.device = resolve_device(cfg.device)
+        self.input_size = int(self.game.infoset_tensor_size)
+        self.num_actions = int(self.game.num_actions)
+        seat: int | Literal["random"] = "random" if cfg.mode == "self_play" else self.seat
+        self.env = SingleAgentEnv(self.game, seat)
+        with self._private_global_rng():
+            self.model = self._make_model()
+        self._snapshots: list[SB3Policy] = []
+        self._cache: dict[str, SB3Policy] = {}
+
+    @contextlib.contextmanager
+    def _private_global_rng(self) -> Iterator[None]:
+        """Run Stable-Baselines3 with the global generators seeded from ``self.rng``, then put
+        the caller's global generator states back."""
+        np_state = np.random.get_state()
+        py_state = random.getstate()
+        seeds = self.rng.integers(0, 2**32 - 1, size=3)
+        with torch.random.fork_rng(devices=[]):
+            np.random.seed(int(seeds[0]))
+            random.seed(int(seeds[1]))
+            torch.manual_seed(int(seeds[2]))
+            try:
+                yield
+            finally:
+                np.random.set_state(np_state)
+                random.setstate(py_state)
+
+    # --- policies ---------------------------------------------------------------------------------
+    def _policy(self, epsilon: float = 0.0) -> SB3Policy:
+        return SB3Policy(
+            self.model.policy,
+            self._kind(),
+            game_id=self.game.id,
+            input_size=self.input_size,
+            num_actions=self.num_actions,
+            seat=None if self.config.mode == "self_play" else self.seat,  # type: ignore[attr-defined]
+            epsilon=epsilon,
+        )
+
+    def current_policy(self) -> SB3Policy:
+        """How the learner acts while training (a frozen copy)."""
+        if "current" not in self._cache:
+            self._cache["current"] = self._policy(self._behaviour_epsilon())
+        return self._cache["current"]
+
+    def average_policy(self) -> SB3Policy:
+        """The learner's output policy (a frozen copy; RL keeps no average)."""
+        if "average" not in self._cache:
+            self._cache["average"] = self._policy(0.0)
+        return self._cache["average"]
+
+    def _behaviour_epsilon(self) -> float:
+        return 0.0
+
+    # --- one step ---------------------------------------------------------------------------------
+    def _step(self, opponent: Policy) -> dict[str, float]:
+        cfg: Any = self.config
+        if cfg.mode == "self_play":
+            if self.iterations % cfg.snapshot_every == 0:
+                self._snapshots.append(self.average_policy())
+                del self._snapshots[: -cfg.snapshot_pool]
+            self.env.set_opponent(self._snapshots)
+        else:
+            self.env.set_opponent(opponent)
+        moves_before = self.env.moves
+        episodes_before = self.env.episodes
+        returns_before = self.env.return_sum
+        with self._private_global_rng():
+            self.model.env.seed(int(self.rng.integers(2**31 - 1)))
+            self.model.action_space.seed(int(self.rng.integers(2**31 - 1)))
+            self.model._last_obs = None  # type: ignore[attr-defined]  # each chunk starts fresh
+            self._before_learn()
+            self.model.learn(total_timesteps=cfg.steps_per_iteration, reset_num_timesteps=False)
+        self._cache.clear()
+        self._check_finite()
+        episodes = self.env.episodes - episodes_before
+        return {
+            "env_steps": self.env.moves - moves_before,
+            "learner_steps": cfg.steps_per_iteration,
+            "episodes": episodes,
+            "mean_return": (self.env.return_sum - returns_before) / max(episodes, 1),
+            "timesteps": self.model.num_timesteps,
+        }
+
+    def _check_finite(self) -> None:
+        for name, param in self.model.policy.named_parameters():
+            if not bool(torch.isfinite(param).all()):
+                raise TrainingDivergedError(
+                    f"{self.name}: parameter {name} became NaN/inf during learner step "
+                    f"{self.iterations + 1}; stop here (the last good checkpoint is kept). Lower "
+                    "the learning rate."
+                )
+
+    # --- checkpoints ------------------------------------------------------------------------------
+    def save(self, path: Any) -> None:
+        """Checkpoint (refused, keeping any previous file, if the network holds NaN/inf)."""
+        check_parameters({"policy": self.model.policy}, learner=self.name)
+        super().save(path)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        extra_torch, extra_arrays = self._extra_state()
+        torch_state = {
+            "input_size": self.input_size,
+            "policy": {k: v.detach().cpu() for k, v in self.model.policy.state_dict().items()},
+            "optimizer": self.model.policy.optimizer.state_dict(),
+            "num_timesteps": int(self.model.num_timesteps),
+            "n_updates": int(getattr(self.model, "_n_updates", 0)),
+            "snapshots": [
+                {k: v.detach().cpu() for k, v in s.policy.state_dict().items()}
+                for s in self._snapshots
+            ],
+            **extra_torch,
+        }
+        return {"torch_state": pack_torch(torch_state), **extra_arrays}
+
+    def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        state = unpack_torch(arrays["torch_state"], self.device)
+        if int(state["input_size"]) != self.input_size:
+            raise CheckpointError(
+                f"the checkpoint's network reads {state['input_size']} features but "
+                f"{self.game.id} has information-set tensors of size {self.input_size}"
+            )
+        self.model.policy.load_state_dict(state["policy"])
+        self.model.policy.optimizer.load_state_dict(state["optimizer"])
+        self.model.num_timesteps = int(state["num_timesteps"])
+        self.model._n_updates = int(state["n_updates"])  # type: ignore[attr-defined]
+        self._snapshots = []
+        for sd in state["snapshots"]:
+            snap = self._policy(0.0)
+            snap.policy.load_state_dict(sd)
+            self._snapshots.append(snap)
+        self._load_extra_state(state, arrays)
+        self._cache.clear()
+
+
+@register
+class PPOLearner(_SB3Learner):
+    """PPO (sb3-contrib's MaskablePPO by default) on the single-agent view of one seat."""
+
+    name: ClassVar[str] = "ppo"
+    Config: ClassVar[type[LearnerConfig]] = PPOConfig
+    config: PPOConfig
+
+    def _kind(self) -> Literal["maskable", "ppo", "dqn"]:
+        return "maskable" if self.config.masked else "ppo"
+
+    def _make_model(self) -> BaseAlgorithm:
+        cfg = self.config
+        algo = MaskablePPO if cfg.masked else PPO
+        return algo(
+            "MlpPolicy",
+            self.env,
+            learning_rate=cfg.learning_rate,
+            n_steps=cfg.steps_per_iteration,
+            batch_size=min(cfg.batch_size, cfg.steps_per_iteration),
+            n_epochs=cfg.n_epochs,
+            gamma=cfg.gamma,
+            gae_lambda=cfg.gae_lambda,
+            clip_range=cfg.clip_range,
+            ent_coef=cfg.ent_coef,
+            policy_kwargs={"net_arch": list(cfg.net_arch)},
+            device=self.device,
+            verbose=0,
+        )
+
+
+@register
+class DQNLearner(_SB3Learner):
+    """DQN (Stable-Baselines3) on the single-agent view of one seat."""
+
+    name: ClassVar[str] = "dqn"
+    Config: ClassVar[type[LearnerConfig]] = DQNConfig
+    config: DQNConfig
+
+    def _kind(self) -> Literal["maskable", "ppo", "dqn"]:
+        return "dqn"
+
+    def _make_model(self) -> BaseAlgorithm:
+        cfg = self.config
+        model = DQN(
+            "MlpPolicy",
+            self.env,
+            learning_rate=cfg.learning_rate,
+            buffer_size=cfg.buffer_size,
+            learning_starts=cfg.learning_starts,
+            batch_size=cfg.batch_size,
+            gamma=cfg.gamma,
+            train_freq=cfg.train_freq,
+            target_update_interval=cfg.target_update_interval,
+            exploration_initial_eps=cfg.exploration_initial_eps,
+            exploration_final_eps=cfg.exploration_final_eps,
+            policy_kwargs={"net_arch": list(cfg.net_arch)},
+            device=self.device,
+            verbose=0,
+        )
+        return model
+
+    def _epsilon(self) -> float:
+        cfg = self.config
+        frac = min(1.0, self.model.num_timesteps / cfg.exploration_steps)
+        return cfg.exploration_initial_eps + frac * (
+            cfg.exploration_final_eps - cfg.exploration_initial_eps
+        )
+
+    def _behaviour_epsilon(self) -> float:
+        return self._epsilon()
+
+    def _before_learn(self) -> None:
+        # SB3 derives epsilon from the progress of the current learn() call, which restarts at
+        # every chunk; use a schedule over all env steps instead (constant within a chunk).
+        self.model.exploration_schedule = ConstantSchedule(self._epsilon())  # type: ignore[attr-defined]
+
+    _BUFFER_FIELDS = (
+        "observations",
+        "next_observations",
+        "actions",
+        "rewards",
+        "dones",
+        "timeouts",
+    )
+
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        buf = self.model.replay_buffer  # type: ignore[attr-defined]
+        size = buf.buffer_size if buf.full else buf.pos
+        arrays = {f"replay/{f}": np.asarray(getattr(buf, f)[:size]) for f in self._BUFFER_FIELDS}
+        torch_state = {
+            "replay_pos": int(buf.pos),
+            "replay_full": bool(buf.full),
+            "n_calls": int(getattr(self.model, "_n_calls", 0)),
+        }
+        return torch_state, arrays
+
+    def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        buf = self.model.replay_buffer  # type: ignore[attr-defined]
+        for f in self._BUFFER_FIELDS:
+            stored = arrays[f"replay/{f}"]
+            target = getattr(buf, f)
+            if stored.shape[1:] != target.shape[1:] or stored.shape[0] > target.shape[0]:
+                raise CheckpointError(
+                    f"replay field {f} has shape {stored.shape}, the buffer holds "
+                    f"{target.shape}: a checkpoint of another game or configuration"
+                )
+            target[: stored.shape[0]] = stored
+        buf.pos = int(torch_state["replay_pos"])
+        buf.full = bool(torch_state["replay_full"])
+        self.model._n_calls = int(torch_state["n_calls"])  # type: ignore[attr-defined]

@@ -1,0 +1,246 @@
+"""A Gymnasium single-agent view of any nashzoo game: one seat learns, the opponent moves inside
+``step()``.
+
+This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's MaskablePPO) train on:
+
+* the learner holds one seat (``seat=0``, ``1``, or ``"random"``: a new seat every episode, so one
+  network learns both seats; the information-set tensor tells it which seat it holds);
+* the opponent's moves happen inside ``reset()`` / ``step()`` with the opponent's
+  :class:`~nashzoo.agents.policy.Policy`, queried with ``Infoset(player, key, tensor, legal_mask)``
+  and sampled with the env's generator; give one Policy, or a sequence of them (a pool of frozen
+  snapshots: one is drawn per episode);
+* the observation is the learner's information-set tensor (``Box(0, 1, (D,), float32)``), the
+  action space ``Discrete(num_actions)``;
+* the reward is the learner's own return, paid on the step that ends the game, including a loss
+  caused by the opponent's last move (e.g. the opponent calls and wins a showdown);
+* ``action_masks()`` returns the legal actions (MaskablePPO reads it); ``info["action_mask"]``
+  carries the same mask. Without masking, an illegal action is handled by ``illegal_action``:
+  ``"remap"`` (default) plays the lowest-numbered legal action instead (in Leduc, folding when no
+  bet is faced becomes a check), ``"raise"`` raises
+  :class:`~nashzoo.games.IllegalActionError`. :func:`remap_illegal` applies the same rule to a
+  probability vector, so a policy materialised from the network plays exactly what the env plays;
+* seeded by ``reset(seed=...)`` (Gymnasium's ``np_random``): chance outcomes and the opponent's
+  draws both come from it, so a seed fixes the whole episode stream.
+
+The rules come from the game through the PettingZoo env (:class:`~nashzoo.envs.aec.GameAECEnv`);
+this class only routes turns. It passes ``gymnasium.utils.env_checker.check_env`` and
+Stable-Baselines3's ``check_env``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy
+from nashzoo.envs.aec import GameAECEnv, agent_name
+from nashzoo.games import Game, IllegalActionError, load_game
+
+__all__ = ["SingleAgentEnv", "remap_illegal"]
+
+_MAX_EMPTY_EPISODES = 1000
+
+
+def remap_illegal(probs: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
+    """Move the probability of illegal actions onto the lowest-numbered legal action.
+
+    The distribution a ``SingleAgentEnv(illegal_action="remap")`` actually plays when the agent
+    samples from ``probs``. Works on ``[num_actions]`` or ``[n, num_actions]`` arrays.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    mask = np.asarray(legal_mask, dtype=bool)
+    single = probs.ndim == 1
+    p2, m2 = np.atleast_2d(probs), np.atleast_2d(mask)
+    out = np.where(m2, p2, 0.0)
+    first = np.argmax(m2, axis=1)
+    out[np.arange(out.shape[0]), first] += np.where(m2, 0.0, p2).sum(axis=1)
+    return out[0] if single else out
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """One seat of a nashzoo game as a Gymnasium env (see the module docstring).
+
+    Args:
+        game: a Game or a name for :func:`~nashzoo.games.load_game`.
+        seat: the learner's seat (``0``, ``1``) or ``"random"`` (drawn each episode).
+        opponent: the opponent's Policy, or a non-empty sequence of Policies (one drawn per
+            episode). Default: uniform over the legal actions.
+        illegal_action: ``"remap"`` (default) or ``"raise"``.
+        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the learner's view as text).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        game: Game | str,
+        seat: int | Literal["random"] = 0,
+        opponent: Policy | Sequence[Policy] | None = None,
+        *,
+        illegal_action: Literal["remap", "raise"] = "remap",
+        render_mode: str | None = None,
+    ) -> None:
+        self.game = load_game(game)
+        if self.game.num_players != 2:
+            raise ValueError(f"SingleAgentEnv needs a two-player game; {self.game.id} is not")
+        if seat != "random" and (not isinstance(seat, (int, np.integer)) or not 0 <= int(seat) < 2):
+            raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
+        if illegal_action not in ("remap", "raise"):
+            raise ValueError(f"illegal_action must be 'remap' or 'raise', got {illegal_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.seat_mode = seat if seat == "random" else int(seat)
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        size = int(self.game.infoset_tensor_size)
+        self.observation_space = spaces.Box(0.0, 1.0, (size,), dtype=np.float32)
+        self.action_space = spaces.Discrete(self.game.num_actions)
+        self._aec = GameAECEnv(self.game, render_mode="ansi")
+        self._opponents: tuple[Policy, ...] = ()
+        self.set_opponent(TabularPolicy.uniform(self.game) if opponent is None else opponent)
+        self.seat = 0 if seat == "random" else int(seat)
+        self._opponent: Policy = self._opponents[0]
+        self._started = False
+        self._done = True
+        self.moves = 0  # env moves so far (the learner's and the opponent's)
+        self.episodes = 0  # episodes started
+        self.return_sum = 0.0  # sum of the learner's returns over finished episodes
+
+    # --- configuration ----------------------------------------------------------------------
+    def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
+        """Replace the opponent (takes effect at the next ``reset()``)."""
+        pool = tuple(opponent) if isinstance(opponent, (list, tuple)) else (opponent,)
+        if not pool:
+            raise ValueError("the opponent pool is empty; give at least one Policy")
+        for policy in pool:
+            if not isinstance(policy, Policy):
+                raise PolicyError(
+                    f"the opponent must be a Policy (with action_probabilities(infoset)), got "
+                    f"{type(policy).__name__}"
+                )
+            policy_game = getattr(policy, "game", None)
+            if isinstance(policy_game, Game) and policy_game.id != self.game.id:
+                raise PolicyError(
+                    f"the opponent policy is for {policy_game.id}, this env plays {self.game.id}"
+                )
+        self._opponents = pool
+
+    # --- Gymnasium API ----------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode and play the opponent until the learner is to move."""
+        super().reset(seed=seed)
+        rng = self.np_random
+        for _ in range(_MAX_EMPTY_EPISODES):
+            if self.seat_mode == "random":
+                self.seat = int(rng.integers(2))
+            self._agent = agent_name(self.seat)
+            self._opponent = self._opponents[int(rng.integers(len(self._opponents)))]
+            self._aec.reset(seed=int(rng.integers(2**63)))
+            self._started, self._done = True, False
+            self.episodes += 1
+            self._play_opponent()
+            if not self._done:
+                return self._observation(), self._info()
+            self.return_sum += float(self._aec.rewards[self._agent])
+        raise RuntimeError(
+            f"in {_MAX_EMPTY_EPISODES} episodes of {self.game.id} seat {self.seat} never got to "
+            "move; this game has no decisions for that seat"
+        )
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponent until the learner moves again."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        if self._done:
+            raise RuntimeError("the episode is over; call reset() to start a new one")
+        env = self._aec
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise IllegalActionError(f"action must be an integer, got {action!r}") from None
+        mask = self.action_masks()
+        info_extra: dict[str, Any] = {}
+        if not (0 <= a < mask.size and mask[a]):
+            if self.illegal_action == "raise":
+                legal = np.flatnonzero(mask).tolist()
+                raise IllegalActionError(
+                    f"action {a} is not legal for seat {self.seat}; legal actions are {legal}"
+                )
+            info_extra["illegal_action"] = a
+            a = int(np.argmax(mask))
+        env.step(a)
+        self.moves += 1
+        self._play_opponent()
+        reward = float(env.rewards[self._agent]) if self._done else 0.0
+        self.return_sum += reward
+        info = self._info()
+        info.update(info_extra)
+        return self._observation(), reward, self._done, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions (all False once the game is over)."""
+        if self._done:
+            return np.zeros(self.game.num_actions, dtype=bool)
+        return self._aec.observe(self._agent)["action_mask"].astype(bool)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without render_mode='ansi'")
+            return None
+        if not self._started:
+            raise RuntimeError("call reset() before render()")
+        self._aec.render_agent = self._agent
+        return self._aec.render()
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # --- internals --------------------------------------------------------------------------
+    def _observation(self) -> np.ndarray:
+        return self._aec.observe(self._agent)["observation"]
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "infoset_key": self._aec.infos[self._agent]["infoset_key"],
+            "action_mask": self.action_masks(),
+        }
+
+    def _play_opponent(self) -> None:
+        """Opponent moves until the learner is to move or the game is over."""
+        env, rng = self._aec, self.np_random
+        while True:
+            agent = env.agent_selection
+            if env.terminations[agent]:
+                self._done = True
+                return
+            if agent == self._agent:
+                return
+            obs = env.observe(agent)
+            infoset = Infoset(
+                player=1 - self.seat,
+                key=env.infos[agent]["infoset_key"],
+                tensor=obs["observation"],
+                legal_mask=obs["action_mask"].astype(bool),
+            )
+            probs = np.asarray(self._opponent.action_probabilities(infoset), dtype=np.float64)
+            legal = infoset.legal_mask
+            if probs.shape != legal.shape or not np.all(np.isfinite(probs)):
+                raise PolicyError(
+                    f"the opponent returned {probs!r} at {infoset.key!r}; it must give "
+                    f"{legal.size} finite probabilities"
+                )
+            probs = np.where(legal, np.maximum(probs, 0.0), 0.0)
+            total = probs.sum()
+            if total <= 0:
+                raise PolicyError(
+                    f"the opponent gives no probability to a legal action at {infoset.key!r}"
+                )
+            env.step(int(rng.choice(probs.size, p=probs / total)))
+            self.moves += 1
