@@ -7,6 +7,12 @@ lazily so that torch and Stable-Baselines3 stay optional.
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.cfr import CFR, DCFR, CFRConfig, CFRPlus, CFRPlusConfig, DCFRConfig
 from nashzoo.agents.fixed import FixedLearner, UniformLearner, fixed_policy, uniform_policy
+from nashzoo.agents.mccfr import (
+    ESMCCFRConfig,
+    ExternalSamplingMCCFR,
+    OSMCCFRConfig,
+    OutcomeSamplingMCCFR,
+)
 from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy
 from nashzoo.agents.registry import (
     learner_class,
@@ -35,10 +41,14 @@ __all__ = [
     "CFRPlusConfig",
     "CheckpointError",
     "DCFRConfig",
+    "ESMCCFRConfig",
+    "ExternalSamplingMCCFR",
     "FixedLearner",
     "Infoset",
     "Learner",
     "LearnerConfig",
+    "OSMCCFRConfig",
+    "OutcomeSamplingMCCFR",
     "Policy",
     "PolicyError",
     "RegretMatching",

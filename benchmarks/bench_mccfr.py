@@ -1,0 +1,299 @@
+"""MCCFR speed: wall time to a NashConv target, nashzoo against OpenSpiel, in the same run.
+
+Solvers (self-play with alternating updates, as each library runs it by default):
+
+* nashzoo ``os_mccfr`` / ``es_mccfr``: two learners, one per seat, stepped alternately exactly
+  as ``nashzoo.train.Trainer`` does (``l0.step(l1.current_policy());
+  l1.step(l0.current_policy())``), default configs, plus the ``averaging="exact"`` variants;
+* OpenSpiel C++ ``pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed)`` (one trajectory per
+  iteration, update player alternating) and
+  ``pyspiel.ExternalSamplingMCCFRSolver(game, seed, MCCFRAverageType.SIMPLE)`` (one traversal
+  per player per iteration);
+* OpenSpiel Python ``open_spiel.python.algorithms.outcome_sampling_mccfr.OutcomeSamplingSolver``
+  and ``external_sampling_mccfr.ExternalSamplingSolver`` (one episode / traversal per player per
+  iteration; they draw from numpy's global RNG, which this script seeds per run). Kuhn only:
+  on Leduc they need minutes per run.
+
+Protocol: each run trains in chunks and evaluates the exact NashConv of the average policy at
+log-spaced points (each ~10% more work than the last); only training is on the clock. The time
+of the first evaluation at or below the target is the run's time; a run still above it after
+``--cap`` seconds of training counts as infinitely slow (``n/a``). For every seed the solvers
+take turns, so load from other processes hits all of them alike. The table shows the median
+over seeds, the range, and the median number of samples per seat (trajectories for outcome
+sampling, traversals for external sampling). The ratio is OpenSpiel C++ median time / this
+solver's median time from the same run: above 1 means faster than OpenSpiel's C++.
+
+Run: ``.venv/bin/python benchmarks/bench_mccfr.py [--quick] [--leduc] [--markdown BENCHMARKS.md]``
+(Kuhn poker to NashConv 0.02; ``--leduc`` adds Leduc hold'em to NashConv 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nashzoo.agents import ESMCCFRConfig, OSMCCFRConfig, TabularPolicy, make_learner
+from nashzoo.games import compile_tree, load_game
+from nashzoo.games.treemath import nash_conv
+
+SECTION = "## MCCFR speed"
+CPP = {"os": "OpenSpiel C++ OS", "es": "OpenSpiel C++ ES"}
+
+
+@dataclass
+class Runner:
+    """One training run: ``advance(k)`` does ``k`` work units, ``nash_conv()`` evaluates,
+    ``samples(units)`` converts units into samples per seat."""
+
+    advance: Callable[[int], None]
+    nash_conv: Callable[[], float]
+    samples: Callable[[int], float]
+
+
+def nashzoo_runner(game_name: str, name: str, config: dict, seed: int) -> Runner:
+    game = load_game(game_name)
+    tree = compile_tree(game)
+    l0 = make_learner(name, game, 0, config, seed=2 * seed)
+    l1 = make_learner(name, game, 1, config, seed=2 * seed + 1)
+    batch = l0.config.trajectories_per_step
+
+    def advance(rounds: int) -> None:
+        for _ in range(rounds):
+            l0.step(l1.current_policy())
+            l1.step(l0.current_policy())
+
+    def evaluate() -> float:
+        joint = TabularPolicy.joint(game, [l0.average_policy(), l1.average_policy()])
+        return nash_conv(tree, joint.probs)[0]
+
+    return Runner(advance, evaluate, lambda rounds: rounds * batch)
+
+
+def openspiel_cpp_runner(game_name: str, kind: str, seed: int) -> Runner:
+    import pyspiel
+
+    game = pyspiel.load_game(game_name)
+    if kind == "os":
+        solver = pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed)
+        per_seat = 0.5  # one trajectory per iteration, update player alternating
+    else:
+        solver = pyspiel.ExternalSamplingMCCFRSolver(game, seed, pyspiel.MCCFRAverageType.SIMPLE)
+        per_seat = 1.0  # one traversal per player per iteration
+
+    def advance(iterations: int) -> None:
+        for _ in range(iterations):
+            solver.run_iteration()
+
+    def evaluate() -> float:
+        try:
+            return pyspiel.nash_conv(game, solver.average_policy())
+        except pyspiel.SpielError:  # an information set not visited yet has no average
+            return math.inf
+
+    return Runner(advance, evaluate, lambda iterations: iterations * per_seat)
+
+
+def openspiel_python_runner(game_name: str, kind: str, seed: int) -> Runner:
+    import pyspiel
+    from open_spiel.python.algorithms import (
+        exploitability,
+        external_sampling_mccfr,
+        outcome_sampling_mccfr,
+    )
+
+    game = pyspiel.load_game(game_name)
+    if kind == "os":
+        solver = outcome_sampling_mccfr.OutcomeSamplingSolver(game)
+    else:
+        solver = external_sampling_mccfr.ExternalSamplingSolver(
+            game, external_sampling_mccfr.AverageType.SIMPLE
+        )
+    state = np.random.RandomState(seed)  # OpenSpiel's Python solvers use numpy's global RNG
+
+    def advance(iterations: int) -> None:
+        saved = np.random.get_state()
+        np.random.set_state(state.get_state())
+        for _ in range(iterations):
+            solver.iteration()
+        state.set_state(np.random.get_state())
+        np.random.set_state(saved)
+
+    return Runner(
+        advance,
+        lambda: exploitability.nash_conv(game, solver.average_policy()),
+        lambda iterations: float(iterations),  # one episode / traversal per player
+    )
+
+
+def time_to_target(runner: Runner, target: float, cap: float, growth: float = 1.1) -> dict:
+    """Train until NashConv <= target at a log-spaced evaluation point (eval off the clock)."""
+    done, nxt, clock = 0, 1, 0.0
+    while True:
+        start = time.perf_counter()
+        runner.advance(nxt - done)
+        clock += time.perf_counter() - start
+        done = nxt
+        value = runner.nash_conv()
+        if value <= target:
+            return {"seconds": clock, "samples": runner.samples(done), "nash_conv": value}
+        if clock > cap:
+            return {"seconds": math.inf, "samples": math.inf, "nash_conv": value}
+        nxt = max(done + 1, math.ceil(done * growth))
+
+
+def solvers(game: str, python_peers: bool) -> dict[str, tuple[str, Callable[[int], Runner]]]:
+    """Solver name -> (family, seed -> Runner) for one game."""
+    table: dict[str, tuple[str, Callable[[int], Runner]]] = {}
+    for kind, name in (("os", "os_mccfr"), ("es", "es_mccfr")):
+        table[f"nashzoo {name}"] = (kind, lambda s, n=name: nashzoo_runner(game, n, {}, s))
+        table[f"nashzoo {name} (exact avg)"] = (
+            kind,
+            lambda s, n=name: nashzoo_runner(game, n, {"averaging": "exact"}, s),
+        )
+        table[CPP[kind]] = (kind, lambda s, k=kind: openspiel_cpp_runner(game, k, s))
+        if python_peers:
+            table[f"OpenSpiel Python {kind.upper()}"] = (
+                kind,
+                lambda s, k=kind: openspiel_python_runner(game, k, s),
+            )
+    return table
+
+
+def _fmt(value: float, unit: str = "") -> str:
+    if math.isinf(value):
+        return "n/a"
+    if unit == "s":
+        return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+    return f"{value:,.0f}"
+
+
+def run_game(game: str, target: float, seeds: int, cap: float, only: str | None) -> str:
+    """Run every solver on ``game`` and return the markdown table."""
+    table = solvers(game, python_peers=game == "kuhn_poker")
+    names = [n for n in table if not only or any(s in n for s in only.split(","))]
+    results: dict[str, list[dict]] = {n: [] for n in names}
+    for seed in range(seeds):
+        for name in names:
+            r = time_to_target(table[name][1](seed), target, cap)
+            results[name].append(r)
+            print(
+                f"# {game} seed {seed} {name:30s} {_fmt(r['seconds'], 's'):>10s} "
+                f"samples/seat {_fmt(r['samples'])} NashConv {r['nash_conv']:.4f}",
+                file=sys.stderr,
+            )
+
+    def median(name: str, key: str) -> float:
+        return statistics.median(r[key] for r in results[name])
+
+    lines = [
+        f"| solver ({game}) | median time to NashConv {target} | range over seeds | "
+        "median samples per seat | C++ time / this |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in names:
+        kind = table[name][0]
+        seconds = median(name, "seconds")
+        times = [r["seconds"] for r in results[name]]
+        spread = f"{_fmt(min(times), 's')} - {_fmt(max(times), 's')}"
+        censored = sum(math.isinf(x) for x in times)
+        if censored:
+            spread += f" ({censored} of {seeds} runs above the target after {cap:g} s)"
+        ratio = "n/a"
+        if CPP[kind] in results and not math.isinf(seconds):
+            ratio = f"{median(CPP[kind], 'seconds') / seconds:.2f}x"
+        lines.append(
+            f"| {name} | {_fmt(seconds, 's')} | {spread} | {_fmt(median(name, 'samples'))} "
+            f"| {ratio} |"
+        )
+    return "\n".join(lines)
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace (or append) the ``## MCCFR speed`` section of ``path``, atomically."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = text.find(SECTION)
+    if start < 0:
+        new = text.rstrip("\n") + "\n\n" + body
+    else:
+        end = text.find("\n## ", start + len(SECTION))
+        new = text[:start] + body + (text[end + 1 :] if end >= 0 else "")
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
+        tmp.write(new if new.endswith("\n") else new + "\n")
+    os.replace(tmp.name, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="3 seeds instead of 7")
+    parser.add_argument("--seeds", type=int, help="number of seeds (median reported)")
+    parser.add_argument("--target", type=float, default=0.02, help="Kuhn NashConv to reach")
+    parser.add_argument("--leduc", action="store_true", help="also Leduc hold'em")
+    parser.add_argument("--leduc-target", type=float, default=0.5, help="Leduc NashConv")
+    parser.add_argument("--cap", type=float, default=30.0, help="training seconds per run")
+    parser.add_argument("--only", help="comma-separated substrings of solver names to run")
+    parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    args = parser.parse_args()
+    seeds = args.seeds or (3 if args.quick else 7)
+    try:
+        import open_spiel
+        import pyspiel  # noqa: F401
+    except ImportError as err:
+        raise SystemExit(f"this benchmark needs open_spiel as the peer: {err}") from None
+
+    load_before = os.getloadavg()[0]
+    tables = [run_game("kuhn_poker", args.target, seeds, args.cap, args.only)]
+    if args.leduc:
+        tables.append(run_game("leduc_poker", args.leduc_target, seeds, args.cap, args.only))
+    load_after = os.getloadavg()[0]
+    for table in tables:
+        print(table + "\n")
+
+    if args.markdown:
+        os_default, es_default = OSMCCFRConfig(), ESMCCFRConfig()
+        flags = " ".join(f for f, on in (("--quick", args.quick), ("--leduc", args.leduc)) if on)
+        body = "\n".join(
+            [
+                SECTION,
+                "",
+                "Self-play with alternating updates. Wall time (training only; the exact NashConv "
+                "of the average policy is evaluated off the clock at log-spaced points, each ~10% "
+                f"more work than the last) until NashConv is at most the target; median over "
+                f"{seeds} seeds. Samples per seat: sampled trajectories (OS) or traversals (ES). "
+                f"nashzoo runs its default configs (`os_mccfr`: "
+                f"{os_default.trajectories_per_step} trajectories per step, epsilon "
+                f"{os_default.exploration}, stochastically-weighted averaging; `es_mccfr`: "
+                f"{es_default.trajectories_per_step} traversals per step, simple averaging) and "
+                'the `averaging="exact"` variants. OpenSpiel runs '
+                "`OutcomeSamplingMCCFRSolver(game, 0.6, seed)`, "
+                "`ExternalSamplingMCCFRSolver(game, seed, SIMPLE)` and, on Kuhn, the Python "
+                "solvers. Last column: OpenSpiel C++ median time / this solver's median time "
+                "from the same run (above 1 = faster than OpenSpiel's C++).",
+                "",
+                *[t + "\n" for t in tables],
+                f"- Date {datetime.date.today()}; {os.cpu_count()}-core {platform.machine()} "
+                f"CPU, {platform.system()}; Python {platform.python_version()}, numpy "
+                f"{np.__version__}, open_spiel {getattr(open_spiel, '__version__', '?')}.",
+                f"- Load average {load_before:.2f} before, {load_after:.2f} after.",
+                "- Reproduce: `.venv/bin/python benchmarks/bench_mccfr.py "
+                f"{flags + ' ' if flags else ''}--markdown BENCHMARKS.md`.",
+                "",
+            ]
+        )
+        write_section(args.markdown, body)
+        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

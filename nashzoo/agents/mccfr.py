@@ -1,0 +1,560 @@
+"""Monte Carlo CFR: outcome sampling (``os_mccfr``) and external sampling (``es_mccfr``).
+
+Lanctot, Waugh, Zinkevich & Bowling (2009), "Monte Carlo Sampling for Regret Minimization in
+Extensive Games", NeurIPS 22. Both learners replace CFR's full-width tree walk (Zinkevich et al.
+2007) by sampled walks whose *sampled counterfactual regrets* are unbiased estimates of the true
+ones, so CFR's convergence guarantee holds in expectation at a fraction of the work per iteration.
+
+Each learner owns ONE seat ``i`` and sees its opponent only as a Policy (turned once per step into
+a ``[num_infosets, num_actions]`` table). Two learners on both seats stepped alternately is
+standard alternating-update MCCFR self-play; against another algorithm it is cross-play. A step
+runs ``B = trajectories_per_step`` independent sampled walks against the same ``sigma``: a
+mini-batch of ``B`` MCCFR iterations for this seat (``B = 1`` is exactly the paper's algorithm).
+
+Outcome sampling (``os_mccfr``), one step:
+
+1. ``sigma = regret_matching(R)`` on seat ``i``'s information sets.
+2. Sample ``B`` root-to-terminal trajectories: chance and the opponent act from their own
+   distributions; seat ``i`` from the epsilon-on-policy mixture
+   ``(1 - eps) * sigma + eps * uniform`` (``eps = exploration``, 0.6 as in the paper).
+3. For a sampled terminal ``z`` and each of seat ``i``'s decisions ``(I, a)`` on it, with
+   ``q_i(z)`` the product of seat ``i``'s sampling probabilities along ``z`` and
+   ``pi_i(Ia -> z)`` the product of ``sigma`` over seat ``i``'s later decisions, let
+   ``w = u_i(z) * pi_i(Ia -> z) / q_i(z)`` (the opponent's and chance's reach cancel against
+   their sampling probabilities); the sampled regret of legal action ``b`` is
+   ``w * (1[b = a] - sigma(a|I))``.
+4. Average strategy, *stochastically-weighted averaging* (what OpenSpiel's solvers do; it and
+   the alternatives are discussed in Lanctot's 2013 PhD thesis): at each of seat ``i``'s
+   visited histories ``h`` add ``pi_i(h) / q(h) * sigma(I)``, ``q(h)`` being the probability
+   that a walk reaches ``h``. Its expectation is ``pi_i(I) * sigma(I)`` times the number of
+   histories of ``I`` that the opponent and chance can reach: the reach-weighted CFR average
+   whenever that number does not change, with no per-infoset bookkeeping ("optimistic"
+   averaging needs a last-visit counter per infoset and is biased). ``averaging="exact"``
+   adds ``pi_i(I) * sigma(I)`` at *every* information set of the seat instead, computed exactly
+   from ``sigma`` (seat ``i``'s own reach does not depend on the opponent or chance): the
+   expectation without the variance, at ``O(own infosets)`` per step.
+
+External sampling (``es_mccfr``), one step:
+
+1. ``sigma = regret_matching(R)`` on seat ``i``'s information sets.
+2. Regret pass: ``B`` traversals taking EVERY legal action of seat ``i`` and ONE sampled action
+   at each chance and opponent node they reach. Values: ``u_i`` at terminals, the sampled
+   child's value at sampled nodes, ``sum_a sigma(a|I) v(ha)`` at seat ``i``'s nodes; the
+   sampled regret at each visited history of seat ``i`` is ``v(ha) - v(h)`` (no importance
+   weights: everything sampled follows its true distribution).
+3. Average pass, *simple averaging* as in the paper. There, the traversal for the OTHER player
+   adds ``sigma_i(I)`` at every node of seat ``i`` it visits (seat ``i`` and chance sampled,
+   the other player's actions all taken). Here seat ``i`` owns its average, so its learner runs
+   that walk itself: ``B`` walks sampling seat ``i`` and chance and taking every opponent
+   action, adding ``sigma(I)`` per visit. ``I`` is visited at a rate of ``pi_i(I)`` times a
+   constant (the chance mass of ``I``), so the result is the reach-weighted CFR average.
+   ``averaging="exact"`` replaces the pass by the exact ``pi_i(I) * sigma(I)``, as above.
+
+How a batch is computed (on the compiled tree, ``nashzoo.games.compile_tree``; no Python State
+objects, no Python loop over nodes or walks). Every update above is a sum over walks of terms
+that depend only on which nodes each walk reached, so only the *reach counts* (how many of the
+``B`` walks reached each node) matter, and those can be drawn directly with the same
+distribution as ``B`` independent walks:
+
+* Outcome sampling: a walk reaches terminal ``z`` with probability ``q(z)``, the product of the
+  sampling probabilities on its path, so the terminal counts of ``B`` walks are
+  ``Multinomial(B, q)``: one draw. The updates are then sequence-form gathers over the tree's
+  terminal sequences, weighted by the counts.
+* External sampling: given that ``m`` walks reach a sampled node, their actions there are ``m``
+  independent draws from its distribution, so its children's counts are
+  ``Multinomial(m, p)``; at seat ``i``'s nodes every child gets ``m``. The counts are drawn
+  top-down, one vectorised multinomial for all sampled nodes at the same sampled depth (the
+  chance moves at the top of the tree, e.g. the deal, merged into one). The regrets are then
+  the counterfactual-value kernel with the opponent-and-chance reach replaced by the counts.
+
+So the cost of a step is a fixed handful of numpy calls over tree-sized arrays, whatever ``B``
+is. ``nodes_touched`` reports the nodes the ``B`` walks of the paper's algorithm visit (root and
+terminals included): the work of the algorithm, independent of how it is vectorised here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents.policy import Policy, TabularPolicy
+from nashzoo.agents.registry import register
+from nashzoo.games import CHANCE, CompiledTree, Game
+from nashzoo.games.treemath import (
+    realization_plan,
+    regret_matching,
+    sequence_form,
+    uniform_strategy,
+)
+
+_TERMINAL, _OWN, _OPPONENT, _CHANCE = 0, 1, 2, 3
+
+
+def _check_batch(value: object, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(
+            f"{name}: trajectories_per_step must be a positive integer (1 = the paper's one "
+            f"walk per iteration), got {value!r}"
+        )
+
+
+def _check_averaging(value: object, name: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(
+            f"{name}: averaging must be one of {list(allowed)}, got {value!r} (the "
+            "nashzoo.agents.mccfr docstring explains each scheme)"
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class OSMCCFRConfig(LearnerConfig):
+    """Outcome-sampling MCCFR settings.
+
+    Attributes:
+        exploration: epsilon of the epsilon-on-policy sampling at the learner's own nodes, which
+            sample ``(1 - eps) * sigma + eps * uniform``. 0.6 is the paper's value (and
+            OpenSpiel's default). Must be in (0, 1]: with 0, actions that regret matching gives
+            probability 0 would never be sampled and could never recover.
+        trajectories_per_step: independent trajectories sampled per ``step()``, all against
+            the same ``sigma``; 1 is the paper's algorithm (use it to study sampling noise per
+            walk). A step costs the same whatever the batch (see the module docstring), so a
+            larger batch buys lower-variance regrets per step for free; on Kuhn and Leduc the
+            wall time to a given NashConv keeps improving up to a few thousand walks per step,
+            hence the default 4096 (on Kuhn's 30 terminals a step is then close to an exact
+            CFR iteration; on Leduc's 5520 it is still a sample).
+        averaging: ``"stochastic"`` (stochastically-weighted averaging at the visited own
+            histories, as in the paper and OpenSpiel) or ``"exact"`` (the exact
+            ``pi_i(I) * sigma(I)`` at every own information set, ``O(infosets)`` per step).
+    """
+
+    exploration: float = 0.6
+    trajectories_per_step: int = 4096
+    averaging: Literal["stochastic", "exact"] = "stochastic"
+
+    def __post_init__(self) -> None:
+        eps = self.exploration
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0.0 < eps <= 1.0:
+            raise ValueError(
+                f"os_mccfr: exploration must be a number in (0, 1] (the paper uses 0.6), "
+                f"got {eps!r}"
+            )
+        _check_batch(self.trajectories_per_step, "os_mccfr")
+        _check_averaging(self.averaging, "os_mccfr", ("stochastic", "exact"))
+
+
+@dataclasses.dataclass(frozen=True)
+class ESMCCFRConfig(LearnerConfig):
+    """External-sampling MCCFR settings.
+
+    Attributes:
+        trajectories_per_step: independent traversals per ``step()`` (each takes every action
+            of the learner's seat and one sampled action elsewhere), all against the same
+            ``sigma``; 1 is the paper's algorithm (use it to study sampling noise per walk). A
+            step costs nearly the same whatever the batch (see the module docstring), so a
+            larger batch buys lower-variance regrets per step; on Kuhn and Leduc the wall time
+            to a given NashConv keeps improving up to about a thousand traversals per step,
+            hence the default 1024.
+        averaging: ``"simple"`` (the paper's simple averaging: ``sigma(I)`` added per visit by
+            walks that sample this seat and take every opponent action) or ``"exact"`` (the
+            exact ``pi_i(I) * sigma(I)`` at every own information set instead).
+    """
+
+    trajectories_per_step: int = 1024
+    averaging: Literal["simple", "exact"] = "simple"
+
+    def __post_init__(self) -> None:
+        _check_batch(self.trajectories_per_step, "es_mccfr")
+        _check_averaging(self.averaging, "es_mccfr", ("simple", "exact"))
+
+
+class _CountSampler:
+    """Draws the reach counts of ``B`` independent walks that sample the nodes of some kinds
+    and take every action elsewhere (the external-sampling passes), top-down by multinomials.
+
+    Counts live in a flat vector of *slots*: slot 0 holds ``B`` (nodes no sampled move leads
+    to); then one slot per node of the chance prefix's frontier (the chance moves at the top of
+    the tree drawn as one multinomial over their outcomes); then, for each sampled depth, one
+    slot per (sampled node, action). ``slot[n]`` is where node ``n``'s count is read: the
+    deepest sampled move on its path.
+    """
+
+    def __init__(
+        self,
+        tree: CompiledTree,
+        kind: np.ndarray,
+        sampled: tuple[int, ...],
+        table_row: np.ndarray,
+        chance_reach: np.ndarray,
+    ) -> None:
+        n_nodes, width = tree.num_nodes, int(tree.children.shape[1])
+        parent = tree.parent
+        is_sampled = np.isin(kind, sampled)
+        # Chance prefix: the root, if a chance node, and every chance node reached from it
+        # through chance nodes only. Its frontier is drawn as one multinomial (chance reach).
+        prefix = np.zeros(n_nodes, dtype=bool)
+        prefix[0] = kind[0] == _CHANCE
+        for n in range(1, n_nodes):  # breadth-first order: parents first
+            prefix[n] = prefix[parent[n]] and kind[n] == _CHANCE
+        frontier = np.flatnonzero(~prefix & prefix[np.maximum(parent, 0)])
+        frontier = frontier[frontier > 0]
+        # Sampled depth: sampled moves on the path (the whole prefix counts as one).
+        depth = np.zeros(n_nodes, dtype=np.int64)
+        for n in range(1, n_nodes):
+            p = parent[n]
+            depth[n] = 1 if prefix[p] else depth[p] + int(is_sampled[p])
+        # Slots: 0, the frontier, then per sampled depth one run of width slots per node.
+        inner = np.flatnonzero(is_sampled & ~prefix)
+        edge = np.full(n_nodes, -1, dtype=np.int64)  # first slot of each inner sampled node
+        offset = 1 + frontier.size
+        runs = []
+        for d in np.unique(depth[inner]):
+            nodes = inner[depth[inner] == d]
+            edge[nodes] = offset + width * np.arange(nodes.size)
+            runs.append((nodes, slice(offset, offset + width * nodes.size)))
+            offset += width * nodes.size
+        slot = np.full(n_nodes, -1, dtype=np.int64)
+        slot[frontier] = 1 + np.arange(frontier.size)
+        if not prefix[0]:
+            slot[0] = 0
+        for n in range(1, n_nodes):
+            p = parent[n]
+            if slot[n] < 0 and not prefix[n]:
+                slot[n] = edge[p] + tree.action[n] if is_sampled[p] else slot[p]
+        self.slot = slot
+        self.num_slots = offset
+        self.levels = [(slot[nodes], table_row[nodes], where) for nodes, where in runs]
+        self.prefix_slots = slice(1, 1 + frontier.size)
+        self.prefix_probs = chance_reach[frontier] / max(chance_reach[frontier].sum(), 1e-300)
+        # Nodes counted by each slot (prefix nodes count once per frontier node below them).
+        size = np.bincount(slot[~prefix], minlength=offset).astype(np.float64)
+        size[self.prefix_slots] += tree.depth[frontier]
+        self.slot_size = size
+
+    def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
+        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node."""
+        out = np.zeros(self.num_slots)
+        out[0] = walks
+        if self.prefix_probs.size:
+            out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
+        for count_slots, rows, where in self.levels:
+            out[where] = rng.multinomial(out[count_slots].astype(np.int64), probs[rows]).ravel()
+        return out
+
+
+class _SeatTables:
+    """The compiled tree seen from one seat, plus the seat's regret and average tables.
+
+    Built once per learner and shared by both MCCFR learners (composition keeps the Learner
+    hierarchy one level deep). Sequence-form conventions as in ``nashzoo.games.treemath``: a
+    move ``(I, a)`` is the flat index ``I * num_actions + a``, and index ``num_sequences``
+    stands for the empty sequence, whose realization probability is 1.
+    """
+
+    def __init__(self, tree: CompiledTree, seat: int) -> None:
+        self.tree, self.seat = tree, seat
+        n_i, n_a = tree.num_infosets, tree.num_actions
+        self.num_infosets, self.num_actions = n_i, n_a
+        self.num_sequences = n_seq = n_i * n_a
+        width = int(tree.children.shape[1])
+        player = tree.player.astype(np.int64)
+        kind = np.full(tree.num_nodes, _TERMINAL, dtype=np.int64)
+        kind[player >= 0] = np.where(player[player >= 0] == seat, _OWN, _OPPONENT)
+        kind[player == CHANCE] = _CHANCE
+        infoset = tree.infoset.astype(np.int64)
+        self.own_rows = tree.infoset_player == seat
+        self.own_mask = np.broadcast_to(self.own_rows[:, None], (n_i, n_a))
+        self.legal = tree.legal_mask
+        self.uniform = uniform_strategy(tree)
+
+        # Distribution at every non-terminal node: one row per infoset, then per chance node.
+        chance = np.flatnonzero(kind == _CHANCE)
+        table_row = np.full(tree.num_nodes, -1, dtype=np.int64)
+        table_row[player >= 0] = infoset[player >= 0]
+        table_row[chance] = n_i + np.arange(chance.size)
+        self._table = np.zeros((n_i + chance.size, width))
+        kids = tree.children[chance]
+        chance_probs = np.where(kids >= 0, tree.chance_prob[np.maximum(kids, 0)], 0.0)
+        self._table[n_i:] = chance_probs / chance_probs.sum(axis=1, keepdims=True)
+
+        # Sequence form (shared with the full-width learners): last moves before terminals,
+        # each infoset's parent move, and each player's own depths.
+        sf = sequence_form(tree)
+        self._levels = (sf.levels[seat], sf.levels[1 - seat])
+        self.term_last_own = sf.last_sequence[seat]
+        self.term_last_opp = sf.last_sequence[1 - seat]
+        terminals = tree.terminal_nodes.astype(np.int64)
+        self.terminals = terminals
+        self.term_chance = tree.terminal_chance_reach
+        self.term_utility = np.ascontiguousarray(tree.utility[terminals, seat])
+        self.term_length = tree.depth[terminals].astype(np.float64) + 1.0
+
+        # Level by level (parents first): chance reach of every node and the last opponent
+        # move before it (num_sequences: none yet).
+        chance_reach = np.ones(tree.num_nodes)
+        last_opp = np.full(tree.num_nodes, n_seq, dtype=np.int64)
+        parent = tree.parent.astype(np.int64)
+        starts = tree.level_starts
+        for d in range(1, len(starts) - 1):
+            nodes = np.arange(starts[d], starts[d + 1])
+            par = parent[nodes]
+            chance_reach[nodes] = chance_reach[par] * tree.chance_prob[nodes]
+            moved = kind[par] == _OPPONENT
+            last_opp[nodes] = np.where(
+                moved, infoset[par] * n_a + tree.action[nodes], last_opp[par]
+            )
+
+        # Own decision nodes: reach ingredients and the terminals below each (a contiguous run
+        # of the terminals in depth-first order).
+        own_nodes = np.flatnonzero(kind == _OWN)
+        self.own_nodes = own_nodes
+        self.own_node_infoset = infoset[own_nodes]
+        self.own_node_last_own = sf.parent_sequence[infoset[own_nodes]]
+        self.own_node_last_opp = last_opp[own_nodes]
+        self.own_node_chance = chance_reach[own_nodes]
+        order, first, after = self._depth_first(tree)
+        self.dfs_terminals = order
+        self.own_node_first = first[own_nodes]
+        self.own_node_after = after[own_nodes]
+
+        # External sampling: the regret pass samples chance and the opponent, the average pass
+        # samples chance and this seat.
+        sampled = ((_OPPONENT, _CHANCE), (_OWN, _CHANCE))
+        self.regret_pass = _CountSampler(tree, kind, sampled[0], table_row, chance_reach)
+        self.average_pass = _CountSampler(tree, kind, sampled[1], table_row, chance_reach)
+        self.regret_terminal_slot = self.regret_pass.slot[terminals]
+        self.average_own_slot = self.average_pass.slot[own_nodes]
+
+        self.regrets = np.zeros((n_i, n_a))
+        self.average = np.zeros((n_i, n_a))
+        self._sigma: np.ndarray | None = None
+        self._current: TabularPolicy | None = None
+
+    @staticmethod
+    def _depth_first(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Terminal positions (into ``tree.terminal_nodes``) in depth-first order, and for every
+        node the half-open range ``[first, after)`` of that order holding its terminals."""
+        position = np.full(tree.num_nodes, -1, dtype=np.int64)
+        position[tree.terminal_nodes] = np.arange(tree.num_terminals)
+        first = np.zeros(tree.num_nodes, dtype=np.int64)
+        after = np.zeros(tree.num_nodes, dtype=np.int64)
+        order: list[int] = []
+        stack = [(0, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                after[node] = len(order)
+                continue
+            first[node] = len(order)
+            if position[node] >= 0:
+                order.append(int(position[node]))
+                after[node] = len(order)
+                continue
+            stack.append((node, True))
+            kids = tree.children[node]
+            stack.extend((int(c), False) for c in kids[::-1] if c >= 0)
+        return np.asarray(order, dtype=np.int64), first, after
+
+    # --- strategies --------------------------------------------------------------------------
+    def sigma(self) -> np.ndarray:
+        """Regret matching of the regrets, cached until they change (own rows are the ones that
+        matter; rows of the opponent hold zero regrets, hence uniform)."""
+        if self._sigma is None:
+            self._sigma = regret_matching(self.regrets, self.legal)
+        return self._sigma
+
+    def changed(self) -> None:
+        """Drop the caches after the regrets changed."""
+        self._sigma = None
+        self._current = None
+
+    def current_policy(self, game: Game) -> TabularPolicy:
+        if self._current is None:
+            probs = np.where(self.own_mask, self.sigma(), self.uniform)
+            self._current = TabularPolicy(game, probs, validate=False)
+        return self._current
+
+    def average_probs(self) -> np.ndarray:
+        """The normalised average on the seat's rows (uniform where never updated)."""
+        total = self.average.sum(axis=1, keepdims=True)
+        use = self.own_mask & (total > 0.0)
+        return np.where(use, self.average / np.where(total > 0.0, total, 1.0), self.uniform)
+
+    def distributions(self, table: np.ndarray) -> np.ndarray:
+        """``table`` (rows normalised) plus the chance rows: the distribution at any node."""
+        out = self._table.copy()
+        out[: self.num_infosets, : self.num_actions] = table / table.sum(axis=1, keepdims=True)
+        return out
+
+    def plan(self, table: np.ndarray, opponent: bool = False) -> np.ndarray:
+        """Realization plan of this seat's (or the opponent's) rows of ``table`` as a flat
+        vector: entry ``I * num_actions + a`` is ``pi(I) * table[I, a]`` for that player's
+        moves, the last entry (empty sequence) is 1."""
+        out = np.ones(self.num_sequences + 1)
+        flat = table.reshape(-1)
+        for level in self._levels[int(opponent)]:
+            out[level.sequences] = out[level.parents] * flat[level.sequences]
+        return out
+
+    def counterfactual_values(self, weight: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """``q[I, a] = sum_z weight[z] * pi_i(Ia -> z)`` over the terminals ``z`` below each own
+        move ``(I, a)`` (zero elsewhere): each terminal's weight lands on the last own move on
+        its path, then values climb the own depths (``q[parent(J)] += sum_a sigma q[J, a]``)."""
+        n_seq = self.num_sequences
+        q = np.bincount(self.term_last_own, weights=weight, minlength=n_seq + 1)
+        flat = sigma.reshape(-1)
+        for level in reversed(self._levels[0][1:]):
+            seqs = level.sequences
+            q[level.parent_ids] += np.bincount(
+                level.parent_slot, weights=flat[seqs] * q[seqs], minlength=level.parent_ids.size
+            )
+        return q[:n_seq].reshape(self.num_infosets, self.num_actions)
+
+    def add_regrets(self, q: np.ndarray, sigma: np.ndarray) -> None:
+        """``regret[I, b] += q[I, b] - sum_a sigma(a|I) q[I, a]`` on legal actions."""
+        self.regrets += (q - (q * sigma).sum(axis=1, keepdims=True)) * self.legal
+
+    def add_average(self, weights: np.ndarray, sigma: np.ndarray) -> None:
+        """``average[I] += weights[I] * sigma[I]``; ``weights`` is zero off the own rows."""
+        self.average += weights[:, None] * sigma
+
+    def add_exact_average(self, sigma: np.ndarray) -> None:
+        """``average += pi_i(I) * sigma(I)``: this seat's realization plan of ``sigma``."""
+        self.average += realization_plan(self.tree, sigma, self.seat)
+
+    # --- checkpoints -------------------------------------------------------------------------
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"regrets": self.regrets.copy(), "average": self.average.copy()}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        for name in ("regrets", "average"):
+            if name not in arrays:
+                raise ValueError(f"the checkpoint lacks the {name!r} table")
+            value = np.asarray(arrays[name], dtype=np.float64)
+            if value.shape != self.regrets.shape:
+                raise ValueError(
+                    f"the {name!r} table has shape {value.shape}, expected {self.regrets.shape}"
+                )
+            setattr(self, name, value.copy())
+        self.changed()
+
+
+class _MCCFRMixin:
+    """Policy and checkpoint plumbing shared by both MCCFR learners."""
+
+    game: Game
+    _tables: _SeatTables
+
+    def current_policy(self) -> TabularPolicy:
+        """Regret matching of the regrets on this seat's rows, uniform on the opponent's.
+
+        The returned policy is immutable and cached until the next ``step``.
+        """
+        return self._tables.current_policy(self.game)
+
+    def average_policy(self) -> TabularPolicy:
+        """The normalised average strategy on this seat's rows (a copy), uniform elsewhere."""
+        return TabularPolicy(self.game, self._tables.average_probs(), validate=False)
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        return self._tables.arrays()
+
+    def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        self._tables.load(arrays)
+
+
+@register
+class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
+    """Outcome-sampling MCCFR for one seat (algorithm in the module docstring)."""
+
+    name: ClassVar[str] = "os_mccfr"
+    Config: ClassVar[type[LearnerConfig]] = OSMCCFRConfig
+    opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    config: OSMCCFRConfig
+
+    def _setup(self) -> None:
+        self._tables = _SeatTables(self.tree, self.seat)
+
+    def _step(self, opponent: Policy) -> dict[str, Any]:
+        t = self._tables
+        opp = self.opponent_strategy(opponent)
+        sigma = t.sigma()
+        eps = float(self.config.exploration)
+        explore = (1.0 - eps) * sigma + eps * t.uniform
+        batch = int(self.config.trajectories_per_step)
+
+        # 1. Terminal counts of B walks: Multinomial(B, q), q(z) = product of sampling probs.
+        own_sampling = t.plan(explore)  # q_i of every own sequence
+        opp_reach = t.plan(opp, opponent=True)
+        q_own = own_sampling[t.term_last_own]
+        q = q_own * opp_reach[t.term_last_opp] * t.term_chance
+        counts = self.rng.multinomial(batch, q / q.sum()).astype(np.float64)
+
+        # 2. Sampled regrets. Summed over the walks, the regret of b at I is
+        #    q(I, b) - sum_a sigma(a|I) q(I, a), with q the counterfactual values of the terminal
+        #    weights count(z) u(z) / q_i(z).
+        weight = counts * t.term_utility / q_own
+        t.add_regrets(t.counterfactual_values(weight, sigma), sigma)
+
+        # 3. Average strategy.
+        if self.config.averaging == "stochastic":
+            # Visits of each own node (its terminals are one run of the depth-first order),
+            # weighted by pi_i(h) / q(h).
+            below = np.concatenate(([0.0], np.cumsum(counts[t.dfs_terminals])))
+            visits = below[t.own_node_after] - below[t.own_node_first]
+            own_reach = t.plan(sigma)[t.own_node_last_own]
+            reach_q = (
+                own_sampling[t.own_node_last_own]
+                * opp_reach[t.own_node_last_opp]
+                * t.own_node_chance
+            )
+            ratio = visits * own_reach / np.where(reach_q > 0.0, reach_q, 1.0)
+            weights = np.bincount(t.own_node_infoset, weights=ratio, minlength=t.num_infosets)
+            t.add_average(weights, sigma)
+        else:
+            t.add_exact_average(sigma)
+        t.changed()
+        touched = int((counts * t.term_length).sum())
+        return {"nodes_touched": touched, "trajectories": batch}
+
+
+@register
+class ExternalSamplingMCCFR(_MCCFRMixin, Learner):
+    """External-sampling MCCFR for one seat (algorithm in the module docstring)."""
+
+    name: ClassVar[str] = "es_mccfr"
+    Config: ClassVar[type[LearnerConfig]] = ESMCCFRConfig
+    opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    config: ESMCCFRConfig
+
+    def _setup(self) -> None:
+        self._tables = _SeatTables(self.tree, self.seat)
+
+    def _step(self, opponent: Policy) -> dict[str, Any]:
+        t = self._tables
+        opp = self.opponent_strategy(opponent)
+        sigma = t.sigma()
+        probs = t.distributions(np.where(t.own_mask, sigma, opp))
+        batch = int(self.config.trajectories_per_step)
+
+        # 1. Regret pass: reach counts of B traversals, then the sampled counterfactual values
+        #    q(I, a) = sum_z count(z) u(z) pi_i(Ia -> z) and regrets q(I, a) - sum_b sigma q(I, b).
+        slots = t.regret_pass.counts(probs, batch, self.rng)
+        touched = (slots * t.regret_pass.slot_size).sum()
+        weight = slots[t.regret_terminal_slot] * t.term_utility
+        t.add_regrets(t.counterfactual_values(weight, sigma), sigma)
+
+        # 2. Average pass.
+        if self.config.averaging == "simple":
+            slots = t.average_pass.counts(probs, batch, self.rng)
+            touched += (slots * t.average_pass.slot_size).sum()
+            visits = np.bincount(
+                t.own_node_infoset, weights=slots[t.average_own_slot], minlength=t.num_infosets
+            )
+            t.add_average(visits, sigma)
+        else:
+            t.add_exact_average(sigma)
+        t.changed()
+        return {"nodes_touched": int(touched), "trajectories": batch}

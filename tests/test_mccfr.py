@@ -1,0 +1,323 @@
+"""Outcome- and external-sampling MCCFR: unbiased sampled regrets, the averaging schemes, work
+metering, convergence in self-play, cross-play, checkpoints and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nashzoo.agents import (
+    ESMCCFRConfig,
+    ExternalSamplingMCCFR,
+    OSMCCFRConfig,
+    OutcomeSamplingMCCFR,
+    TabularPolicy,
+    learner_names,
+    load_learner,
+    make_learner,
+)
+from nashzoo.agents.policy import check_distributions
+from nashzoo.eval import nash_conv
+from nashzoo.games import compile_tree, load_game
+from nashzoo.games import treemath as tm
+from nashzoo.train import train
+
+LEARNERS = [OutcomeSamplingMCCFR, ExternalSamplingMCCFR]
+# NashConv after train("kuhn_poker", name, iterations=300, seed=0) with the default configs.
+OS_PIN = 0.005487242388360063
+ES_PIN = 0.0070962721191331485
+
+
+def _random_profile(tree, rng: np.random.Generator, seat: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random regrets for ``seat`` and a random fully mixed opponent strategy."""
+    regrets = np.where(tree.legal_mask, rng.normal(size=tree.legal_mask.shape), 0.0)
+    regrets[tree.infoset_player != seat] = 0.0
+    opponent = tm.regret_matching(rng.uniform(0.1, 1.0, size=regrets.shape), tree.legal_mask)
+    return regrets, opponent
+
+
+def _one_big_step(cls, game_name: str, seat: int, batch: int, seed: int, **config):
+    """One step of ``batch`` walks from random regrets; returns (learner, joint, before)."""
+    game = load_game(game_name)
+    tree = compile_tree(game)
+    regrets, opponent = _random_profile(tree, np.random.default_rng(seed), seat)
+    learner = cls(game, seat, {"trajectories_per_step": batch, **config}, seed=seed)
+    learner._load_state_arrays({"regrets": regrets, "average": np.zeros_like(regrets)})
+    sigma = tm.regret_matching(regrets, tree.legal_mask)
+    mine = (tree.infoset_player == seat)[:, None]
+    joint = np.where(mine, sigma, opponent)
+    metrics = learner.step(TabularPolicy(game, opponent))
+    return learner, tree, joint, regrets, metrics
+
+
+def _exact_regret(tree, joint: np.ndarray, seat: int) -> np.ndarray:
+    q, _ = tm.counterfactual_values(tree, joint, seat)
+    regret = (q - (q * joint).sum(axis=1, keepdims=True)) * tree.legal_mask
+    return np.where((tree.infoset_player == seat)[:, None], regret, 0.0)
+
+
+def _self_play(name: str, game: str, iterations: int, seed: int = 0, **config):
+    a = make_learner(name, game, 0, config, seed=seed)
+    b = make_learner(name, game, 1, config, seed=seed + 1)
+    for _ in range(iterations):
+        a.step(b.current_policy())
+        b.step(a.current_policy())
+    return a, b
+
+
+# --- registry and interface ----------------------------------------------------------------------
+def test_both_learners_are_registered_with_documented_defaults() -> None:
+    assert {"os_mccfr", "es_mccfr"} <= set(learner_names())
+    assert isinstance(make_learner("os_mccfr", "kuhn_poker", 0), OutcomeSamplingMCCFR)
+    assert isinstance(make_learner("es_mccfr", "kuhn_poker", 1), ExternalSamplingMCCFR)
+    assert OSMCCFRConfig() == OSMCCFRConfig(0.6, 4096, "stochastic")
+    assert ESMCCFRConfig() == ESMCCFRConfig(1024, "simple")
+    assert OutcomeSamplingMCCFR.opponent_view == ExternalSamplingMCCFR.opponent_view == "current"
+
+
+@pytest.mark.parametrize("cls", LEARNERS)
+def test_current_policy_is_regret_matching_on_own_rows_uniform_elsewhere(cls) -> None:
+    learner, tree, _, _, _ = _one_big_step(cls, "kuhn_poker", 1, 64, seed=3)
+    mine = tree.infoset_player == 1
+    current = learner.current_policy()
+    assert current is learner.current_policy()  # cached until the next step
+    regrets = learner._state_arrays()["regrets"]
+    expected = tm.regret_matching(regrets, tree.legal_mask)
+    np.testing.assert_allclose(current.probs[mine], expected[mine])
+    np.testing.assert_allclose(current.probs[~mine], tm.uniform_strategy(tree)[~mine])
+    average = learner.average_policy()
+    check_distributions(tree, average.probs)
+    np.testing.assert_allclose(average.probs[~mine], tm.uniform_strategy(tree)[~mine])
+
+
+# --- the sampled regrets are unbiased -----------------------------------------------------------
+@pytest.mark.parametrize("cls", LEARNERS)
+@pytest.mark.parametrize("seat", [0, 1])
+def test_kuhn_sampled_regrets_average_to_the_exact_counterfactual_regrets(cls, seat) -> None:
+    batch = 10_000_000
+    learner, tree, joint, before, _ = _one_big_step(cls, "kuhn_poker", seat, batch, seed=7)
+    estimate = (learner._state_arrays()["regrets"] - before) / batch
+    exact = _exact_regret(tree, joint, seat)
+    assert np.abs(exact).max() > 0.1  # a non-trivial profile
+    np.testing.assert_allclose(estimate, exact, atol=0.004)
+
+
+@pytest.mark.parametrize("cls", LEARNERS)
+def test_leduc_sampled_regrets_average_to_the_exact_counterfactual_regrets(cls) -> None:
+    # A step costs the same whatever the batch, so 10^8 walks are cheap; the error shrinks
+    # like 1/sqrt(batch) (max error at 10^8: 0.0025 for OS, 0.0003 for ES; max |regret| 0.40).
+    batch = 100_000_000
+    learner, tree, joint, before, _ = _one_big_step(cls, "leduc_poker", 0, batch, seed=11)
+    estimate = (learner._state_arrays()["regrets"] - before) / batch
+    exact = _exact_regret(tree, joint, 0)
+    assert np.abs(exact).max() > 0.3
+    np.testing.assert_allclose(estimate, exact, atol=0.01)
+
+
+# --- averaging schemes ---------------------------------------------------------------------------
+def _own_reach(tree, joint: np.ndarray, seat: int) -> np.ndarray:
+    return tm.counterfactual_values(tree, joint, seat)[1]
+
+
+def test_os_stochastic_average_weights_are_unbiased_for_reach_times_history_count() -> None:
+    """E[increment] = |I| * pi_i(I) * sigma(I) against a fully mixed opponent."""
+    batch = 1_000_000
+    learner, tree, joint, _, _ = _one_big_step(OutcomeSamplingMCCFR, "kuhn_poker", 0, batch, 5)
+    mine = tree.infoset_player == 0
+    histories = np.bincount(tree.infoset[tree.infoset >= 0], minlength=tree.num_infosets)
+    expected = (histories * _own_reach(tree, joint, 0))[:, None] * joint
+    average = learner._state_arrays()["average"] / batch
+    np.testing.assert_allclose(average[mine], expected[mine], atol=0.01)
+    assert not average[~mine].any()
+
+
+def test_es_simple_average_visits_own_infosets_at_reach_times_chance_mass() -> None:
+    """E[visits of I] = pi_i(I) * sum_{h in I} pi_c(h) per walk."""
+    batch = 1_000_000
+    learner, tree, joint, _, _ = _one_big_step(ExternalSamplingMCCFR, "kuhn_poker", 1, batch, 5)
+    mine = tree.infoset_player == 1
+    chance_mass = np.full(tree.num_infosets, 1 / 3)  # Kuhn: the chance of being dealt the card
+    expected = (chance_mass * _own_reach(tree, joint, 1))[:, None] * joint
+    average = learner._state_arrays()["average"] / batch
+    np.testing.assert_allclose(average[mine], expected[mine], atol=0.005)
+    assert not average[~mine].any()
+
+
+@pytest.mark.parametrize("cls", LEARNERS)
+def test_exact_averaging_adds_the_realization_plan(cls) -> None:
+    learner, tree, joint, _, _ = _one_big_step(cls, "leduc_poker", 1, 8, 2, averaging="exact")
+    np.testing.assert_allclose(
+        learner._state_arrays()["average"], tm.realization_plan(tree, joint, 1), atol=1e-15
+    )
+
+
+# --- work metering -------------------------------------------------------------------------------
+def test_os_nodes_touched_is_the_length_of_the_sampled_trajectories() -> None:
+    batch = 200_000
+    _, tree, joint, _, metrics = _one_big_step(OutcomeSamplingMCCFR, "kuhn_poker", 0, batch, 9)
+    exploring = np.where((tree.infoset_player == 0)[:, None], 0.4 * joint + 0.6 * 0.5, joint)
+    sampled = tree.terminal_chance_reach * tm.terminal_reach(tree, exploring).prod(axis=0)
+    expected = batch * float(sampled @ (tree.depth[tree.terminal_nodes] + 1))
+    assert metrics["nodes_touched"] == pytest.approx(expected, rel=0.01)
+    lengths = tree.depth[tree.terminal_nodes] + 1
+    assert batch * lengths.min() <= metrics["nodes_touched"] <= batch * lengths.max()
+
+
+def test_es_nodes_touched_counts_both_passes() -> None:
+    """Per walk, the regret pass visits node n with probability pi_-i(n) pi_c(n) and the
+    average pass with pi_i(n) pi_c(n)."""
+    batch = 200_000
+    _, tree, joint, _, metrics = _one_big_step(ExternalSamplingMCCFR, "kuhn_poker", 0, batch, 9)
+    reach = np.ones((2, tree.num_nodes))  # own, others (incl. chance) reach of every node
+    for n in range(1, tree.num_nodes):
+        p = tree.parent[n]
+        reach[:, n] = reach[:, p]
+        who = tree.player[p]
+        prob = tree.chance_prob[n] if who < 0 else joint[tree.infoset[p], tree.action[n]]
+        reach[0 if who == 0 else 1, n] *= prob
+    chance = np.ones(tree.num_nodes)
+    for n in range(1, tree.num_nodes):
+        chance[n] = chance[tree.parent[n]] * tree.chance_prob[n]
+    expected = batch * (reach[1].sum() + (reach[0] * chance).sum())
+    assert metrics["nodes_touched"] == pytest.approx(expected, rel=0.01)
+
+
+# --- convergence ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_kuhn_self_play_reaches_nash_conv_below_0_05(name, seed) -> None:
+    result = train("kuhn_poker", name, iterations=300, seed=seed)
+    assert result.nash_conv < 0.05
+    assert abs(result.final.values[0] + 1 / 18) < 0.02  # the game value
+
+
+def test_kuhn_self_play_pinned_values() -> None:
+    """Seeded runs are reproducible to the last bit on one platform (pins regressions)."""
+    os_run = train("kuhn_poker", "os_mccfr", iterations=300, seed=0)
+    es_run = train("kuhn_poker", "es_mccfr", iterations=300, seed=0)
+    assert os_run.nash_conv == pytest.approx(OS_PIN, rel=1e-9)
+    assert es_run.nash_conv == pytest.approx(ES_PIN, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_kuhn_one_walk_per_step_is_the_papers_algorithm_and_converges(name) -> None:
+    a, b = _self_play(name, "kuhn_poker", 3000, seed=4, trajectories_per_step=1)
+    value = nash_conv("kuhn_poker", [a.average_policy(), b.average_policy()])
+    assert value < 0.1
+    assert a.work()["nodes_touched"] > 0
+
+
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_rps_converges_to_uniform(name) -> None:
+    result = train("rps", name, iterations=200, seed=0)
+    assert result.nash_conv < 0.03
+    np.testing.assert_allclose(result.average_policy.probs, 1 / 3, atol=0.03)
+
+
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_leduc_smoke(name) -> None:
+    result = train("leduc_poker", name, iterations=30, seed=0)
+    check_distributions(compile_tree(load_game("leduc_poker")), result.average_policy.probs)
+    assert result.nash_conv < 2.0  # uniform play: 4.747222
+    work = result.final.work
+    assert all(w["iterations"] == 30 and w["nodes_touched"] > 0 for w in work)
+
+
+# --- cross-play ----------------------------------------------------------------------------------
+def test_cross_play_os_against_es() -> None:
+    result = train("kuhn_poker", "os_mccfr", "es_mccfr", iterations=300, seed=1)
+    assert result.nash_conv < 0.05
+
+
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_cross_play_against_cfr_plus(name) -> None:
+    result = train("kuhn_poker", "cfr_plus", name, iterations=300, seed=2)
+    assert result.nash_conv < 0.05
+
+
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_learns_a_best_response_to_a_fixed_uniform_opponent(name) -> None:
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    result = train(game, name, "uniform", iterations=300, seed=0)
+    uniform = tm.uniform_strategy(tree)
+    best, _ = tm.best_response(tree, uniform, 0)
+    achieved = tm.expected_returns(tree, result.average_policy.probs)[0]
+    assert best - achieved < 0.01, (best, achieved)
+
+
+# --- checkpoints ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+@pytest.mark.parametrize("averaging", ["default", "exact"])
+def test_save_load_resumes_bit_identically(tmp_path, name, averaging) -> None:
+    config = {"trajectories_per_step": 16}
+    if averaging == "exact":
+        config["averaging"] = "exact"
+    straight = _self_play(name, "leduc_poker", 12, seed=5, **config)
+    first = _self_play(name, "leduc_poker", 7, seed=5, **config)
+    for seat, learner in enumerate(first):
+        learner.save(tmp_path / f"seat{seat}.npz")
+    resumed = tuple(load_learner(tmp_path / f"seat{seat}.npz") for seat in range(2))
+    assert all(type(r) is type(s) for r, s in zip(resumed, straight, strict=True))
+    a, b = resumed
+    for _ in range(5):
+        a.step(b.current_policy())
+        b.step(a.current_policy())
+    for r, s in zip(resumed, straight, strict=True):
+        for key, value in s._state_arrays().items():
+            np.testing.assert_array_equal(r._state_arrays()[key], value)
+        assert r.work() == s.work()
+        assert r.rng.bit_generator.state == s.rng.bit_generator.state
+        assert r.config == s.config
+
+
+def test_a_checkpoint_with_the_wrong_table_shape_is_refused(tmp_path) -> None:
+    learner = make_learner("es_mccfr", "kuhn_poker", 0)
+    learner.save(tmp_path / "kuhn.npz")
+    with np.load(tmp_path / "kuhn.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["regrets"] = np.zeros((3, 3))
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match="'regrets' table has shape"):
+        load_learner(tmp_path / "bad.npz")
+
+
+# --- determinism and bad input -------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_same_seed_same_run_other_seed_other_run(name) -> None:
+    one = _self_play(name, "kuhn_poker", 5, seed=0, trajectories_per_step=4)
+    two = _self_play(name, "kuhn_poker", 5, seed=0, trajectories_per_step=4)
+    three = _self_play(name, "kuhn_poker", 5, seed=1, trajectories_per_step=4)
+    regrets = [run[0]._state_arrays()["regrets"] for run in (one, two, three)]
+    np.testing.assert_array_equal(regrets[0], regrets[1])
+    assert not np.array_equal(regrets[0], regrets[2])
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "message"),
+    [
+        ("os_mccfr", {"exploration": 0.0}, r"exploration must be a number in \(0, 1\]"),
+        ("os_mccfr", {"exploration": 1.5}, "exploration must be"),
+        ("os_mccfr", {"exploration": True}, "exploration must be"),
+        ("os_mccfr", {"exploration": "0.6"}, "exploration must be"),
+        ("os_mccfr", {"trajectories_per_step": 0}, "trajectories_per_step must be a positive"),
+        ("es_mccfr", {"trajectories_per_step": 2.5}, "trajectories_per_step must be a positive"),
+        ("es_mccfr", {"trajectories_per_step": True}, "trajectories_per_step must be a positive"),
+        ("os_mccfr", {"averaging": "simple"}, r"averaging must be one of \['stochastic'"),
+        ("es_mccfr", {"averaging": "optimistic"}, r"averaging must be one of \['simple'"),
+        ("es_mccfr", {"exploration": 0.6}, "unknown es_mccfr config fields"),
+    ],
+)
+def test_bad_config_is_refused_with_a_clear_message(name, config, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        make_learner(name, "kuhn_poker", 0, config)
+
+
+def test_three_player_games_are_refused() -> None:
+    with pytest.raises(ValueError, match="two-player"):
+        OutcomeSamplingMCCFR.check_game(_ThreePlayers())
+
+
+class _ThreePlayers:
+    num_players = 3
+    id = "three"
