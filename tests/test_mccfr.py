@@ -282,6 +282,18 @@ def test_a_checkpoint_with_the_wrong_table_shape_is_refused(tmp_path) -> None:
         load_learner(tmp_path / "bad.npz")
 
 
+def test_a_checkpoint_with_values_on_the_opponents_rows_is_refused(tmp_path) -> None:
+    learner = make_learner("os_mccfr", "kuhn_poker", 0)
+    learner.save(tmp_path / "kuhn.npz")
+    with np.load(tmp_path / "kuhn.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    seat1_row = int(np.flatnonzero(compile_tree(load_game("kuhn_poker")).infoset_player == 1)[0])
+    arrays["average"][seat1_row, 0] = 1.0
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(ValueError, match="zero on the opponent's information sets"):
+        load_learner(tmp_path / "bad.npz")
+
+
 # --- determinism and bad input -------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
 def test_same_seed_same_run_other_seed_other_run(name) -> None:

@@ -170,6 +170,15 @@ class ESMCCFRConfig(LearnerConfig):
         _check_averaging(self.averaging, "es_mccfr", ("simple", "exact"))
 
 
+def _row_sums(table: np.ndarray) -> np.ndarray:
+    """Row sums of a ``[rows, actions]`` table, added column by column: several times faster
+    than ``sum(axis=1)`` on the 2-3 action columns of these games."""
+    total = table[:, 0].copy()
+    for a in range(1, table.shape[1]):
+        total += table[:, a]
+    return total
+
+
 class _CountSampler:
     """Draws the reach counts of ``B`` independent walks that sample the nodes of some kinds
     and take every action elsewhere (the external-sampling passes), top-down by multinomials.
@@ -235,12 +244,12 @@ class _CountSampler:
 
     def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
         """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node."""
-        out = np.zeros(self.num_slots)
+        out = np.zeros(self.num_slots, dtype=np.int64)
         out[0] = walks
         if self.prefix_probs.size:
             out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
         for count_slots, rows, where in self.levels:
-            out[where] = rng.multinomial(out[count_slots].astype(np.int64), probs[rows]).ravel()
+            out[where] = rng.multinomial(out[count_slots], probs[rows]).ravel()
         return out
 
 
@@ -359,8 +368,8 @@ class _SeatTables:
 
     # --- strategies --------------------------------------------------------------------------
     def sigma(self) -> np.ndarray:
-        """Regret matching of the regrets, cached until they change (own rows are the ones that
-        matter; rows of the opponent hold zero regrets, hence uniform)."""
+        """Regret matching of the regrets, cached until they change. The opponent's rows hold
+        zero regrets, so they come out uniform: this is also the current policy's table."""
         if self._sigma is None:
             self._sigma = regret_matching(self.regrets, self.legal)
         return self._sigma
@@ -372,8 +381,7 @@ class _SeatTables:
 
     def current_policy(self, game: Game) -> TabularPolicy:
         if self._current is None:
-            probs = np.where(self.own_mask, self.sigma(), self.uniform)
-            self._current = TabularPolicy(game, probs, validate=False)
+            self._current = TabularPolicy(game, self.sigma(), validate=False)
         return self._current
 
     def average_probs(self) -> np.ndarray:
@@ -385,7 +393,7 @@ class _SeatTables:
     def distributions(self, table: np.ndarray) -> np.ndarray:
         """``table`` (rows normalised) plus the chance rows: the distribution at any node."""
         out = self._table.copy()
-        out[: self.num_infosets, : self.num_actions] = table / table.sum(axis=1, keepdims=True)
+        out[: self.num_infosets, : self.num_actions] = table / _row_sums(table)[:, None]
         return out
 
     def plan(self, table: np.ndarray, opponent: bool = False) -> np.ndarray:
@@ -414,7 +422,7 @@ class _SeatTables:
 
     def add_regrets(self, q: np.ndarray, sigma: np.ndarray) -> None:
         """``regret[I, b] += q[I, b] - sum_a sigma(a|I) q[I, a]`` on legal actions."""
-        self.regrets += (q - (q * sigma).sum(axis=1, keepdims=True)) * self.legal
+        self.regrets += (q - _row_sums(q * sigma)[:, None]) * self.legal
 
     def add_average(self, weights: np.ndarray, sigma: np.ndarray) -> None:
         """``average[I] += weights[I] * sigma[I]``; ``weights`` is zero off the own rows."""
@@ -436,6 +444,11 @@ class _SeatTables:
             if value.shape != self.regrets.shape:
                 raise ValueError(
                     f"the {name!r} table has shape {value.shape}, expected {self.regrets.shape}"
+                )
+            if np.any(value[~self.own_rows]) or not np.isfinite(value).all():
+                raise ValueError(
+                    f"the {name!r} table must be finite and zero on the opponent's information "
+                    f"sets (this learner owns seat {self.seat})"
                 )
             setattr(self, name, value.copy())
         self.changed()
@@ -490,7 +503,7 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
         opp_reach = t.plan(opp, opponent=True)
         q_own = own_sampling[t.term_last_own]
         q = q_own * opp_reach[t.term_last_opp] * t.term_chance
-        counts = self.rng.multinomial(batch, q / q.sum()).astype(np.float64)
+        counts = self.rng.multinomial(batch, q / q.sum())
 
         # 2. Sampled regrets. Summed over the walks, the regret of b at I is
         #    q(I, b) - sum_a sigma(a|I) q(I, a), with q the counterfactual values of the terminal
