@@ -47,11 +47,12 @@ optimizer / learning rates see class  tuned here: Adam converges much faster on 
                                       OpenSpiel's SGD 0.01 / 0.01
 =========================  =========  ==========================================================
 
-Memory per entry (float32 tensors of size ``D``, ``A`` actions): replay
-``8 D + A + 9`` bytes (``s``, ``s'``, legal mask of ``s'``, action, reward, done), reservoir
-``4 D + A + 4`` bytes (``s``, legal mask, action); see :attr:`NFSP.memory_bytes_per_entry`. For
-Kuhn (``D = 11``) that is 99 and 50 bytes, so full default memories take about 20 MB and 100 MB
-per learner; for Leduc (``D = 30``) 252 and 127 bytes.
+Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): replay
+``8 D + A + 13`` bytes (``s``, ``s'``, legal mask of ``s'``, action, reward, done), reservoir
+``4 D + A + 8`` bytes (``s``, legal mask, action); see :attr:`NFSP.memory_bytes_per_entry`. Kuhn
+(``D = 11``): 103 and 54 bytes, so full default memories take about 3 MB and 108 MB per learner
+(``np.zeros`` reserves them lazily: pages cost memory only once written); Leduc (``D = 30``):
+256 and 131 bytes.
 """
 
 from __future__ import annotations

@@ -254,7 +254,7 @@ class SB3Policy(NetworkPolicy):
         obs = torch.from_numpy(np.array(tensors, dtype=np.float32))
         with torch.no_grad():
             if self.kind == "maskable":
-                dist = self.policy.get_distribution(obs, action_masks=masks)
+                dist = self.policy.get_distribution(obs, action_masks=np.array(masks))
                 probs = dist.distribution.probs.double().numpy()
                 return np.where(masks, probs, 0.0) / np.where(masks, probs, 0.0).sum(
                     axis=1, keepdims=True
@@ -372,7 +372,12 @@ class _SB3Learner(Learner):
             self.model.action_space.seed(int(self.rng.integers(2**31 - 1)))
             self.model._last_obs = None  # type: ignore[attr-defined]  # each chunk starts fresh
             self._before_learn()
-            self.model.learn(total_timesteps=cfg.steps_per_iteration, reset_num_timesteps=False)
+            try:
+                self.model.learn(total_timesteps=cfg.steps_per_iteration, reset_num_timesteps=False)
+            except ValueError as err:  # torch distributions refuse NaN logits
+                self._cache.clear()
+                self._check_finite(err)
+                raise
         self._cache.clear()
         self._check_finite()
         episodes = self.env.episodes - episodes_before
@@ -384,14 +389,15 @@ class _SB3Learner(Learner):
             "timesteps": self.model.num_timesteps,
         }
 
-    def _check_finite(self) -> None:
+    def _check_finite(self, cause: BaseException | None = None) -> None:
+        """Raise :class:`TrainingDivergedError` if a parameter is NaN/inf."""
         for name, param in self.model.policy.named_parameters():
             if not bool(torch.isfinite(param).all()):
                 raise TrainingDivergedError(
                     f"{self.name}: parameter {name} became NaN/inf during learner step "
-                    f"{self.iterations + 1}; stop here (the last good checkpoint is kept). Lower "
-                    "the learning rate."
-                )
+                    f"{self.iterations + 1}; training stopped (the last good checkpoint is kept). "
+                    "Lower the learning rate."
+                ) from cause
 
     # --- checkpoints ------------------------------------------------------------------------------
     def save(self, path: Any) -> None:
@@ -510,7 +516,9 @@ class DQNLearner(_SB3Learner):
     def _before_learn(self) -> None:
         # SB3 derives epsilon from the progress of the current learn() call, which restarts at
         # every chunk; use a schedule over all env steps instead (constant within a chunk).
-        self.model.exploration_schedule = ConstantSchedule(self._epsilon())  # type: ignore[attr-defined]
+        epsilon = self._epsilon()
+        self.model.exploration_schedule = ConstantSchedule(epsilon)  # type: ignore[attr-defined]
+        self.model.exploration_rate = epsilon  # type: ignore[attr-defined]
 
     _BUFFER_FIELDS = (
         "observations",

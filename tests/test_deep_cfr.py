@@ -1,0 +1,187 @@
+"""Deep CFR: the vectorised traversals are unbiased, smoke runs, determinism, checkpoints,
+bad input, and a fixed-seed convergence run on Kuhn."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
+from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
+from nashzoo.agents.deep_cfr import DeepCFR, DeepCFRConfig, _TreeWalker  # noqa: E402
+from nashzoo.eval import nash_conv  # noqa: E402
+from nashzoo.games import compile_tree, load_game  # noqa: E402
+from nashzoo.games import treemath as tm  # noqa: E402
+from nashzoo.train import train  # noqa: E402
+
+SMALL = {
+    "traversals": 200,
+    "strategy_traversals": 50,
+    "advantage_steps": 8,
+    "strategy_steps": 8,
+    "batch_size": 64,
+}
+
+
+def _random_strategy(tree, seed):
+    raw = np.random.default_rng(seed).random((tree.num_infosets, tree.num_actions)) + 0.05
+    raw = np.where(tree.legal_mask, raw, 0.0)
+    return raw / raw.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_external_sampling_regrets_are_unbiased(game, player):
+    """Mean sampled regret per traversal = exact counterfactual regret of the strategy."""
+    tree = compile_tree(load_game(game))
+    strategy = _random_strategy(tree, seed=player)
+    walker = _TreeWalker(tree)
+    k = 40_000 if game == "kuhn_poker" else 200_000
+    levels = walker.walk(player, strategy, k, np.random.default_rng(11))
+    isets, regrets = walker.sampled_regrets(levels, player)
+    sampled = np.zeros((tree.num_infosets, tree.num_actions))
+    np.add.at(sampled, isets, regrets)
+    sampled /= k
+    q, _ = tm.counterfactual_values(tree, strategy, player)
+    exact = np.where(tree.legal_mask, q - (strategy * q).sum(axis=1, keepdims=True), 0.0)
+    rows = tree.infosets_of(player)
+    scale = np.abs(exact[rows]).max()
+    tol = 0.03 if game == "kuhn_poker" else 0.08
+    assert np.abs(sampled[rows] - exact[rows]).max() < tol * scale
+
+
+def test_strategy_samples_visit_infosets_in_proportion_to_own_reach():
+    tree = compile_tree(load_game("kuhn_poker"))
+    strategy = _random_strategy(tree, seed=3)
+    walker = _TreeWalker(tree)
+    k = 60_000
+    levels = walker.walk(1, strategy, k, np.random.default_rng(5))  # seat 0 samples
+    visits = np.bincount(walker.visited_infosets(levels, 0), minlength=tree.num_infosets) / k
+    _, own_reach = tm.counterfactual_values(tree, strategy, 0)
+    rows = tree.infosets_of(0)
+    # Every Kuhn infoset has chance weight 1/3 (own card); the opponent's moves are explored.
+    np.testing.assert_allclose(visits[rows], own_reach[rows] / 3, atol=0.01)
+
+
+def test_self_play_and_cross_play_through_the_trainer():
+    result = train("kuhn_poker", "deep_cfr", iterations=3, config=SMALL, seed=0, progress=False)
+    assert result.history[-1].iteration == 3
+    assert result.history[-1].nash_conv < 1.0
+    cross = train(
+        "leduc_poker",
+        "deep_cfr",
+        "nfsp",
+        iterations=2,
+        config=SMALL,
+        opponent_config={"episodes_per_step": 32, "lanes": 8, "min_buffer_to_learn": 16},
+        seed=0,
+        progress=False,
+    )
+    assert 0.0 < cross.history[-1].nash_conv < 10.0
+    learner = DeepCFR("kuhn_poker", 1, SMALL)
+    metrics = learner.step(make_learner("uniform", "kuhn_poker", 0).current_policy())
+    assert metrics["nodes_touched"] > 200 and metrics["advantage_samples"] > 0
+    assert not learner.model_free
+
+
+def test_before_training_both_policies_are_uniform():
+    learner = DeepCFR("leduc_poker", 0, SMALL)
+    uniform = TabularPolicy.uniform("leduc_poker").probs
+    for policy in (learner.current_policy(), learner.average_policy()):
+        np.testing.assert_allclose(TabularPolicy.from_policy("leduc_poker", policy).probs, uniform)
+
+
+def _pair(seed, config=SMALL):
+    return [DeepCFR("kuhn_poker", p, config, seed=seed + p) for p in range(2)]
+
+
+def _run(learners, steps):
+    for _ in range(steps):
+        learners[0].step(learners[1].current_policy())
+        learners[1].step(learners[0].current_policy())
+
+
+def _table(learners):
+    return TabularPolicy.joint("kuhn_poker", [lr.average_policy() for lr in learners]).probs
+
+
+def test_first_iterations_are_pinned_and_deterministic():
+    a, b, c = _pair(0), _pair(0), _pair(1)
+    for learners in (a, b, c):
+        _run(learners, 3)
+    np.testing.assert_array_equal(_table(a), _table(b))
+    assert not np.array_equal(_table(a), _table(c))
+    assert len(a[0].advantage_buffer) == 883 and len(a[0].strategy_buffer) == 174
+    assert nash_conv("kuhn_poker", _table(a)) == pytest.approx(0.81126, abs=1e-4)
+
+
+def test_save_load_resumes_exactly(tmp_path):
+    learners = _pair(3)
+    _run(learners, 2)
+    path = tmp_path / "dcfr.npz"
+    learners[1].save(path)
+    restored = load_learner(path, "kuhn_poker")
+    assert isinstance(restored, DeepCFR) and restored.seat == 1
+    opponent = learners[0].current_policy()
+    m_live, m_restored = learners[1].step(opponent), restored.step(opponent)
+    assert m_live == m_restored
+    np.testing.assert_array_equal(
+        TabularPolicy.from_policy("kuhn_poker", learners[1].average_policy()).probs,
+        TabularPolicy.from_policy("kuhn_poker", restored.average_policy()).probs,
+    )
+
+
+def test_checkpoint_of_another_game_is_refused(tmp_path):
+    learner = DeepCFR("leduc_poker", 0, SMALL)
+    learner.save(tmp_path / "leduc.npz")
+    with pytest.raises(CheckpointError, match="trained on leduc_poker, not on kuhn_poker"):
+        load_learner(tmp_path / "leduc.npz", "kuhn_poker")
+    nfsp = make_learner("nfsp", "kuhn_poker", 0)
+    nfsp.save(tmp_path / "nfsp.npz")
+    with pytest.raises(CheckpointError, match="'nfsp' checkpoint, not 'deep_cfr'"):
+        DeepCFR.load(tmp_path / "nfsp.npz")
+
+
+def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
+    learners = _pair(4)
+    _run(learners, 1)
+    path = tmp_path / "good.npz"
+    learners[0].save(path)
+    with torch.no_grad():
+        learners[0].advantage_net[0].bias.fill_(float("nan"))
+    with pytest.raises(TrainingDivergedError, match="advantage loss became nan at learner step 2"):
+        learners[0].step(learners[1].current_policy())
+    with pytest.raises(TrainingDivergedError, match="refusing to write a checkpoint"):
+        learners[0].save(path)
+    assert load_learner(path).iterations == 1
+
+
+def test_reinitialising_advantage_networks_is_available():
+    learner = DeepCFR("kuhn_poker", 0, {**SMALL, "reinitialize_advantage": True}, seed=0)
+    first = [p.detach().clone() for p in learner.advantage_net.parameters()]
+    learner.step(make_learner("uniform", "kuhn_poker", 1).current_policy())
+    assert learner.advantage_trained
+    after = list(learner.advantage_net.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(first, after, strict=True))
+
+
+def test_config_validation_names_the_field():
+    with pytest.raises(ValueError, match="traversals"):
+        DeepCFRConfig(traversals=0)
+    with pytest.raises(ValueError, match="learning_rate"):
+        DeepCFRConfig(learning_rate=float("nan"))
+    with pytest.raises(ValueError, match="advantage_hidden"):
+        DeepCFRConfig(advantage_hidden=(-3,))
+
+
+def test_converges_on_kuhn_within_a_minute():
+    start = time.perf_counter()
+    result = train("kuhn_poker", "deep_cfr", iterations=30, seed=0, progress=False)
+    elapsed = time.perf_counter() - start
+    assert result.history[-1].nash_conv < 0.15
+    assert elapsed < 60.0

@@ -1,0 +1,177 @@
+"""NFSP: self-play and cross-play smoke runs, determinism, checkpoints, bad input, convergence."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
+from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
+from nashzoo.agents.nfsp import NFSP, NFSPConfig  # noqa: E402
+from nashzoo.agents.policy import Infoset, PolicyError  # noqa: E402
+from nashzoo.eval import exploitability  # noqa: E402
+from nashzoo.games import compile_tree, load_game  # noqa: E402
+from nashzoo.train import train  # noqa: E402
+
+SMALL = {"episodes_per_step": 64, "lanes": 16, "min_buffer_to_learn": 64, "learn_every": 16}
+
+
+def _pair(game="kuhn_poker", config=SMALL, seed=0):
+    return [NFSP(game, p, config, seed=seed + p) for p in range(2)]
+
+
+def _run(learners, steps):
+    metrics = []
+    for _ in range(steps):
+        metrics.append(learners[0].step(learners[1].current_policy()))
+        metrics.append(learners[1].step(learners[0].current_policy()))
+    return metrics
+
+
+def _table(learners):
+    game = learners[0].game
+    return TabularPolicy.joint(game, [lr.average_policy() for lr in learners]).probs
+
+
+def test_self_play_through_the_trainer_on_kuhn_and_leduc():
+    for game in ("kuhn_poker", "leduc_poker"):
+        result = train(game, "nfsp", iterations=3, config=SMALL, seed=1, progress=False)
+        record = result.history[-1]
+        assert record.iteration == 3
+        assert 0.0 < record.exploitability < 5.0
+        learner = make_learner("nfsp", game, 0, SMALL)
+        assert learner.model_free and learner.name == "nfsp"
+
+
+def test_cross_play_against_cfr_and_work_counters():
+    result = train(
+        "kuhn_poker", "nfsp", "cfr_plus", iterations=4, config=SMALL, seed=0, progress=False
+    )
+    assert 0.0 <= result.history[-1].exploitability < 1.0
+    learner = NFSP("kuhn_poker", 1, SMALL, seed=3)
+    opponent = make_learner("cfr", "kuhn_poker", 0)
+    metrics = learner.step(opponent.current_policy())
+    # 64 Kuhn episodes: seat 1 moves once or twice per episode, seat 0 once or twice.
+    assert 64 <= metrics["own_transitions"] <= 128
+    assert 128 <= metrics["env_steps"] <= 192
+    assert metrics["iterations"] == 1 and metrics["episodes"] == 64
+    assert metrics["nodes_touched"] == 0  # model-free: the tree is never read
+
+
+def test_first_steps_are_pinned_for_a_fixed_seed():
+    learners = _pair(seed=0)
+    metrics = _run(learners, 3)
+    # Seat 1 moves exactly once per Kuhn episode; seat 0 once or twice.
+    assert [m["own_transitions"] for m in metrics] == [78, 64, 86, 64, 91, 64]
+    assert learners[0].own_steps == 255 and len(learners[0].reservoir) == 23
+    assert exploitability("kuhn_poker", _table(learners)) == pytest.approx(0.43662, abs=1e-4)
+
+
+def test_same_seed_same_run_different_seed_different_run():
+    a, b, c = _pair(seed=5), _pair(seed=5), _pair(seed=6)
+    for learners in (a, b, c):
+        _run(learners, 4)
+    np.testing.assert_array_equal(_table(a), _table(b))
+    assert a[0].replay.data["a"][:200].tolist() == b[0].replay.data["a"][:200].tolist()
+    assert not np.array_equal(_table(a), _table(c))
+
+
+def test_save_load_resumes_exactly(tmp_path):
+    learners = _pair(seed=2)
+    _run(learners, 3)
+    path = tmp_path / "nfsp.npz"
+    learners[0].save(path)
+    restored = load_learner(path, "kuhn_poker")
+    assert isinstance(restored, NFSP) and restored.seat == 0
+    assert restored.work() == learners[0].work()
+    assert restored.config == learners[0].config
+    opponent = learners[1].current_policy()
+    m_live = learners[0].step(opponent)
+    m_restored = restored.step(opponent)
+    assert m_live == m_restored
+    game = learners[0].game
+    live = TabularPolicy.from_policy(game, learners[0].average_policy()).probs
+    again = TabularPolicy.from_policy(game, restored.average_policy()).probs
+    np.testing.assert_array_equal(live, again)
+
+
+def test_checkpoints_of_other_games_learners_and_corrupt_files_are_refused(tmp_path):
+    learner = NFSP("leduc_poker", 0, SMALL)
+    path = tmp_path / "leduc.npz"
+    learner.save(path)
+    with pytest.raises(CheckpointError, match="trained on leduc_poker, not on kuhn_poker"):
+        NFSP.load(path, "kuhn_poker")
+    cfr = make_learner("cfr", "kuhn_poker", 0)
+    cfr.save(tmp_path / "cfr.npz")
+    with pytest.raises(CheckpointError, match="'cfr' checkpoint, not 'nfsp'"):
+        NFSP.load(tmp_path / "cfr.npz")
+    broken = tmp_path / "broken.npz"
+    broken.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(CheckpointError, match="not a readable nashzoo checkpoint"):
+        load_learner(broken)
+
+
+def test_wrong_observation_sizes_are_refused():
+    learner = NFSP("kuhn_poker", 0, SMALL)
+    policy = learner.average_policy()
+    leduc = compile_tree(load_game("leduc_poker"))
+    with pytest.raises(PolicyError, match="size 11"):
+        policy.action_probabilities(Infoset.from_tree(leduc, 0))
+    with pytest.raises(PolicyError, match="size 11"):
+        TabularPolicy.from_policy("leduc_poker", policy)
+
+
+def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
+    learners = _pair(seed=4)
+    _run(learners, 2)
+    path = tmp_path / "good.npz"
+    learners[0].save(path)
+    good = path.read_bytes()
+    with torch.no_grad():
+        learners[0].q_net[0].weight[0, 0] = float("nan")
+    with pytest.raises(TrainingDivergedError, match=r"Q-network loss became nan at learner step 3"):
+        learners[0].step(learners[1].current_policy())
+    with pytest.raises(TrainingDivergedError, match="refusing to write a checkpoint"):
+        learners[0].save(path)
+    assert path.read_bytes() == good
+    assert load_learner(path).iterations == 2
+
+
+def test_config_validation_names_the_field():
+    with pytest.raises(ValueError, match="anticipatory"):
+        NFSPConfig(anticipatory=1.5)
+    with pytest.raises(ValueError, match="optimizer"):
+        NFSPConfig(optimizer="rmsprop")
+    with pytest.raises(ValueError, match="hidden_sizes"):
+        NFSPConfig(hidden_sizes=(0,))
+    with pytest.raises(ValueError, match="unknown nfsp config fields"):
+        NFSP("kuhn_poker", 0, {"learning_rate": 0.1})
+
+
+def test_policies_are_frozen_copies_and_memories_are_arrays():
+    learner, other = _pair(seed=0)
+    before = learner.average_policy()
+    table_before = TabularPolicy.from_policy("kuhn_poker", before).probs
+    _run([learner, other], 2)
+    np.testing.assert_array_equal(
+        TabularPolicy.from_policy("kuhn_poker", before).probs, table_before
+    )
+    assert isinstance(learner.replay.data["s"], np.ndarray)
+    assert learner.replay.data["s"].shape == (learner.config.replay_capacity, 11)
+    assert learner.memory_bytes_per_entry == {"replay": 103, "reservoir": 54}
+    behaviour = TabularPolicy.from_policy("kuhn_poker", learner.current_policy()).probs
+    assert np.all(behaviour[learner.tree.infosets_of(0)] > 0.0)  # mixes in exploration
+
+
+def test_converges_on_kuhn_within_a_minute():
+    start = time.perf_counter()
+    result = train("kuhn_poker", "nfsp", iterations=150, seed=0, progress=False)
+    elapsed = time.perf_counter() - start
+    assert result.history[-1].exploitability < 0.25
+    assert result.history[-1].exploitability == pytest.approx(0.1200, abs=0.02)
+    assert elapsed < 60.0

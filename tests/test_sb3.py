@@ -1,0 +1,147 @@
+"""Stable-Baselines3 baselines (``ppo``, ``dqn``): learning a best response, self-play snapshots,
+cross-play, exact materialisation, checkpoints, determinism and the global RNG."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+torch.set_num_threads(1)
+
+from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
+from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
+from nashzoo.agents.fixed import fixed_policy  # noqa: E402
+from nashzoo.agents.sb3_baseline import DQNLearner, PPOConfig, PPOLearner  # noqa: E402
+from nashzoo.eval import exploitability  # noqa: E402
+from nashzoo.games import compile_tree, load_game  # noqa: E402
+from nashzoo.train import train  # noqa: E402
+
+RPS_OPPONENT = [0.3, 0.3, 0.4]  # best response: rock, worth 0.1
+FAST_PPO = {"steps_per_iteration": 512, "learning_rate": 3e-3}
+FAST_DQN = {"steps_per_iteration": 500, "learning_starts": 200, "exploration_steps": 1500}
+
+
+def _seat_row(learner, policy):
+    return TabularPolicy.from_policy(learner.game, policy).probs[learner.seat]
+
+
+def test_ppo_against_a_fixed_rps_opponent_learns_rock():
+    learner = PPOLearner("rps", 0, FAST_PPO, seed=0)
+    opponent = fixed_policy("rps", RPS_OPPONENT)
+    for _ in range(6):
+        metrics = learner.step(opponent)
+    row = _seat_row(learner, learner.average_policy())
+    assert np.argmax(row) == 0 and row[0] > 0.6
+    assert metrics["env_steps"] >= 2 * 512 and metrics["learner_steps"] == 512
+    assert learner.iterations == 6 and learner.env_steps >= 6 * 1024
+
+
+def test_dqn_against_a_fixed_rps_opponent_learns_rock_from_the_second_seat():
+    learner = DQNLearner("rps", 1, FAST_DQN, seed=0)
+    opponent = fixed_policy("rps", RPS_OPPONENT)
+    for _ in range(4):
+        learner.step(opponent)
+    np.testing.assert_allclose(_seat_row(learner, learner.average_policy()), [1.0, 0.0, 0.0])
+    # While training it still explores: epsilon-greedy around the greedy action.
+    behaviour = _seat_row(learner, learner.current_policy())
+    assert behaviour[0] < 1.0 and np.all(behaviour > 0.0)
+
+
+def test_self_play_mode_plays_frozen_snapshots_and_learns_both_seats():
+    config = {**FAST_PPO, "mode": "self_play", "snapshot_every": 2, "snapshot_pool": 2}
+    learner = PPOLearner("kuhn_poker", 0, config, seed=1)
+    seats = set()
+    for _ in range(5):
+        learner.step(TabularPolicy.uniform("kuhn_poker"))  # ignored in self-play mode
+        seats.add(learner.env.seat)
+        assert len(learner._snapshots) <= 2
+    assert learner.env.episodes > 0
+    joint = TabularPolicy.from_policy("kuhn_poker", learner.average_policy())
+    assert 0.0 < exploitability("kuhn_poker", joint) < 1.0
+
+
+def test_cross_play_in_the_trainer_and_plain_ppo_never_plays_illegal_actions():
+    result = train(
+        "leduc_poker",
+        "ppo",
+        "cfr_plus",
+        iterations=2,
+        config={**FAST_PPO, "masked": False, "steps_per_iteration": 256},
+        seed=0,
+        progress=False,
+    )
+    record = result.history[-1]
+    assert 0.0 < record.exploitability < 5.0
+    tree = compile_tree(load_game("leduc_poker"))
+    probs = result.average_policy.probs
+    assert np.all(probs[~tree.legal_mask] == 0.0)
+    self_play = train("kuhn_poker", "dqn", iterations=2, config=FAST_DQN, seed=0, progress=False)
+    assert self_play.history[-1].iteration == 2
+
+
+@pytest.mark.parametrize(
+    ("cls", "config"), [(PPOLearner, FAST_PPO), (DQNLearner, {**FAST_DQN, "mode": "self_play"})]
+)
+def test_save_load_resumes_exactly_and_is_deterministic(tmp_path, cls, config):
+    opponent = fixed_policy("kuhn_poker", TabularPolicy.uniform("kuhn_poker").to_dict())
+    learner = cls("kuhn_poker", 1, config, seed=7)
+    twin = cls("kuhn_poker", 1, config, seed=7)
+    for _ in range(2):
+        learner.step(opponent)
+        twin.step(opponent)
+    np.testing.assert_array_equal(
+        _seat_row(learner, learner.average_policy()), _seat_row(twin, twin.average_policy())
+    )
+    path = tmp_path / "sb3.npz"
+    learner.save(path)
+    restored = load_learner(path, "kuhn_poker")
+    assert type(restored) is cls and restored.work() == learner.work()
+    m_live, m_restored = learner.step(opponent), restored.step(opponent)
+    assert m_live == m_restored
+    table = TabularPolicy.from_policy("kuhn_poker", learner.average_policy()).probs
+    again = TabularPolicy.from_policy("kuhn_poker", restored.average_policy()).probs
+    np.testing.assert_array_equal(table, again)
+
+
+def test_the_callers_global_random_state_is_left_alone():
+    np.random.seed(123)
+    random.seed(123)
+    torch.manual_seed(123)
+    expected = (np.random.random(), random.random(), torch.rand(1).item())
+    np.random.seed(123)
+    random.seed(123)
+    torch.manual_seed(123)
+    learner = PPOLearner("rps", 0, {"steps_per_iteration": 64}, seed=0)
+    learner.step(fixed_policy("rps", RPS_OPPONENT))
+    learner.current_policy()
+    assert (np.random.random(), random.random(), torch.rand(1).item()) == expected
+
+
+def test_divergence_is_reported_and_checkpoints_of_other_learners_are_refused(tmp_path):
+    learner = PPOLearner("rps", 0, {"steps_per_iteration": 64}, seed=0)
+    learner.save(tmp_path / "ppo.npz")
+    with pytest.raises(CheckpointError, match="'ppo' checkpoint, not 'dqn'"):
+        DQNLearner.load(tmp_path / "ppo.npz")
+    with pytest.raises(CheckpointError, match="trained on rps, not on kuhn_poker"):
+        load_learner(tmp_path / "ppo.npz", "kuhn_poker")
+    with torch.no_grad():
+        next(learner.model.policy.parameters()).fill_(float("nan"))
+    with pytest.raises(TrainingDivergedError, match="learner step 1"):
+        learner.step(fixed_policy("rps", RPS_OPPONENT))
+    with pytest.raises(TrainingDivergedError, match="refusing to write a checkpoint"):
+        learner.save(tmp_path / "ppo.npz")
+    assert load_learner(tmp_path / "ppo.npz").iterations == 0
+
+
+def test_config_validation_and_registry_names():
+    with pytest.raises(ValueError, match="mode"):
+        PPOConfig(mode="league")
+    with pytest.raises(ValueError, match="steps_per_iteration"):
+        PPOConfig(steps_per_iteration=1)
+    assert make_learner("ppo", "kuhn_poker", 0).name == "ppo"
+    assert make_learner("dqn", "kuhn_poker", 1).model_free

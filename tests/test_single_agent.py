@@ -1,0 +1,137 @@
+"""The Gymnasium single-agent view: checkers, turn routing, rewards, masks, seeding."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gymnasium_check_env
+
+from nashzoo.agents.fixed import fixed_policy
+from nashzoo.agents.policy import PolicyError, TabularPolicy
+from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
+from nashzoo.games import IllegalActionError
+
+ROCK, PAPER, SCISSORS = 0, 1, 2
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker", "rps"])
+@pytest.mark.parametrize("seat", [0, 1, "random"])
+def test_passes_gymnasium_and_sb3_checkers(game, seat):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any checker warning fails the test
+        gymnasium_check_env(SingleAgentEnv(game, seat), skip_render_check=True)
+        sb3_checker.check_env(SingleAgentEnv(game, seat), warn=True)
+
+
+def test_reward_includes_the_loss_caused_by_the_opponents_last_move():
+    env = SingleAgentEnv("rps", seat=0, opponent=fixed_policy("rps", [0, 1, 0]))  # always paper
+    obs, info = env.reset(seed=0)
+    assert info["seat"] == 0 and info["infoset_key"] == "p0"
+    np.testing.assert_array_equal(obs, [1, 0, 0, 0, 0])  # seat one-hot, no own move yet
+    _, reward, terminated, truncated, info = env.step(ROCK)
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert not env.action_masks().any()
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(ROCK)
+
+
+def test_second_seat_sees_the_opponent_move_first_and_is_paid():
+    env = SingleAgentEnv("rps", seat=1, opponent=fixed_policy("rps", [1, 0, 0]))  # always rock
+    env.reset(seed=0)
+    assert env.moves == 1  # the opponent already moved inside reset()
+    _, reward, terminated, _, _ = env.step(PAPER)
+    assert reward == 1.0 and terminated
+    assert env.episodes == 1 and env.return_sum == 1.0
+
+
+def test_kuhn_fold_after_bet_is_paid_on_the_learners_step():
+    always_bet = fixed_policy("kuhn_poker", {k: [0.0, 1.0] for k in _kuhn_keys(1)}, seats=1)
+    env = SingleAgentEnv("kuhn_poker", seat=0, opponent=always_bet)
+    env.reset(seed=1)
+    _, reward, terminated, _, info = env.step(0)  # check; the opponent bets
+    assert reward == 0.0 and not terminated and info["infoset_key"].endswith("|pb")
+    _, reward, terminated, _, _ = env.step(0)  # fold to the bet
+    assert reward == -1.0 and terminated
+
+
+def test_action_masks_and_illegal_actions_in_leduc():
+    env = SingleAgentEnv("leduc_poker", seat=0)
+    _, info = env.reset(seed=3)
+    np.testing.assert_array_equal(env.action_masks(), [False, True, True])  # no bet to fold to
+    np.testing.assert_array_equal(info["action_mask"], env.action_masks())
+    moves = env.moves
+    _, _, _, _, info = env.step(0)  # fold is illegal here: played as the lowest legal (call)
+    assert info["illegal_action"] == 0
+    assert env.moves > moves
+    strict = SingleAgentEnv("leduc_poker", seat=0, illegal_action="raise")
+    strict.reset(seed=3)
+    with pytest.raises(IllegalActionError, match=r"legal actions are \[1, 2\]"):
+        strict.step(0)
+
+
+def test_same_seed_same_episodes_and_seat_random_uses_both_seats():
+    def rollout(seed):
+        env = SingleAgentEnv("leduc_poker", seat="random")
+        env.reset(seed=seed)
+        trace = []
+        for _ in range(200):
+            mask = env.action_masks()
+            _, reward, done, _, info = env.step(int(np.flatnonzero(mask)[-1]))
+            trace.append((info["seat"], info["infoset_key"], reward))
+            if done:
+                env.reset()
+        return trace
+
+    first = rollout(7)
+    assert first == rollout(7)
+    assert first != rollout(8)
+    assert {seat for seat, _, _ in first} == {0, 1}
+
+
+def test_opponent_pool_draws_one_policy_per_episode():
+    rock, paper = fixed_policy("rps", [1, 0, 0]), fixed_policy("rps", [0, 1, 0])
+    env = SingleAgentEnv("rps", seat=0, opponent=[rock, paper])
+    env.reset(seed=0)
+    rewards = []
+    for _ in range(100):
+        rewards.append(env.step(ROCK)[1])
+        env.reset()
+    assert set(rewards) == {0.0, -1.0}
+    assert 30 < rewards.count(0.0) < 70
+
+
+def test_bad_arguments_are_refused_with_clear_errors():
+    with pytest.raises(ValueError, match="seat must be"):
+        SingleAgentEnv("kuhn_poker", seat=2)
+    with pytest.raises(ValueError, match="illegal_action"):
+        SingleAgentEnv("kuhn_poker", illegal_action="ignore")
+    with pytest.raises(PolicyError, match="leduc_poker"):
+        SingleAgentEnv("kuhn_poker", opponent=TabularPolicy.uniform("leduc_poker"))
+    with pytest.raises(PolicyError, match="must be a Policy"):
+        SingleAgentEnv("kuhn_poker", opponent=object())
+    with pytest.raises(RuntimeError, match="reset"):
+        SingleAgentEnv("kuhn_poker").step(0)
+
+
+def test_render_shows_the_learners_view():
+    env = SingleAgentEnv("kuhn_poker", seat=1, render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
+    assert "player 0 card: hidden" in text and "to move: player 1" in text
+
+
+def test_remap_illegal_moves_mass_to_the_lowest_legal_action():
+    probs = np.array([[0.5, 0.2, 0.3], [0.1, 0.6, 0.3]])
+    masks = np.array([[False, True, True], [True, True, False]])
+    np.testing.assert_allclose(remap_illegal(probs, masks), [[0, 0.7, 0.3], [0.4, 0.6, 0]])
+    np.testing.assert_allclose(remap_illegal(probs[0], masks[0]), [0, 0.7, 0.3])
+
+
+def _kuhn_keys(player):
+    from nashzoo.games import compile_tree, load_game
+
+    tree = compile_tree(load_game("kuhn_poker"))
+    return [tree.infoset_keys[i] for i in tree.infosets_of(player)]
