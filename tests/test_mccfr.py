@@ -119,27 +119,43 @@ def _own_reach(tree, joint: np.ndarray, seat: int) -> np.ndarray:
     return tm.counterfactual_values(tree, joint, seat)[1]
 
 
-def test_os_stochastic_average_weights_are_unbiased_for_reach_times_history_count() -> None:
-    """E[increment] = |I| * pi_i(I) * sigma(I) against a fully mixed opponent."""
-    batch = 1_000_000
-    learner, tree, joint, _, _ = _one_big_step(OutcomeSamplingMCCFR, "kuhn_poker", 0, batch, 5)
+def _node_chance_reach(tree) -> np.ndarray:
+    reach = np.ones(tree.num_nodes)
+    for n in range(1, tree.num_nodes):  # parents come first
+        reach[n] = reach[tree.parent[n]] * tree.chance_prob[n]
+    return reach
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_os_stochastic_average_is_unbiased_for_reach_times_history_count(game) -> None:
+    """E[increment of I] = |I| * pi_i(I) * sigma(I) per walk, against a fully mixed opponent."""
+    batch = 100_000_000
+    learner, tree, joint, _, _ = _one_big_step(OutcomeSamplingMCCFR, game, 0, batch, 5)
     mine = tree.infoset_player == 0
     histories = np.bincount(tree.infoset[tree.infoset >= 0], minlength=tree.num_infosets)
     expected = (histories * _own_reach(tree, joint, 0))[:, None] * joint
     average = learner._state_arrays()["average"] / batch
-    np.testing.assert_allclose(average[mine], expected[mine], atol=0.01)
+    # max |error| at this seed: Kuhn 0.0004 (of 2.0), Leduc 0.016 (of 5.0)
+    np.testing.assert_allclose(average[mine], expected[mine], atol=0.01 * expected.max())
     assert not average[~mine].any()
 
 
-def test_es_simple_average_visits_own_infosets_at_reach_times_chance_mass() -> None:
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_es_simple_average_visits_own_infosets_at_reach_times_chance_mass(game) -> None:
     """E[visits of I] = pi_i(I) * sum_{h in I} pi_c(h) per walk."""
-    batch = 1_000_000
-    learner, tree, joint, _, _ = _one_big_step(ExternalSamplingMCCFR, "kuhn_poker", 1, batch, 5)
+    batch = 100_000_000
+    learner, tree, joint, _, _ = _one_big_step(ExternalSamplingMCCFR, game, 1, batch, 5)
     mine = tree.infoset_player == 1
-    chance_mass = np.full(tree.num_infosets, 1 / 3)  # Kuhn: the chance of being dealt the card
+    decision = tree.infoset >= 0
+    chance_mass = np.bincount(
+        tree.infoset[decision],
+        weights=_node_chance_reach(tree)[decision],
+        minlength=tree.num_infosets,
+    )
     expected = (chance_mass * _own_reach(tree, joint, 1))[:, None] * joint
     average = learner._state_arrays()["average"] / batch
-    np.testing.assert_allclose(average[mine], expected[mine], atol=0.005)
+    # max |error| at this seed: 7e-5 (of 0.33 on Kuhn, of 0.17 on Leduc)
+    np.testing.assert_allclose(average[mine], expected[mine], atol=5e-4)
     assert not average[~mine].any()
 
 
@@ -175,9 +191,7 @@ def test_es_nodes_touched_counts_both_passes() -> None:
         who = tree.player[p]
         prob = tree.chance_prob[n] if who < 0 else joint[tree.infoset[p], tree.action[n]]
         reach[0 if who == 0 else 1, n] *= prob
-    chance = np.ones(tree.num_nodes)
-    for n in range(1, tree.num_nodes):
-        chance[n] = chance[tree.parent[n]] * tree.chance_prob[n]
+    chance = _node_chance_reach(tree)
     expected = batch * (reach[1].sum() + (reach[0] * chance).sum())
     assert metrics["nodes_touched"] == pytest.approx(expected, rel=0.01)
 
