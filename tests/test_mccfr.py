@@ -285,6 +285,15 @@ def test_save_load_resumes_bit_identically(tmp_path, name, averaging) -> None:
         assert r.config == s.config
 
 
+def test_numpy_scalars_in_the_config_are_stored_as_plain_numbers(tmp_path) -> None:
+    config = {"trajectories_per_step": np.int64(8), "exploration": np.float64(0.5)}
+    learner = make_learner("os_mccfr", "kuhn_poker", 0, config)
+    assert type(learner.config.trajectories_per_step) is int
+    assert type(learner.config.exploration) is float
+    learner.save(tmp_path / "numpy.npz")  # the config goes into JSON metadata
+    assert load_learner(tmp_path / "numpy.npz").config == learner.config
+
+
 def test_a_checkpoint_with_the_wrong_table_shape_is_refused(tmp_path) -> None:
     learner = make_learner("es_mccfr", "kuhn_poker", 0)
     learner.save(tmp_path / "kuhn.npz")

@@ -93,12 +93,14 @@ from nashzoo.games.treemath import (
 _TERMINAL, _OWN, _OPPONENT, _CHANCE = 0, 1, 2, 3
 
 
-def _check_batch(value: object, name: str) -> None:
+def _check_batch(value: object, name: str) -> int:
+    """The batch size as a plain int (numpy integers too: configs are stored as JSON)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(
             f"{name}: trajectories_per_step must be a positive integer (1 = the paper's one "
             f"walk per iteration), got {value!r}"
         )
+    return int(value)
 
 
 def _check_averaging(value: object, name: str, allowed: tuple[str, ...]) -> None:
@@ -141,7 +143,9 @@ class OSMCCFRConfig(LearnerConfig):
                 f"os_mccfr: exploration must be a number in (0, 1] (the paper uses 0.6), "
                 f"got {eps!r}"
             )
-        _check_batch(self.trajectories_per_step, "os_mccfr")
+        object.__setattr__(self, "exploration", float(eps))
+        batch = _check_batch(self.trajectories_per_step, "os_mccfr")
+        object.__setattr__(self, "trajectories_per_step", batch)
         _check_averaging(self.averaging, "os_mccfr", ("stochastic", "exact"))
 
 
@@ -166,7 +170,8 @@ class ESMCCFRConfig(LearnerConfig):
     averaging: Literal["simple", "exact"] = "simple"
 
     def __post_init__(self) -> None:
-        _check_batch(self.trajectories_per_step, "es_mccfr")
+        batch = _check_batch(self.trajectories_per_step, "es_mccfr")
+        object.__setattr__(self, "trajectories_per_step", batch)
         _check_averaging(self.averaging, "es_mccfr", ("simple", "exact"))
 
 
