@@ -300,7 +300,6 @@ class _SeatTables:
         self.term_last_own = sf.last_sequence[seat]
         self.term_last_opp = sf.last_sequence[1 - seat]
         terminals = tree.terminal_nodes.astype(np.int64)
-        self.terminals = terminals
         self.term_chance = tree.terminal_chance_reach
         self.term_utility = np.ascontiguousarray(tree.utility[terminals, seat])
         self.term_length = tree.depth[terminals].astype(np.float64) + 1.0
@@ -323,7 +322,6 @@ class _SeatTables:
         # Own decision nodes: reach ingredients and the terminals below each (a contiguous run
         # of the terminals in depth-first order).
         own_nodes = np.flatnonzero(kind == _OWN)
-        self.own_nodes = own_nodes
         self.own_node_infoset = infoset[own_nodes]
         self.own_node_last_own = sf.parent_sequence[infoset[own_nodes]]
         self.own_node_last_opp = last_opp[own_nodes]
