@@ -177,3 +177,16 @@ def test_ray_backend_local(tmp_path):
         _config(tmp_path, learners=("cfr",), backend="ray", workers=2), progress=False
     )
     assert len(outcome.results) == 2 and not outcome.failures
+
+
+def test_report_verdicts_and_statistics():
+    from nashzoo.eval.report import mean_ci, trend_slope, verdict
+
+    mean, half = mean_ci([1.0, 2.0, 3.0])
+    assert mean == 2.0 and half == pytest.approx(4.302653 * 1.0 / 3**0.5, rel=1e-5)
+    points = [{"wall_seconds": t, "exploitability": 1.0 / t} for t in (1, 2, 4, 8, 16, 32)]
+    assert trend_slope(points) == pytest.approx(-1.0)
+    assert trend_slope(points[:3]) is None  # too few points for a trend
+    assert verdict(0.0005, -1.0, 0.5, (0.1, 0.001)).startswith("converges")
+    assert verdict(0.2, -0.5, 0.5, (0.1, 0.001)).startswith("converging")
+    assert verdict(0.5, 0.0, 0.5, (0.1, 0.001)).startswith("not converging")

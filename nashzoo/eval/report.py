@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 
 DEFAULT_THRESHOLDS = (0.1, 0.05, 0.01, 0.001)
+MIN_TREND_POINTS = 5
+"""A trend (log-log slope) needs at least this many evaluation points; fewer give no verdict
+on the trend, only on the level."""
 
 
 def mean_ci(values: Sequence[float]) -> tuple[float, float]:
@@ -57,20 +60,20 @@ def time_to(points: Sequence[Mapping[str, Any]], threshold: float, x: str) -> fl
 
 def trend_slope(points: Sequence[Mapping[str, Any]]) -> float | None:
     """Least-squares slope of log10(exploitability) against log10(wall seconds) over the
-    second half (in log time) of the run: about -1 for CFR+-like, -0.5 for sampled methods,
-    0 when stuck."""
+    second half (in log time) of the run (at least the last ``MIN_TREND_POINTS`` points):
+    about -1 for CFR+-like, -0.5 for sampled methods, 0 when stuck; ``None`` with fewer points."""
     xs, ys = [], []
     for p in points:
         t, e = float(p["wall_seconds"]), float(p["exploitability"])
         if t > 0 and e > 0:
             xs.append(math.log10(t))
             ys.append(math.log10(e))
-    if len(xs) < 3:
+    if len(xs) < MIN_TREND_POINTS:
         return None
     x, y = np.asarray(xs), np.asarray(ys)
     keep = x >= (x.min() + x.max()) / 2
-    if keep.sum() < 3:
-        keep = np.ones_like(x, dtype=bool)
+    if keep.sum() < MIN_TREND_POINTS:
+        keep = x >= np.sort(x)[-MIN_TREND_POINTS]
     if np.ptp(x[keep]) == 0:
         return None
     return float(np.polyfit(x[keep], y[keep], 1)[0])
