@@ -1,0 +1,354 @@
+"""Neural learners against OpenSpiel's PyTorch implementations, measured in the same run.
+
+* NFSP self-play on Kuhn poker: nashzoo's ``nfsp`` (defaults, stops at 0.05) against
+  ``open_spiel.python.pytorch.nfsp`` with the settings of OpenSpiel's ``nfsp_kuhn_pytorch``
+  example (one hidden layer of 128, replay 2e5, reservoir 2e6, anticipatory 0.1, epsilon 0.06 to
+  0.001 over 3e6 episodes). Exploitability = NashConv / 2 (OpenSpiel's convention); time to
+  0.10 and 0.05.
+* Deep CFR self-play on Kuhn poker: nashzoo's ``deep_cfr`` (defaults) against
+  ``open_spiel.python.pytorch.deep_cfr`` with the settings of OpenSpiel's ``deep_cfr_pytorch``
+  example (64-unit networks, 375 traversals, advantage networks re-initialised and trained 375
+  steps per iteration, strategy network trained 2,500 steps). NashConv; time to 0.10 and 0.05.
+* Deep CFR on Leduc hold'em, same settings: NashConv against iterations and time for both.
+* The plain RL baseline: ``ppo`` in self-play against frozen snapshots of itself on Kuhn.
+
+Time axis = training only; every evaluation is exact and off the clock. OpenSpiel's Deep CFR
+trains its strategy network only at the end of ``solve()``; to evaluate it at a checkpoint the
+benchmark trains it there (as ``solve()`` would) and charges that training to that checkpoint
+only (not to later ones), which favours OpenSpiel. Both sides run with
+``torch.set_num_threads(1)``.
+
+Run: ``.venv/bin/python benchmarks/bench_neural.py [--quick] [--markdown BENCHMARKS.md]``
+(``--markdown`` replaces only the ``## Neural learners`` section).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nashzoo.train import StopOnExploitability, Trainer
+
+SECTION = "## Neural learners"
+
+
+@dataclass
+class Curve:
+    """Evaluation points of one run: (iteration or episodes, training seconds, metric)."""
+
+    label: str
+    metric: str  # "exploitability" or "nash_conv"
+    points: list[tuple[int, float, float]] = field(default_factory=list)
+    budget: float = 0.0
+    unit: str = "iterations"
+
+    def time_to(self, threshold: float) -> float | None:
+        for _, seconds, value in self.points:
+            if value <= threshold:
+                return seconds
+        return None
+
+    def final(self) -> tuple[int, float, float]:
+        return self.points[-1] if self.points else (0, 0.0, float("nan"))
+
+    def best(self) -> float:
+        return min((v for _, _, v in self.points), default=float("nan"))
+
+
+# --- nashzoo --------------------------------------------------------------------------------------
+def run_nashzoo(
+    game: str,
+    name: str,
+    budget: float,
+    eval_seconds: float,
+    metric: str,
+    stop_at: float | None,
+    config: dict | None = None,
+    seed: int = 0,
+) -> Curve:
+    callbacks = [StopOnExploitability(stop_at, metric)] if stop_at else None
+    trainer = Trainer(
+        game,
+        name,
+        name,
+        configs=(config, config),
+        seed=seed,
+        eval_seconds=eval_seconds,
+        evaluate_seats=False,
+        progress=False,
+        callbacks=callbacks,
+    )
+    result = trainer.run(seconds=budget)
+    curve = Curve(f"nashzoo {name}", metric, budget=budget)
+    for record in result.history:
+        curve.points.append((record.iteration, record.train_seconds, getattr(record, metric)))
+    return curve
+
+
+# --- OpenSpiel NFSP -------------------------------------------------------------------------------
+def run_openspiel_nfsp(budget: float, eval_every: int, stop_at: float | None) -> Curve:
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python import rl_environment
+    from open_spiel.python.algorithms import exploitability as os_exploitability
+    from open_spiel.python.pytorch import nfsp
+
+    env = rl_environment.Environment("kuhn_poker", players=2)
+    state_size = env.observation_spec()["info_state"][0]
+    num_actions = env.action_spec()["num_actions"]
+    episodes_total = int(3e6)  # the example's num_train_episodes (epsilon decays over it)
+    kwargs = {
+        "replay_buffer_capacity": int(2e5),
+        "epsilon_decay_duration": episodes_total,
+        "epsilon_start": 0.06,
+        "epsilon_end": 0.001,
+    }
+    agents = [
+        nfsp.NFSP(p, state_size, num_actions, [128], int(2e6), 0.1, **kwargs) for p in range(2)
+    ]
+
+    class AveragePolicies(os_policy.Policy):
+        """Both agents' average-policy networks as one OpenSpiel policy (for evaluation)."""
+
+        def __init__(self) -> None:
+            super().__init__(env.game, [0, 1])
+
+        def action_probabilities(self, state, player_id=None):
+            player = state.current_player()
+            legal = state.legal_actions(player)
+            obs = {
+                "info_state": [None, None],
+                "legal_actions": [None, None],
+                "current_player": player,
+            }
+            obs["info_state"][player] = state.information_state_tensor(player)
+            obs["legal_actions"][player] = legal
+            step = rl_environment.TimeStep(
+                observations=obs, rewards=None, discounts=None, step_type=None
+            )
+            with agents[player].temp_mode_as(nfsp.MODE.AVERAGE_POLICY):
+                probs = agents[player].step(step, is_evaluation=True).probs
+            return {a: probs[a] for a in legal}
+
+    evaluator = AveragePolicies()
+    curve = Curve("OpenSpiel PyTorch NFSP", "exploitability", budget=budget, unit="episodes")
+    train_seconds, episode = 0.0, 0
+    while train_seconds < budget:
+        start = time.perf_counter()
+        for _ in range(eval_every):
+            step = env.reset()
+            while not step.last():
+                player = step.observations["current_player"]
+                step = env.step([agents[player].step(step).action])
+            for agent in agents:
+                agent.step(step)
+        train_seconds += time.perf_counter() - start
+        episode += eval_every
+        value = os_exploitability.exploitability(env.game, evaluator)
+        curve.points.append((episode, train_seconds, value))
+        if stop_at is not None and value <= stop_at:
+            break
+    return curve
+
+
+# --- OpenSpiel Deep CFR ---------------------------------------------------------------------------
+def run_openspiel_deep_cfr(
+    game_name: str, budget: float, eval_every: int, stop_at: float | None
+) -> Curve:
+    import pyspiel
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.pytorch import deep_cfr
+
+    game = pyspiel.load_game(game_name)
+    solver = deep_cfr.DeepCFRSolver(
+        game,
+        policy_network_layers=(64,),
+        advantage_network_layers=(64,),
+        num_iterations=10**6,
+        num_traversals=375,
+        reinitialize_advantage_networks=True,
+        learning_rate=1e-3,
+        batch_size_advantage=256,
+        batch_size_strategy=256,
+        memory_capacity=100000,
+        policy_network_train_steps=2500,
+        advantage_network_train_steps=375,
+    )
+    curve = Curve("OpenSpiel PyTorch Deep CFR", "nash_conv", budget=budget)
+    train_seconds, iteration = 0.0, 0
+    while train_seconds < budget:
+        start = time.perf_counter()
+        # One iteration of DeepCFRSolver.solve().
+        for player in range(game.num_players()):
+            for _ in range(375):
+                solver._traverse_game_tree(solver._root_node, player)
+            solver._reinitialize_advantage_network(player)
+            solver._learn_advantage_network(player)
+        solver._iteration += 1
+        train_seconds += time.perf_counter() - start
+        iteration += 1
+        if iteration % eval_every:
+            continue
+        start = time.perf_counter()
+        solver._learn_strategy_network()  # what solve() does once at the end
+        output_seconds = time.perf_counter() - start
+        table = os_policy.tabular_policy_from_callable(game, solver.action_probabilities)
+        value = pyspiel.nash_conv(game, os_policy.python_policy_to_pyspiel_policy(table))
+        solver._reinitialize_policy_network()
+        curve.points.append((iteration, train_seconds + output_seconds, value))
+        if stop_at is not None and value <= stop_at:
+            break
+    return curve
+
+
+# --- tables ---------------------------------------------------------------------------------------
+def _fmt_time(seconds: float | None, budget: float) -> str:
+    return f"> {budget:.0f} s (not reached)" if seconds is None else f"{seconds:.1f} s"
+
+
+def _ratio(peer: float | None, ours: float | None, peer_budget: float) -> str:
+    if ours is None:
+        return "n/a (nashzoo did not reach it)"
+    if peer is None:
+        return f"> {peer_budget / ours:.1f}x"
+    return f"{peer / ours:.1f}x"
+
+
+def threshold_table(curves: list[Curve], thresholds: list[float]) -> str:
+    metric = curves[0].metric
+    name = "exploitability (NashConv / 2)" if metric == "exploitability" else "NashConv"
+    head = ["implementation", *[f"time to {name} <= {t:g}" for t in thresholds]]
+    head += [f"{name} at the end (training s, {curves[0].unit})", "best"]
+    head += [f"OpenSpiel time / nashzoo time to {t:g}" for t in thresholds]
+    ours, peer = curves[0], curves[1]
+    rows = []
+    for curve in curves:
+        n, seconds, value = curve.final()
+        row = [curve.label, *[_fmt_time(curve.time_to(t), curve.budget) for t in thresholds]]
+        row += [f"{value:.4f} ({seconds:.0f} s, {n:,})", f"{curve.best():.4f}"]
+        if curve is ours:
+            row += [_ratio(peer.time_to(t), ours.time_to(t), peer.budget) for t in thresholds]
+        else:
+            row += ["" for _ in thresholds]
+        rows.append(row)
+    return _markdown(head, rows)
+
+
+def curve_table(curves: list[Curve], max_rows: int = 8) -> str:
+    head = ["implementation", "iteration", "training s", curves[0].metric]
+    rows = []
+    for curve in curves:
+        points = curve.points
+        if len(points) > max_rows:
+            keep = np.unique(np.linspace(0, len(points) - 1, max_rows).round().astype(int))
+            points = [points[i] for i in keep]
+        for n, seconds, value in points:
+            rows.append([curve.label, f"{n:,}", f"{seconds:.1f}", f"{value:.4f}"])
+    return _markdown(head, rows)
+
+
+def _markdown(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace (or append) this benchmark's section of ``path``; other sections are kept."""
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    section = f"{SECTION}\n\n{body.strip()}\n"
+    start = text.find(SECTION)
+    if start < 0:
+        new = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + len(SECTION))
+        new = text[:start] + section + ("" if end < 0 else text[end:])
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(new if new.endswith("\n") else new + "\n")
+    os.replace(tmp, path)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short budgets (about 8 minutes; the full run takes about 40)")
+    parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    parser.add_argument("--note", default="", help="extra line for the markdown notes")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    quick = args.quick
+    b_nfsp = 60.0 if quick else 300.0
+    b_nfsp_peer = 60.0 if quick else 600.0  # OpenSpiel's sits at 0.13-0.15 for minutes
+    b_dcfr = 60.0 if quick else 300.0
+    b_leduc = 60.0 if quick else 600.0
+    b_ppo = 30.0 if quick else 120.0
+    load_before = os.getloadavg()
+    sections: list[str] = []
+
+    def show(title: str, table: str) -> None:
+        print(f"\n{title}\n{table}", flush=True)
+        sections.append(f"{title}\n\n{table}")
+
+    # 1. NFSP on Kuhn
+    ours = run_nashzoo("kuhn_poker", "nfsp", b_nfsp, 2.0, "exploitability", 0.05)
+    print(f"# nashzoo nfsp: {ours.final()}", file=sys.stderr, flush=True)
+    peer = run_openspiel_nfsp(b_nfsp_peer, 10_000, 0.05)
+    print(f"# OpenSpiel nfsp: {peer.final()}", file=sys.stderr, flush=True)
+    show(
+        f"NFSP self-play on Kuhn poker (training budget {b_nfsp:.0f} s nashzoo, "
+        f"{b_nfsp_peer:.0f} s OpenSpiel; evaluated every 2 s / every 10,000 episodes):",
+        threshold_table([ours, peer], [0.10, 0.05]),
+    )
+    # 2. Deep CFR on Kuhn
+    ours = run_nashzoo("kuhn_poker", "deep_cfr", b_dcfr, 1.0, "nash_conv", 0.05)
+    peer = run_openspiel_deep_cfr("kuhn_poker", b_dcfr, 2, 0.05)
+    print(f"# deep cfr kuhn: {ours.final()} {peer.final()}", file=sys.stderr, flush=True)
+    show(
+        f"Deep CFR self-play on Kuhn poker (budget {b_dcfr:.0f} s of training each; evaluated "
+        "every second (nashzoo) / every 2 iterations (OpenSpiel)):",
+        threshold_table([ours, peer], [0.10, 0.05]),
+    )
+    # 3. Deep CFR on Leduc
+    ours = run_nashzoo("leduc_poker", "deep_cfr", b_leduc, b_leduc / 8, "nash_conv", None)
+    peer = run_openspiel_deep_cfr("leduc_poker", b_leduc, 1 if quick else 3, None)
+    show(
+        f"Deep CFR self-play on Leduc hold'em, NashConv against iterations and training time "
+        f"(budget {b_leduc:.0f} s each):",
+        curve_table([ours, peer]),
+    )
+    # 4. PPO baseline (self-play against frozen snapshots)
+    ppo = run_nashzoo(
+        "kuhn_poker", "ppo", b_ppo, b_ppo / 4, "exploitability", None, {"mode": "self_play"}
+    )
+    nfsp_same = run_nashzoo("kuhn_poker", "nfsp", b_ppo, b_ppo / 4, "exploitability", None)
+    show(
+        f"Plain RL baseline on Kuhn poker: PPO (MaskablePPO, self-play against frozen snapshots) "
+        f"next to NFSP, {b_ppo:.0f} s of training each; exploitability (NashConv / 2):",
+        curve_table([ppo, nfsp_same], max_rows=5),
+    )
+    load_after = os.getloadavg()
+    notes = [
+        f"- Date {time.strftime('%Y-%m-%d')}; {os.cpu_count()}-core {platform.machine()} CPU, "
+        f"{platform.system()}; Python {platform.python_version()}, torch {torch.__version__}, "
+        f"{'quick' if quick else 'full'} mode.",
+        f"- Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}."
+        + (f" {args.note}" if args.note else ""),
+        "- Reproduce: `.venv/bin/python benchmarks/bench_neural.py "
+        f"{'--quick ' if quick else ''}--markdown BENCHMARKS.md`.",
+    ]
+    print("\n".join(notes))
+    if args.markdown:
+        intro = __doc__.split("\n\nRun:")[0].split("\n\n", 1)[1]
+        body = "\n\n".join([intro, *sections, "\n".join(notes)])
+        write_section(args.markdown, body)
+        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
