@@ -13,7 +13,7 @@ from nashzoo.agents.mccfr import (
     OSMCCFRConfig,
     OutcomeSamplingMCCFR,
 )
-from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy
+from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy, UniformPolicy
 from nashzoo.agents.registry import (
     learner_class,
     learner_names,
@@ -55,6 +55,7 @@ __all__ = [
     "RegretMatchingConfig",
     "TabularPolicy",
     "UniformLearner",
+    "UniformPolicy",
     "XFPConfig",
     "fixed_policy",
     "learner_class",

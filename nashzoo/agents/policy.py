@@ -1,10 +1,9 @@
 """Policies: what an agent would do at every information set.
 
-* :class:`Infoset` is what a policy is asked about: the acting ``player``, the readable ``key``,
-  the float32 ``tensor`` and the boolean ``legal_mask``. Tabular policies look up the key; neural
-  ones read the tensor.
-* :class:`Policy` is the protocol: ``action_probabilities(infoset) -> np.ndarray[num_actions]``
-  (zeros on illegal actions).
+* :class:`Infoset` is what a policy is asked about and :class:`Policy` the protocol
+  ``action_probabilities(infoset) -> np.ndarray[num_actions]``; both are defined with the rules in
+  :mod:`nashzoo.games.infoset` (so the environments need not import this package) and are
+  re-exported here.
 * :class:`TabularPolicy` is a dense ``[num_infosets, num_actions]`` array over the compiled tree of
   one game. Any Policy can be materialised into one by querying every information set
   (:meth:`TabularPolicy.from_policy`): that is how neural agents get EXACT exploitability.
@@ -16,47 +15,15 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy
 
 _TOLERANCE = 1e-6
-
-
-@dataclass(frozen=True)
-class Infoset:
-    """An information set as a policy sees it."""
-
-    player: int
-    key: str
-    tensor: np.ndarray
-    legal_mask: np.ndarray
-
-    @classmethod
-    def from_tree(cls, tree: CompiledTree, index: int) -> Infoset:
-        return cls(
-            player=int(tree.infoset_player[index]),
-            key=tree.infoset_keys[index],
-            tensor=tree.infoset_tensors[index],
-            legal_mask=tree.legal_mask[index],
-        )
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """Anything that maps an information set to action probabilities."""
-
-    def action_probabilities(self, infoset: Infoset) -> np.ndarray:
-        """Probabilities over ``num_actions`` actions, zero on illegal ones, summing to one."""
-        ...
-
-
-class PolicyError(ValueError):
-    """A policy that does not fit its game (wrong shapes, keys, or not a distribution)."""
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
@@ -346,3 +313,15 @@ def _all_distributions(tree: CompiledTree, probs: np.ndarray) -> bool:
             and np.abs(probs - legal_part).max(initial=0.0) <= _TOLERANCE
             and np.abs(legal_part @ np.ones(mask.shape[1]) - 1.0).max(initial=0.0) <= _TOLERANCE
         )
+
+
+__all__ = [
+    "Infoset",
+    "Policy",
+    "PolicyError",
+    "TabularPolicy",
+    "UniformPolicy",
+    "atomic_write_bytes",
+    "check_distributions",
+    "sample_action",
+]

@@ -18,11 +18,13 @@ Registration: PettingZoo 1.27 has a Gymnasium-style registry (``pettingzoo.regis
 the ``nashzoo`` namespace::
 
     import pettingzoo
-from pettingzoo import AECEnv, ParallelEnv
     import nashzoo.envs  # registers nashzoo/kuhn_poker-v0, nashzoo/rps-v0, ...
 
     env = pettingzoo.make("aec", "nashzoo/kuhn_poker-v0")
     par = pettingzoo.make("parallel", "nashzoo/rps-v0")
+
+:class:`~nashzoo.envs.single_agent.SingleAgentEnv` is the Gymnasium single-agent view: one seat
+learns, the opponent's Policy moves inside ``step()`` (what Stable-Baselines3 trains on).
 
 :func:`make_env` does the same by versioned module name without touching the registry:
 ``make_env("kuhn_poker_v0", render_mode="ansi")``.
@@ -38,6 +40,7 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
 from nashzoo.envs.aec import GameAECEnv, ObsDict, agent_name
+from nashzoo.envs.single_agent import SingleAgentEnv
 
 ENV_MODULES: dict[str, ModuleType] = {
     m.NAME: m for m in (rps_v0, matrix_game_v0, kuhn_poker_v0, leduc_holdem_v0)
@@ -101,6 +104,7 @@ _register()
 __all__ = [
     "ENV_MODULES",
     "GameAECEnv",
+    "SingleAgentEnv",
     "agent_name",
     "env_names",
     "kuhn_poker_v0",

@@ -6,7 +6,7 @@ This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's Maskabl
 * the learner holds one seat (``seat=0``, ``1``, or ``"random"``: a new seat every episode, so one
   network learns both seats; the information-set tensor tells it which seat it holds);
 * the opponent's moves happen inside ``reset()`` / ``step()`` with the opponent's
-  :class:`~nashzoo.agents.policy.Policy`, queried with ``Infoset(player, key, tensor, legal_mask)``
+  :class:`~nashzoo.games.infoset.Policy`, queried with ``Infoset(player, key, tensor, legal_mask)``
   and sampled with the env's generator; give one Policy, or a sequence of them (a pool of frozen
   snapshots: one is drawn per episode);
 * the observation is the learner's information-set tensor (``Box(0, 1, (D,), float32)``), the
@@ -36,9 +36,9 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game, IllegalActionError, load_game
+from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy
 
 __all__ = ["SingleAgentEnv", "remap_illegal"]
 
@@ -101,7 +101,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.action_space = spaces.Discrete(self.game.num_actions)
         self._aec = GameAECEnv(self.game, render_mode="ansi")
         self._opponents: tuple[Policy, ...] = ()
-        self.set_opponent(TabularPolicy.uniform(self.game) if opponent is None else opponent)
+        self.set_opponent(UniformPolicy() if opponent is None else opponent)
         self.seat = 0 if seat == "random" else int(seat)
         self._opponent: Policy = self._opponents[0]
         self._started = False
