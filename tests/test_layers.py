@@ -1,0 +1,50 @@
+"""Data flows one way (ARCHITECTURE.md): no layer imports a layer above it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "nashzoo"
+ORDER = ["games", "envs", "agents", "eval", "train", "cli"]
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "nashzoo" or len(parts) < 2:
+        return None
+    return parts[1] if parts[1] in ORDER else None
+
+
+def _imports(path: Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+
+
+@pytest.mark.parametrize("layer", ORDER[:-1])
+def test_no_upward_imports(layer):
+    rank = ORDER.index(layer)
+    offenders = []
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        for module in _imports(path):
+            target = _layer(module)
+            if target is not None and ORDER.index(target) > rank:
+                offenders.append(f"{path.relative_to(PACKAGE.parent)} imports {module}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_games_need_only_numpy():
+    allowed = {"numpy", "nashzoo", "__future__"}
+    for path in (PACKAGE / "games").rglob("*.py"):
+        for module in _imports(path):
+            root = module.split(".")[0]
+            import sys
+
+            assert root in allowed or root in sys.stdlib_module_names, f"{path}: {module}"
