@@ -4,7 +4,9 @@ Solvers (self-play with alternating updates, as each library runs it by default)
 
 * nashzoo ``os_mccfr`` / ``es_mccfr``: two learners, one per seat, stepped alternately exactly
   as ``nashzoo.train.Trainer`` does (``l0.step(l1.current_policy());
-  l1.step(l0.current_policy())``), default configs, plus the ``averaging="exact"`` variants;
+  l1.step(l0.current_policy())``), default configs, plus the ``averaging="exact"`` variants
+  and, for ``es_mccfr``, ``weighting="uniform"`` (the 2009 paper's equal weights; the default
+  is linear weighting);
 * OpenSpiel C++ ``pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed)`` and
   ``pyspiel.ExternalSamplingMCCFRSolver(game, seed, MCCFRAverageType.SIMPLE)`` (one episode /
   traversal per player per iteration);
@@ -161,6 +163,11 @@ def solvers(game: str, python_peers: bool) -> dict[str, tuple[str, Callable[[int
             kind,
             lambda s, n=name: nashzoo_runner(game, n, {"averaging": "exact"}, s),
         )
+        if kind == "es":
+            table[f"nashzoo {name} (uniform weights)"] = (
+                kind,
+                lambda s, n=name: nashzoo_runner(game, n, {"weighting": "uniform"}, s),
+            )
         table[CPP[kind]] = (kind, lambda s, k=kind: openspiel_cpp_runner(game, k, s))
         if python_peers:
             table[f"OpenSpiel Python {kind.upper()}"] = (
@@ -282,8 +289,10 @@ def markdown_section(tables: list[str], seeds: int, flags: str, load: tuple[floa
             "nashzoo runs its default configs (`os_mccfr`: "
             f"{os_default.trajectories_per_step} trajectories per step, epsilon "
             f"{os_default.exploration}, stochastically-weighted averaging; `es_mccfr`: "
-            f"{es_default.trajectories_per_step} traversals per step, simple averaging) and "
-            'the `averaging="exact"` variants. OpenSpiel runs '
+            f"{es_default.trajectories_per_step} traversals per step, simple averaging, "
+            f'{es_default.weighting} weighting), the `averaging="exact"` variants and '
+            '`es_mccfr` with `weighting="uniform"` (the 2009 paper\'s equal weights per '
+            "step; linear = Linear CFR weights, Brown & Sandholm 2019). OpenSpiel runs "
             "`OutcomeSamplingMCCFRSolver(game, 0.6, seed)`, "
             "`ExternalSamplingMCCFRSolver(game, seed, SIMPLE)` and, on Kuhn, the Python "
             "solvers. Last column: OpenSpiel C++ median time / this solver's median time "

@@ -15,6 +15,7 @@ from nashzoo.agents import (
     learner_names,
     load_learner,
     make_learner,
+    mccfr,
 )
 from nashzoo.agents.policy import check_distributions
 from nashzoo.eval import nash_conv
@@ -23,9 +24,20 @@ from nashzoo.games import treemath as tm
 from nashzoo.train import train
 
 LEARNERS = [OutcomeSamplingMCCFR, ExternalSamplingMCCFR]
-# NashConv after train("kuhn_poker", name, iterations=300, seed=0) with the default configs.
+# NashConv after train("kuhn_poker", name, iterations=300, seed=0) with the default configs
+# (ES: linear weighting; ES_UNIFORM_PIN: weighting="uniform", the paper's equal weights).
 OS_PIN = 0.005487242388360063
-ES_PIN = 0.0070962721191331485
+ES_PIN = 0.006220056383190925
+ES_UNIFORM_PIN = 0.004961944779376226
+
+
+@pytest.fixture(params=["scenarios", "levels"])
+def es_sampler(request, monkeypatch) -> str:
+    """Run external sampling with either exact sampler: one multinomial over the walk outcomes
+    (the default on small trees) or one multinomial per sampled depth (forced here)."""
+    if request.param == "levels":
+        monkeypatch.setattr(mccfr, "_MAX_SCENARIOS", 0)
+    return request.param
 
 
 def _random_profile(tree, rng: np.random.Generator, seat: int) -> tuple[np.ndarray, np.ndarray]:
@@ -37,10 +49,15 @@ def _random_profile(tree, rng: np.random.Generator, seat: int) -> tuple[np.ndarr
 
 
 def _one_big_step(cls, game_name: str, seat: int, batch: int, seed: int, **config):
-    """One step of ``batch`` walks from random regrets; returns (learner, joint, before)."""
+    """One step of ``batch`` walks from random regrets; returns (learner, joint, before).
+
+    External sampling runs with uniform weights here, so that the tables hold the raw sampled
+    sums (linear weighting only rescales them; tested separately)."""
     game = load_game(game_name)
     tree = compile_tree(game)
     regrets, opponent = _random_profile(tree, np.random.default_rng(seed), seat)
+    if cls is ExternalSamplingMCCFR:
+        config = {"weighting": "uniform", **config}
     learner = cls(game, seat, {"trajectories_per_step": batch, **config}, seed=seed)
     learner._load_state_arrays({"regrets": regrets, "average": np.zeros_like(regrets)})
     sigma = tm.regret_matching(regrets, tree.legal_mask)
@@ -71,7 +88,7 @@ def test_both_learners_are_registered_with_documented_defaults() -> None:
     assert isinstance(make_learner("os_mccfr", "kuhn_poker", 0), OutcomeSamplingMCCFR)
     assert isinstance(make_learner("es_mccfr", "kuhn_poker", 1), ExternalSamplingMCCFR)
     assert OSMCCFRConfig() == OSMCCFRConfig(0.6, 4096, "stochastic")
-    assert ESMCCFRConfig() == ESMCCFRConfig(1024, "simple")
+    assert ESMCCFRConfig() == ESMCCFRConfig(1024, "simple", "linear")
     assert OutcomeSamplingMCCFR.opponent_view == ExternalSamplingMCCFR.opponent_view == "current"
 
 
@@ -93,7 +110,11 @@ def test_current_policy_is_regret_matching_on_own_rows_uniform_elsewhere(cls) ->
 # --- the sampled regrets are unbiased -----------------------------------------------------------
 @pytest.mark.parametrize("cls", LEARNERS)
 @pytest.mark.parametrize("seat", [0, 1])
-def test_kuhn_sampled_regrets_average_to_the_exact_counterfactual_regrets(cls, seat) -> None:
+def test_kuhn_sampled_regrets_average_to_the_exact_counterfactual_regrets(
+    cls, seat, es_sampler
+) -> None:
+    if cls is OutcomeSamplingMCCFR and es_sampler == "levels":
+        pytest.skip("outcome sampling has one sampler")
     batch = 10_000_000
     learner, tree, joint, before, _ = _one_big_step(cls, "kuhn_poker", seat, batch, seed=7)
     estimate = (learner._state_arrays()["regrets"] - before) / batch
@@ -141,7 +162,7 @@ def test_os_stochastic_average_is_unbiased_for_reach_times_history_count(game) -
 
 
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
-def test_es_simple_average_visits_own_infosets_at_reach_times_chance_mass(game) -> None:
+def test_es_simple_average_visits_own_infosets_at_reach_times_chance_mass(game, es_sampler) -> None:
     """E[visits of I] = pi_i(I) * sum_{h in I} pi_c(h) per walk."""
     batch = 100_000_000
     learner, tree, joint, _, _ = _one_big_step(ExternalSamplingMCCFR, game, 1, batch, 5)
@@ -167,6 +188,44 @@ def test_exact_averaging_adds_the_realization_plan(cls) -> None:
     )
 
 
+def test_es_samplers_are_chosen_by_the_number_of_walk_outcomes() -> None:
+    kuhn = make_learner("es_mccfr", "kuhn_poker", 0)._tables
+    leduc = make_learner("es_mccfr", "leduc_poker", 0)._tables
+    # Kuhn, seat 0: 6 deals x (2 x 2 replies of seat 1) = 24 regret-pass outcomes; average pass:
+    # 6 deals x (bet, or check then (seat 1 checks, or bets and seat 0 answers 2 ways)) = 18.
+    assert kuhn.regret_pass.reach.shape[0] == 24
+    assert kuhn.average_pass.reach.shape[0] == 18
+    assert isinstance(leduc.regret_pass, mccfr._CountSampler)
+    assert isinstance(leduc.average_pass, mccfr._CountSampler)
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
+def test_linear_weighting_gives_step_t_the_weight_t(game) -> None:
+    """With exact averaging the increment of step t is the realization plan of its sigma, so
+    the average must be sum_t t * plan(sigma_t) / (T + 1)."""
+    tree = compile_tree(load_game(game))
+    config = {"trajectories_per_step": 8, "averaging": "exact"}
+    a = make_learner("es_mccfr", game, 0, config, seed=1)
+    b = make_learner("es_mccfr", game, 1, config, seed=2)
+    expected = np.zeros((tree.num_infosets, tree.num_actions))
+    steps = 6
+    for t in range(1, steps + 1):
+        sigma = a.current_policy().probs
+        expected += t * tm.realization_plan(tree, sigma, 0)
+        a.step(b.current_policy())
+        b.step(a.current_policy())
+    np.testing.assert_allclose(a._state_arrays()["average"], expected / (steps + 1), atol=1e-12)
+
+
+def test_linear_weighting_only_rescales_the_first_step() -> None:
+    """Step 1 samples the same walks under both weightings; linear then halves the tables."""
+    uniform = _self_play("es_mccfr", "kuhn_poker", 1, seed=3, weighting="uniform")[0]
+    linear = _self_play("es_mccfr", "kuhn_poker", 1, seed=3)[0]
+    for key, value in uniform._state_arrays().items():
+        np.testing.assert_array_equal(linear._state_arrays()[key], value / 2)
+    assert linear.work() == uniform.work()
+
+
 # --- work metering -------------------------------------------------------------------------------
 def test_os_nodes_touched_is_the_length_of_the_sampled_trajectories() -> None:
     batch = 200_000
@@ -179,7 +238,7 @@ def test_os_nodes_touched_is_the_length_of_the_sampled_trajectories() -> None:
     assert batch * lengths.min() <= metrics["nodes_touched"] <= batch * lengths.max()
 
 
-def test_es_nodes_touched_counts_both_passes() -> None:
+def test_es_nodes_touched_counts_both_passes(es_sampler) -> None:
     """Per walk, the regret pass visits node n with probability pi_-i(n) pi_c(n) and the
     average pass with pi_i(n) pi_c(n)."""
     batch = 200_000
@@ -209,13 +268,24 @@ def test_kuhn_self_play_pinned_values() -> None:
     """Seeded runs are reproducible to the last bit on one platform (pins regressions)."""
     os_run = train("kuhn_poker", "os_mccfr", iterations=300, seed=0)
     es_run = train("kuhn_poker", "es_mccfr", iterations=300, seed=0)
+    es_uniform = train(
+        "kuhn_poker", "es_mccfr", iterations=300, seed=0, config={"weighting": "uniform"}
+    )
     assert os_run.nash_conv == pytest.approx(OS_PIN, rel=1e-9)
     assert es_run.nash_conv == pytest.approx(ES_PIN, rel=1e-9)
+    assert es_uniform.nash_conv == pytest.approx(ES_UNIFORM_PIN, rel=1e-9)
 
 
-@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
-def test_kuhn_one_walk_per_step_is_the_papers_algorithm_and_converges(name) -> None:
-    a, b = _self_play(name, "kuhn_poker", 3000, seed=4, trajectories_per_step=1)
+@pytest.mark.parametrize(
+    ("name", "config"),
+    [
+        ("os_mccfr", {}),
+        ("es_mccfr", {"weighting": "uniform"}),  # the paper's algorithm exactly
+        ("es_mccfr", {}),
+    ],
+)
+def test_kuhn_one_walk_per_step_is_the_papers_algorithm_and_converges(name, config) -> None:
+    a, b = _self_play(name, "kuhn_poker", 3000, seed=4, trajectories_per_step=1, **config)
     value = nash_conv("kuhn_poker", [a.average_policy(), b.average_policy()])
     assert value < 0.1
     assert a.work()["nodes_touched"] > 0
@@ -261,14 +331,15 @@ def test_learns_a_best_response_to_a_fixed_uniform_opponent(name) -> None:
 
 
 # --- checkpoints ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
 @pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
 @pytest.mark.parametrize("averaging", ["default", "exact"])
-def test_save_load_resumes_bit_identically(tmp_path, name, averaging) -> None:
+def test_save_load_resumes_bit_identically(tmp_path, game, name, averaging) -> None:
     config = {"trajectories_per_step": 16}
     if averaging == "exact":
         config["averaging"] = "exact"
-    straight = _self_play(name, "leduc_poker", 12, seed=5, **config)
-    first = _self_play(name, "leduc_poker", 7, seed=5, **config)
+    straight = _self_play(name, game, 12, seed=5, **config)
+    first = _self_play(name, game, 7, seed=5, **config)
     for seat, learner in enumerate(first):
         learner.save(tmp_path / f"seat{seat}.npz")
     resumed = tuple(load_learner(tmp_path / f"seat{seat}.npz") for seat in range(2))
@@ -340,6 +411,7 @@ def test_same_seed_same_run_other_seed_other_run(name) -> None:
         ("es_mccfr", {"trajectories_per_step": True}, "trajectories_per_step must be a positive"),
         ("os_mccfr", {"averaging": "simple"}, r"averaging must be one of \['stochastic'"),
         ("es_mccfr", {"averaging": "optimistic"}, r"averaging must be one of \['simple'"),
+        ("es_mccfr", {"weighting": "dcfr"}, "weighting must be 'linear'"),
         ("es_mccfr", {"exploration": 0.6}, "unknown es_mccfr config fields"),
     ],
 )
