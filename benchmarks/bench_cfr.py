@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import importlib.metadata
 import io
 import os
 import platform
@@ -37,6 +36,7 @@ from functools import partial
 from pathlib import Path
 
 import pyspiel
+from _common import version, write_section
 
 from nashzoo.train import StopOnExploitability, Trainer
 
@@ -180,13 +180,6 @@ def _ratio(a: list[float] | None, b: list[float] | None) -> str:
     return f"{statistics.median(a) / statistics.median(b):.1f}x"
 
 
-def _version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
@@ -269,8 +262,8 @@ def main() -> None:
         "",
         f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
         f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
-        f"numpy {_version('numpy')}, open_spiel {_version('open_spiel')}, "
-        f"LiteEFG {_version('LiteEFG')}.",
+        f"numpy {version('numpy')}, open_spiel {version('open_spiel')}, "
+        f"LiteEFG {version('LiteEFG')}.",
         f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; measured while "
         "other jobs shared the 2 cores (absolute numbers are noisy, the same-run ratios less so).",
         f"- Iterations per second: median of {rounds} round-robin rounds of about {budget:g} s per "
@@ -290,7 +283,7 @@ def main() -> None:
     if not lite:
         notes.append("- LiteEFG is not installed here (`pip install LiteEFG`): its column is n/a.")
     if args.markdown:
-        write_section(args.markdown, "\n".join([*INTRO, "", table, *notes]))
+        write_section(args.markdown, SECTION, "\n".join([*INTRO, "", table, *notes]))
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
 
 
@@ -301,21 +294,6 @@ INTRO = [
     "the same run (`benchmarks/bench_cfr.py`). Higher iterations per second is better; the "
     "ratios are nashzoo / peer.",
 ]
-
-
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) this benchmark's section of ``path``; other sections are kept."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    section = f"{SECTION}\n\n{body.strip()}\n"
-    start = text.find(SECTION)
-    if start < 0:
-        new = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        new = text[:start] + section + ("" if end < 0 else text[end:])
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(new if new.endswith("\n") else new + "\n")
-    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

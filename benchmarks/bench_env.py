@@ -29,13 +29,13 @@ import platform
 import random
 import statistics
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _common import write_section
 
 from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0
 
@@ -134,21 +134,6 @@ def measure(runners: dict[str, Runner], episodes: int, repeats: int) -> dict[str
         }
         for name, values in rates.items()
     }
-
-
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) the ``## Environment speed`` section of ``path``, atomically."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find(SECTION)
-    if start < 0:
-        new = text.rstrip("\n") + "\n\n" + body
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        rest = "\n\n" + text[end + 1 :] if end >= 0 else "\n"
-        new = text[:start] + body.rstrip("\n") + rest
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
-        tmp.write(new if new.endswith("\n") else new + "\n")
-    os.replace(tmp.name, path)
 
 
 def main() -> None:
@@ -270,7 +255,7 @@ def main() -> None:
                 "",
             ]
         )
-        write_section(args.markdown, body)
+        write_section(args.markdown, SECTION, body)
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
 
 

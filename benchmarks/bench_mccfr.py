@@ -37,13 +37,13 @@ import os
 import platform
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from _common import write_section
 
 from nashzoo.agents import ESMCCFRConfig, OSMCCFRConfig, TabularPolicy, make_learner
 from nashzoo.games import compile_tree, load_game
@@ -227,20 +227,6 @@ def run_game(game: str, target: float, seeds: int, cap: float, only: str | None)
     return "\n".join(lines)
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) the ``## MCCFR speed`` section of ``path``, atomically."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find(SECTION)
-    if start < 0:
-        new = text.rstrip("\n") + "\n\n" + body
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        new = text[:start] + body + (text[end + 1 :] if end >= 0 else "")
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
-        tmp.write(new if new.endswith("\n") else new + "\n")
-    os.replace(tmp.name, path)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 seeds instead of 7")
@@ -269,7 +255,7 @@ def main() -> None:
     if args.markdown:
         flags = " ".join(f for f, on in (("--quick", args.quick), ("--leduc", args.leduc)) if on)
         body = markdown_section(tables, seeds, flags, (load_before, load_after))
-        write_section(args.markdown, body)
+        write_section(args.markdown, SECTION, body)
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
 
 
