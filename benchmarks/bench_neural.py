@@ -225,14 +225,14 @@ def threshold_table(curves: list[Curve], thresholds: list[float]) -> str:
     metric = curves[0].metric
     name = "exploitability (NashConv / 2)" if metric == "exploitability" else "NashConv"
     head = ["implementation", *[f"time to {name} <= {t:g}" for t in thresholds]]
-    head += [f"{name} at the end (training s, {curves[0].unit})", "best"]
+    head += [f"{name} at the end (training s, work)", "best"]
     head += [f"OpenSpiel time / nashzoo time to {t:g}" for t in thresholds]
     ours, peer = curves[0], curves[1]
     rows = []
     for curve in curves:
         n, seconds, value = curve.final()
         row = [curve.label, *[_fmt_time(curve.time_to(t), curve.budget) for t in thresholds]]
-        row += [f"{value:.4f} ({seconds:.0f} s, {n:,})", f"{curve.best():.4f}"]
+        row += [f"{value:.4f} ({seconds:.0f} s, {n:,} {curve.unit})", f"{curve.best():.4f}"]
         if curve is ours:
             row += [_ratio(peer.time_to(t), ours.time_to(t), peer.budget) for t in thresholds]
         else:
@@ -242,7 +242,7 @@ def threshold_table(curves: list[Curve], thresholds: list[float]) -> str:
 
 
 def curve_table(curves: list[Curve], max_rows: int = 8) -> str:
-    head = ["implementation", "iteration", "training s", curves[0].metric]
+    head = ["implementation", "iterations", "training s", curves[0].metric]
     rows = []
     for curve in curves:
         points = curve.points
@@ -277,7 +277,11 @@ def write_section(path: Path, body: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="short budgets (about 8 minutes; the full run takes about 40)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="short budgets (about 8 minutes; the full run takes about 40)",
+    )
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
     parser.add_argument("--note", default="", help="extra line for the markdown notes")
     args = parser.parse_args()

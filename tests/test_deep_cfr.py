@@ -184,4 +184,5 @@ def test_converges_on_kuhn_within_a_minute():
     result = train("kuhn_poker", "deep_cfr", iterations=30, seed=0, progress=False)
     elapsed = time.perf_counter() - start
     assert result.history[-1].nash_conv < 0.15
+    assert result.history[-1].nash_conv == pytest.approx(0.0865, abs=0.02)
     assert elapsed < 60.0

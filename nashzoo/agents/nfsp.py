@@ -42,18 +42,20 @@ hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs
 target_update_every        300        paper (target network refit every 300 updates)
 replay_capacity            15,000     tuned here (paper and OpenSpiel: 200,000). At this
                                       speed 200,000 transitions are minutes of play, so the
-                                      Q-network learns a best response to a stale opponent and
-                                      Kuhn exploitability stalls near 0.15 (as OpenSpiel's does);
-                                      15,000 is the last few seconds
+                                      Q-network learns a best response to a stale opponent: with
+                                      200,000 (and batch 128, 1 update per 64 steps) Kuhn
+                                      exploitability stalled near 0.15 here, as OpenSpiel's does;
+                                      15,000 (the last few seconds) beat 30,000 and 200,000
 batch_size / learn_every   512 / 8    tuned here (paper: 2 updates of 128 per 128 steps;
                                       OpenSpiel: 1 of 128 per 64): rarely played actions need
                                       many passes to get accurate Q-values
-optimizer / learning rates adam, 1e-3 tuned here: Adam converges much faster on Kuhn than the
-                                      paper's plain SGD (0.1 RL / 0.005 SL) or OpenSpiel's SGD
-                                      0.01 / 0.01
+optimizer / learning rates adam, 1e-3 tuned here with Adam (paper: plain SGD, 0.1 RL and 0.005
+                                      SL; OpenSpiel: SGD 0.01 / 0.01); ``optimizer="sgd"``
+                                      is available
 greedy_sl_targets          True       the reservoir stores the greedy action, not the explored
-                                      one, so exploration noise stays out of the average
-                                      (Kawamura and Tsuruoka, JSAI 2018, report the same fix)
+                                      one, so exploration noise stays out of the average (a
+                                      JSAI 2018 paper, "Excluding the Data with Exploration
+                                      from Supervised Learning Improves NFSP", reports this)
 =========================  =========  ==========================================================
 
 Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): replay
