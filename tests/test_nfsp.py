@@ -175,3 +175,10 @@ def test_converges_on_kuhn_within_a_minute():
     assert result.history[-1].exploitability < 0.25
     assert result.history[-1].exploitability == pytest.approx(0.1200, abs=0.02)
     assert elapsed < 60.0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without CUDA")
+def test_asking_for_cuda_without_it_is_a_clear_error():
+    with pytest.raises(ValueError, match="no CUDA device"):
+        NFSP("kuhn_poker", 0, {"device": "cuda"})
+    assert NFSP("kuhn_poker", 0, {"device": "auto"}).device.type == "cpu"
