@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from _common import version, write_section
 
 from nashzoo.train import StopOnExploitability, Trainer
 
@@ -260,21 +261,6 @@ def _markdown(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace (or append) this benchmark's section of ``path``; other sections are kept."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    section = f"{SECTION}\n\n{body.strip()}\n"
-    start = text.find(SECTION)
-    if start < 0:
-        new = text.rstrip("\n") + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + len(SECTION))
-        new = text[:start] + section + ("" if end < 0 else text[end:])
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(new if new.endswith("\n") else new + "\n")
-    os.replace(tmp, path)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -340,6 +326,7 @@ def main() -> None:
     notes = [
         f"- Date {time.strftime('%Y-%m-%d')}; {os.cpu_count()}-core {platform.machine()} CPU, "
         f"{platform.system()}; Python {platform.python_version()}, torch {torch.__version__}, "
+        f"stable-baselines3 {version('stable-baselines3')}, open_spiel {version('open_spiel')}, "
         f"{'quick' if quick else 'full'} mode.",
         f"- Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}."
         + (f" {args.note}" if args.note else ""),
@@ -350,7 +337,7 @@ def main() -> None:
     if args.markdown:
         intro = __doc__.split("\n\nRun:")[0].split("\n\n", 1)[1]
         body = "\n\n".join([intro, *sections, "\n".join(notes)])
-        write_section(args.markdown, body)
+        write_section(args.markdown, SECTION, body)
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
 
 
