@@ -96,7 +96,10 @@ class PPOConfig(LearnerConfig):
     """PPO settings (Stable-Baselines3's defaults unless noted).
 
     Attributes:
-        steps_per_iteration: learner decisions per ``step()``, also PPO's ``n_steps`` (2048).
+        steps_per_iteration: learner decisions per ``step()``, also PPO's ``n_steps`` (512;
+            SB3's default is 2048, but a step must stay short, about a second on one core, so
+            that equal wall-clock budgets in a race stay equal: the Trainer checks the budget
+            only between steps).
         mode: ``"opponent"`` (play the Policy given to ``step``) or ``"self_play"`` (frozen
             snapshots of itself).
         snapshot_every: self-play: learner steps between two snapshots joining the pool.
@@ -116,7 +119,7 @@ class PPOConfig(LearnerConfig):
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
-    steps_per_iteration: int = 2048
+    steps_per_iteration: int = 512
     mode: Mode = "opponent"
     snapshot_every: int = 5
     snapshot_pool: int = 10
@@ -151,7 +154,8 @@ class DQNConfig(LearnerConfig):
     """DQN settings.
 
     Attributes:
-        steps_per_iteration: learner decisions per ``step()`` (1000).
+        steps_per_iteration: learner decisions per ``step()`` (500: short steps keep race
+            budgets fair, see :class:`PPOConfig`).
         mode, snapshot_every, snapshot_pool: as in :class:`PPOConfig`.
         net_arch: hidden layers of the Q-network (SB3's default: 64, 64).
         learning_rate: Adam learning rate (SB3: 1e-4; 5e-4 here, these games are tiny).
@@ -167,7 +171,7 @@ class DQNConfig(LearnerConfig):
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
-    steps_per_iteration: int = 1000
+    steps_per_iteration: int = 500
     mode: Mode = "opponent"
     snapshot_every: int = 5
     snapshot_pool: int = 10
