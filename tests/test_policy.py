@@ -210,3 +210,19 @@ def test_missing_and_binary_files(tmp_path: Path) -> None:
     (tmp_path / "binary.json").write_bytes(b"\x80\x81\xff\x00")
     with pytest.raises(PolicyError, match="not a readable policy JSON file"):
         TabularPolicy.load(tmp_path / "binary.json")
+
+
+def test_atomic_writes_get_normal_permissions(tmp_path):
+    import os
+    import stat
+
+    from nashzoo.agents.policy import atomic_write_bytes
+
+    umask = os.umask(0o022)
+    try:
+        atomic_write_bytes(tmp_path / "x.json", b"{}")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) == 0o644
+    assert (tmp_path / "x.json").read_bytes() == b"{}"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # no temporary file left behind
