@@ -270,14 +270,23 @@ def main() -> None:
     )
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
     parser.add_argument("--note", default="", help="extra line for the markdown notes")
+    budgets = parser.add_argument_group("budgets in training seconds (override the mode's)")
+    for flag in ("nfsp", "nfsp-peer", "dcfr", "dcfr-peer", "leduc", "ppo"):
+        budgets.add_argument(f"--{flag}-budget", type=float)
     args = parser.parse_args()
     torch.set_num_threads(1)
     quick = args.quick
-    b_nfsp = 60.0 if quick else 300.0
-    b_nfsp_peer = 60.0 if quick else 600.0  # OpenSpiel's sits at 0.13-0.15 for minutes
-    b_dcfr = 60.0 if quick else 300.0
-    b_leduc = 60.0 if quick else 600.0
-    b_ppo = 30.0 if quick else 120.0
+
+    def budget(given: float | None, quick_value: float, full_value: float) -> float:
+        return given if given is not None else (quick_value if quick else full_value)
+
+    b_nfsp = budget(args.nfsp_budget, 60.0, 300.0)
+    # OpenSpiel's NFSP sits at 0.13-0.15 for minutes
+    b_nfsp_peer = budget(args.nfsp_peer_budget, 60.0, 600.0)
+    b_dcfr = budget(args.dcfr_budget, 60.0, 300.0)
+    b_dcfr_peer = budget(args.dcfr_peer_budget, b_dcfr, b_dcfr)
+    b_leduc = budget(args.leduc_budget, 60.0, 600.0)
+    b_ppo = budget(args.ppo_budget, 30.0, 120.0)
     load_before = os.getloadavg()
     sections: list[str] = []
 
@@ -297,10 +306,11 @@ def main() -> None:
     )
     # 2. Deep CFR on Kuhn
     ours = run_nashzoo("kuhn_poker", "deep_cfr", b_dcfr, 1.0, "nash_conv", 0.05)
-    peer = run_openspiel_deep_cfr("kuhn_poker", b_dcfr, 2, 0.05)
+    peer = run_openspiel_deep_cfr("kuhn_poker", b_dcfr_peer, 2, 0.05)
     print(f"# deep cfr kuhn: {ours.final()} {peer.final()}", file=sys.stderr, flush=True)
     show(
-        f"Deep CFR self-play on Kuhn poker (budget {b_dcfr:.0f} s of training each; evaluated "
+        f"Deep CFR self-play on Kuhn poker (budget {b_dcfr:.0f} s nashzoo, {b_dcfr_peer:.0f} s "
+        f"OpenSpiel; evaluated "
         "every second (nashzoo) / every 2 iterations (OpenSpiel)):",
         threshold_table([ours, peer], [0.10, 0.05]),
     )
@@ -327,11 +337,18 @@ def main() -> None:
         f"- Date {time.strftime('%Y-%m-%d')}; {os.cpu_count()}-core {platform.machine()} CPU, "
         f"{platform.system()}; Python {platform.python_version()}, torch {torch.__version__}, "
         f"stable-baselines3 {version('stable-baselines3')}, open_spiel {version('open_spiel')}, "
-        f"{'quick' if quick else 'full'} mode.",
+        f"{'quick' if quick else 'full'} mode"
+        + (
+            " with the budgets in the headings"
+            if any(a.endswith("-budget") for a in sys.argv)
+            else ""
+        )
+        + ".",
         f"- Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}."
         + (f" {args.note}" if args.note else ""),
         "- Reproduce: `.venv/bin/python benchmarks/bench_neural.py "
-        f"{'--quick ' if quick else ''}--markdown BENCHMARKS.md`.",
+        + " ".join(a for a in sys.argv[1:] if not a.endswith(".md") and a != "--markdown")
+        + " --markdown BENCHMARKS.md`.",
     ]
     print("\n".join(notes))
     if args.markdown:
