@@ -275,6 +275,28 @@ def test_solution_is_cached_and_read_only() -> None:
 
 
 # --- bad input -------------------------------------------------------------------------------
+def test_a_seat_policy_is_asked_only_about_its_own_seat() -> None:
+    # A network or callable that only plays seat 1 can be evaluated in cross-play.
+    def seat1_only(infoset):
+        assert infoset.player == 1, "seat 1 only"
+        return infoset.legal_mask / infoset.legal_mask.sum()
+
+    pair = (uniform_policy("kuhn_poker"), seat1_only)
+    assert nash_conv("kuhn_poker", pair) == pytest.approx(11 / 12, abs=1e-12)
+
+
+def test_learner_objects_get_a_hint() -> None:
+    from nashzoo.agents import make_learner
+
+    with pytest.raises(PolicyError, match=r"average_policy\(\)"):
+        nash_conv("kuhn_poker", make_learner("cfr", "kuhn_poker", 0))
+
+
+def test_player_must_be_an_integer_not_a_bool() -> None:
+    with pytest.raises(ValueError, match="player must be an integer"):
+        best_response("kuhn_poker", uniform_policy("kuhn_poker"), True)
+
+
 def test_policy_for_another_game_is_refused() -> None:
     with pytest.raises(PolicyError, match="kuhn_poker, not leduc_poker"):
         nash_conv("leduc_poker", uniform_policy("kuhn_poker"))

@@ -59,6 +59,22 @@ def test_from_dict_with_default_fills_missing_rows() -> None:
     assert policy.row("J|").tolist() == [0.5, 0.5]
 
 
+def test_from_dict_rows_must_be_numbers_and_nan_is_not_missing() -> None:
+    uniform = TabularPolicy.uniform("kuhn_poker")
+    for row, message in (
+        (["a", "b"], r"'K\|': probabilities must be numbers, got 'a'"),
+        (["0.5", "0.5"], r"'K\|': probabilities must be numbers"),
+        ([True, False], r"'K\|': probabilities must be numbers, got True"),
+        ({"check": 1.0}, r"'K\|': expected a list of 2 probabilities, got dict"),
+        ([float("nan"), 1.0], r"'K\|' has negative or non-finite"),
+    ):
+        with pytest.raises(PolicyError, match=message):
+            TabularPolicy.from_dict("kuhn_poker", {"K|": row}, default=uniform)
+    assert TabularPolicy.from_dict("kuhn_poker", {"K|": np.array([0.25, 0.75])}, default=uniform)
+    with pytest.raises(PolicyError, match="default policy is for rps, not kuhn_poker"):
+        TabularPolicy.from_dict("kuhn_poker", {}, default=TabularPolicy.uniform("rps"))
+
+
 def test_from_dict_errors_name_the_infoset() -> None:
     with pytest.raises(PolicyError, match=r"'X\|' does not exist in kuhn_poker"):
         TabularPolicy.from_dict("kuhn_poker", {"X|": [1.0, 0.0]})
@@ -125,6 +141,39 @@ def test_constructor_validation() -> None:
     nan[5] = [np.nan, 1.0]
     with pytest.raises(PolicyError, match="non-finite"):
         TabularPolicy("kuhn_poker", nan)
+
+
+def test_joint_asks_each_seat_only_about_its_own_information_sets() -> None:
+    def seat1_only(infoset: Infoset) -> np.ndarray:
+        assert infoset.player == 1, "seat 1 only"
+        return np.array([0.0, 1.0]) * infoset.legal_mask
+
+    joint = TabularPolicy.joint("kuhn_poker", [TabularPolicy.uniform("kuhn_poker"), seat1_only])
+    tree = joint.tree
+    assert (joint.probs[tree.infosets_of(1), 1] == 1).all()
+    assert (joint.probs[tree.infosets_of(0)] == 0.5).all()
+
+    def bad_seat1(infoset: Infoset) -> np.ndarray:
+        return np.array([0.7, 0.7]) if infoset.player == 1 else np.array([0.5, 0.5])
+
+    with pytest.raises(PolicyError, match="does not sum to one"):
+        TabularPolicy.joint("kuhn_poker", [TabularPolicy.uniform("kuhn_poker"), bad_seat1])
+
+
+def test_act_takes_an_infoset_or_an_env_observation() -> None:
+    from nashzoo.envs import kuhn_poker_v0
+
+    env = kuhn_poker_v0.env()
+    env.reset(seed=3)
+    obs, *_ = env.last()
+    policy = TabularPolicy.from_dict(
+        "kuhn_poker",
+        {"K|": [0.0, 1.0], "Q|": [0.0, 1.0], "J|": [0.0, 1.0]},
+        default=TabularPolicy.uniform("kuhn_poker"),
+    )
+    assert policy.act(obs, np.random.default_rng(0)) == 1  # found by its tensor
+    with pytest.raises(PolicyError, match="observation dict with 'observation'"):
+        policy.act([0.5, 0.5], np.random.default_rng(0))
 
 
 def test_joint_takes_each_seats_rows() -> None:
@@ -194,14 +243,18 @@ def test_load_refuses_another_game(tmp_path: Path) -> None:
         (lambda text: text.replace('"bet"', '"raise"'), "action names do not match"),
         (lambda text: text.replace('"K|pb"', '"K|pbb"'), r"'K\|pbb' does not exist"),
         (lambda text: text.replace("0.5,", "0.9,", 1), "does not sum to one"),
+        (lambda text: text.replace('"game_params": {}', '"game_params": [1, 2]'), "mapping"),
+        (lambda text: text.replace('"game": "kuhn_poker",', ""), "needs a 'game' name"),
+        (lambda text: text.replace("0.5,", '"half",', 1), "must be numbers, got 'half'"),
     ],
 )
 def test_corrupt_files_are_refused_with_a_message(tmp_path: Path, mutate, message: str) -> None:
     path = tmp_path / "policy.json"
     TabularPolicy.uniform("kuhn_poker").save(path)
     path.write_text(mutate(path.read_text()))
-    with pytest.raises(PolicyError, match=message):
+    with pytest.raises(PolicyError, match=message) as error:
         TabularPolicy.load(path)
+    assert str(path) in str(error.value)  # every message names the file
 
 
 def test_missing_and_binary_files(tmp_path: Path) -> None:

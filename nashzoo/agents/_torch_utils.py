@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nashzoo.agents.policy import Infoset, PolicyError, sample_action
+from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
 
 
 class TrainingDivergedError(RuntimeError):
@@ -400,9 +400,10 @@ class NetworkPolicy:
         mask = np.asarray(infoset.legal_mask).reshape(1, -1)
         return self.action_probabilities_batch(np.array([infoset.player]), tensor, mask)[0]
 
-    def act(self, infoset: Infoset, rng: np.random.Generator) -> int:
-        """Sample an action (acting never changes the policy)."""
-        return sample_action(self.action_probabilities(infoset), rng)
+    def act(self, infoset: Infoset | Mapping[str, Any], rng: np.random.Generator) -> int:
+        """Sample an action for an :class:`Infoset` or a PettingZoo observation dict
+        (acting never changes the policy)."""
+        return sample_action(self.action_probabilities(as_infoset(infoset)), rng)
 
     def __repr__(self) -> str:
         seat = "" if self.seat is None else f", seat {self.seat}"

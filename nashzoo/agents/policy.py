@@ -21,28 +21,49 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy
+from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, as_infoset
 
 _TOLERANCE = 1e-6
 
 
+def _process_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _process_umask()  # read once, at import: changing it later would race other threads
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same folder + rename)."""
+    """Write ``data`` to ``path`` atomically and durably: a temporary file in the same folder,
+    flushed to disk, then renamed over ``path`` (readers see the old or the new file, never a
+    part of one, even after a crash)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         # mkstemp makes the file private (0600); give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    try:  # make the rename itself durable (not possible on every platform)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
 
 
 def sample_action(probs: np.ndarray, rng: np.random.Generator) -> int:
@@ -102,21 +123,23 @@ class TabularPolicy:
                 f"information set {unknown[0]!r} does not exist in {game.id} "
                 f"({len(unknown)} unknown keys; e.g. valid keys: {list(tree.infoset_keys[:4])})"
             )
-        probs = np.array(
-            default.probs
+        if default is not None and default.game.id != game.id:
+            raise PolicyError(
+                f"the default policy is for {default.game.id}, not {game.id}; pass "
+                f"default=TabularPolicy.uniform({game.name!r}) or a policy of this game"
+            )
+        probs = (
+            np.array(default.probs)
             if default is not None
-            else np.full((tree.num_infosets, tree.num_actions), np.nan)
+            else np.zeros((tree.num_infosets, tree.num_actions))
         )
+        given = np.zeros(tree.num_infosets, dtype=bool)
         for key, row in table.items():
-            row = np.asarray(row, dtype=np.float64)
-            if row.shape != (tree.num_actions,):
-                raise PolicyError(
-                    f"information set {key!r}: expected {tree.num_actions} probabilities, "
-                    f"got shape {row.shape}"
-                )
-            probs[tree.infoset_index[key]] = row
-        missing = np.flatnonzero(np.isnan(probs).any(axis=1))
-        if missing.size:
+            index = tree.infoset_index[key]
+            probs[index] = _numeric_row(key, row, tree.num_actions)
+            given[index] = True
+        missing = np.flatnonzero(~given)
+        if default is None and missing.size:
             raise PolicyError(
                 f"the policy has no probabilities for information set "
                 f"{tree.infoset_keys[missing[0]]!r} ({missing.size} missing); give every "
@@ -126,32 +149,52 @@ class TabularPolicy:
 
     @classmethod
     def from_policy(
-        cls, game: Game | str, policy: Policy | Callable[[Infoset], Any]
+        cls,
+        game: Game | str,
+        policy: Policy | Callable[[Infoset], Any],
+        *,
+        rows: np.ndarray | None = None,
     ) -> TabularPolicy:
         """Materialise any Policy (or callable) by querying every information set.
 
         This is how neural agents get exact exploitability: the evaluator then works on the
-        table, with no sampling error.
+        table, with no sampling error. ``rows`` (infoset indices, e.g.
+        ``tree.infosets_of(seat)``) limits the queries to those information sets, for a policy
+        that only knows how to play one seat; the other rows are then uniform.
         """
-        if isinstance(policy, TabularPolicy):
-            if policy.game.id != load_game(game).id:
-                raise PolicyError(f"policy is for {policy.game.id}, not {load_game(game).id}")
-            return policy
         game = load_game(game)
+        if isinstance(policy, TabularPolicy):
+            if policy.game.id != game.id:
+                raise PolicyError(f"policy is for {policy.game.id}, not {game.id}")
+            return policy
         tree = compile_tree(game)
         query = policy.action_probabilities if isinstance(policy, Policy) else policy
         batch = getattr(policy, "action_probabilities_batch", None)
+        if rows is None:
+            if batch is not None:
+                probs = np.asarray(
+                    batch(tree.infoset_player, tree.infoset_tensors, tree.legal_mask),
+                    dtype=np.float64,
+                )
+            else:
+                probs = np.stack([_query_row(tree, query, i) for i in range(tree.num_infosets)])
+            return cls(game, probs)
+        rows = np.asarray(rows, dtype=np.int64)
+        probs = np.array(cls.uniform(game).probs)
         if batch is not None:
-            probs = np.asarray(
-                batch(tree.infoset_player, tree.infoset_tensors, tree.legal_mask), dtype=np.float64
-            )
+            probs[rows] = np.asarray(
+                batch(tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]),
+                dtype=np.float64,
+            ).reshape(rows.size, tree.num_actions)
         else:
-            probs = np.stack([_query_row(tree, query, i) for i in range(tree.num_infosets)])
+            for i in rows:
+                probs[i] = _query_row(tree, query, int(i))
         return cls(game, probs)
 
     @classmethod
     def joint(cls, game: Game | str, seat_policies: Sequence[Policy]) -> TabularPolicy:
-        """One policy from one per seat: player ``p``'s rows come from ``seat_policies[p]``."""
+        """One policy from one per seat: player ``p``'s rows come from ``seat_policies[p]``,
+        which is asked only about player ``p``'s information sets."""
         game = load_game(game)
         tree = compile_tree(game)
         if len(seat_policies) != game.num_players:
@@ -161,8 +204,8 @@ class TabularPolicy:
         probs = np.empty((tree.num_infosets, tree.num_actions))
         for p, policy in enumerate(seat_policies):
             rows = tree.infosets_of(p)
-            probs[rows] = cls.from_policy(game, policy).probs[rows]
-        return cls(game, probs, validate=False)
+            probs[rows] = cls.from_policy(game, policy, rows=rows).probs[rows]
+        return cls(game, probs)
 
     # --- access --------------------------------------------------------------------------
     @property
@@ -200,9 +243,10 @@ class TabularPolicy:
             ]
         )
 
-    def act(self, infoset: Infoset, rng: np.random.Generator) -> int:
-        """Sample an action (acting never changes the policy)."""
-        return sample_action(self.action_probabilities(infoset), rng)
+    def act(self, infoset: Infoset | Mapping[str, Any], rng: np.random.Generator) -> int:
+        """Sample an action for an :class:`Infoset` or a PettingZoo observation dict
+        (acting never changes the policy)."""
+        return sample_action(self.action_probabilities(as_infoset(infoset)), rng)
 
     def to_dict(self) -> dict[str, list[float]]:
         return {k: self._probs[i].tolist() for i, k in enumerate(self.tree.infoset_keys)}
@@ -238,9 +282,15 @@ class TabularPolicy:
             raise PolicyError(f"{path} is not a readable policy JSON file: {err}") from None
         if not isinstance(payload, dict) or payload.get("format") != "nashzoo.TabularPolicy/1":
             raise PolicyError(f"{path} is not a nashzoo TabularPolicy file (missing format tag)")
+        params = payload.get("game_params", {})
+        if "game" not in payload or not isinstance(params, dict):
+            raise PolicyError(
+                f"{path}: needs a 'game' name and a 'game_params' mapping to rebuild its game; "
+                "write policy files with TabularPolicy.save"
+            )
         try:
-            stored = load_game(payload["game"], **payload.get("game_params", {}))
-        except (KeyError, ValueError) as err:
+            stored = load_game(payload["game"], **params)
+        except (TypeError, ValueError) as err:
             raise PolicyError(f"{path}: cannot rebuild its game: {err}") from None
         if game is not None and load_game(game).id != stored.id:
             raise PolicyError(
@@ -251,10 +301,35 @@ class TabularPolicy:
         table = payload.get("policy")
         if not isinstance(table, dict):
             raise PolicyError(f"{path}: 'policy' must map infoset keys to probabilities")
-        return cls.from_dict(stored, table)
+        try:
+            return cls.from_dict(stored, table)
+        except PolicyError as err:
+            raise PolicyError(f"{path}: {err}") from None
 
     def __repr__(self) -> str:
         return f"TabularPolicy({self.game.id}, {self.tree.num_infosets} infosets)"
+
+
+def _numeric_row(key: str, row: Any, num_actions: int) -> np.ndarray:
+    """``row`` as ``num_actions`` floats; anything but real numbers is refused by name."""
+    if isinstance(row, (str, bytes, Mapping)) or not isinstance(row, (Sequence, np.ndarray)):
+        raise PolicyError(
+            f"information set {key!r}: expected a list of {num_actions} probabilities, "
+            f"got {type(row).__name__} {row!r}"
+        )
+    values = list(row)
+    for value in values:
+        number = isinstance(value, (int, float, np.integer, np.floating))
+        if isinstance(value, (bool, np.bool_)) or not number:
+            raise PolicyError(
+                f"information set {key!r}: probabilities must be numbers, got {value!r} in {row!r}"
+            )
+    out = np.asarray(values, dtype=np.float64)
+    if out.shape != (num_actions,):
+        raise PolicyError(
+            f"information set {key!r}: expected {num_actions} probabilities, got shape {out.shape}"
+        )
+    return out
 
 
 def _query_row(tree: CompiledTree, query: Callable[[Infoset], Any], index: int) -> np.ndarray:
@@ -325,6 +400,7 @@ __all__ = [
     "PolicyError",
     "TabularPolicy",
     "UniformPolicy",
+    "as_infoset",
     "atomic_write_bytes",
     "check_distributions",
     "sample_action",

@@ -223,12 +223,7 @@ class SingleAgentEnv(gymnasium.Env):
             if agent == self._agent:
                 return
             obs = env.observe(agent)
-            infoset = Infoset(
-                player=1 - self.seat,
-                key=env.infos[agent]["infoset_key"],
-                tensor=obs["observation"],
-                legal_mask=obs["action_mask"].astype(bool),
-            )
+            infoset = Infoset.from_observation(obs, 1 - self.seat, env.infos[agent]["infoset_key"])
             probs = np.asarray(self._opponent.action_probabilities(infoset), dtype=np.float64)
             legal = infoset.legal_mask
             if probs.shape != legal.shape or not np.all(np.isfinite(probs)):

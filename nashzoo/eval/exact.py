@@ -113,6 +113,11 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
         return TabularPolicy.joint(game, seats)
     if isinstance(policy, Policy) or callable(policy):
         return TabularPolicy.from_policy(game, policy)
+    if hasattr(policy, "average_policy"):
+        raise PolicyError(
+            f"cannot evaluate a {type(policy).__name__} learner itself: pass its "
+            "average_policy() (its output) or current_policy()"
+        )
     raise PolicyError(
         f"cannot evaluate a {type(policy).__name__}: pass a TabularPolicy, a Policy, one policy "
         "per seat, a {infoset_key: probabilities} dict or a [num_infosets, num_actions] array"
@@ -120,19 +125,25 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
 
 
 def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
-    """Seat ``seat``'s policy; a ``{key: probs}`` mapping need only list that seat's infosets."""
-    if not isinstance(policy, Mapping):
-        return as_tabular(game, policy)
+    """Seat ``seat``'s policy, asked (or checked) only on that seat's information sets: a
+    ``{key: probs}`` mapping need only list them, and a Policy or callable is queried only
+    there, so a policy that knows one seat can be evaluated against any other."""
     tree = compile_tree(game)
-    missing = [
-        tree.infoset_keys[i] for i in tree.infosets_of(seat) if tree.infoset_keys[i] not in policy
-    ]
-    if missing:
-        raise PolicyError(
-            f"the policy for seat {seat} of {game.id} has no probabilities for information set "
-            f"{missing[0]!r} ({len(missing)} missing); list every information set of that seat"
-        )
-    return TabularPolicy.from_dict(game, policy, default=TabularPolicy.uniform(game))
+    rows = tree.infosets_of(seat)
+    if isinstance(policy, Mapping):
+        missing = [tree.infoset_keys[i] for i in rows if tree.infoset_keys[i] not in policy]
+        if missing:
+            raise PolicyError(
+                f"the policy for seat {seat} of {game.id} has no probabilities for information "
+                f"set {missing[0]!r} ({len(missing)} missing); list every information set of "
+                "that seat"
+            )
+        return TabularPolicy.from_dict(game, policy, default=TabularPolicy.uniform(game))
+    if not isinstance(policy, (TabularPolicy, np.ndarray, Sequence)) and (
+        isinstance(policy, Policy) or callable(policy)
+    ):
+        return TabularPolicy.from_policy(game, policy, rows=rows)
+    return as_tabular(game, policy)
 
 
 def _setup(game: Game | str, policy: PolicyLike) -> tuple[Game, CompiledTree, TabularPolicy]:

@@ -210,7 +210,7 @@ def _solve(
         raise RuntimeError(
             f"the sequence-form LP of {game_id} (seat {seat}) failed: {result.message}"
         )
-    return result.x[:m], float(-result.fun)
+    return result.x[:m], float(-result.fun) + 0.0  # + 0.0: no '-0.0' values
 
 
 def _behaviour(

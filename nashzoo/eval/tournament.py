@@ -174,9 +174,7 @@ def play_matches(
                 env.step(None)
                 continue
             player = index[agent]
-            infoset = Infoset(
-                player, info["infoset_key"], obs["observation"], obs["action_mask"].astype(bool)
-            )
+            infoset = Infoset.from_observation(obs, player, info["infoset_key"])
             probs = seat_policies[player].action_probabilities(infoset)
             env.step(int(rng.choice(probs.shape[0], p=probs)))
     env.close()

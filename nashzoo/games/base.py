@@ -161,7 +161,11 @@ class State(ABC):
 
 def check_player(game: Game, player: int) -> int:
     """Validate a player index and return it as an int."""
-    if not isinstance(player, (int, np.integer)) or not 0 <= int(player) < game.num_players:
+    if (
+        isinstance(player, (bool, np.bool_))
+        or not isinstance(player, (int, np.integer))
+        or not 0 <= int(player) < game.num_players
+    ):
         raise ValueError(
             f"player must be an integer in [0, {game.num_players}) for {game.id}, got {player!r}"
         )

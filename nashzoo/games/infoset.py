@@ -14,8 +14,9 @@ can talk to any policy without importing the agents package:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,6 +41,29 @@ class Infoset:
             tensor=tree.infoset_tensors[index],
             legal_mask=tree.legal_mask[index],
         )
+
+    @classmethod
+    def from_observation(
+        cls, observation: Mapping[str, Any], player: int = -1, key: str = ""
+    ) -> Infoset:
+        """From a nashzoo env observation ``{"observation": tensor, "action_mask": mask}``.
+
+        Pass the acting ``player`` and the key (``infos[agent]["infoset_key"]``) when known;
+        without a key, tabular policies find the information set by its tensor.
+        """
+        try:
+            tensor, mask = observation["observation"], observation["action_mask"]
+        except (KeyError, TypeError):
+            raise PolicyError(
+                "expected an Infoset or a nashzoo env observation dict with 'observation' and "
+                f"'action_mask', got {type(observation).__name__}"
+            ) from None
+        return cls(player, key, np.asarray(tensor), np.asarray(mask).astype(bool))
+
+
+def as_infoset(infoset: Infoset | Mapping[str, Any]) -> Infoset:
+    """``infoset`` itself, or the :class:`Infoset` of a nashzoo env observation dict."""
+    return infoset if isinstance(infoset, Infoset) else Infoset.from_observation(infoset)
 
 
 @runtime_checkable
