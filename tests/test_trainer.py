@@ -227,7 +227,7 @@ def test_bad_callbacks_are_refused() -> None:
 
 
 # --- progress bar ------------------------------------------------------------------------------
-def test_progress_bar_only_on_a_terminal(monkeypatch) -> None:
+def test_progress_bar_on_a_terminal_or_when_asked(monkeypatch) -> None:
     trainer = Trainer("kuhn_poker", "cfr", "cfr")
     assert trainer._progress_bar(10) is None  # pytest's stderr is not a TTY
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
@@ -235,6 +235,10 @@ def test_progress_bar_only_on_a_terminal(monkeypatch) -> None:
     assert bar is not None
     bar.close()
     assert Trainer("kuhn_poker", "cfr", "cfr", progress=False)._progress_bar(10) is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    forced = Trainer("kuhn_poker", "cfr", "cfr", progress=True)._progress_bar(10)
+    assert forced is not None  # progress=True: a bar even off a terminal (notebooks, logs)
+    forced.close()
     result = Trainer("kuhn_poker", "cfr", "cfr", progress=True).run(iterations=3)
     assert result.iterations == 3
 
@@ -393,3 +397,48 @@ def test_learner_instance_keeps_its_seat_and_self_play_copies_its_config() -> No
     assert result.learners == ("dcfr", "dcfr")
     assert result.seeds[1] == seat1.seed and result.seeds[0] == seat_seeds(2)[0]
     assert seat1.iterations == 10
+
+
+def test_numpy_numbers_are_accepted_and_saved_as_plain_json(tmp_path) -> None:
+    # Parameter sweeps hand over numpy scalars: configs, budgets and schedules take them, and the
+    # checkpoint metadata (JSON) stores them as plain numbers.
+    path = tmp_path / "ckpt.npz"
+    result = train(
+        "kuhn_poker",
+        "cfr_plus",
+        opponent="dcfr",
+        iterations=np.int64(3),
+        eval_every=np.int64(2),
+        config={"averaging_delay": np.int64(1)},
+        opponent_config={"alpha": np.float32(1.5)},
+        checkpoint_path=path,
+    )
+    assert result.iterations == 3 and [r.iteration for r in result.history] == [2, 3]
+    resumed = Trainer.load(path)
+    assert resumed.learners[0].config.to_dict()["averaging_delay"] == 1
+    assert type(resumed.learners[1].config.to_dict()["alpha"]) is float
+
+
+def test_booleans_are_not_budgets() -> None:
+    with pytest.raises(ValueError, match="iterations must be a non-negative int"):
+        Trainer("kuhn_poker", "cfr", "cfr").run(iterations=True)
+
+
+def test_learners_at_different_points_are_paired_with_a_warning() -> None:
+    trained = make_learner("cfr", "kuhn_poker", 0)
+    trained.step(TabularPolicy.uniform("kuhn_poker"))
+    with pytest.warns(UserWarning, match="have done 1 and 0 steps"):
+        Trainer("kuhn_poker", trained, "cfr")
+
+
+def test_a_checkpoint_whose_state_names_other_learners_is_refused(tmp_path) -> None:
+    path = tmp_path / "ckpt.npz"
+    train("kuhn_poker", "cfr", opponent="xfp", iterations=2, checkpoint_path=path)
+    with np.load(path) as data:
+        files = {k: data[k] for k in data.files}
+    state = json.loads(str(files["__trainer__"]))
+    state["learners"] = ["cfr", "cfr"]
+    files["__trainer__"] = np.array(json.dumps(state))
+    np.savez(path, **files)
+    with pytest.raises(CheckpointError, match=r"names learners \['cfr', 'cfr'\]"):
+        Trainer.load(path)

@@ -42,7 +42,19 @@ class LearnerConfig:
     """Base of every learner config (frozen dataclass with documented defaults)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields as plain Python values (numpy scalars become numbers), ready for JSON."""
+        return _plain(dataclasses.asdict(self))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with numpy scalars and arrays turned into Python numbers and lists."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, (np.generic, np.ndarray)):
+        return value.tolist()
+    return value
 
 
 class Learner(ABC):

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class EvalSchedule:
@@ -53,12 +55,12 @@ class EvalSchedule:
             schedule = cls()
         elif eval_every == "log":
             schedule = cls(per_decade=10)
-        elif isinstance(eval_every, int) and not isinstance(eval_every, bool):
+        elif isinstance(eval_every, (int, np.integer)) and not isinstance(eval_every, bool):
             if eval_every < 1:
                 raise ValueError(
                     f"eval_every must be a positive number of iterations, got {eval_every}"
                 )
-            schedule = cls(every=eval_every)
+            schedule = cls(every=int(eval_every))
         else:
             raise ValueError(
                 f"eval_every must be None, a positive int, 'log' or an EvalSchedule, "

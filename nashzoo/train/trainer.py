@@ -33,6 +33,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -108,8 +109,8 @@ class Trainer:
         final_eval: evaluate at the end of a run if the last iteration was not evaluated
             (outside the timed loop). Default True.
         callbacks: a :class:`Callback` or a list of them.
-        progress: ``None`` (default) or ``True``: a tqdm bar when stderr is a terminal;
-            ``False``: never.
+        progress: ``None`` (default): a tqdm bar when stderr is a terminal; ``True``: always
+            (notebooks, logged runs); ``False``: never.
         checkpoint_path: file to write checkpoints to (atomically, overwritten each time).
         checkpoint_every: write a checkpoint every this many iterations (and at the end of each
             run) when ``checkpoint_path`` is set.
@@ -155,6 +156,14 @@ class Trainer:
             _build(learner_seat0, self.game, 0, configs[0], derived[0], "learner_seat0"),
             _build(learner_seat1, self.game, 1, configs[1], derived[1], "learner_seat1"),
         )
+        done = [lr.iterations for lr in self.learners]
+        if done[0] != done[1]:
+            warnings.warn(
+                f"the learners have done {done[0]} and {done[1]} steps already: the Trainer's "
+                "iteration count and their averaging weights will not line up; pair learners "
+                "at the same point (or resume both with Trainer.load)",
+                stacklevel=2,
+            )
         self.schedule = schedule
         self.eval_schedule = EvalSchedule.coerce(eval_every, eval_seconds)
         self.evaluate_seats = bool(evaluate_seats)
@@ -235,8 +244,14 @@ class Trainer:
         """
         if iterations is None and seconds is None:
             raise ValueError("give iterations= or seconds= (or both) to bound the run")
-        if iterations is not None and (not isinstance(iterations, int) or iterations < 0):
-            raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
+        if iterations is not None:
+            if (
+                isinstance(iterations, (bool, np.bool_))
+                or not isinstance(iterations, (int, np.integer))
+                or iterations < 0
+            ):
+                raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
+            iterations = int(iterations)
         if seconds is not None and not seconds > 0:
             raise ValueError(f"seconds must be positive, got {seconds!r}")
         target = None if iterations is None else self.iteration + iterations
@@ -287,8 +302,8 @@ class Trainer:
         return result
 
     def _progress_bar(self, iterations: int | None) -> Any:
-        if self.progress is False or not sys.stderr.isatty():
-            return None
+        if self.progress is False or (self.progress is None and not sys.stderr.isatty()):
+            return None  # None: a bar only on a terminal; True: always (notebooks, logs)
         from tqdm.auto import tqdm
 
         names = " vs ".join(lr.name for lr in self.learners)
@@ -386,6 +401,12 @@ class Trainer:
                     file = Path(tmp) / f"seat{p}.npz"
                     file.write_bytes(files[f"seat{p}"].tobytes())
                     learners.append(load_learner(file, game))
+            stored_names = list(state["learners"])
+            if stored_names != [lr.name for lr in learners]:
+                raise CheckpointError(
+                    f"the trainer state names learners {stored_names} but the file holds "
+                    f"{[lr.name for lr in learners]}; the checkpoint was edited or mixed up"
+                )
             schedule = EvalSchedule(**state["eval_schedule"])
             trainer = cls(
                 game,
