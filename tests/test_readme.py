@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+ENV_ID = re.compile(r"nashzoo/[A-Za-z0-9_]+-v[0-9]+")
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
@@ -28,3 +29,18 @@ def test_quick_start_has_exactly_two_commands_and_ci_runs_the_test_one():
 
 def test_no_placeholder_left():
     assert "PLACEHOLDER" not in README and "TODO" not in README
+
+
+def test_every_registry_id_in_the_docs_is_registered():
+    import pettingzoo
+
+    import nashzoo.envs  # noqa: F401  (registers the envs)
+
+    docs = {"README.md": README}
+    for path in [ROOT / "DEVELOPERS.md", *sorted((ROOT / "nashzoo").rglob("*.py"))]:
+        if path.exists():
+            docs[str(path.relative_to(ROOT))] = path.read_text()
+    ids = {(name, m) for name, text in docs.items() for m in ENV_ID.findall(text)}
+    assert any(name == "README.md" for name, _ in ids), "README names no registry id"
+    missing = sorted(f"{m} (in {name})" for name, m in ids if m not in pettingzoo.aec_registry)
+    assert not missing, f"registry ids named in the docs but not registered: {missing}"
