@@ -364,6 +364,49 @@ def test_matrix_games_from_random_payoffs(
     assert load_game("matrix", row_payoffs=row, col_payoffs=col).id == game.id
 
 
+def test_matrix_custom_action_names_are_part_of_the_game_id() -> None:
+    plain = load_game("matrix", preset="rps")
+    named = load_game("matrix", preset="rps", action_names=["stone", "paper", "scissors"])
+    assert named.id != plain.id and named != plain
+    assert named.params["action_names"] == ["stone", "paper", "scissors"]
+    # The preset's own names (or the default a0, a1, ...) leave the id as it was.
+    assert load_game("matrix", preset="rps", action_names=["rock", "paper", "scissors"]) == plain
+    assert "action_names" not in load_game("matrix", row_payoffs=[[1, 2]]).params
+    assert load_game("matrix", row_payoffs=[[1, 2]], action_names=["a0", "a1"]).params == {
+        "row_payoffs": [[1.0, 2.0]]
+    }
+    assert load_game("matrix", **named.params) == named  # params reload the same game
+    # Env tables (cached per id, like compiled trees) carry each game's own names.
+    from nashzoo.envs import matrix_game_v0
+    from nashzoo.envs.aec import env_tables
+
+    assert "p0:rock" in env_tables(plain).view_key
+    assert "p0:stone" in env_tables(named).view_key
+    env = matrix_game_v0.env(preset="rps", action_names=["stone", "paper", "scissors"])
+    env.reset(seed=0)
+    env.step(0)
+    assert env.infos["player_0"]["infoset_key"] == "p0:stone"
+    assert env.unwrapped.game_state().infoset_key(0) == "p0:stone"
+
+
+@pytest.mark.parametrize(
+    ("names", "match"),
+    [
+        (["x", "x", "y"], "distinct.*'x'"),
+        (["x", "", "y"], r"non-empty.*\[1\]"),
+        (["x", "  ", "y"], "non-empty"),
+        ("xyz", "list of strings"),
+        ({"x", "y", "z"}, "list of strings"),
+        (3, "list of strings"),
+    ],
+)
+def test_matrix_action_names_must_be_distinct_non_empty_strings(names: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        load_game("matrix", preset="rps", action_names=names)
+    with pytest.raises(ValueError, match=match):
+        load_game("matrix", row_payoffs=[[1, 2, 3]], action_names=names)
+
+
 # --- load_game errors ----------------------------------------------------------------------
 def test_game_names() -> None:
     assert set(game_names()) == {"rps", "matrix", "kuhn_poker", "leduc_poker"}

@@ -21,7 +21,7 @@ Presets (payoffs to the row player; column player gets the negative unless state
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,28 @@ def _as_matrix(values: Any, what: str) -> np.ndarray:
     return mat
 
 
+def _check_names(action_names: Any) -> list[str]:
+    """Action names as a list of distinct, non-empty strings (or a clear ValueError)."""
+    try:
+        if isinstance(action_names, (str, bytes, Mapping, set, frozenset)):
+            raise TypeError
+        names = [str(a) for a in action_names]
+    except TypeError:
+        raise ValueError(
+            f"action_names must be a list of strings, one per action, got {action_names!r}"
+        ) from None
+    empty = [i for i, a in enumerate(names) if not a.strip()]
+    if empty:
+        raise ValueError(f"action_names must be non-empty; action(s) {empty} have blank names")
+    repeated = sorted({a for a in names if names.count(a) > 1})
+    if repeated:
+        raise ValueError(
+            f"action_names must be distinct (they identify moves in information-set keys); "
+            f"repeated: {repeated}"
+        )
+    return names
+
+
 class MatrixGame(Game):
     """A two-player matrix game from payoff matrices (zero-sum unless ``col_payoffs`` given).
 
@@ -69,7 +91,9 @@ class MatrixGame(Game):
             ``prisoners_dilemma``); exclusive with ``row_payoffs``.
         row_payoffs: ``[m][n]`` payoffs to player 0.
         col_payoffs: ``[m][n]`` payoffs to player 1; defaults to ``-row_payoffs``.
-        action_names: names of the ``max(m, n)`` actions (default ``a0, a1, ...``).
+        action_names: distinct, non-empty names of the ``max(m, n)`` actions (default: the
+            preset's names, else ``a0, a1, ...``). Names other than the default are recorded in
+            ``params`` and so in ``game.id``.
     """
 
     num_players = 2
@@ -94,7 +118,7 @@ class MatrixGame(Game):
             spec = PRESETS[preset]
             row_payoffs = spec["row_payoffs"]
             col_payoffs = spec.get("col_payoffs")
-            action_names = action_names or spec["action_names"]
+            default_names = list(spec["action_names"])
             if name == "matrix":
                 params["preset"] = preset
         elif row_payoffs is None:
@@ -105,6 +129,7 @@ class MatrixGame(Game):
         row = _as_matrix(row_payoffs, "row_payoffs")
         col = -row if col_payoffs is None else _as_matrix(col_payoffs, "col_payoffs")
         if preset is None:
+            default_names = [f"a{i}" for i in range(max(row.shape))]
             params["row_payoffs"] = row.tolist()
             if col_payoffs is not None:
                 params["col_payoffs"] = col.tolist()
@@ -117,20 +142,16 @@ class MatrixGame(Game):
         self.col_payoffs = col
         self.num_row_actions, self.num_col_actions = row.shape
         self.num_actions = max(row.shape)
-        if action_names is None:
-            action_names = [f"a{i}" for i in range(self.num_actions)]
-        if len(action_names) != self.num_actions:
+        names = default_names if action_names is None else _check_names(action_names)
+        if len(names) != self.num_actions:
             raise ValueError(
-                f"action_names has {len(action_names)} names but the game has "
-                f"{self.num_actions} actions"
+                f"action_names has {len(names)} names but the game has {self.num_actions} actions"
             )
-        if (
-            action_names is not None
-            and preset is None
-            and list(action_names) != [f"a{i}" for i in range(self.num_actions)]
-        ):
-            params["action_names"] = list(action_names)
-        self.action_names = tuple(str(a) for a in action_names)
+        if names != default_names:
+            # Part of the game's id: the names appear in information-set keys, so two games
+            # that differ only in names must not share compiled trees or env tables.
+            params["action_names"] = names
+        self.action_names = tuple(names)
         self.zero_sum = bool(np.allclose(row + col, 0.0))
         self.infoset_tensor_size = 2 + self.num_actions
         super().__init__(params)
