@@ -249,7 +249,7 @@ def test_illegal_action_raises_changes_nothing_and_retry_works() -> None:
     env = leduc_holdem_v0.env()
     env.reset(seed=5, options={"chance_outcomes": [Qh, Ks]})
     before = snapshot(env)
-    for bad in (F, 3, -1, "raise", 1.5, None, np.array([1, 2])):
+    for bad in (F, 3, -1, "raise", 1.5, 1.0, "1", True, np.True_, None, np.array([1, 2])):
         with pytest.raises(IllegalActionError) as info:
             env.step(bad)
         assert isinstance(info.value, ValueError)
@@ -377,6 +377,10 @@ def test_parallel_non_square_masks_and_illegal_joint_actions() -> None:
         par.step({"player_0": 2, "player_1": 0})
     with pytest.raises(ValueError, match="missing 'player_1'"):
         par.step({"player_0": 1})
+    with pytest.raises(IllegalActionError, match="player_0"):
+        par.step({"player_0": True, "player_1": 1})  # a bool is not action 1
+    with pytest.raises(IllegalActionError, match="player_1"):
+        par.step({"player_0": 1, "player_1": 1.0})
     assert par.unwrapped.history == []
     _, rewards, *_ = par.step({"player_0": 1, "player_1": 1})
     assert rewards == {"player_0": 3.0, "player_1": -3.0}

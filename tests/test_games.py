@@ -283,6 +283,25 @@ def _check_illegal_unchanged(state: State, action: object) -> None:
         assert state.child(legal[0]).history() == [*state.history(), legal[0]]
 
 
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "rps"])
+def test_child_refuses_non_integer_actions_instead_of_casting(name: str) -> None:
+    game = load_game(name)
+    state = game.new_initial_state()
+    if state.is_chance_node():
+        state = state.child(0).child(2 if name == "leduc_poker" else 1)
+    legal = state.legal_actions()
+    for bad in (1.9, 1.0, np.float64(0.0), "0", True, False, np.True_, None, np.array([0])):
+        with pytest.raises(IllegalActionError, match="not an integer action id") as info:
+            state.child(bad)  # type: ignore[arg-type]
+        assert repr(bad) in str(info.value)
+        assert all(f"{a} ({state.action_to_string(a)})" in str(info.value) for a in legal)
+        _check_illegal_unchanged(state, bad)
+    # Python ints, numpy integers and 0-d integer arrays are integer ids.
+    for good in (legal[0], np.int64(legal[0]), np.int8(legal[0]), np.array(legal[0])):
+        child = state.child(good)  # type: ignore[arg-type]
+        assert child.history()[-1] == legal[0] and type(child.history()[-1]) is int
+
+
 @PROPERTY_SETTINGS
 @given(name=st.sampled_from(GAMES), data=st.data())
 def test_random_playouts_satisfy_state_invariants(name: str, data: st.DataObject) -> None:

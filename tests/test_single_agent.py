@@ -70,6 +70,12 @@ def test_action_masks_and_illegal_actions_in_leduc():
     strict.reset(seed=3)
     with pytest.raises(IllegalActionError, match=r"legal actions are \[1, 2\]"):
         strict.step(0)
+    # Non-integers are refused in both modes, never cast (1.9 is not 1, True is not 1).
+    for mode_env in (env, strict):
+        for bad in (1.9, "1", True, None):
+            with pytest.raises(IllegalActionError, match="integer id"):
+                mode_env.step(bad)
+    strict.step(np.int64(1))  # numpy integers are fine
 
 
 def test_same_seed_same_episodes_and_seat_random_uses_both_seats():

@@ -42,7 +42,6 @@ Conventions (those of PettingZoo's classic environments):
 
 from __future__ import annotations
 
-import operator
 import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -58,6 +57,7 @@ from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 from pettingzoo.utils.env_logger import EnvLogger
 
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
+from nashzoo.games.base import action_index
 
 ObsDict = dict[str, np.ndarray]
 RENDER_MODES = ("ansi", "human")
@@ -340,12 +340,14 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """
         forced_outcomes = (options or {}).get("chance_outcomes", ())
         try:
-            forced = [operator.index(o) for o in forced_outcomes]
+            forced = [action_index(o) for o in forced_outcomes]
         except TypeError:
+            forced = [None]
+        if None in forced:
             raise ValueError(
                 "options['chance_outcomes'] must be a sequence of integers, "
                 f"got {forced_outcomes!r}"
-            ) from None
+            )
         node, pos = self._follow_forced(0, forced, 0)  # raises before anything changes
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
@@ -390,12 +392,11 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self._was_dead_step(action)
             return
         node = self._node
-        try:
-            a = operator.index(action)  # type: ignore[arg-type]
-        except TypeError:
+        a = action_index(action)
+        if a is None:
             raise IllegalActionError(
                 self._illegal_message(action, agent, "is not an integer action id")
-            ) from None
+            )
         kids = self._tables.children[node]
         child = kids[a] if 0 <= a < len(kids) else -1
         if child < 0:
@@ -474,11 +475,8 @@ class _ValidatingParallelEnv(aec_to_parallel_wrapper):
                     f"missing {agent!r}"
                 )
             mask = self.aec_env.observe(agent)["action_mask"]
-            try:
-                a = operator.index(actions[agent])
-            except TypeError:
-                a = -1
-            if not 0 <= a < len(mask) or not mask[a]:
+            a = action_index(actions[agent])
+            if a is None or not 0 <= a < len(mask) or not mask[a]:
                 legal = np.flatnonzero(mask).tolist()
                 names = ", ".join(f"{i} ({self.unwrapped.game.action_name(i)})" for i in legal)
                 raise IllegalActionError(

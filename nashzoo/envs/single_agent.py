@@ -38,6 +38,7 @@ from gymnasium import spaces
 
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game, IllegalActionError, load_game
+from nashzoo.games.base import action_index
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy
 
 __all__ = ["SingleAgentEnv", "remap_illegal"]
@@ -160,10 +161,13 @@ class SingleAgentEnv(gymnasium.Env):
         if self._done:
             raise RuntimeError("the episode is over; call reset() to start a new one")
         env = self._aec
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise IllegalActionError(f"action must be an integer, got {action!r}") from None
+        a = action_index(action)
+        if a is None:
+            legal = np.flatnonzero(self.action_masks()).tolist()
+            raise IllegalActionError(
+                f"action must be an integer id (not a float, string or bool), got {action!r}; "
+                f"legal actions are {legal}"
+            )
         mask = self.action_masks()
         info_extra: dict[str, Any] = {}
         if not (0 <= a < mask.size and mask[a]):

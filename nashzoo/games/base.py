@@ -9,6 +9,7 @@ rules without sharing (and corrupting) each other's positions.
 
 from __future__ import annotations
 
+import operator
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -108,21 +109,29 @@ class State(ABC):
     def child(self, action: int) -> State:
         """The state after ``action``; the parent is untouched.
 
+        ``action`` is an integer id: a Python or numpy integer (``operator.index`` semantics).
+        Floats, strings and bools are refused rather than converted, so ``1.9`` or ``"0"``
+        cannot silently play another move.
+
         Raises:
-            IllegalActionError: if ``action`` is not legal here (names the legal ones).
+            IllegalActionError: if ``action`` is not an integer id or not legal here (the
+                message names the legal actions).
         """
-        action = int(action)
         if self.is_terminal():
-            raise IllegalActionError(f"the game is over; no action can be applied to {self}")
-        legal = self.legal_actions()
-        if action not in legal:
-            who = "chance" if self.is_chance_node() else f"player {self.current_player()}"
-            names = ", ".join(f"{a} ({self.action_to_string(a)})" for a in legal)
             raise IllegalActionError(
-                f"action {action} is not legal for {who} at history {self.history()}; "
+                f"the game is over; no action (got {action!r}) can be applied to {self}"
+            )
+        legal = self.legal_actions()
+        a = action_index(action)
+        if a is None or a not in legal:
+            who = "chance" if self.is_chance_node() else f"player {self.current_player()}"
+            why = "is not legal" if a is not None else "is not an integer action id"
+            names = ", ".join(f"{x} ({self.action_to_string(x)})" for x in legal)
+            raise IllegalActionError(
+                f"action {action!r} {why} for {who} at history {self.history()}; "
                 f"legal actions are: {names}"
             )
-        return self._child(action)
+        return self._child(a)
 
     @abstractmethod
     def _child(self, action: int) -> State:
@@ -157,6 +166,21 @@ class State(ABC):
         return f"{self.game.name}{self.history()}"
 
     __repr__ = __str__
+
+
+def action_index(action: Any) -> int | None:
+    """``action`` as a Python int if it is an integer id, else ``None``.
+
+    Integer ids are what ``operator.index`` accepts (``int``, numpy integers, 0-d integer
+    arrays) except bools: ``True`` is not action 1. Floats (even ``1.0``), strings and
+    ``None`` give ``None``; callers raise :class:`IllegalActionError` naming the legal actions.
+    """
+    if isinstance(action, (bool, np.bool_)):
+        return None
+    try:
+        return operator.index(action)
+    except TypeError:
+        return None
 
 
 def check_player(game: Game, player: int) -> int:
