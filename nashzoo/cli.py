@@ -7,14 +7,16 @@
 ``nashzoo duel``        two different algorithms learning against each other, live
 ``nashzoo play``        play an agent yourself in the terminal
 
-Bad arguments give a one-line error and exit status 2; failures inside a command give a
-one-line error and exit status 1; no traceback either way.
+Bad arguments give a one-line error and a non-zero exit status, never a traceback: 2 for
+malformed options (caught while parsing), 1 for values the library refuses while running (an
+unknown learner, an unreadable or foreign file) and for failures inside a command.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +52,26 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -76,25 +98,50 @@ def _load_game(spec: str) -> Any:
 
 
 # --- race ------------------------------------------------------------------------------------
-def _cmd_race(args: argparse.Namespace) -> int:
-    from nashzoo.train.race import RaceConfig, run_race
+def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The RaceConfig fields given on the command line (race options default to SUPPRESS, so
+    an option that was not typed is absent and ``--resume`` can take it from the stored race)."""
+    fields: dict[str, Any] = {}
+    for key in (
+        "game",
+        "learners",
+        "seeds",
+        "budget_iterations",
+        "budget_work",
+        "cross_play",
+        "out",
+        "workers",
+        "backend",
+        "address",
+    ):
+        if hasattr(args, key):
+            fields[key] = getattr(args, key)
+    if hasattr(args, "budget_seconds"):
+        fields["budget_seconds"] = None if args.budget_seconds == 0 else args.budget_seconds
+    if hasattr(args, "no_self_play"):
+        fields["self_play"] = False
+    if hasattr(args, "no_plots"):
+        fields["plots"] = False
+    if args.plugin:
+        fields["plugins"] = tuple(args.plugin)
+    return fields
 
-    config = RaceConfig(
-        game=args.game,
-        learners=args.learners,
-        seeds=args.seeds,
-        budget_seconds=None if args.budget_seconds == 0 else args.budget_seconds,
-        budget_iterations=args.budget_iterations,
-        budget_work=args.budget_work,
-        cross_play=args.cross_play,
-        self_play=not args.no_self_play,
-        out=args.out,
-        workers=args.workers,
-        backend=args.backend,
-        address=args.address,
-        resume=args.resume,
-        plots=not args.no_plots,
-    )
+
+def _cmd_race(args: argparse.Namespace) -> int:
+    from nashzoo.train.race import RaceConfig, run_race, stored_race_config
+
+    fields = _race_fields(args)
+    if args.resume:
+        out = fields.get("out", RaceConfig.out)
+        stored = stored_race_config(out)
+        if stored is None:
+            print(f"no race to resume in {out}/ (no race_config.json): starting a new one")
+        else:
+            fields = {**stored, **fields}  # options typed now win over the stored ones
+            print(f"resuming the race in {out}/ (options not given now are the stored ones)")
+    if fields.get("address") and fields.get("backend", RaceConfig.backend) != "ray":
+        raise UsageError("--address needs --backend ray")
+    config = RaceConfig(**{**fields, "resume": args.resume})
     outcome = run_race(config, progress=not args.no_progress)
     if outcome.interrupted:
         return 130
@@ -105,6 +152,9 @@ def _cmd_race(args: argparse.Namespace) -> int:
 def _train_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--iterations", type=_positive_int, help="trainer iterations")
     parser.add_argument("--seconds", type=_positive_float, help="training seconds")
+    parser.add_argument(
+        "--work", type=_positive_int, help="work: nodes touched + env steps (both seats)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="trainer seed (default 0)")
     parser.add_argument(
         "--eval-every",
@@ -128,8 +178,8 @@ def _eval_every(text: str) -> Any:
 def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | None) -> int:
     from nashzoo.train import PrintEval, Trainer
 
-    if args.iterations is None and args.seconds is None:
-        raise UsageError("give --iterations N and/or --seconds S")
+    if args.iterations is None and args.seconds is None and args.work is None:
+        raise UsageError("give --iterations N, --seconds S and/or --work W")
     game = _load_game(args.game)
     checkpoint = None if out is None else Path(out) / "checkpoint.npz"
     if getattr(args, "resume", False):
@@ -154,7 +204,7 @@ def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | No
             checkpoint_path=checkpoint,
             checkpoint_every=getattr(args, "checkpoint_every", None),
         )
-    result = trainer.run(iterations=args.iterations, seconds=args.seconds)
+    result = trainer.run(iterations=args.iterations, seconds=args.seconds, work=args.work)
     print(result)
     if out is not None:
         folder = Path(out)
@@ -182,34 +232,10 @@ def _cmd_duel(args: argparse.Namespace) -> int:
 # --- eval ------------------------------------------------------------------------------------
 def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
     """A TabularPolicy from a policy JSON, a learner checkpoint or a trainer checkpoint."""
-    from nashzoo.agents import TabularPolicy, load_learner
-    from nashzoo.eval import as_tabular
+    from nashzoo.agents.registry import load_policy_file
 
-    file = Path(path)
-    if not file.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if file.suffix == ".json":
-        policy = TabularPolicy.load(file, game)
-        return policy.game, policy
-    if file.suffix == ".npz":
-        import numpy as np
-
-        try:
-            with np.load(file, allow_pickle=False) as data:
-                is_trainer = "__trainer__" in data.files
-        except Exception as err:
-            raise ValueError(
-                f"{path} is not a readable nashzoo checkpoint ({type(err).__name__}); it may "
-                "be truncated or from another program"
-            ) from None
-        if is_trainer:
-            from nashzoo.train import Trainer
-
-            trainer = Trainer.load(file)
-            return trainer.game, trainer.average_policy()
-        learner = load_learner(file, game)
-        return learner.game, as_tabular(learner.game, learner.average_policy())
-    raise UsageError(f"{path}: expected a policy .json or a checkpoint .npz")
+    policy = load_policy_file(path, game)
+    return policy.game, policy
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -333,6 +359,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nashzoo",
         description="Imperfect-information games, learners, and exact Nash-equilibrium answers.",
     )
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (repeatable): a module that registers your own learners with "
+        "@nashzoo.agents.register, so every command (and every race worker) knows them; the "
+        "current folder is searched",
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     race = sub.add_parser(
@@ -342,13 +377,17 @@ def build_parser() -> argparse.ArgumentParser:
         "different learners) under an equal budget, measure exact exploitability over time, "
         "and write results.csv, summary.json/md and plots.",
     )
-    _game_arg(race)
+    race.argument_default = argparse.SUPPRESS  # see _race_fields: --resume fills the rest
+    race.add_argument(
+        "--game",
+        help="rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker or leduc_poker "
+        "(default kuhn_poker)",
+    )
     race.add_argument("--learners", type=_csv_list, help="comma-separated names (default: all)")
-    race.add_argument("--seeds", type=_positive_int, default=3, help="seeds per pairing (3)")
+    race.add_argument("--seeds", type=_positive_int, help="seeds per pairing (default 3)")
     race.add_argument(
         "--budget-seconds",
-        type=float,
-        default=10.0,
+        type=_non_negative_float,
         help="training seconds per run (default 10; 0 = no time limit)",
     )
     race.add_argument("--budget-iterations", type=_positive_int, help="iterations per run")
@@ -361,13 +400,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="also race every ordered pair of different learners",
     )
     race.add_argument("--no-self-play", action="store_true", help="only cross-play")
-    race.add_argument("--out", default="runs/race", help="output folder (default runs/race)")
+    race.add_argument("--out", help="output folder (default runs/race)")
     race.add_argument("--workers", type=_positive_int, help="parallel runs (default: cores)")
-    race.add_argument("--backend", choices=("process", "serial", "ray"), default="process")
+    race.add_argument(
+        "--backend", choices=("process", "serial", "ray"), help="where runs go (default process)"
+    )
     race.add_argument("--address", help="Ray cluster address (with --backend ray)")
-    race.add_argument("--resume", action="store_true", help="skip runs already finished in --out")
+    race.add_argument(
+        "--resume",
+        action="store_true",
+        default=False,
+        help="finish the race stored in --out: finished runs are kept, options not given "
+        "are taken from it",
+    )
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    race.add_argument("--no-progress", action="store_true", help="no progress bar")
+    race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
     race.set_defaults(func=_cmd_race)
 
     train = sub.add_parser("train", help="train a learner (self-play) or a pair to a checkpoint")
@@ -404,7 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("entrants", nargs="+", help="two or more entrant specs")
     tour.add_argument(
         "--episodes",
-        type=int,
+        type=_non_negative_int,
         default=2000,
         help="sampled matches per pairing and seating (default 2000; 0 = exact only)",
     )
@@ -436,6 +483,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
+        if args.plugin:
+            from nashzoo.agents import import_plugins
+
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())  # as `python -m` would
+            import_plugins(args.plugin)
         return int(args.func(args))
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)

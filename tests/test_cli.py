@@ -145,6 +145,14 @@ def test_duel_and_tournament(tmp_path, capsys):
     )
     assert "Ranking on kuhn_poker" in capsys.readouterr().out
     assert (tmp_path / "t" / "tournament_heatmap.png").read_bytes()[:8] == PNG_MAGIC
+    # the trainer checkpoint that `duel`, `train` and `race` write plays too, as does play
+    checkpoint = tmp_path / "d" / "checkpoint.npz"
+    assert main(["tournament", str(checkpoint), "uniform", "--episodes", "0"]) == 0
+    assert "1. d " in capsys.readouterr().out  # named after its run folder
+    from nashzoo.cli import _cmd_play, build_parser
+
+    args = build_parser().parse_args(["play", "--agent", str(checkpoint)])
+    assert _cmd_play(args, stdin=io.StringIO("bet\n")) == 0
 
 
 def test_play_reasks_illegal_input(capsys):
@@ -167,6 +175,11 @@ def test_play_reasks_illegal_input(capsys):
         ["train", "--learner", "cfr"],
         ["train", "--learner", "regret_matching", "--game", "leduc_poker", "--iterations", "1"],
         ["tournament", "uniform"],
+        ["tournament", "uniform", "equilibrium", "--episodes", "-5"],
+        ["race", "--budget-seconds", "-1"],
+        ["race", "--address", "auto"],
+        ["--plugin", "no_such_plugin_module", "race"],
+        ["train", "--learner", "cfr", "--work", "0"],
     ],
 )
 def test_bad_arguments_give_one_line_errors(argv, capsys):
@@ -182,6 +195,44 @@ def test_corrupt_checkpoint_is_refused(tmp_path, capsys):
     bad.write_bytes(b"not a zip file")
     assert main(["eval", str(bad)]) == 1
     assert "not a readable" in capsys.readouterr().err
+
+
+def test_race_resume_finishes_the_stored_race(tmp_path, capsys):
+    out = str(tmp_path / "race")
+    common = ["--out", out, "--workers", "1", "--no-progress", "--no-plots"]
+    first = ["race", "--game", "rps", "--learners", "regret_matching", "--seeds", "2"]
+    assert main([*first, "--budget-seconds", "0", "--budget-iterations", "20", *common]) == 0
+    capsys.readouterr()
+    assert main(["race", "--resume", *common]) == 0  # no options: the stored race
+    printed = capsys.readouterr().out
+    assert "resuming: 2 of 2 runs already finished" in printed and "race on rps" in printed
+    assert main(["race", "--resume", "--budget-iterations", "10", *common]) == 0
+    assert "2 stored run(s) had other settings" in capsys.readouterr().out
+
+
+def test_train_with_a_work_budget(tmp_path, capsys):
+    assert main(["train", "--learner", "cfr", "--work", "1000", "--no-progress"]) == 0
+    assert "stopped by work" in capsys.readouterr().out
+
+
+def test_plugin_learners_run_in_every_command(tmp_path, monkeypatch, capsys):
+    (tmp_path / "my_plugin_learners.py").write_text(
+        "from nashzoo.agents import UniformLearner, register\n"
+        "@register\n"
+        "class Idle(UniformLearner):\n"
+        "    name = 'idle_plugin_learner'\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    argv = ["--plugin", "my_plugin_learners", "race", "--learners", "idle_plugin_learner,cfr"]
+    argv += ["--seeds", "1", "--budget-seconds", "0", "--budget-iterations", "5", "--no-plots"]
+    try:
+        assert main([*argv, "--out", "r", "--workers", "2", "--no-progress"]) == 0
+    finally:
+        from nashzoo.agents.registry import _REGISTRY
+
+        _REGISTRY.pop("idle_plugin_learner", None)
+    assert "self-idle_plugin_learner-seed0: exploitability" in capsys.readouterr().out
 
 
 def test_module_entry_point_help():

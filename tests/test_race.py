@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,8 @@ def test_outputs_and_results(tmp_path):
     assert summary["cross_play"]["learners"] == ["cfr", "cfr_plus"]
     md = (out / "summary.md").read_text()
     assert "Self-play leaderboard" in md and "which side gets closer" in md
+    assert "- cfr vs cfr_plus: **" in md and " while learning (" not in md.split("plain words")[0]
+    assert "per game from" in md or "neither earns from the other" in md
     for name in (
         "exploitability_vs_time.png",
         "exploitability_vs_work.png",
@@ -169,6 +172,69 @@ def test_process_pool_matches_serial(tmp_path):
     key = lambda r: r["run_id"]  # noqa: E731
     for s, p in zip(sorted(serial.results, key=key), sorted(pooled.results, key=key), strict=True):
         assert [h["nash_conv"] for h in s["history"]] == [h["nash_conv"] for h in p["history"]]
+
+
+def _die_on_seed1(job, out):
+    """A run whose worker process dies (as if killed or out of memory) on seed 1."""
+    if job.seed == 1:
+        os._exit(1)
+    return race_mod.run_job(job, out)
+
+
+def test_a_dying_worker_fails_only_its_run(tmp_path):
+    jobs, _ = plan(_config(tmp_path, learners=("cfr",), seeds=3))
+    reports = []
+    race_mod._run_process_pool(jobs, str(tmp_path / "race"), 1, reports.append, _die_on_seed1)
+    status = {r["run_id"]: r["status"] for r in reports}
+    assert status == {
+        "self-cfr-seed0": "ok",
+        "self-cfr-seed1": "failed",
+        "self-cfr-seed2": "ok",  # run in a fresh pool after the crash
+    }
+    crashed = next(r for r in reports if r["status"] == "failed")
+    assert "worker crashed" in crashed["error"]
+
+
+def test_resume_reruns_runs_stored_with_other_settings(tmp_path):
+    first = run_race(_config(tmp_path, learners=("cfr",), seeds=1), progress=False)
+    assert first.results[0]["job"]["budget_iterations"] == 40
+    changed = _config(tmp_path, learners=("cfr",), seeds=1, budget_iterations=7, resume=True)
+    second = run_race(changed, progress=False)
+    assert second.results[0]["iterations"] == 7  # not the stored 40-iteration run
+    again = run_race(changed, progress=False)
+    assert again.results[0]["elapsed_seconds"] == second.results[0]["elapsed_seconds"]
+
+
+def test_work_budget_alone_bounds_the_runs(tmp_path):
+    cfg = _config(tmp_path, learners=("cfr",), seeds=1, budget_iterations=None, budget_work=3000)
+    outcome = run_race(cfg, progress=False)
+    (result,) = outcome.results
+    assert result["stopped_by"] == "work"
+    work = sum(result["history"][-1][f"seat{p}_nodes_touched"] for p in range(2))
+    assert 3000 <= work < 3000 + 2 * 58  # stops within one iteration of the budget (58 nodes)
+
+
+def test_interrupted_summary_says_partial_and_stale_outputs_go(tmp_path):
+    cfg = _config(tmp_path, learners=("cfr", "cfr_plus"), seeds=1, cross_play=True, plots=True)
+    run_race(cfg, progress=False)
+    out = Path(cfg.out)
+    assert (out / "crossplay_heatmap.png").exists()
+    outcome = race_mod.write_reports(
+        RaceConfig(**{**cfg.__dict__, "cross_play": False}),
+        [r for r in json_results(out) if r["mode"] == "self"],
+        [],
+        {},
+        interrupted=True,
+        planned=4,
+    )
+    assert outcome.markdown.startswith(
+        "> **Partial results**: the race was interrupted after 2 of 4"
+    )
+    assert not (out / "crossplay_heatmap.png").exists()  # no cross-play now: no stale heatmap
+
+
+def json_results(out: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(out.glob("runs/*/result.json"))]
 
 
 def test_ray_backend_local(tmp_path):

@@ -374,7 +374,7 @@ def test_bad_input_errors() -> None:
         Trainer("kuhn_poker", CFR("kuhn_poker", 1), "cfr")
     with pytest.raises(ValueError, match="built for leduc_poker"):
         Trainer("kuhn_poker", CFR("leduc_poker", 0), "cfr")
-    with pytest.raises(ValueError, match="give iterations= or seconds="):
+    with pytest.raises(ValueError, match="give iterations=, seconds= or work="):
         Trainer("kuhn_poker", "cfr", "cfr").run()
     with pytest.raises(ValueError, match="schedule must be one of"):
         Trainer("kuhn_poker", "cfr", "cfr", schedule="random")  # type: ignore[arg-type]
@@ -422,6 +422,19 @@ def test_numpy_numbers_are_accepted_and_saved_as_plain_json(tmp_path) -> None:
 def test_booleans_are_not_budgets() -> None:
     with pytest.raises(ValueError, match="iterations must be a non-negative int"):
         Trainer("kuhn_poker", "cfr", "cfr").run(iterations=True)
+    with pytest.raises(ValueError, match="work must be a positive int"):
+        Trainer("kuhn_poker", "cfr", "cfr").run(work=0)
+
+
+def test_a_work_budget_stops_within_one_iteration() -> None:
+    trainer = Trainer("kuhn_poker", "cfr", "cfr")
+    result = trainer.run(work=1000)
+    assert result.stopped_by == "work"
+    assert 1000 <= trainer.work_done() < 1000 + 2 * 58  # Kuhn: 58 nodes per seat per pass
+    before = trainer.work_done()
+    more = trainer.run(work=500, iterations=1000)  # budgets count from where a run starts
+    assert more.stopped_by == "work"
+    assert before + 500 <= trainer.work_done() < before + 500 + 2 * 58
 
 
 def test_learners_at_different_points_are_paired_with_a_warning() -> None:

@@ -15,6 +15,7 @@ from nashzoo.agents.mccfr import (
 )
 from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy, UniformPolicy
 from nashzoo.agents.registry import (
+    import_plugins,
     learner_class,
     learner_names,
     load_learner,
@@ -58,6 +59,7 @@ __all__ = [
     "UniformPolicy",
     "XFPConfig",
     "fixed_policy",
+    "import_plugins",
     "learner_class",
     "learner_names",
     "load_learner",

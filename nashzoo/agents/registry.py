@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import importlib
 import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.games import Game
 
 _REGISTRY: dict[str, type[Learner]] = {}
@@ -25,6 +31,23 @@ def register(cls: type[Learner]) -> type[Learner]:
 def register_lazy(name: str, module: str, extra: str) -> None:
     """Declare a learner whose module needs an optional extra (imported on first use)."""
     _LAZY[name] = (module, extra)
+
+
+def import_plugins(modules: Iterable[str]) -> None:
+    """Import the modules that register user learners (``@register``), by module name.
+
+    This is how ``nashzoo --plugin mymodule race`` and every race worker process learn the
+    names of learners defined outside nashzoo.
+    """
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise ImportError(
+                f"cannot import plugin module {module!r} ({err}); give an importable module "
+                "name (the current folder is searched) that registers learners with "
+                "@nashzoo.agents.register"
+            ) from None
 
 
 def learner_names() -> list[str]:
@@ -69,3 +92,56 @@ def load_learner(path: str | os.PathLike[str], game: Game | str | None = None) -
     except ValueError:
         raise CheckpointError(f"{path} names an unknown learner {name!r}") from None
     return cls.load(path, game)
+
+
+def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
+    """The policy stored in any file nashzoo writes, as a :class:`TabularPolicy`:
+
+    * a policy ``.json`` (:meth:`TabularPolicy.save`, the race's ``average_policy.json``);
+    * a learner checkpoint ``.npz`` (:meth:`Learner.save`): its average policy;
+    * a trainer checkpoint ``.npz`` (``Trainer.save``, the ``checkpoint.npz`` that ``nashzoo
+      train`` and ``race`` write): the joint average policy of its two learners.
+
+    ``game`` (optional) checks the file is for that game. Raises PolicyError / CheckpointError
+    with a message naming the file.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if file.suffix == ".json":
+        return TabularPolicy.load(file, game)
+    if file.suffix != ".npz":
+        raise PolicyError(f"{path}: expected a policy .json or a checkpoint .npz")
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            seat_blobs = [data[f"seat{p}"] for p in range(2)] if TRAINER_KEY in data.files else []
+    except Exception as err:
+        raise CheckpointError(
+            f"{path} is not a readable nashzoo checkpoint ({type(err).__name__}); it may be "
+            "truncated or from another program"
+        ) from None
+    if not seat_blobs:
+        learner = load_learner(file, game)
+        return TabularPolicy.from_policy(learner.game, learner.average_policy())
+    learners = load_seat_learners(seat_blobs, game, source=str(path))
+    return TabularPolicy.joint(learners[0].game, [lr.average_policy() for lr in learners])
+
+
+TRAINER_KEY = "__trainer__"
+"""The entry of a trainer checkpoint ``.npz`` that holds the trainer state (JSON)."""
+
+
+def load_seat_learners(
+    blobs: Sequence[np.ndarray], game: Game | str | None = None, *, source: str = "checkpoint"
+) -> list[Learner]:
+    """The learners stored as one learner checkpoint per seat inside a trainer checkpoint."""
+    learners = []
+    with tempfile.TemporaryDirectory(prefix="nashzoo-ckpt-") as tmp:
+        for seat, blob in enumerate(blobs):
+            file = Path(tmp) / f"seat{seat}.npz"
+            file.write_bytes(np.asarray(blob).tobytes())
+            try:
+                learners.append(load_learner(file, game))
+            except CheckpointError as err:
+                raise CheckpointError(f"{source}, seat {seat}: {err}") from None
+    return learners

@@ -106,6 +106,12 @@ def convergence_plot(
     _save(fig, path)
 
 
+def _text_colour(rgba: tuple[float, ...]) -> str:
+    """Black on light cells, white on dark ones (relative luminance of the cell colour)."""
+    red, green, blue = rgba[:3]
+    return "black" if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.45 else "white"
+
+
 def heatmap(
     matrix: np.ndarray,
     row_names: Sequence[str],
@@ -147,7 +153,7 @@ def heatmap(
                     ha="center",
                     va="center",
                     fontsize=8,
-                    color="white" if image.norm(matrix[i, j]) > 0.5 else "black",
+                    color=_text_colour(image.cmap(image.norm(matrix[i, j]))),
                 )
     fig.colorbar(image, ax=ax, label=colorbar)
     ax.set_title(title)

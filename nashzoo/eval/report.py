@@ -255,6 +255,16 @@ def _fmt_time(entry: tuple[float, float, int], runs: int) -> str:
     return text + (f" ({hit}/{runs})" if hit < runs else "")
 
 
+def _earned(a: str, b: str, payoff_a: float) -> str:
+    """Who earned what while learning, in words (``payoff_a``: ``a``'s mean payoff vs ``b``)."""
+    if not math.isfinite(payoff_a):
+        return "no payoff recorded"
+    if abs(payoff_a) < 5e-4:
+        return f"neither earns from the other while learning ({payoff_a:+.3f} per game)"
+    earner, other = (a, b) if payoff_a > 0 else (b, a)
+    return f"{earner} earns {abs(payoff_a):.3f} per game from {other} while learning"
+
+
 def markdown_summary(
     game_id: str,
     board: Sequence[LeaderboardEntry],
@@ -331,18 +341,15 @@ def markdown_summary(
                     continue
                 a, b = names[i], names[j]
                 ea, eb = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
-                if w > 0.5:
-                    winner, loser, we, le = a, b, ea, eb
-                elif w < 0.5:
-                    winner, loser, we, le = b, a, eb, ea
+                if w == 0.5:
+                    closer = f"a draw on closeness to equilibrium ({ea:.3g} vs {eb:.3g})"
                 else:
-                    lines.append(f"- {a} vs {b}: a draw ({ea:.3g} vs {eb:.3g}).")
-                    continue
-                frac = max(w, 1 - w)
-                lines.append(
-                    f"- {winner} vs {loser}: **{winner}** gets closer to equilibrium "
-                    f"({we:.3g} vs {le:.3g}; in {frac:.0%} of runs)."
-                )
+                    winner, we, le = (a, ea, eb) if w > 0.5 else (b, eb, ea)
+                    closer = (
+                        f"**{winner}** gets closer to equilibrium ({we:.3g} vs {le:.3g}; in "
+                        f"{max(w, 1 - w):.0%} of runs)"
+                    )
+                lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
         lines.append("")
     if failures:
         lines += ["## Failed runs", ""]

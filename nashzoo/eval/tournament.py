@@ -18,7 +18,8 @@ Entrants are built by :func:`load_entrant` from a spec:
 ``PATH.json``
     a saved :class:`~nashzoo.agents.TabularPolicy`.
 ``PATH.npz``
-    a learner checkpoint; its average policy plays.
+    a learner checkpoint (its average policy plays) or a trainer checkpoint such as the
+    ``checkpoint.npz`` of ``nashzoo train`` and ``race`` (the joint average policy plays).
 
 ``NAME=SPEC`` names an entrant explicitly (e.g. ``cfr=runs/cfr/policy.json``).
 """
@@ -33,9 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.agents import Infoset, PolicyError, TabularPolicy, load_learner
+from nashzoo.agents import Infoset, PolicyError, TabularPolicy
 from nashzoo.agents.fixed import fixed_policy
-from nashzoo.eval.exact import as_tabular, expected_returns
+from nashzoo.agents.registry import load_policy_file
+from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
 from nashzoo.games import Game, load_game
 
@@ -75,13 +77,9 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
             f"entrant {spec!r} is neither a built-in ({', '.join(BUILTIN_ENTRANTS)}) nor an "
             "existing .json policy / .npz checkpoint file"
         )
-    if path.suffix == ".json":
-        policy = TabularPolicy.load(path, game)
-    elif path.suffix == ".npz":
-        policy = as_tabular(game, load_learner(path, game).average_policy())
-    else:
-        raise ValueError(f"{path}: expected a .json policy or an .npz learner checkpoint")
-    return Entrant(name or path.stem, policy)
+    policy = load_policy_file(path, game)
+    stem = path.parent.name if path.stem in ("average_policy", "checkpoint") else path.stem
+    return Entrant(name or stem, policy)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from nashzoo.agents import learner_class, learner_names
+from nashzoo.agents import import_plugins, learner_class, learner_names
 from nashzoo.agents.policy import atomic_write_bytes
 from nashzoo.eval import expected_returns
 from nashzoo.eval.report import (
@@ -83,6 +83,8 @@ class RaceConfig:
         thresholds: exploitability levels for the time-to-threshold columns.
         evals_per_decade: log-spaced evaluation points per decade of iterations (default 8).
         plots: write PNG plots (default True; needs matplotlib).
+        plugins: modules to import (in this process and in every worker) before the race:
+            they register learners defined outside nashzoo (default none).
     """
 
     game: str = "kuhn_poker"
@@ -101,9 +103,11 @@ class RaceConfig:
     thresholds: tuple[float, ...] = DEFAULT_THRESHOLDS
     evals_per_decade: int = 8
     plots: bool = True
+    plugins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         load_game(self.game)  # raises a ValueError naming the valid games
+        import_plugins(self.plugins)
         if self.seeds < 1:
             raise ValueError(f"seeds must be at least 1, got {self.seeds}")
         if (
@@ -152,6 +156,7 @@ class RaceJob:
     budget_iterations: int | None
     budget_work: int | None
     evals_per_decade: int = 8
+    plugins: tuple[str, ...] = ()
 
     @property
     def mode(self) -> str:
@@ -201,6 +206,7 @@ def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
             config.budget_iterations,
             config.budget_work,
             config.evals_per_decade,
+            tuple(config.plugins),
         )
         for pair in pairs
         for seed in range(config.seeds)
@@ -209,19 +215,11 @@ def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
 
 
 class _RaceRecorder(Callback):
-    """Enforces the work budget and records the exact payoff of the CURRENT policies at each
-    evaluation (what each side earns while learning)."""
+    """Records the exact payoff of the CURRENT policies at each evaluation (what each side
+    earns while learning)."""
 
-    def __init__(self, game: str, budget_work: int | None) -> None:
-        self.game = game
-        self.budget_work = budget_work
+    def __init__(self) -> None:
         self.current_values: list[tuple[float, ...]] = []
-
-    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
-        if self.budget_work is None:
-            return None
-        done = sum(lr.nodes_touched + lr.env_steps for lr in trainer.learners)
-        return False if done >= self.budget_work else None
 
     def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
         policies = [lr.current_policy() for lr in trainer.learners]
@@ -248,7 +246,8 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         (folder / stale).unlink(missing_ok=True)
     started = time.time()
     try:
-        recorder = _RaceRecorder(job.game, job.budget_work)
+        import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
+        recorder = _RaceRecorder()
         eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
         trainer = Trainer(
             job.game,
@@ -260,7 +259,9 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
             progress=False,
         )
         _limit_threads()
-        result = trainer.run(iterations=job.budget_iterations, seconds=job.budget_seconds)
+        result = trainer.run(
+            iterations=job.budget_iterations, seconds=job.budget_seconds, work=job.budget_work
+        )
         result.average_policy.save(folder / "average_policy.json")
         trainer.save(folder / "checkpoint.npz")
         history = [record.to_dict() for record in result.history]
@@ -293,14 +294,49 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         return payload
 
 
-def finished(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
-    """The stored result of ``job`` if it finished successfully, else ``None``."""
+def _stored(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
+    """The stored successful result in ``job``'s folder (of whatever job ran there)."""
     path = Path(out) / "runs" / job.run_id / "result.json"
     try:
         payload = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    return payload if payload.get("status") == "ok" else None
+    return payload if isinstance(payload, dict) and payload.get("status") == "ok" else None
+
+
+def _job_dict(job: RaceJob) -> dict[str, Any]:
+    """``job`` as it reads back from JSON (tuples become lists)."""
+    return json.loads(json.dumps(dataclasses.asdict(job)))
+
+
+def finished(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
+    """The stored result of ``job`` if that very job (same game, learners, seed and budget)
+    finished successfully, else ``None``."""
+    payload = _stored(out, job)
+    return payload if payload is not None and payload.get("job") == _job_dict(job) else None
+
+
+RACE_CONFIG_FILE = "race_config.json"
+
+
+def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The :class:`RaceConfig` fields of the race last started in ``out`` (``None`` when
+    there is none), so ``--resume`` can finish that race without repeating its options."""
+    path = Path(out) / RACE_CONFIG_FILE
+    try:
+        stored = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path} is not a readable race config ({err}); remove it") from None
+    if not isinstance(stored, dict):
+        raise ValueError(f"{path} is not a race config; remove it")
+    fields = {f.name for f in dataclasses.fields(RaceConfig)}
+    config = {k: v for k, v in stored.items() if k in fields}
+    for key in ("learners", "thresholds", "plugins"):
+        if isinstance(config.get(key), list):
+            config[key] = tuple(config[key])
+    return config
 
 
 def _rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -402,24 +438,55 @@ def _execute(
             if started_here and not config.address:
                 ray.shutdown()
         return
+    _run_process_pool(jobs, out, workers, on_done)
+
+
+def _run_process_pool(
+    jobs: list[RaceJob],
+    out: str,
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None],
+    runner: Callable[[RaceJob, str], dict[str, Any]] = run_job,
+) -> None:
+    """Run ``jobs`` in a pool of ``workers`` processes, at most ``workers`` submitted at a time
+    (so every submitted job is running). A worker that dies (killed, out of memory) fails only
+    the runs in flight; the rest go on in a fresh pool."""
     import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(run_job, job, out): job for job in jobs}
-        try:
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    try:
-                        on_done(future.result())
-                    except Exception as err:  # the worker process died
-                        on_done(_crashed(futures[future], err))
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    queue = list(reversed(jobs))
+    while queue:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            running: dict[Any, RaceJob] = {}
+            try:
+                while queue or running:
+                    while queue and len(running) < workers:
+                        job = queue.pop()
+                        running[pool.submit(runner, job, out)] = job
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        job = running.pop(future)
+                        try:
+                            on_done(future.result())
+                        except BrokenProcessPool as err:
+                            on_done(_crashed(job, err))
+                            for other in list(running):  # in flight when the pool broke
+                                other_job = running.pop(other)
+                                try:
+                                    on_done(other.result())
+                                except Exception as other_err:
+                                    on_done(_crashed(other_job, other_err))
+                            break
+                        except Exception as err:
+                            on_done(_crashed(job, err))
+                    else:
+                        continue
+                    break  # the pool is broken: start a fresh one for the rest of the queue
+            except BaseException:
+                for future in running:
+                    future.cancel()
+                raise
 
 
 def _crashed(job: RaceJob, err: BaseException) -> dict[str, Any]:
@@ -443,7 +510,7 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
             + "; ".join(f"{k}: {v}" for k, v in skipped.items())
         )
     atomic_write_bytes(
-        out / "race_config.json",
+        out / RACE_CONFIG_FILE,
         json.dumps(
             {**dataclasses.asdict(config), "run_ids": [j.run_id for j in jobs]}, indent=1
         ).encode(),
@@ -453,14 +520,22 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     results: dict[str, dict[str, Any]] = {}
     failures: dict[str, dict[str, Any]] = {}
     todo = []
+    outdated = 0
     for job in jobs:
         stored = finished(out, job) if config.resume else None
         if stored is not None:
             results[job.run_id] = stored
         else:
+            outdated += config.resume and _stored(out, job) is not None
             todo.append(job)
     if config.resume and results:
         print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
+    if outdated:
+        print(
+            f"resuming: {outdated} stored run(s) had other settings (game, budget or "
+            "evaluation points) and will be run again",
+            file=stream,
+        )
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
@@ -498,7 +573,9 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
         if bar is not None:
             bar.close()
     ordered = [results[j.run_id] for j in jobs if j.run_id in results]
-    outcome = write_reports(config, ordered, list(failures.values()), skipped, interrupted)
+    outcome = write_reports(
+        config, ordered, list(failures.values()), skipped, interrupted, planned=len(jobs)
+    )
     print("", file=stream)
     print(outcome.markdown, file=stream)
     print(f"results written to {out}/ (results.csv, summary.json, summary.md, plots)", file=stream)
@@ -511,12 +588,16 @@ def write_reports(
     failures: Sequence[dict[str, Any]],
     skipped: dict[str, str],
     interrupted: bool = False,
+    planned: int | None = None,
 ) -> RaceOutcome:
-    """Write results.csv, summary.json, summary.md and the plots from finished runs."""
+    """Write results.csv, summary.json, summary.md and the plots from finished runs; outputs
+    an earlier race left in the folder that this one does not produce are removed."""
     out = Path(config.out)
     rows = _rows(results)
     if rows:
         write_csv(out / "results.csv", rows)
+    else:
+        (out / "results.csv").unlink(missing_ok=True)
     board = leaderboard(rows, config.thresholds)
     cross = cross_play(rows)
     game_id = load_game(config.game).id
@@ -528,6 +609,12 @@ def write_reports(
         budget=config.budget_text(),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
     )
+    if interrupted:
+        of = "" if planned is None else f" of {planned}"
+        markdown = (
+            f"> **Partial results**: the race was interrupted after {len(results)}{of} runs; "
+            f"`nashzoo race --resume --out {out}` finishes it.\n\n" + markdown
+        )
     if skipped:
         markdown += (
             "\n## Skipped learners\n\n"
@@ -541,6 +628,7 @@ def write_reports(
         "runs_finished": len(results),
         "runs_failed": len(failures),
         "interrupted": interrupted,
+        "runs_planned": planned,
         "leaderboard": [e.to_dict() for e in board],
         "cross_play": None if cross is None else cross.to_dict(),
         "failures": [{"run_id": f["run_id"], "error": f["error"]} for f in failures],
@@ -548,11 +636,16 @@ def write_reports(
     }
     atomic_write_bytes(out / "summary.json", json.dumps(summary, indent=1).encode())
     atomic_write_bytes(out / "summary.md", markdown.encode())
+    for stale in PLOT_FILES:
+        (out / stale).unlink(missing_ok=True)
     if config.plots and rows:
         _plots(out, rows, cross, game_id)
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )
+
+
+PLOT_FILES = ("exploitability_vs_time.png", "exploitability_vs_work.png", "crossplay_heatmap.png")
 
 
 def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> None:
@@ -563,7 +656,7 @@ def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> N
     if self_rows:
         convergence_plot(
             curves_from_rows(self_rows, key="learner", x="wall_seconds"),
-            out / "exploitability_vs_time.png",
+            out / PLOT_FILES[0],
             xlabel="training wall time (s, evaluation excluded)",
             title=f"Self-play on {game_id}: exploitability of the average policy",
         )
@@ -571,7 +664,7 @@ def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> N
             curves_from_rows(
                 [r for r in self_rows if float(r["total_work"]) > 0], key="learner", x="total_work"
             ),
-            out / "exploitability_vs_work.png",
+            out / PLOT_FILES[1],
             xlabel="work (nodes touched + env steps, both seats)",
             title=f"Self-play on {game_id}: exploitability against work",
         )
@@ -580,7 +673,7 @@ def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> N
             cross.seat_exploitability,
             cross.learners,
             cross.learners,
-            out / "crossplay_heatmap.png",
+            out / PLOT_FILES[2],
             title=f"Cross-play on {game_id}\nseat exploitability of the row learner vs column",
             colorbar="seat exploitability (lower is better)",
             log=True,

@@ -101,7 +101,7 @@ class TrainResult:
         iterations: trainer iterations done in total.
         train_seconds: training wall time (evaluation excluded).
         eval_seconds: total time spent evaluating.
-        stopped_by: ``"iterations"``, ``"seconds"`` or ``"callback"``.
+        stopped_by: ``"iterations"``, ``"seconds"``, ``"work"`` or ``"callback"``.
         history: the evaluation records, in order.
         average_policy: the joint average policy (seat ``p``'s rows from seat ``p``'s learner).
     """

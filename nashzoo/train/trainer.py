@@ -42,7 +42,12 @@ import numpy as np
 
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy, atomic_write_bytes
-from nashzoo.agents.registry import learner_class, load_learner, make_learner
+from nashzoo.agents.registry import (
+    TRAINER_KEY,
+    learner_class,
+    load_seat_learners,
+    make_learner,
+)
 from nashzoo.eval import evaluate
 from nashzoo.games import Game, load_game
 from nashzoo.train.callbacks import Callback, as_callback
@@ -235,15 +240,27 @@ class Trainer:
         return record
 
     # --- the loop ------------------------------------------------------------------------------
-    def run(self, iterations: int | None = None, seconds: float | None = None) -> TrainResult:
-        """Train for ``iterations`` more iterations and/or ``seconds`` more training seconds
-        (whichever comes first), then return the result so far.
+    def run(
+        self,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        work: int | None = None,
+    ) -> TrainResult:
+        """Train for ``iterations`` more iterations, ``seconds`` more training seconds and/or
+        ``work`` more work (nodes touched + env steps, both seats), whichever comes first, then
+        return the result so far.
 
         Raises:
-            ValueError: neither budget given, or a non-positive one.
+            ValueError: no budget given, or a non-positive one.
         """
-        if iterations is None and seconds is None:
-            raise ValueError("give iterations= or seconds= (or both) to bound the run")
+        if iterations is None and seconds is None and work is None:
+            raise ValueError("give iterations=, seconds= or work= (or several) to bound the run")
+        if work is not None and (
+            isinstance(work, (bool, np.bool_))
+            or not isinstance(work, (int, np.integer))
+            or work < 1
+        ):
+            raise ValueError(f"work must be a positive int, got {work!r}")
         if iterations is not None:
             if (
                 isinstance(iterations, (bool, np.bool_))
@@ -256,6 +273,7 @@ class Trainer:
             raise ValueError(f"seconds must be positive, got {seconds!r}")
         target = None if iterations is None else self.iteration + iterations
         deadline = None if seconds is None else self.train_seconds + float(seconds)
+        work_target = None if work is None else self.work_done() + int(work)
         callbacks = self.callbacks
         has_callbacks = bool(callbacks.callbacks)
         schedule = self.eval_schedule if self.eval_schedule.active else None
@@ -269,6 +287,9 @@ class Trainer:
                     break
                 if deadline is not None and self.train_seconds >= deadline:
                     stopped_by = "seconds"
+                    break
+                if work_target is not None and self.work_done() >= work_target:
+                    stopped_by = "work"
                     break
                 metrics = self.step()
                 stop = has_callbacks and callbacks.on_step(self, metrics) is False
@@ -300,6 +321,10 @@ class Trainer:
         result = self.result(stopped_by)
         callbacks.on_training_end(self, result)
         return result
+
+    def work_done(self) -> int:
+        """Work so far: nodes touched plus env steps, summed over both seats."""
+        return sum(lr.nodes_touched + lr.env_steps for lr in self.learners)
 
     def _progress_bar(self, iterations: int | None) -> Any:
         if self.progress is False or (self.progress is None and not sys.stderr.isatty()):
@@ -354,7 +379,7 @@ class Trainer:
                 learner.save(file)
                 blobs[f"seat{p}"] = np.frombuffer(file.read_bytes(), dtype=np.uint8)
         buffer = io.BytesIO()
-        np.savez(buffer, __trainer__=np.array(json.dumps(self._state())), **blobs)
+        np.savez(buffer, **{TRAINER_KEY: np.array(json.dumps(self._state()))}, **blobs)
         atomic_write_bytes(path, buffer.getvalue())
 
     @classmethod
@@ -378,7 +403,7 @@ class Trainer:
         try:
             with np.load(Path(path), allow_pickle=False) as data:
                 files = {k: data[k] for k in data.files}
-            state = json.loads(str(files.pop("__trainer__")))
+            state = json.loads(str(files.pop(TRAINER_KEY)))
         except FileNotFoundError:
             raise CheckpointError(f"no trainer checkpoint at {path}") from None
         except KeyError:
@@ -395,12 +420,7 @@ class Trainer:
             raise CheckpointError(f"{path} is not a nashzoo Trainer checkpoint (format tag)")
         try:
             game = load_game(state["game"], **state.get("game_params", {}))
-            learners = []
-            with tempfile.TemporaryDirectory(prefix="nashzoo-ckpt-") as tmp:
-                for p in range(2):
-                    file = Path(tmp) / f"seat{p}.npz"
-                    file.write_bytes(files[f"seat{p}"].tobytes())
-                    learners.append(load_learner(file, game))
+            learners = load_seat_learners([files[f"seat{p}"] for p in range(2)], game)
             stored_names = list(state["learners"])
             if stored_names != [lr.name for lr in learners]:
                 raise CheckpointError(
@@ -456,6 +476,7 @@ def train(
     seconds: float | None = None,
     eval_every: int | str | EvalSchedule | None = None,
     seed: int = 0,
+    work: int | None = None,
     config: LearnerConfig | dict[str, Any] | None = None,
     opponent_config: LearnerConfig | dict[str, Any] | None = None,
     **trainer_options: Any,
@@ -470,6 +491,8 @@ def train(
             algorithm (and config) on the other seat.
         iterations: trainer iterations to run (one step of each seat each).
         seconds: training seconds to run (evaluation excluded); with ``iterations`` too,
+            whichever comes first.
+        work: work to do (nodes touched + env steps over both seats); with the other budgets,
             whichever comes first.
         eval_every: ``None`` (default: no evaluation inside the timed loop; one final
             evaluation outside it), an int, ``"log"`` or an :class:`EvalSchedule`.
@@ -506,4 +529,4 @@ def train(
         eval_every=eval_every,
         **trainer_options,
     )
-    return trainer.run(iterations=iterations, seconds=seconds)
+    return trainer.run(iterations=iterations, seconds=seconds, work=work)
