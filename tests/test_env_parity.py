@@ -7,7 +7,8 @@ two must give identical infoset keys, tensors, action masks, the agent to move a
 
 The env's action-mask rule, stated in ``State`` terms: an agent sees the legal mask of its
 information set when it acts at that information set (``State.legal_actions_mask()`` where it is
-to move), and zeros otherwise.
+to move), and zeros otherwise, in both cases over the agent's own ``game.num_actions_of(p)``
+action ids (fewer than ``game.num_actions`` for one side of a non-square matrix game).
 """
 
 from __future__ import annotations
@@ -51,12 +52,17 @@ def state_views(game: Game) -> GameViews:
             chance = state.is_chance_node()
             for action in state.legal_actions():
                 stack.append((state.child(action), (*flags, chance)))
+
+    def own_mask(state: State, p: int) -> bytes:
+        mask = state.legal_actions_mask()
+        assert not mask[game.num_actions_of(p) :].any()  # legal ids lie below num_actions_of
+        return mask[: game.num_actions_of(p)].tobytes()
+
     decision_masks = {
-        (s.current_player(), s.infoset_key(s.current_player())): s.legal_actions_mask().tobytes()
+        (s.current_player(), s.infoset_key(s.current_player())): own_mask(s, s.current_player())
         for s, _ in states
         if not s.is_terminal() and not s.is_chance_node()
     }
-    zeros = np.zeros(game.num_actions, dtype=np.int8).tobytes()
     nodes: dict[tuple[int, ...], Expected] = {}
     terminals = []
     for state, flags in states:
@@ -67,8 +73,9 @@ def state_views(game: Game) -> GameViews:
         mover = None if state.is_terminal() else state.current_player()
         masks = []
         for p in players:
+            zeros = np.zeros(game.num_actions_of(p), dtype=np.int8).tobytes()
             if p == mover:
-                masks.append(state.legal_actions_mask().tobytes())
+                masks.append(own_mask(state, p))
             elif mover is not None:
                 masks.append(decision_masks.get((p, keys[p]), zeros))
             else:
@@ -119,6 +126,8 @@ CASES: list[tuple[str, ModuleType, str, dict[str, Any]]] = [
     ("kuhn", kuhn_poker_v0, "kuhn_poker", {}),
     ("leduc", leduc_holdem_v0, "leduc_poker", {}),
     ("matrix_2x3", matrix_game_v0, "matrix", {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
+    ("matrix_3x1", matrix_game_v0, "matrix", {"row_payoffs": [[1], [2], [3]]}),
+    ("matrix_1x4", matrix_game_v0, "matrix", {"row_payoffs": [[1, -1, 2, 0]]}),
     (
         "prisoners_dilemma",
         matrix_game_v0,

@@ -38,16 +38,20 @@ from nashzoo.games import IllegalActionError, load_game
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Observation space for each agent probably:UserWarning"),
     pytest.mark.filterwarnings("ignore:Observation is not a NumPy array:UserWarning"),
+    # A 1 x n matrix game gives player_0 a single action, so a one-entry mask.
+    pytest.mark.filterwarnings("ignore:Action mask is a single number:UserWarning"),
 ]
 
 MODULE_KWARGS: list[tuple[ModuleType, dict[str, Any]]] = [
     (rps_v0, {}),
     (matrix_game_v0, {"preset": "biased_rps"}),
     (matrix_game_v0, {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
+    (matrix_game_v0, {"row_payoffs": [[1], [2], [3]]}),
+    (matrix_game_v0, {"row_payoffs": [[1, -1, 2, 0]]}),
     (kuhn_poker_v0, {}),
     (leduc_holdem_v0, {}),
 ]
-IDS = ["rps", "matrix_biased_rps", "matrix_2x3", "kuhn", "leduc"]
+IDS = ["rps", "matrix_biased_rps", "matrix_2x3", "matrix_3x1", "matrix_1x4", "kuhn", "leduc"]
 PARALLEL = [(m, kw) for m, kw in MODULE_KWARGS if hasattr(m, "parallel_env")]
 PARALLEL_IDS = [
     i for i, (m, _) in zip(IDS, MODULE_KWARGS, strict=True) if m in (rps_v0, matrix_game_v0)
@@ -158,13 +162,13 @@ def test_spaces(module: ModuleType, kwargs: dict) -> None:
     env = module.env(**kwargs)
     game = env.unwrapped.game
     assert env.possible_agents == ["player_0", "player_1"]
-    for agent in env.possible_agents:
+    for p, agent in enumerate(env.possible_agents):
         space = env.observation_space(agent)
         assert space["observation"].shape == (game.infoset_tensor_size,)
         assert space["observation"].dtype == np.float32
-        assert space["action_mask"].shape == (game.num_actions,)
+        assert space["action_mask"].shape == (game.num_actions_of(p),)
         assert space["action_mask"].dtype == np.int8
-        assert env.action_space(agent).n == game.num_actions
+        assert env.action_space(agent).n == game.num_actions_of(p)
     assert env.observation_space("player_0") is not env.observation_space("player_1")
     env.reset(seed=3)
     for agent in env.possible_agents:
@@ -300,7 +304,8 @@ def test_illegal_actions_leave_env_unchanged_property(which: int, seed: int) -> 
     num_actions = env.unwrapped.game.num_actions
     while not env.terminations[env.agent_selection]:
         mask = env.observe(env.agent_selection)["action_mask"]
-        illegal = [a for a in range(-1, num_actions + 2) if not 0 <= a < num_actions or not mask[a]]
+        n = len(mask)  # the agent's own action count (smaller for one side of a non-square game)
+        illegal = [a for a in range(-1, num_actions + 2) if not 0 <= a < n or not mask[a]]
         before = snapshot(env)
         for bad in illegal:
             with pytest.raises(IllegalActionError):
@@ -368,7 +373,7 @@ def test_parallel_matrix_game() -> None:
 def test_parallel_non_square_masks_and_illegal_joint_actions() -> None:
     par = matrix_game_v0.parallel_env(row_payoffs=[[1, -2, 0], [0, 3, -1]])
     observations, _ = par.reset(seed=0)
-    assert observations["player_0"]["action_mask"].tolist() == [1, 1, 0]
+    assert observations["player_0"]["action_mask"].tolist() == [1, 1]
     assert observations["player_1"]["action_mask"].tolist() == [1, 1, 1]
     # Player 0 legal, player 1 illegal: nothing is applied (player 0 has not moved).
     with pytest.raises(IllegalActionError, match="player_1"):
@@ -384,6 +389,36 @@ def test_parallel_non_square_masks_and_illegal_joint_actions() -> None:
     assert par.unwrapped.history == []
     _, rewards, *_ = par.step({"player_0": 1, "player_1": 1})
     assert rewards == {"player_0": 3.0, "player_1": -3.0}
+
+
+@pytest.mark.parametrize("rows", [[[1], [2], [3]], [[1, -1, 2, 0]], [[1, -2, 0], [0, 3, -1]]])
+def test_non_square_agents_have_their_own_action_spaces(rows: list[list[int]]) -> None:
+    m, n = len(rows), len(rows[0])
+    par = matrix_game_v0.parallel_env(row_payoffs=rows)
+    assert (par.action_space("player_0").n, par.action_space("player_1").n) == (m, n)
+    assert par.observation_space("player_0")["action_mask"].shape == (m,)
+    assert par.observation_space("player_1")["action_mask"].shape == (n,)
+    # Unmasked sampling (what PettingZoo's parallel_seed_test does) only picks usable ids.
+    par.reset(seed=0)
+    for agent in par.possible_agents:
+        par.action_space(agent).seed(1)
+    for _ in range(30):
+        observations, _ = par.reset()
+        for agent, obs in observations.items():
+            assert obs["action_mask"].all()  # every id of the space is legal
+            assert par.observation_space(agent).contains(obs)
+        actions = {a: int(par.action_space(a).sample()) for a in par.agents}
+        _, rewards, *_ = par.step(actions)
+        assert rewards["player_0"] == rows[actions["player_0"]][actions["player_1"]]
+    # The raw AEC env agrees, and out-of-space ids are illegal actions.
+    env = matrix_game_v0.env(row_payoffs=rows)
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="legal actions are"):
+        env.step(m)
+    env.step(m - 1)
+    assert env.observe("player_1")["action_mask"].tolist() == [1] * n
+    with pytest.raises(IllegalActionError, match="legal actions are"):
+        env.step(n)
 
 
 def test_parallel_env_supports_only_raise_mode() -> None:

@@ -182,3 +182,27 @@ def test_asking_for_cuda_without_it_is_a_clear_error():
     with pytest.raises(ValueError, match="no CUDA device"):
         NFSP("kuhn_poker", 0, {"device": "cuda"})
     assert NFSP("kuhn_poker", 0, {"device": "auto"}).device.type == "cpu"
+
+
+@pytest.mark.parametrize("rows", [[[1], [2], [3]], [[1, -1, 2, 0]]])
+def test_runs_on_non_square_matrix_games(rows):
+    """Env agents of a non-square game have masks of their own length; NFSP widens them to
+    the game's actions (its networks output ``game.num_actions`` values)."""
+    game = load_game("matrix", row_payoffs=rows)
+    learners = _pair(game)
+    _run(learners, 2)
+    for p, learner in enumerate(learners):
+        probs = learner.average_policy().action_probabilities(
+            Infoset.from_tree(compile_tree(game), compile_tree(game).infosets_of(p)[0])
+        )
+        assert probs.shape == (game.num_actions,)
+        assert probs[game.num_actions_of(p) :].sum() == 0
+        # Acting on the env's own (shorter) observation works too.
+        from nashzoo.envs import matrix_game_v0
+
+        env = matrix_game_v0.env(row_payoffs=rows)
+        env.reset(seed=0)
+        if p == 1:
+            env.step(0)
+        action = learner.average_policy().act(env.observe(f"player_{p}"), np.random.default_rng(0))
+        assert 0 <= action < game.num_actions_of(p)

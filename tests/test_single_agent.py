@@ -141,3 +141,24 @@ def _kuhn_keys(player):
 
     tree = compile_tree(load_game("kuhn_poker"))
     return [tree.infoset_keys[i] for i in tree.infosets_of(player)]
+
+
+@pytest.mark.parametrize("rows", [[[1], [2], [3]], [[1, -1, 2, 0]]])
+def test_non_square_matrix_game_masks_cover_all_game_actions(rows):
+    """The AEC agents of a non-square game have their own (shorter) masks; the single-agent
+    view keeps one Discrete(game.num_actions) space for both seats and widens them."""
+    from nashzoo.games import load_game
+
+    game = load_game("matrix", row_payoffs=rows)
+    m, n = len(rows), len(rows[0])
+    for seat, own in ((0, m), (1, n)):
+        env = SingleAgentEnv(game, seat=seat, opponent=TabularPolicy.uniform(game))
+        _, info = env.reset(seed=seat)
+        assert env.action_space.n == game.num_actions == max(m, n)
+        want = [a < own for a in range(game.num_actions)]
+        assert env.action_masks().tolist() == want
+        assert info["action_mask"].tolist() == want
+        _, reward, terminated, _, _ = env.step(own - 1)
+        assert terminated and reward in {
+            float(v) * (1 if seat == 0 else -1) for r in rows for v in r
+        }

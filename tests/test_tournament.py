@@ -45,3 +45,15 @@ def test_entrant_errors(tmp_path):
         round_robin("kuhn_poker", [u, Entrant("uniform", u.policy)])
     with pytest.raises(ValueError, match="at least two"):
         round_robin("kuhn_poker", [u])
+
+
+def test_play_matches_on_a_non_square_matrix_game():
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.eval.tournament import play_matches
+    from nashzoo.games import load_game
+
+    game = load_game("matrix", row_payoffs=[[1], [2], [3]])
+    uniform = TabularPolicy.uniform(game)
+    out = play_matches(game, [uniform, uniform], 300, np.random.default_rng(0))
+    assert set(out[:, 0].tolist()) == {1.0, 2.0, 3.0}
+    np.testing.assert_array_equal(out[:, 1], -out[:, 0])

@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
+from nashzoo.games.infoset import widen_mask
 
 
 class TrainingDivergedError(RuntimeError):
@@ -398,6 +399,8 @@ class NetworkPolicy:
     def action_probabilities(self, infoset: Infoset) -> np.ndarray:
         tensor = np.asarray(infoset.tensor, dtype=np.float32).reshape(1, -1)
         mask = np.asarray(infoset.legal_mask).reshape(1, -1)
+        if mask.shape[1] < self.num_actions:  # an env agent's own (shorter) action mask
+            mask = widen_mask(mask, self.num_actions)
         return self.action_probabilities_batch(np.array([infoset.player]), tensor, mask)[0]
 
     def act(self, infoset: Infoset | Mapping[str, Any], rng: np.random.Generator) -> int:

@@ -102,6 +102,7 @@ from nashzoo.agents.policy import Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game
+from nashzoo.games.infoset import widen_mask
 
 __all__ = ["NFSP", "NFSPBehaviourPolicy", "NFSPConfig", "TrainingDivergedError"]
 
@@ -444,7 +445,7 @@ class NFSP(Learner):
             if own:
                 obs = [envs[lane].observe(me) for lane in own]
                 tensors = np.stack([o["observation"] for o in obs])
-                masks = np.stack([o["action_mask"] for o in obs]).astype(bool)
+                masks = widen_mask(np.stack([o["action_mask"] for o in obs]), self.num_actions)
                 br = [modes[episode[lane]] for lane in own]
                 chosen, greedy = self._act(q_net, avg_net, tensors, masks, br, epsilon)
                 base = len(actions)
@@ -507,7 +508,8 @@ class NFSP(Learner):
             keys.append(key)
             if key not in cache and key not in missing:
                 obs = env.observe(agent)
-                missing[key] = (obs["observation"], obs["action_mask"].astype(bool))
+                mask = widen_mask(obs["action_mask"], self.num_actions)
+                missing[key] = (obs["observation"], mask)
         if missing:
             items = list(missing.items())
             if batch_query is not None:

@@ -20,8 +20,12 @@ nashzoo ships (Leduc hold'em has 9,457 nodes).
 Conventions (those of PettingZoo's classic environments):
 
 * agents are ``"player_0"``, ``"player_1"``, ...; integer players exist only inside the package;
-* observation space ``Dict({"observation": Box(0, 1, (infoset_tensor_size,), float32),
-  "action_mask": Box(0, 1, (num_actions,), int8)})``. ``observation`` is the agent's information
+* action space ``Discrete(n)`` and observation space
+  ``Dict({"observation": Box(0, 1, (infoset_tensor_size,), float32),
+  "action_mask": Box(0, 1, (n,), int8)})`` with ``n = game.num_actions_of(player)``: that is
+  ``game.num_actions`` for every agent except in a non-square matrix game, where the row and
+  column players have their own counts (so even an unmasked ``action_space(agent).sample()``
+  is an id the agent can use). ``observation`` is the agent's information
   state tensor; ``action_mask`` is the legal actions at the agent's information set when the
   agent acts there and zeros otherwise (so it is zeros while the other player is to move in
   poker, and at the end). In a matrix game the second mover cannot tell whether the first has
@@ -93,7 +97,7 @@ class EnvTables:
     view: list[tuple[int, ...]]  # node -> view id per player
     view_key: list[str]  # view id -> State.infoset_key(player)
     view_tensor: list[np.ndarray]  # view id -> State.infoset_tensor(player) (read-only)
-    view_mask: list[np.ndarray]  # view id -> int8 action mask (read-only)
+    view_mask: list[np.ndarray]  # view id -> int8 mask of game.num_actions_of(p) (read-only)
 
     @property
     def num_nodes(self) -> int:
@@ -180,9 +184,9 @@ def _build_tables(game: Game) -> EnvTables:
                 tensor = np.array(state.infoset_tensor(p), dtype=np.float32)
                 view_tensor.append(_readonly(tensor))
                 iset = tree.infoset_index.get(key)
-                mask = np.zeros(game.num_actions, dtype=np.int8)
+                mask = np.zeros(game.num_actions_of(p), dtype=np.int8)
                 if iset is not None and tree.infoset_player[iset] == p:
-                    mask[tree.legal_mask[iset]] = 1
+                    mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
                 view_mask.append(_readonly(mask))
             ids.append(vid)
         view.append(tuple(ids))
@@ -253,9 +257,12 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         }
         self._tables = env_tables(self.game)
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
-        self._observation_spaces = {a: self._make_observation_space() for a in self.possible_agents}
+        sizes = [self.game.num_actions_of(p) for p in range(self.game.num_players)]
+        self._observation_spaces = {
+            a: self._make_observation_space(sizes[p]) for p, a in enumerate(self.possible_agents)
+        }
         self._action_spaces = {
-            a: spaces.Discrete(self.game.num_actions) for a in self.possible_agents
+            a: spaces.Discrete(sizes[p]) for p, a in enumerate(self.possible_agents)
         }
         self._rng: np.random.Generator | None = None
         self._uniforms: list[float] = []
@@ -264,8 +271,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._forced_pos = 0
         self._node = -1
 
-    def _make_observation_space(self) -> spaces.Dict:
-        size, num_actions = self.game.infoset_tensor_size, self.game.num_actions
+    def _make_observation_space(self, num_actions: int) -> spaces.Dict:
+        size = self.game.infoset_tensor_size
         return spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),

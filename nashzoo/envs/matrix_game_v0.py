@@ -4,8 +4,9 @@ Game parameters go to ``load_game("matrix", ...)`` (:mod:`nashzoo.games.matrix`)
 ``preset`` (``rps``, ``biased_rps``, ``matching_pennies``, ``prisoners_dilemma``) or
 ``row_payoffs`` (and optionally ``col_payoffs`` for general-sum games), plus ``action_names``.
 Player 0 picks a row, player 1 a column without seeing the row; both are paid when both have
-moved. With ``m`` rows and ``n`` columns both agents have ``Discrete(max(m, n))`` action spaces
-and the action mask marks the ``m`` (resp. ``n``) legal ones.
+moved. With ``m`` rows and ``n`` columns, ``player_0`` has the action space ``Discrete(m)`` and
+``player_1`` ``Discrete(n)``, each with an action mask of its own length; the observation
+tensor is ``2 + max(m, n)`` floats for both (see :mod:`nashzoo.games.matrix`).
 
 Example::
 

@@ -39,7 +39,7 @@ from gymnasium import spaces
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game, IllegalActionError, load_game
 from nashzoo.games.base import action_index
-from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy
+from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
 __all__ = ["SingleAgentEnv", "remap_illegal"]
 
@@ -191,7 +191,7 @@ class SingleAgentEnv(gymnasium.Env):
         """Boolean mask of the learner's legal actions (all False once the game is over)."""
         if self._done:
             return np.zeros(self.game.num_actions, dtype=bool)
-        return self._aec.observe(self._agent)["action_mask"].astype(bool)
+        return widen_mask(self._aec.observe(self._agent)["action_mask"], self.game.num_actions)
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -227,7 +227,8 @@ class SingleAgentEnv(gymnasium.Env):
             if agent == self._agent:
                 return
             obs = env.observe(agent)
-            infoset = Infoset.from_observation(obs, 1 - self.seat, env.infos[agent]["infoset_key"])
+            key = env.infos[agent]["infoset_key"]
+            infoset = Infoset.from_observation(obs, 1 - self.seat, key, self.game.num_actions)
             probs = np.asarray(self._opponent.action_probabilities(infoset), dtype=np.float64)
             legal = infoset.legal_mask
             if probs.shape != legal.shape or not np.all(np.isfinite(probs)):

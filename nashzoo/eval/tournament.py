@@ -172,7 +172,7 @@ def play_matches(
                 env.step(None)
                 continue
             player = index[agent]
-            infoset = Infoset.from_observation(obs, player, info["infoset_key"])
+            infoset = Infoset.from_observation(obs, player, info["infoset_key"], game.num_actions)
             probs = seat_policies[player].action_probabilities(infoset)
             env.step(int(rng.choice(probs.shape[0], p=probs)))
     env.close()

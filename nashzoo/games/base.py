@@ -55,6 +55,16 @@ class Game(ABC):
         inner = ",".join(f"{k}={self._params[k]!r}" for k in sorted(self._params))
         return f"{self.name}({inner})"
 
+    def num_actions_of(self, player: int) -> int:
+        """How many action ids ``player`` uses: its legal actions are always below this.
+
+        ``num_actions`` for every player unless a game says otherwise (a non-square matrix
+        game gives the row and column players their own counts); the environments size each
+        agent's action space and action mask with it.
+        """
+        check_player(self, player)
+        return self.num_actions
+
     @abstractmethod
     def new_initial_state(self) -> State:
         """The root of the game tree (a chance node for the card games)."""

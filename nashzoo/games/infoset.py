@@ -44,12 +44,17 @@ class Infoset:
 
     @classmethod
     def from_observation(
-        cls, observation: Mapping[str, Any], player: int = -1, key: str = ""
+        cls,
+        observation: Mapping[str, Any],
+        player: int = -1,
+        key: str = "",
+        num_actions: int | None = None,
     ) -> Infoset:
         """From a nashzoo env observation ``{"observation": tensor, "action_mask": mask}``.
 
         Pass the acting ``player`` and the key (``infos[agent]["infoset_key"]``) when known;
-        without a key, tabular policies find the information set by its tensor.
+        without a key, tabular policies find the information set by its tensor. Pass the
+        game's ``num_actions`` to widen the mask to it (see :func:`widen_mask`).
         """
         try:
             tensor, mask = observation["observation"], observation["action_mask"]
@@ -58,7 +63,28 @@ class Infoset:
                 "expected an Infoset or a nashzoo env observation dict with 'observation' and "
                 f"'action_mask', got {type(observation).__name__}"
             ) from None
-        return cls(player, key, np.asarray(tensor), np.asarray(mask).astype(bool))
+        mask = np.asarray(mask).astype(bool)
+        if num_actions is not None:
+            mask = widen_mask(mask, num_actions)
+        return cls(player, key, np.asarray(tensor), mask)
+
+
+def widen_mask(mask: np.ndarray, num_actions: int) -> np.ndarray:
+    """An env action mask as a boolean mask over all ``num_actions`` ids of the game.
+
+    An env agent's mask has ``game.num_actions_of(player)`` entries, fewer than
+    ``game.num_actions`` for the smaller side of a non-square matrix game; its ids are the
+    first ones, so the rest are padded with ``False``. Masks already that long come back as
+    they are (as booleans).
+    """
+    mask = np.asarray(mask).astype(bool, copy=False)
+    short = num_actions - mask.shape[-1]
+    if short < 0:
+        raise PolicyError(f"action mask of length {mask.shape[-1]} for {num_actions} actions")
+    if short:
+        pad = [(0, 0)] * (mask.ndim - 1) + [(0, short)]
+        mask = np.pad(mask, pad)
+    return mask
 
 
 def as_infoset(infoset: Infoset | Mapping[str, Any]) -> Infoset:
