@@ -482,6 +482,36 @@ def test_render_human_prints(capsys: pytest.CaptureFixture[str]) -> None:
     assert "player 0 gets -1, player 1 gets 1" in capsys.readouterr().out
 
 
+def test_render_human_prints_on_reset_and_every_move(capsys: pytest.CaptureFixture[str]) -> None:
+    """Like PettingZoo's classic envs: no render() call needed in "human" mode."""
+    env = kuhn_poker_v0.env(render_mode="human")
+    env.reset(seed=0, options={"chance_outcomes": [Q, K]})
+    out = capsys.readouterr().out
+    assert out.count("[kuhn_poker_v0]") == 1 and "betting: (none yet)" in out
+    env.step(1)
+    out = capsys.readouterr().out
+    assert out.count("[kuhn_poker_v0]") == 1 and "betting: bet" in out
+    env.step(0)
+    out = capsys.readouterr().out
+    assert "result: player 0 +1, player 1 -1" in out
+    for _ in env.agent_iter():  # leaving a finished game prints nothing more
+        env.step(None)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(IllegalActionError):  # a refused move changes nothing and prints nothing
+        env.reset(seed=0, options={"chance_outcomes": [Q, K]})
+        capsys.readouterr()
+        env.step(5)
+    assert capsys.readouterr().out == ""
+    # "ansi" and no render mode print nothing by themselves; "ansi" returns the text.
+    for mode in ("ansi", None):
+        quiet = kuhn_poker_v0.env(render_mode=mode)
+        quiet.reset(seed=0)
+        quiet.step(1)
+        assert capsys.readouterr().out == ""
+        if mode == "ansi":
+            assert quiet.render().startswith("[kuhn_poker_v0]")
+
+
 def test_render_without_mode_warns() -> None:
     env = kuhn_poker_v0.env()
     env.reset(seed=0)

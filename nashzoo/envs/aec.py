@@ -215,7 +215,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         game: a :class:`~nashzoo.games.Game`, or a name for :func:`~nashzoo.games.load_game`.
         name: versioned environment name for ``metadata["name"]`` (default: ``game.name``).
         render_mode: ``None``, ``"ansi"`` (``render()`` returns the text) or ``"human"``
-            (``render()`` prints it).
+            (the text is printed after every ``reset()`` and every move, as PettingZoo's
+            classic environments do; ``render()`` prints it again and returns ``None``).
         render_agent: whose view ``render()`` shows (``"player_0"``, ...); ``None`` shows every
             card, like a spectator.
         parallelizable: set ``metadata["is_parallelizable"]``: true only for games whose every
@@ -368,6 +369,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self.truncations = dict.fromkeys(self.agents, False)
         self._skip_agent_selection = None
         self._enter(self._sample_chance(node), self.agents[0])
+        if self.render_mode == "human":
+            self.render()
 
     def _enter(self, node: int, mover: str) -> None:
         """Make ``node`` (a decision or terminal node) current; ``mover`` acted last."""
@@ -413,6 +416,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             child = self._sample_chance(child)
         self._cumulative_rewards[agent] = 0.0
         self._enter(child, agent)
+        if self.render_mode == "human":
+            self.render()
 
     def _illegal_message(self, action: Any, agent: str, why: str = "is not legal") -> str:
         t = self._tables
