@@ -439,7 +439,8 @@ def test_game_names() -> None:
     ("args", "kwargs", "must_mention"),
     [
         (("chess",), {}, ["chess", "kuhn_poker", "leduc_poker", "rps", "matrix"]),
-        ((42,), {}, ["string"]),
+        ((42,), {}, ["string", "kuhn_poker", "leduc_poker", "rps", "matrix"]),
+        ((None,), {}, ["string", "None", "kuhn_poker", "leduc_poker", "rps", "matrix"]),
         (("kuhn_poker",), {"players": 3}, ["players"]),
         (("leduc_poker",), {"raise_size": 3}, ["raise_size"]),
         (("rps",), {"preset": "rps"}, ["row_payoffs"]),
@@ -463,6 +464,25 @@ def test_load_game_errors_list_what_is_valid(
         load_game(*args, **kwargs)
     for word in must_mention:
         assert word in str(info.value)
+
+
+def test_biased_rps_is_openspiels_matrix_brps_divided_by_100() -> None:
+    import nashzoo.games.matrix as matrix
+
+    row, col = load_game("matrix", preset="biased_rps").payoff_matrices()
+    np.testing.assert_array_equal(
+        row * 100, [[0, -25, 50], [25, 0, -5], [-50, 5, 0]]
+    )  # OpenSpiel's matrix_brps row utilities (checked against pyspiel below when installed)
+    np.testing.assert_array_equal(col, -row)
+    doc = matrix.__doc__.split("biased_rps", 1)[1].split("matching_pennies", 1)[0]
+    assert "divided by 100" in doc  # the docs say so instead of claiming the same payoffs
+    try:
+        import pyspiel
+    except ImportError:
+        return
+    brps = pyspiel.load_game("matrix_brps")
+    theirs = [[brps.player_utility(0, r, c) for c in range(3)] for r in range(3)]
+    np.testing.assert_allclose(row * 100, theirs)
 
 
 def test_load_game_refuses_params_for_loaded_game() -> None:

@@ -44,3 +44,14 @@ def test_every_registry_id_in_the_docs_is_registered():
     assert any(name == "README.md" for name, _ in ids), "README names no registry id"
     missing = sorted(f"{m} (in {name})" for name, m in ids if m not in pettingzoo.aec_registry)
     assert not missing, f"registry ids named in the docs but not registered: {missing}"
+
+
+def test_readme_names_exactly_the_core_dependencies():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    block = re.search(r"^dependencies = \[(.*?)\]", pyproject, flags=re.S | re.M).group(1)
+    core = {re.match(r"[A-Za-z0-9_.-]+", d).group(0).lower() for d in re.findall(r'"(.*?)"', block)}
+    reuse = README.split("## Reusing the environments", 1)[1].split("```", 1)[0]
+    sentence = reuse.split("(", 1)[0]  # "... needs only numpy, scipy, ... and tqdm"
+    named = set(re.findall(r"[a-z][a-z0-9_-]+", sentence.split("needs only", 1)[1]))
+    assert named - {"and"} == core
+    assert "no torch" in reuse and "torch" not in core

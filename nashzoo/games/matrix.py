@@ -13,8 +13,9 @@ Information-set keys read ``"p0"`` / ``"p1"`` before the player moved and ``"p0:
 
 Presets (payoffs to the row player; column player gets the negative unless stated):
     rps               Rock-Paper-Scissors, win 1 / lose -1.
-    biased_rps        Biased RPS with payoffs as in OpenSpiel's ``matrix_brps``
-                      (rock/paper/scissors rows [0,-.25,.5], [.25,0,-.05], [-.5,.05,0]).
+    biased_rps        Biased RPS: OpenSpiel's ``matrix_brps`` with every payoff divided by 100
+                      (same equilibrium; OpenSpiel's rows are [0,-25,50], [25,0,-5], [-50,5,0]),
+                      so rock/paper/scissors rows [0,-.25,.5], [.25,0,-.05], [-.5,.05,0].
     matching_pennies  heads/tails, row wins 1 on a match.
     prisoners_dilemma general-sum: cooperate/defect with payoffs (3,3) (0,5) (5,0) (1,1).
 """

@@ -72,7 +72,10 @@ def load_game(name: str | Game, **params: Any) -> Game:
             raise ValueError("parameters cannot be applied to an already loaded game")
         return name
     if not isinstance(name, str):
-        raise ValueError(f"game name must be a string, got {type(name).__name__}")
+        raise ValueError(
+            f"game name must be a string, got {name!r} ({type(name).__name__}); "
+            f"valid games: {', '.join(GAMES)}"
+        )
     if name.startswith("matrix:"):
         if params:
             raise ValueError("'matrix:PRESET' takes no further parameters")
