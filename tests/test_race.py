@@ -245,6 +245,15 @@ def test_ray_backend_local(tmp_path):
     assert len(outcome.results) == 2 and not outcome.failures
 
 
+def test_progress_bar_shows_the_live_leaders():
+    def run(name, value):
+        return {"job": {"learners": [name, name]}, "history": [{"exploitability": value}]}
+
+    cross = {"job": {"learners": ["cfr", "xfp"]}, "history": [{"exploitability": 0.0}]}
+    results = [run("cfr", 0.02), run("xfp", 0.5), run("cfr", 0.04), run("dcfr", 0.001), cross]
+    assert race_mod._standings(results) == "leaders: dcfr 0.001, cfr 0.03, xfp 0.5"
+
+
 def test_report_verdicts_and_statistics():
     from nashzoo.eval.report import mean_ci, trend_slope, verdict
 

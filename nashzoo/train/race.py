@@ -498,6 +498,18 @@ def _crashed(job: RaceJob, err: BaseException) -> dict[str, Any]:
     }
 
 
+def _standings(results: Iterable[dict[str, Any]], top: int = 3) -> str:
+    """The live leaderboard for the progress bar: the self-play learners with the lowest mean
+    final exploitability over their finished runs so far."""
+    finals: dict[str, list[float]] = {}
+    for res in results:
+        learners = res["job"]["learners"]
+        if learners[0] == learners[1]:
+            finals.setdefault(learners[0], []).append(res["history"][-1]["exploitability"])
+    ranked = sorted((sum(v) / len(v), name) for name, v in finals.items())
+    return "leaders: " + ", ".join(f"{name} {value:.2g}" for value, name in ranked[:top])
+
+
 def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -> RaceOutcome:
     """Run (or resume) a race and write every output; see the module docstring."""
     stream = stream or sys.stdout
@@ -555,6 +567,7 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
             line = f"{payload['run_id']}: FAILED: {payload['error']}"
         if bar is not None:
             bar.write(line, file=stream)
+            bar.set_postfix_str(_standings(results.values()), refresh=False)
             bar.update(1)
         else:
             print(line, file=stream)
