@@ -103,8 +103,9 @@ def test_pettingzoo_api_test(module: ModuleType, kwargs: dict, illegal_action: s
 
 
 @pytest.mark.parametrize(("module", "kwargs"), MODULE_KWARGS, ids=IDS)
-def test_pettingzoo_seed_test(module: ModuleType, kwargs: dict) -> None:
-    seed_test(lambda: module.env(**kwargs), num_cycles=100)
+@pytest.mark.parametrize("illegal_action", ["raise", "penalize"])
+def test_pettingzoo_seed_test(module: ModuleType, kwargs: dict, illegal_action: str) -> None:
+    seed_test(lambda: module.env(illegal_action=illegal_action, **kwargs), num_cycles=100)
 
 
 @pytest.mark.parametrize(("module", "kwargs"), PARALLEL, ids=PARALLEL_IDS)
@@ -331,6 +332,7 @@ def test_penalize_mode_terminates_with_minus_one() -> None:
         warnings.simplefilter("ignore")
         env.step(9 - 9)  # player_1 may check or raise here, not fold
     assert all(env.terminations.values())
+    assert env.unwrapped.history == [Qh, Ks, C]  # the illegal move itself was not played
     final = {}
     for agent in env.agent_iter():
         _, reward, terminated, _, _ = env.last()
@@ -338,10 +340,82 @@ def test_penalize_mode_terminates_with_minus_one() -> None:
         final[agent] = reward
         env.step(None)
     assert final == {"player_0": 0.0, "player_1": -1.0}
-    # Out of range is PettingZoo's AssertOutOfBoundsWrapper's AssertionError in this mode.
+    # Out of the action space is an AssertionError in this mode, as with PettingZoo's
+    # AssertOutOfBoundsWrapper.
     env.reset(seed=0)
     with pytest.raises(AssertionError, match="not in action space"):
         env.step(3)
+
+
+def pettingzoo_classic_penalize(module: ModuleType, kwargs: dict) -> Any:
+    """The raw env under PettingZoo's own classic terminate-with-penalty stack."""
+    from pettingzoo.utils import wrappers
+
+    env = wrappers.TerminateIllegalWrapper(module.raw_env(**kwargs), illegal_reward=-1)
+    return PZOrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
+def penalize_snapshot(env: Any) -> tuple:
+    return (*snapshot(env), env.last()[1:] if env.agents else None)
+
+
+@pytest.mark.parametrize(("module", "kwargs"), MODULE_KWARGS, ids=IDS)
+def test_penalize_mode_matches_pettingzoos_classic_wrapper_stack(
+    module: ModuleType, kwargs: dict
+) -> None:
+    """Side by side with PettingZoo's TerminateIllegalWrapper + AssertOutOfBoundsWrapper +
+    OrderEnforcingWrapper over the same raw env, random play with illegal moves mixed in
+    (masked-out ids, out-of-space ids, dead steps with an action) shows the same everything:
+    observations, rewards, terminations, truncations, infos, agent order, errors, warnings."""
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    ours, theirs = (
+        module.env(illegal_action="penalize", **kwargs),
+        pettingzoo_classic_penalize(module, kwargs),
+    )
+    assert isinstance(ours, PZOrderEnforcingWrapper) and ours.env is ours.unwrapped  # one wrapper
+    rnd = random.Random(7)
+    penalties = 0
+    for episode in range(60):
+        ours.reset(seed=episode)
+        theirs.reset(seed=episode)
+        assert penalize_snapshot(ours) == penalize_snapshot(theirs)
+        for agent in ours.agent_iter():
+            assert agent == theirs.agent_selection
+            obs, _, terminated, truncated, _ = ours.last()
+            size = ours.action_space(agent).n
+            mask = obs["action_mask"]
+            if terminated or truncated:
+                if rnd.random() < 0.2:  # a dead agent stepping with an action: same error
+                    for env in (ours, theirs):
+                        with pytest.raises(ValueError, match="only valid action is None"):
+                            env.step(0)
+                action = None
+            else:
+                roll = rnd.random()
+                illegal = [a for a in range(size) if not mask[a]]
+                if roll < 0.1:  # outside the action space: both assert, nothing changes
+                    bad = rnd.choice([size, -1, 1.5, None])
+                    before = penalize_snapshot(ours)
+                    for env in (ours, theirs):
+                        with pytest.raises(AssertionError, match="not in action space"):
+                            env.step(bad)
+                    assert penalize_snapshot(ours) == before == penalize_snapshot(theirs)
+                if roll < 0.3 and illegal:
+                    action = rnd.choice(illegal)
+                    penalties += 1
+                else:
+                    action = rnd.choice(np.flatnonzero(mask).tolist())
+            EnvLogger.flush()
+            ours.step(action)
+            ours_log = list(EnvLogger.mqueue)
+            EnvLogger.flush()
+            theirs.step(action)
+            assert ours_log == list(EnvLogger.mqueue)
+            assert penalize_snapshot(ours) == penalize_snapshot(theirs)
+        assert theirs.agents == []
+    if module is leduc_holdem_v0:  # the only game here with masked-out ids inside the space
+        assert penalties > 10
 
 
 def test_penalize_and_raise_modes_play_legal_games_identically() -> None:

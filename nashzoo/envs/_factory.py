@@ -74,9 +74,9 @@ def make_parallel_env(
 ) -> aec_to_parallel_wrapper:
     """Parallel (simultaneous-move) view of a wrapped env, via PettingZoo's conversion.
 
-    Only ``illegal_action="raise"``: PettingZoo's AEC-to-parallel conversion cannot carry a
-    mid-cycle termination by ``TerminateIllegalWrapper`` (it asserts), so a penalty mode
-    would be broken there. Illegal joint actions raise before anything is applied.
+    Only ``illegal_action="raise"``: PettingZoo's AEC-to-parallel conversion cannot carry the
+    mid-cycle termination of the terminate-with-penalty convention (it asserts), so a penalty
+    mode would be broken there. Illegal joint actions raise before anything is applied.
     """
     if kwargs.get("illegal_action", "raise") != "raise":
         check_illegal_action(kwargs["illegal_action"])

@@ -40,8 +40,8 @@ Conventions (those of PettingZoo's classic environments):
   next chance outcomes (e.g. a fixed deal for duplicate matches or tests);
 * an illegal action raises :class:`~nashzoo.games.IllegalActionError` (a ``ValueError`` naming
   the legal actions) and leaves the env exactly as it was, so the caller can retry. The public
-  ``env()`` factories can instead apply PettingZoo's ``TerminateIllegalWrapper`` (see
-  :func:`wrap_env`).
+  ``env(illegal_action="penalize")`` instead follows PettingZoo's terminate-with-penalty
+  convention (:class:`PenalizeIllegalWrapper`, see :func:`wrap_env`).
 """
 
 from __future__ import annotations
@@ -535,6 +535,73 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         return str(self.env)  # as PettingZoo's: the wrapper does not show in the name
 
 
+class PenalizeIllegalWrapper(OrderEnforcingWrapper):
+    """PettingZoo's terminate-with-penalty convention for illegal moves, in one wrapper.
+
+    Observably the same as PettingZoo's classic stack ``OrderEnforcingWrapper(
+    AssertOutOfBoundsWrapper(TerminateIllegalWrapper(env, illegal_reward)))``
+    (``tests/test_envs.py`` plays both side by side, illegal moves included) at the cost of a
+    single wrapper, so the ``"penalize"`` mode is as fast as the default:
+
+    * an action outside the agent's action space (not an integer id, or out of range) raises
+      ``AssertionError("action is not in action space ...")``, as ``AssertOutOfBoundsWrapper``
+      does;
+    * a legal action is played by the env;
+    * an in-space illegal action (masked out) ends the game: PettingZoo's
+      ``"[WARNING]: Illegal move made, ..."`` is logged through its ``EnvLogger``, the offender
+      gets ``illegal_reward`` (default -1), every other agent 0, every agent is marked
+      terminated and truncated (as ``TerminateIllegalWrapper`` marks them) and is then stepped
+      with ``None`` to leave; the game state itself is left as it was before the move.
+
+    The order checks are those of :class:`OrderEnforcingWrapper` (PettingZoo's).
+    """
+
+    def __init__(self, env: GameAECEnv, illegal_reward: float = -1.0) -> None:
+        if not isinstance(env, GameAECEnv):
+            raise TypeError(f"PenalizeIllegalWrapper wraps a GameAECEnv, got {env!r}")
+        super().__init__(env)
+        self.illegal_reward = float(illegal_reward)
+        self._raw = env
+        self._sizes = {a: env.action_space(a).n for a in env.possible_agents}
+
+    def step(self, action: int | None) -> None:
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        raw = self._raw
+        if not raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self._has_updated = True
+        agent = raw.agent_selection
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        if action is None and dead:
+            raw.step(None)
+            return
+        a = action_index(action)
+        if a is None or not 0 <= a < self._sizes[agent]:
+            raise AssertionError(
+                f"action is not in action space: {action!r} for {agent}, whose action space is "
+                f"Discrete({self._sizes[agent]}) (illegal_action='penalize' penalises only "
+                "masked-out ids inside the space)"
+            )
+        if dead:
+            raw.step(action)  # PettingZoo's "when an agent is dead, the only valid action is None"
+            return
+        if raw._tables.children[raw._node][a] >= 0:
+            raw.step(a)
+            return
+        # Terminate with penalty, exactly as PettingZoo's TerminateIllegalWrapper does.
+        EnvLogger.warn_on_illegal_move()
+        raw._cumulative_rewards[agent] = 0
+        raw.terminations = dict.fromkeys(raw.agents, True)
+        raw.truncations = dict.fromkeys(raw.agents, True)
+        raw.rewards = dict.fromkeys(raw.truncations, 0)
+        raw.rewards[agent] = self.illegal_reward
+        raw._accumulate_rewards()
+        raw._deads_step_first()
+
+
 def check_illegal_action(illegal_action: str) -> str:
     if illegal_action not in ILLEGAL_ACTION_MODES:
         raise ValueError(
@@ -551,16 +618,15 @@ def wrap_env(raw: GameAECEnv, illegal_action: str = "raise") -> AECEnv[str, ObsD
     rejects illegal and out-of-range actions with :class:`~nashzoo.games.IllegalActionError`
     and leaves the game unchanged.
 
-    ``illegal_action="penalize"``: PettingZoo's classic stack, ``TerminateIllegalWrapper``
-    (the offender gets -1, the other agents 0, and the game ends), ``AssertOutOfBoundsWrapper``
-    and ``OrderEnforcingWrapper``, the convention RL libraries expect.
+    ``illegal_action="penalize"``: :class:`PenalizeIllegalWrapper` only, PettingZoo's
+    terminate-with-penalty convention (what its classic stack ``TerminateIllegalWrapper`` +
+    ``AssertOutOfBoundsWrapper`` + ``OrderEnforcingWrapper`` does: the offender gets -1, the
+    other agents 0, and the game ends), the convention RL libraries expect, in one wrapper.
     """
     check_illegal_action(illegal_action)
-    env: AECEnv[str, ObsDict, int] = raw
     if illegal_action == "penalize":
-        env = wrappers.TerminateIllegalWrapper(env, illegal_reward=-1)
-        env = wrappers.AssertOutOfBoundsWrapper(env)
-    return OrderEnforcingWrapper(env)
+        return PenalizeIllegalWrapper(raw, illegal_reward=-1.0)
+    return OrderEnforcingWrapper(raw)
 
 
 def to_parallel(aec_env: AECEnv[str, ObsDict, int]) -> aec_to_parallel_wrapper:
@@ -587,6 +653,8 @@ __all__ = [
     "RENDER_MODES",
     "EnvTables",
     "GameAECEnv",
+    "OrderEnforcingWrapper",
+    "PenalizeIllegalWrapper",
     "agent_name",
     "env_tables",
     "to_parallel",

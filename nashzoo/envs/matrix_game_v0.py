@@ -19,8 +19,9 @@ Example::
     )  # rewards == {"player_0": 1.0, "player_1": 1.0}
 
 Keyword arguments besides the game parameters: ``render_mode`` (``None``, ``"ansi"``,
-``"human"``), ``render_agent`` and, for :func:`env` and :func:`parallel_env`,
-``illegal_action`` (``"raise"``, the default, or ``"penalize"``).
+``"human"``), ``render_agent`` and ``illegal_action``: ``"raise"`` (the default) or, for
+:func:`env` only, ``"penalize"`` (PettingZoo's terminate-with-penalty convention);
+:func:`parallel_env` accepts only ``"raise"``.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ simultaneous-move (``ParallelEnv``) view through PettingZoo's own AEC-to-paralle
 a joint action with an illegal part raises before anything is applied.
 
 Keyword arguments: ``render_mode`` (``None``, ``"ansi"``, ``"human"``), ``render_agent``
-(whose move ``render()`` shows before the end; ``None`` shows all) and, for :func:`env` and
-:func:`parallel_env`, ``illegal_action`` (``"raise"``, the default, or ``"penalize"``).
+(whose move ``render()`` shows before the end; ``None`` shows all) and ``illegal_action``:
+``"raise"`` (the default) or, for :func:`env` only, ``"penalize"`` (PettingZoo's
+terminate-with-penalty convention); :func:`parallel_env` accepts only ``"raise"``.
 """
 
 from __future__ import annotations
