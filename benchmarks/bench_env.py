@@ -3,8 +3,17 @@ same run.
 
 Rows are Kuhn poker and Leduc hold'em. Columns (episodes per second, higher is better):
 
-* nashzoo ``kuhn_poker_v0.env()`` / ``leduc_holdem_v0.env()``: the full public wrapper stack,
-  driven the PettingZoo way (``agent_iter``, ``last``, ``step``, dead steps included);
+* nashzoo ``kuhn_poker_v0.env()`` / ``leduc_holdem_v0.env()``, the default (illegal actions
+  raise): the raw env under the one wrapper ``env()`` applies, nashzoo's
+  ``OrderEnforcingWrapper`` (PettingZoo's, with faster attribute forwarding);
+* nashzoo ``env(illegal_action="penalize")``: the raw env under the one wrapper that mode
+  applies, ``PenalizeIllegalWrapper`` (PettingZoo's order checks and terminate-with-penalty
+  convention);
+* reference: the same raw env under PettingZoo's own classic stack
+  ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw_env)))``, what
+  the penalize mode used to be (so what PettingZoo's wrappers cost);
+
+all driven the PettingZoo way (``agent_iter``, ``last``, ``step``, dead steps included);
 * OpenSpiel's ``open_spiel.python.rl_environment.Environment("kuhn_poker" / "leduc_poker")``
   (``reset`` / ``step`` on ``TimeStep``s);
 * PettingZoo's own ``pettingzoo.classic.leduc_holdem_v4`` (RLCard), Leduc only, when ``rlcard``
@@ -43,9 +52,16 @@ SECTION = "## Environment speed"
 Runner = Callable[[int], int]  # plays n episodes, returns the number of decisions made
 
 
-def nashzoo_runner(module: object, seed: int) -> Runner:
-    env = module.env()  # type: ignore[attr-defined]
-    env.reset(seed=seed)
+def pettingzoo_classic_stack(module: object) -> object:
+    """The raw env under PettingZoo's classic terminate-with-penalty wrapper stack."""
+    from pettingzoo.utils import wrappers
+
+    env = wrappers.TerminateIllegalWrapper(module.raw_env(), illegal_reward=-1)  # type: ignore[attr-defined]
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
+
+
+def nashzoo_runner(env: object, seed: int) -> Runner:
+    env.reset(seed=seed)  # type: ignore[attr-defined]
     rnd = random.Random(seed)
     flatnonzero = np.flatnonzero
 
@@ -168,7 +184,9 @@ def main() -> None:
         ("Leduc hold'em", leduc_holdem_v0, "leduc_poker"),
     ):
         runners = {
-            "nashzoo": nashzoo_runner(module, args.seed),
+            "nashzoo": nashzoo_runner(module.env(), args.seed),
+            "penalize": nashzoo_runner(module.env(illegal_action="penalize"), args.seed),
+            "pz_stack": nashzoo_runner(pettingzoo_classic_stack(module), args.seed),
             "openspiel": openspiel_runner(os_game, args.seed),
         }
         if pz_leduc is not None and os_game == "leduc_poker":
@@ -181,18 +199,23 @@ def main() -> None:
             return "n/a"
         return f"{result['eps']:,.0f} ({result['decisions']:.2f})"
 
-    def ratio(row: dict, peer: str) -> str:
-        return f"{row['nashzoo']['eps'] / row[peer]['eps']:.2f}x" if peer in row else "n/a"
+    def ratio(row: dict, peer: str, ours: str = "nashzoo") -> str:
+        return f"{row[ours]['eps'] / row[peer]['eps']:.2f}x" if peer in row else "n/a"
 
     lines = [
-        "| game | nashzoo `env()` | OpenSpiel `rl_environment` | PettingZoo `leduc_holdem_v4` "
-        "| nashzoo / OpenSpiel | nashzoo / PettingZoo |",
-        "|---|---:|---:|---:|---:|---:|",
+        '| game | nashzoo `env()` | nashzoo `env(illegal_action="penalize")` '
+        "| nashzoo raw env + PettingZoo's classic wrappers (reference) "
+        "| OpenSpiel `rl_environment` | PettingZoo `leduc_holdem_v4` "
+        "| `env()` / OpenSpiel | penalize / OpenSpiel | classic wrappers / OpenSpiel "
+        "| `env()` / PettingZoo |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, row in rows:
         lines.append(
-            f"| {label} | {cell(row['nashzoo'])} | {cell(row['openspiel'])} | "
+            f"| {label} | {cell(row['nashzoo'])} | {cell(row['penalize'])} | "
+            f"{cell(row['pz_stack'])} | {cell(row['openspiel'])} | "
             f"{cell(row.get('pettingzoo'))} | {ratio(row, 'openspiel')} | "
+            f"{ratio(row, 'openspiel', 'penalize')} | {ratio(row, 'openspiel', 'pz_stack')} | "
             f"{ratio(row, 'pettingzoo')} |"
         )
     table = "\n".join(lines)
@@ -221,8 +244,15 @@ def main() -> None:
 
     if args.markdown:
         today = datetime.date.today().isoformat()
+        column = {
+            "nashzoo": "env()",
+            "penalize": "penalize",
+            "pz_stack": "classic wrappers",
+            "openspiel": "OpenSpiel",
+            "pettingzoo": "leduc_holdem_v4",
+        }
         spreads = "; ".join(
-            f"{label} {name} {lo:,.0f}-{hi:,.0f}"
+            f"{label} {column[name]} {lo:,.0f}-{hi:,.0f}"
             for label, row in rows
             for name, r in row.items()
             for lo, hi in [r["spread"]]
@@ -232,21 +262,32 @@ def main() -> None:
                 SECTION,
                 "",
                 "Random play (uniformly random legal actions, same policy code and seed for "
-                "every column) through each library's public environment API: nashzoo's "
-                "`kuhn_poker_v0.env()` / `leduc_holdem_v0.env()` with the full wrapper stack, "
-                "driven with `agent_iter`/`last`/`step`; OpenSpiel's Python "
-                "`rl_environment.Environment`; PettingZoo's own `leduc_holdem_v4` (RLCard; "
-                "Leduc only). Episodes per second, higher is better; in brackets the mean "
-                "number of decisions per episode (OpenSpiel plays the same games, so equal "
-                "numbers mean equal work). Ratios are nashzoo / peer, measured in the same "
-                "run with the implementations taking turns. RLCard's Leduc is a variant "
-                "(blinds instead of antes, its own action set), so its random games are "
-                "shorter; per decision the gap is larger than per episode.",
+                "every column) through each library's public environment API. nashzoo's "
+                "`kuhn_poker_v0.env()` / `leduc_holdem_v0.env()` as a user gets them, "
+                "everything `env()` returns included, driven with `agent_iter`/`last`/`step` "
+                "(dead steps included): the default `env()` is the raw env under one wrapper, "
+                "nashzoo's `OrderEnforcingWrapper` (PettingZoo's order checks, faster "
+                'attribute forwarding); `env(illegal_action="penalize")` is the raw env '
+                "under one wrapper, `PenalizeIllegalWrapper` (the same order checks plus "
+                "PettingZoo's terminate-with-penalty convention, checked against PettingZoo's "
+                "own wrappers in `tests/test_envs.py`). The reference column is the same raw "
+                "env under PettingZoo's classic stack `OrderEnforcingWrapper("
+                "AssertOutOfBoundsWrapper(TerminateIllegalWrapper(raw_env)))` (what the "
+                "penalize mode used before), i.e. the cost of PettingZoo's own wrappers. "
+                "Peers: OpenSpiel's Python `rl_environment.Environment` and PettingZoo's own "
+                "`leduc_holdem_v4` (RLCard, under its classic wrappers; Leduc only). Episodes "
+                "per second, higher is better; in brackets the mean number of decisions per "
+                "episode (OpenSpiel plays the same games, so equal numbers mean equal work). "
+                "Ratios are measured in the same run with the implementations taking turns. "
+                "RLCard's Leduc is a variant (blinds instead of antes, its own action set), "
+                "so its random games are shorter; per decision the gap is larger than per "
+                "episode.",
                 "",
                 table,
                 "",
                 f"- Date {today}; {machine}; {', '.join(versions)}.",
-                f"- {load}.",
+                f"- {load}; with other processes running, single rounds vary (see the "
+                "ranges below) while the columns, taking turns, share the load alike.",
                 f"- Median of {repeats} rounds of {episodes:,} episodes each; range over the "
                 f"rounds: {spreads}.",
                 *[f"- {note}." for note in notes],
