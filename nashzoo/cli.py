@@ -42,44 +42,28 @@ def _csv_list(text: str) -> tuple[str, ...]:
     return items
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
+def _number_type(kind: type, low: float, *, strict: bool) -> Any:
+    """An argparse ``type``: ``kind`` (int or float), finite, above ``low`` (``strict``) or at
+    least ``low``; the message says what was expected."""
+    noun = "an integer" if kind is int else "a number"
+    bound = f"{'>' if strict else '>='} {low:g}"
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+        if not (value > low if strict else value >= low) or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"expected {noun} {bound}, got {text}")
+        return value
+
+    return parse
 
 
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
+_positive_float = _number_type(float, 0, strict=True)
+_non_negative_float = _number_type(float, 0, strict=False)
+_positive_int = _number_type(int, 0, strict=True)
+_non_negative_int = _number_type(int, 0, strict=False)
 
 
 def _game_arg(parser: argparse.ArgumentParser, default: str = "kuhn_poker") -> None:
