@@ -307,7 +307,9 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
             legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
             if agent != me:
                 player = env.possible_agents.index(agent)
-                infoset = Infoset.from_observation(obs, player, info["infoset_key"])
+                infoset = Infoset.from_observation(
+                    obs, player, info["infoset_key"], game.num_actions
+                )
                 action = opponent.policy.act(infoset, rng)
                 print(f"{opponent.name} plays {game.action_name(action)}")
                 env.step(action)
