@@ -265,3 +265,25 @@ def test_report_verdicts_and_statistics():
     assert verdict(0.0005, -1.0, 0.5, (0.1, 0.001)).startswith("converges")
     assert verdict(0.2, -0.5, 0.5, (0.1, 0.001)).startswith("converging")
     assert verdict(0.5, 0.0, 0.5, (0.1, 0.001)).startswith("not converging")
+
+
+def test_cross_play_plain_words_state_closeness_and_payoff_without_contradiction():
+    import numpy as np
+
+    from nashzoo.eval.report import CrossPlay, markdown_summary
+
+    nan = float("nan")
+    cross = CrossPlay(
+        learners=("a", "b", "c"),
+        seat_exploitability=np.array([[nan, 0.01, 2e-4], [0.02, nan, 0.1], [1e-4, 0.3, nan]]),
+        payoff=np.array([[nan, 0.05, 0.0001], [-0.05, nan, -0.2], [-0.0001, 0.2, nan]]),
+        wins=np.array([[nan, 1.0, 0.75], [0.0, nan, 0.5], [0.25, 0.5, nan]]),
+    )
+    md = markdown_summary("kuhn_poker", [], cross, budget="1 s")
+    assert (
+        "- a vs b: **a** gets closer to equilibrium (0.01 vs 0.02; in 100% of runs); "
+        "a earns 0.050 per game from b while learning." in md
+    )
+    # a is closer in 75% of the runs but c's mean is lower: said, not contradicted
+    assert "**a** is closer to equilibrium in 75% of runs, but the mean favours c" in md
+    assert "- b vs c: a draw on closeness to equilibrium (0.1 vs 0.3); c earns 0.200" in md

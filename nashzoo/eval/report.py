@@ -344,11 +344,17 @@ def markdown_summary(
                 if w == 0.5:
                     closer = f"a draw on closeness to equilibrium ({ea:.3g} vs {eb:.3g})"
                 else:
-                    winner, we, le = (a, ea, eb) if w > 0.5 else (b, eb, ea)
+                    winner, loser, we, le = (a, b, ea, eb) if w > 0.5 else (b, a, eb, ea)
                     closer = (
                         f"**{winner}** gets closer to equilibrium ({we:.3g} vs {le:.3g}; in "
                         f"{max(w, 1 - w):.0%} of runs)"
                     )
+                    if we > le:  # the run-by-run count and the means disagree
+                        closer = (
+                            f"**{winner}** is closer to equilibrium in {max(w, 1 - w):.0%} of "
+                            f"runs, but the mean favours {loser} ({le:.3g} vs {we:.3g}): "
+                            f"{loser} won its runs by more"
+                        )
                 lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
         lines.append("")
     if failures:
