@@ -380,9 +380,12 @@ def main() -> None:
         + ".",
         f"- Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}."
         + (f" {args.note}" if args.note else ""),
-        "- Reproduce: `.venv/bin/python benchmarks/bench_neural.py "
-        + " ".join(a for a in sys.argv[1:] if not a.endswith(".md") and a != "--markdown")
-        + " --markdown BENCHMARKS.md`.",
+        "- Reproduce: `"
+        + " ".join(
+            [".venv/bin/python benchmarks/bench_neural.py"]
+            + [a for a in sys.argv[1:] if not a.endswith(".md") and a != "--markdown"]
+            + ["--markdown BENCHMARKS.md`."]
+        ),
     ]
     print("\n".join(notes))
     if args.markdown:
