@@ -114,22 +114,22 @@ class _FullWidthCFR(Learner):
         self._current_policy: TabularPolicy | None = None
 
     def _step(self, opponent: Policy) -> dict[str, float]:
-        t = self.iterations + 1
+        iteration = self.iterations + 1
         tree = self.tree
         joint = np.array(self.opponent_strategy(opponent), dtype=np.float64, copy=True)
         joint[self._rows] = self._current[self._rows]
         result = tm.counterfactual_pass(tree, joint, self.seat)
         instant = result.q - result.values[:, None]
         instant *= self._update_mask
-        self._update_regrets(instant, t)
-        self._update_average(result.plan, t)
+        self._update_regrets(instant, iteration)
+        self._update_average(result.plan, iteration)
         self._refresh_current()
         return {"nodes_touched": tree.num_nodes, "value": result.value}
 
-    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+    def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
 
-    def _update_average(self, plan: np.ndarray, t: int) -> None:
+    def _update_average(self, plan: np.ndarray, iteration: int) -> None:
         self._strategy_sum += plan
 
     # --- policies and state ------------------------------------------------------------------
@@ -186,12 +186,12 @@ class CFRPlus(_FullWidthCFR):
     Config = CFRPlusConfig
     config: CFRPlusConfig
 
-    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+    def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
         np.maximum(self._regrets, 0.0, out=self._regrets)
 
-    def _update_average(self, plan: np.ndarray, t: int) -> None:
-        weight = max(t - self.config.averaging_delay, 0)
+    def _update_average(self, plan: np.ndarray, iteration: int) -> None:
+        weight = max(iteration - self.config.averaging_delay, 0)
         if weight:
             self._strategy_sum += weight * plan
 
@@ -204,11 +204,11 @@ class DCFR(_FullWidthCFR):
     Config = DCFRConfig
     config: DCFRConfig
 
-    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+    def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
-        ta, tb = float(t) ** self.config.alpha, float(t) ** self.config.beta
+        ta, tb = float(iteration) ** self.config.alpha, float(iteration) ** self.config.beta
         self._regrets *= np.where(self._regrets > 0.0, ta / (ta + 1.0), tb / (tb + 1.0))
 
-    def _update_average(self, plan: np.ndarray, t: int) -> None:
+    def _update_average(self, plan: np.ndarray, iteration: int) -> None:
         self._strategy_sum += plan
-        self._strategy_sum *= (t / (t + 1.0)) ** self.config.gamma
+        self._strategy_sum *= (iteration / (iteration + 1.0)) ** self.config.gamma

@@ -72,10 +72,6 @@ class CompiledTree:
         """``num_infosets * num_actions``: also the padding id that reads probability 1."""
         return self.num_infosets * self.num_actions
 
-    @property
-    def num_decision_nodes(self) -> int:
-        return int(np.count_nonzero(self.player >= 0))
-
     def infosets_of(self, player: int) -> np.ndarray:
         """Indices of ``player``'s information sets."""
         return np.flatnonzero(self.infoset_player == player)
