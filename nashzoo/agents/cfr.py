@@ -94,12 +94,11 @@ class _FullWidthCFR(Learner):
     """Shared machinery of the full-width CFR family (one seat; see the module docs)."""
 
     def _setup(self) -> None:
-        tree = self.tree
+        tree = self._tree = self.tree
         self._mine = tree.infoset_player == self.seat
         self._rows = np.flatnonzero(self._mine)
         self._update_mask = (tree.legal_mask & self._mine[:, None]).astype(np.float64)
-        self._own_legal = tree.legal_mask[self._rows]
-        self._uniform = tm.uniform_strategy(tree)
+        self._matcher = tm.RegretMatcher(tree.legal_mask)
         shape = (tree.num_infosets, tree.num_actions)
         self._regrets = np.zeros(shape)
         self._strategy_sum = np.zeros(shape)
@@ -107,18 +106,16 @@ class _FullWidthCFR(Learner):
 
     # --- the algorithm -----------------------------------------------------------------------
     def _refresh_current(self) -> None:
-        # Regret matching on this seat's rows; other seats' rows stay uniform (a valid policy).
-        current = self._uniform.copy()
-        current[self._rows] = tm.regret_matching(self._regrets[self._rows], self._own_legal)
-        self._current = current
+        # Regret matching over the whole table: other seats' regrets stay zero, so their rows
+        # come out uniform (a valid policy) without a separate copy.
+        self._current = self._matcher(self._regrets)
         self._current_policy: TabularPolicy | None = None
 
     def _step(self, opponent: Policy) -> dict[str, float]:
         iteration = self.iterations + 1
-        tree = self.tree
-        joint = np.array(self.opponent_strategy(opponent), dtype=np.float64, copy=True)
-        joint[self._rows] = self._current[self._rows]
-        result = tm.counterfactual_pass(tree, joint, self.seat)
+        tree = self._tree
+        others = np.asarray(self.opponent_strategy(opponent), dtype=np.float64)
+        result = tm.counterfactual_pass(tree, self._current, self.seat, others=others)
         instant = result.q - result.values[:, None]
         instant *= self._update_mask
         self._update_regrets(instant, iteration)

@@ -5,8 +5,8 @@ A *strategy* here is a ``[num_infosets, num_actions]`` float array of action pro
 every information set of every player (zeros on illegal actions). No kernel makes a Python call
 per history. Modules:
 
-* :mod:`.terminal`: per-terminal reach, expected returns, the reference counterfactual values,
-  exact best responses and NashConv;
+* :mod:`.terminal`: per-terminal reach and the reference counterfactual values;
+* :mod:`.response`: exact best responses, expected returns and NashConv;
 * :mod:`.sequence`: the sequence form (realization plans, the fused counterfactual pass of the
   full-width learners, the bottom-up value backup of the sampling ones);
 * :mod:`.matching`: regret matching (the ONE implementation), row sums and normalisations;
@@ -17,11 +17,13 @@ the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
 """
 
 from nashzoo.games.treemath.matching import (
+    RegretMatcher,
     behaviour_strategy,
     regret_matching,
     row_sums,
     uniform_strategy,
 )
+from nashzoo.games.treemath.response import best_response, expected_returns, nash_conv
 from nashzoo.games.treemath.sequence import (
     CounterfactualPass,
     OwnDepth,
@@ -31,18 +33,13 @@ from nashzoo.games.treemath.sequence import (
     realization_plan,
     sequence_form,
 )
-from nashzoo.games.treemath.terminal import (
-    best_response,
-    counterfactual_values,
-    expected_returns,
-    nash_conv,
-    terminal_reach,
-)
+from nashzoo.games.treemath.terminal import counterfactual_values, terminal_reach
 from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sampled_walks
 
 __all__ = [
     "CounterfactualPass",
     "OwnDepth",
+    "RegretMatcher",
     "SampledWalks",
     "SequenceForm",
     "WalkDepth",

@@ -17,23 +17,34 @@ def row_sums(table: np.ndarray) -> np.ndarray:
     return total
 
 
-def regret_matching(regrets: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
-    """Regret matching (Hart & Mas-Colell 2000), the ONE implementation every learner uses.
+class RegretMatcher:
+    """Regret matching (Hart & Mas-Colell 2000) over one fixed legal mask: the ONE
+    implementation every learner uses (:func:`regret_matching` is its one-shot form).
 
     Each row becomes proportional to its positive regrets over legal actions; rows without
     positive regret become uniform over legal actions. Works on ``[..., num_actions]`` arrays.
+    The uniform rows are computed once per mask, so a learner that matches the same mask
+    every iteration keeps one matcher.
     """
-    legal_mask = np.asarray(legal_mask, dtype=bool)
-    positive = np.where(legal_mask, np.maximum(regrets, 0.0), 0.0)
-    legal = (
-        legal_mask
-        if legal_mask.shape == positive.shape
-        else np.broadcast_to(legal_mask, positive.shape)
-    )
-    total = row_sums(positive)[..., None]
-    count = row_sums(legal.astype(np.float64))[..., None]
-    uniform = legal / np.maximum(count, 1)
-    return np.where(total > 0.0, positive / np.where(total > 0.0, total, 1.0), uniform)
+
+    def __init__(self, legal_mask: np.ndarray) -> None:
+        self.legal = np.asarray(legal_mask, dtype=bool)
+        count = row_sums(self.legal.astype(np.float64))[..., None]
+        self.uniform = self.legal / np.maximum(count, 1)
+
+    def __call__(self, regrets: np.ndarray) -> np.ndarray:
+        positive = np.where(self.legal, np.maximum(regrets, 0.0), 0.0)
+        total = row_sums(positive)[..., None]
+        if self.uniform.shape == positive.shape:
+            out = self.uniform.copy()
+        else:
+            out = np.array(np.broadcast_to(self.uniform, positive.shape))
+        return np.divide(positive, total, out=out, where=total > 0.0)
+
+
+def regret_matching(regrets: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
+    """Regret matching of ``regrets`` over ``legal_mask`` (see :class:`RegretMatcher`)."""
+    return RegretMatcher(legal_mask)(regrets)
 
 
 def uniform_strategy(tree: CompiledTree) -> np.ndarray:

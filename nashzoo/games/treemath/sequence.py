@@ -27,6 +27,11 @@ from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath._cache import frozen, per_tree
 
 
+TIE_TOLERANCE = 1e-12
+"""Action values of a best response within this (relative) distance of the best count as tied;
+ties go to the lowest action id."""
+
+
 @dataclass(frozen=True, eq=False)
 class OwnDepth:
     """The legal sequences of one player at one own depth, and the sequences leading to them."""
@@ -35,6 +40,9 @@ class OwnDepth:
     parents: np.ndarray  # [S_d] flat id of the sequence leading to each one's infoset
     parent_ids: np.ndarray  # [U_d] distinct values of ``parents``
     parent_slot: np.ndarray  # [S_d] position of each ``parents`` entry in ``parent_ids``
+    grid: np.ndarray  # [I_d, A] flat ids of every (infoset, action) at this depth, legal or not
+    illegal: np.ndarray  # [I_d, A] bool: the action is illegal there
+    infoset_slot: np.ndarray  # [I_d] position of each infoset's parent in ``parent_ids``
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +83,33 @@ class SequenceForm:
             )
         return q
 
+    def best_backup(
+        self, player: int, terminal_weight: np.ndarray
+    ) -> tuple[float, list[tuple[np.ndarray, np.ndarray]]]:
+        """Best response of ``player`` to the play folded into ``terminal_weight``
+        (``pi_{-player}(z) pi_c(z) u_player(z)``): from the deepest own depth up, each
+        information set picks its best legal action (ties within :data:`TIE_TOLERANCE`: the
+        lowest id) and passes that
+        action's value to the sequence leading to it. Perfect recall makes every information
+        set sit at one own depth, so one pass suffices. Returns the value and, per own depth
+        (deepest first), the information sets' flat id rows ``grid[:, 0]`` and their choices.
+        """
+        q = np.bincount(
+            self.last_sequence[player], weights=terminal_weight, minlength=self.num_sequences + 1
+        )
+        choices = []
+        for depth in reversed(self.depths[player]):
+            values = np.where(depth.illegal, -np.inf, q[depth.grid])
+            best = values.max(axis=1)
+            # Ties within rounding go to the lowest action id, whatever the summation order.
+            tied = values >= (best - TIE_TOLERANCE * (1.0 + np.abs(best)))[:, None]
+            choice = tied.argmax(axis=1)
+            q[depth.parent_ids] += np.bincount(
+                depth.infoset_slot, weights=best, minlength=depth.parent_ids.size
+            )
+            choices.append((depth.grid[:, 0], choice))
+        return float(q[-1]), choices
+
 
 def sequence_form(tree: CompiledTree) -> SequenceForm:
     """The tree's :class:`SequenceForm` (built once per tree, then cached)."""
@@ -111,6 +146,9 @@ def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
                     parents=frozen(parents),
                     parent_ids=frozen(parent_ids),
                     parent_slot=frozen(parent_slot.reshape(-1)),
+                    grid=frozen(grid),
+                    illegal=frozen(~legal),
+                    infoset_slot=frozen(np.searchsorted(parent_ids, parent[infosets])),
                 )
             )
         depths.append(tuple(player_depths))
@@ -157,22 +195,29 @@ class CounterfactualPass(NamedTuple):
 
 
 def counterfactual_pass(
-    tree: CompiledTree, strategy: np.ndarray, player: int
+    tree: CompiledTree,
+    strategy: np.ndarray,
+    player: int,
+    *,
+    others: np.ndarray | None = None,
 ) -> CounterfactualPass:
     """Counterfactual values, infoset values, own realization plan and expected return of
     ``player`` under the joint ``strategy``, in one fused sequence-form pass.
 
-    Same numbers as :func:`nashzoo.games.treemath.counterfactual_values` (which it is tested
+    ``others``, when given, is read for the other players' rows instead of ``strategy`` (a
+    learner passes its own table and the opponent's without building a joint one). Same
+    numbers as :func:`nashzoo.games.treemath.counterfactual_values` (which it is tested
     against) at a fraction of the cost: the other players' plans are built top-down, gathered
     once per terminal, and the player's values are pushed bottom-up through its own depth.
     """
     sf = sequence_form(tree)
-    flat = np.ascontiguousarray(strategy, dtype=np.float64).reshape(-1)
+    flat = strategy.reshape(-1)
+    other_flat = flat if others is None else others.reshape(-1)
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
     for other in range(tree.num_players):
         if other != player:
-            weight = weight * sf.plan(other, flat, plan)[sf.last_sequence[other]]
+            weight = weight * sf.plan(other, other_flat, plan)[sf.last_sequence[other]]
     q = sf.backup(player, weight, flat)
     plan[:] = 0.0
     sf.plan(player, flat, plan)
