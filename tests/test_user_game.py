@@ -4,6 +4,7 @@ kind of malformed game is refused at compile time with one line naming the histo
 from __future__ import annotations
 
 import importlib
+import io
 import re
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from nashzoo.games import (
     game_names,
     load_game,
     register_game,
+    registry,
     unregister_game,
 )
 from nashzoo.train import train
@@ -83,6 +85,41 @@ def test_cli_race_train_eval_with_plugin(coin_bluff, capsys):
     assert cli.main([*argv, "--learner", "cfr_plus", "--iterations", "500", "--out", "run"]) == 0
     assert cli.main(["--plugin", "coin_bluff", "eval", "run/average_policy.json"]) == 0
     assert "coin_bluff(stake=3)" in capsys.readouterr().out
+
+
+def test_cli_tournament_and_play_with_plugin(coin_bluff, capsys, monkeypatch):
+    argv = ["--plugin", "coin_bluff", "tournament", "equilibrium", "uniform"]
+    assert cli.main([*argv, "--game", "coin_bluff", "--episodes", "50", "--out", "tour"]) == 0
+    assert "equilibrium" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n1\n1\n"))
+    argv = ["--plugin", "coin_bluff", "play", "--game", "coin_bluff", "--agent", "equilibrium"]
+    assert cli.main([*argv, "--seat", "0", "--seed", "3"]) == 0
+    assert "coin bluff" in capsys.readouterr().out
+
+
+def test_an_installed_package_adds_games_through_the_entry_point_group(tmp_path, monkeypatch):
+    """A distribution on sys.path declaring ``[nashzoo.games]`` is found without any import."""
+    if "coin_bluff" in game_names():
+        unregister_game("coin_bluff")
+    package = tmp_path / "bluff_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "games.py").write_text(SOURCE.replace('register_game("coin_bluff", CoinBluff)', ""))
+    info = tmp_path / "bluff_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bluff-pkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[nashzoo.games]\ncoin_bluff = bluff_pkg.games:CoinBluff\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_ENTRY_POINTS_READ", False)
+    try:
+        assert "coin_bluff" in game_names()
+        assert load_game("coin_bluff(stake=3)").id == "coin_bluff(stake=3)"
+    finally:
+        unregister_game("coin_bluff")
+        for name in ("bluff_pkg", "bluff_pkg.games"):
+            sys.modules.pop(name, None)
 
 
 def test_register_game_refuses_bad_names_and_takeovers(coin_bluff):
