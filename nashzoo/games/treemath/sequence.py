@@ -26,7 +26,6 @@ import numpy as np
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath._cache import frozen, per_tree
 
-
 TIE_TOLERANCE = 1e-12
 """Action values of a best response within this (relative) distance of the best count as tied;
 ties go to the lowest action id."""
@@ -118,17 +117,8 @@ def sequence_form(tree: CompiledTree) -> SequenceForm:
 
 def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
     num_actions, pad = tree.num_actions, tree.num_sequences
-    parent = np.full(tree.num_infosets, pad, dtype=np.int64)
-    last = []
-    for seqs in tree.terminal_sequences:
-        # On every terminal path the sequence before position k leads to the infoset at k.
-        previous = np.full(seqs.shape[0], pad, dtype=np.int64)
-        for k in range(seqs.shape[1]):
-            current = seqs[:, k]
-            moved = current != pad
-            parent[current[moved] // num_actions] = previous[moved]
-            previous = np.where(moved, current, previous)
-        last.append(frozen(previous))
+    parent = tree.infoset_parent_sequence.astype(np.int64)
+    last = tuple(frozen(row.astype(np.int64)) for row in tree.terminal_last_sequence)
     depths = []
     for p in range(tree.num_players):
         mine = tree.infoset_player == p
