@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nashzoo.games.tree import CompiledTree
+from nashzoo.games.treemath import _jit
 
 
 def row_sums(table: np.ndarray) -> np.ndarray:
@@ -33,6 +34,12 @@ class RegretMatcher:
         self.uniform = self.legal / np.maximum(count, 1)
 
     def __call__(self, regrets: np.ndarray) -> np.ndarray:
+        if _jit.ENABLED and regrets.ndim == 2 and self.uniform.shape == regrets.shape:
+            out = np.empty(regrets.shape)
+            _jit.regret_matching_rows(
+                np.ascontiguousarray(regrets, dtype=np.float64), self.legal, self.uniform, out
+            )
+            return out
         positive = np.where(self.legal, np.maximum(regrets, 0.0), 0.0)
         total = row_sums(positive)[..., None]
         if self.uniform.shape == positive.shape:

@@ -24,7 +24,9 @@ from typing import NamedTuple
 import numpy as np
 
 from nashzoo.games.tree import CompiledTree
+from nashzoo.games.treemath import _jit
 from nashzoo.games.treemath._cache import frozen, per_tree
+from nashzoo.games.treemath.matching import row_sums
 
 TIE_TOLERANCE = 1e-12
 """Action values of a best response within this (relative) distance of the best count as tied;
@@ -54,6 +56,9 @@ class SequenceForm:
     last_sequence: tuple[np.ndarray, ...]  # per player [Z]: last own sequence before terminal z
     depths: tuple[tuple[OwnDepth, ...], ...]  # per player, own depth 0, 1, ...
     terminal_weight: np.ndarray  # [P, Z] chance reach times each player's payoff
+    ordered: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]  # per player: every depth's
+    # sequences and their parents concatenated in depth order, and the depths' offsets (for
+    # the compiled kernels' single loop)
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s realization plan of the flat strategy ``flat`` (``[num_sequences]``),
@@ -143,13 +148,25 @@ def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
             )
         depths.append(tuple(player_depths))
     weight = tree.terminal_chance_reach[None, :] * tree.terminal_utility.T
+    ordered = tuple(
+        (
+            frozen(np.concatenate([d.sequences for d in player_depths] or [_EMPTY])),
+            frozen(np.concatenate([d.parents for d in player_depths] or [_EMPTY])),
+            frozen(np.cumsum([0] + [d.sequences.size for d in player_depths])),
+        )
+        for player_depths in depths
+    )
     return SequenceForm(
         num_sequences=pad,
         parent_sequence=frozen(parent),
         last_sequence=tuple(last),
         depths=tuple(depths),
         terminal_weight=frozen(weight),
+        ordered=ordered,
     )
+
+
+_EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def realization_plan(tree: CompiledTree, strategy: np.ndarray, player: int) -> np.ndarray:
@@ -201,8 +218,27 @@ def counterfactual_pass(
     once per terminal, and the player's values are pushed bottom-up through its own depth.
     """
     sf = sequence_form(tree)
-    flat = strategy.reshape(-1)
-    other_flat = flat if others is None else others.reshape(-1)
+    flat = np.ascontiguousarray(strategy, dtype=np.float64).reshape(-1)
+    other_flat = flat if others is None else np.ascontiguousarray(others, np.float64).reshape(-1)
+    shape = (tree.num_infosets, tree.num_actions)
+    if _jit.ENABLED and tree.num_players == 2:
+        other = 1 - player
+        q, plan = np.empty(sf.num_sequences + 1), np.empty(sf.num_sequences + 1)
+        values = np.empty(tree.num_infosets)
+        _jit.two_player_pass(
+            *sf.ordered[player],
+            *sf.ordered[other][:2],
+            sf.last_sequence[player],
+            sf.last_sequence[other],
+            sf.terminal_weight[player],
+            flat,
+            other_flat,
+            tree.num_actions,
+            q,
+            plan,
+            values,
+        )
+        return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
     for other in range(tree.num_players):
@@ -211,9 +247,8 @@ def counterfactual_pass(
     q = sf.backup(player, weight, flat)
     plan[:] = 0.0
     sf.plan(player, flat, plan)
-    shape = (tree.num_infosets, tree.num_actions)
     q_rows = q[:-1].reshape(shape)
-    values = np.einsum("ij,ij->i", strategy, q_rows)
+    values = row_sums(flat.reshape(shape) * q_rows)  # actions in order, as the compiled path
     return CounterfactualPass(q_rows, values, plan[:-1].reshape(shape), float(q[-1]))
 
 
