@@ -99,7 +99,7 @@ class CompiledTree:
     @functools.cached_property
     def _labels(self) -> tuple[tuple[str, ...], np.ndarray]:
         keys, tensors = self.infoset_labels()
-        return tuple(keys), _readonly(np.asarray(tensors, dtype=np.float32))
+        return tuple(keys), readonly(np.asarray(tensors, dtype=np.float32))
 
     @property
     def infoset_keys(self) -> tuple[str, ...]:
@@ -121,7 +121,7 @@ class CompiledTree:
     def depth(self) -> np.ndarray:
         """``[N]`` int32 depth of every node."""
         sizes = np.diff(self.level_starts)
-        return _readonly(np.repeat(np.arange(sizes.size, dtype=np.int32), sizes))
+        return readonly(np.repeat(np.arange(sizes.size, dtype=np.int32), sizes))
 
     @functools.cached_property
     def children(self) -> np.ndarray:
@@ -129,14 +129,14 @@ class CompiledTree:
         branching = max(self.num_actions, int(self.action.max(initial=-1)) + 1)
         out = np.full((self.num_nodes, branching), -1, dtype=np.int32)
         out[self.parent[1:], self.action[1:]] = np.arange(1, self.num_nodes, dtype=np.int32)
-        return _readonly(out)
+        return readonly(out)
 
     @functools.cached_property
     def utility(self) -> np.ndarray:
         """``[N, P]`` float64 returns at terminal nodes, zeros elsewhere."""
         out = np.zeros((self.num_nodes, self.num_players))
         out[self.terminal_nodes] = self.terminal_utility
-        return _readonly(out)
+        return readonly(out)
 
     @functools.cached_property
     def terminal_sequences(self) -> tuple[np.ndarray, ...]:
@@ -159,7 +159,7 @@ class CompiledTree:
             source = length[:, None] - 1 - k  # position in ``backwards`` of the k-th move
             valid = source >= 0
             picked = stacked[np.where(valid, source, 0), np.arange(stacked.shape[1])[:, None]]
-            out.append(_readonly(np.where(valid, picked, pad)))
+            out.append(readonly(np.where(valid, picked, pad)))
         return tuple(out)
 
 
@@ -175,29 +175,26 @@ def compile_tree(game: Game) -> CompiledTree:
     return _TREES(game)
 
 
-def _readonly(array: np.ndarray) -> np.ndarray:
+def readonly(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only in place (compiled trees are shared)."""
     array.setflags(write=False)
     return array
 
 
 def _compile(game: Game) -> CompiledTree:
-    """Walk ``game``'s States breadth-first (the generic path: any game, every history
-    checked); a game offering ``compile_arrays()`` builds its own arrays instead."""
+    """A game offering ``compile_arrays()`` builds its own arrays (a native game's vectorised
+    builder, tested against the generic walk); any other game is walked State by State."""
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
         return builder()
+    return walk_states(game)
+
+
+def walk_states(game: Game) -> CompiledTree:
+    """The generic path: walk ``game``'s States breadth-first, every history checked."""
     walk = _Walk(game)
-    frontier = [
-        (
-            game.new_initial_state(),
-            -1,
-            -1,
-            1.0,
-            1.0,
-            (-1,) * game.num_players,
-            (0,) * game.num_players,
-        )
-    ]
+    root = (game.new_initial_state(), -1, -1, 1.0, 1.0, (-1,) * game.num_players)
+    frontier = [(*root, (0,) * game.num_players)]
     while frontier:
         frontier = walk.level(frontier)
     return walk.finish()
@@ -312,24 +309,24 @@ class _Walk:
             game_id=game.id,
             num_players=game.num_players,
             num_actions=game.num_actions,
-            parent=_readonly(np.asarray(self.parent, dtype=np.int32)),
-            player=_readonly(np.asarray(self.player, dtype=np.int8)),
-            infoset=_readonly(np.asarray(self.infoset, dtype=np.int32)),
-            action=_readonly(np.asarray(self.action, dtype=np.int32)),
-            chance_prob=_readonly(np.asarray(self.chance_prob, dtype=np.float64)),
-            level_starts=_readonly(np.asarray(self.level_starts, dtype=np.int64)),
-            infoset_player=_readonly(np.asarray(self.iset_player, dtype=np.int8)),
-            infoset_depth=_readonly(np.asarray(self.iset_depth, dtype=np.int32)),
-            infoset_parent_sequence=_readonly(sequences(self.iset_parent)),
-            legal_mask=_readonly(
+            parent=readonly(np.asarray(self.parent, dtype=np.int32)),
+            player=readonly(np.asarray(self.player, dtype=np.int8)),
+            infoset=readonly(np.asarray(self.infoset, dtype=np.int32)),
+            action=readonly(np.asarray(self.action, dtype=np.int32)),
+            chance_prob=readonly(np.asarray(self.chance_prob, dtype=np.float64)),
+            level_starts=readonly(np.asarray(self.level_starts, dtype=np.int64)),
+            infoset_player=readonly(np.asarray(self.iset_player, dtype=np.int8)),
+            infoset_depth=readonly(np.asarray(self.iset_depth, dtype=np.int32)),
+            infoset_parent_sequence=readonly(sequences(self.iset_parent)),
+            legal_mask=readonly(
                 np.asarray(self.iset_mask, dtype=bool).reshape(num_infosets, game.num_actions)
             ),
-            terminal_nodes=_readonly(np.asarray(self.terminal_nodes, dtype=np.int32)),
-            terminal_utility=_readonly(
+            terminal_nodes=readonly(np.asarray(self.terminal_nodes, dtype=np.int32)),
+            terminal_utility=readonly(
                 np.asarray(self.terminal_utility, dtype=np.float64).reshape(-1, game.num_players)
             ),
-            terminal_chance_reach=_readonly(np.asarray(self.terminal_chance, dtype=np.float64)),
-            terminal_last_sequence=_readonly(np.ascontiguousarray(last.T)),
+            terminal_chance_reach=readonly(np.asarray(self.terminal_chance, dtype=np.float64)),
+            terminal_last_sequence=readonly(np.ascontiguousarray(last.T)),
             infoset_labels=lambda: (keys, tensors),
         )
         tree.__dict__["infoset_index"] = self.index  # already built on the way
