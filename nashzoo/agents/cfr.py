@@ -97,7 +97,7 @@ class _FullWidthCFR(Learner):
         tree = self._tree = self.tree
         self._mine = tree.infoset_player == self.seat
         self._rows = np.flatnonzero(self._mine)
-        self._update_mask = (tree.legal_mask & self._mine[:, None]).astype(np.float64)
+        self._update_mask = tree.legal_mask & self._mine[:, None]
         self._matcher = tm.RegretMatcher(tree.legal_mask)
         shape = (tree.num_infosets, tree.num_actions)
         self._regrets = np.zeros(shape)
@@ -116,7 +116,8 @@ class _FullWidthCFR(Learner):
         tree = self._tree
         others = np.asarray(self.opponent_strategy(opponent), dtype=np.float64)
         result = tm.counterfactual_pass(tree, self._current, self.seat, others=others)
-        instant = result.q - result.values[:, None]
+        instant = result.q  # this pass's own array: updated in place (big trees, big tables)
+        instant -= result.values[:, None]
         instant *= self._update_mask
         self._update_regrets(instant, iteration)
         self._update_average(result.plan, iteration)
@@ -190,7 +191,8 @@ class CFRPlus(_FullWidthCFR):
     def _update_average(self, plan: np.ndarray, iteration: int) -> None:
         weight = max(iteration - self.config.averaging_delay, 0)
         if weight:
-            self._strategy_sum += weight * plan
+            plan *= weight
+            self._strategy_sum += plan
 
 
 @register
