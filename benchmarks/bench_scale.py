@@ -49,6 +49,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import bench_cfr
+import bench_mccfr
 import numpy as np
 import pyspiel
 from _common import version, write_section
@@ -235,52 +237,101 @@ def nashzoo_loads(spec: str) -> str | None:
     return None
 
 
-def run_rung(rung: Rung, rounds: int, budget: float, compile_timeout: float) -> Row:
+def run_rung(rung: Rung, args: argparse.Namespace) -> Row:
     row = Row(rung)
     why = nashzoo_loads(rung.nashzoo)
-    print(
-        f"# rung {rung.number} {rung.nashzoo}: nashzoo {'loads' if why is None else why}",
-        file=sys.stderr,
-    )
+    state = "loads" if why is None else why
+    print(f"# rung {rung.number} {rung.nashzoo}: nashzoo {state}", file=sys.stderr)
     if why is None:
-        row.compile = compile_in_subprocess(rung.nashzoo, compile_timeout)
+        row.compile = compile_in_subprocess(rung.nashzoo, args.compile_timeout)
         print(f"#   compile {row.compile}", file=sys.stderr)
-    lite = liteefg_setup(rung.openspiel)
-    contenders: dict[str, Callable[[int], None]] = {}
-    if why is None and "error" not in row.compile:
-        contenders["nashzoo cfr_plus"] = nashzoo_runner(rung.nashzoo, "cfr_plus")
-        contenders["nashzoo dcfr"] = nashzoo_runner(rung.nashzoo, "dcfr")
-    contenders["OpenSpiel C++"] = openspiel_runner(rung.openspiel)
+    nashzoo_ok = why is None and "error" not in row.compile
+    makers: dict[str, Callable[[], Callable[[int], None]]] = {}
+    if nashzoo_ok:
+        makers["nashzoo cfr_plus"] = lambda: nashzoo_runner(rung.nashzoo, "cfr_plus")
+        if rung.number < 5:
+            makers["nashzoo dcfr"] = lambda: nashzoo_runner(rung.nashzoo, "dcfr")
+    makers["OpenSpiel C++"] = lambda: openspiel_runner(rung.openspiel)
+    lite = liteefg_setup(rung.openspiel) if rung.number <= args.liteefg_max_rung else None
     if lite is not None:
-        contenders["LiteEFG"] = liteefg_runner(lite)
-    row.ms_per_iteration = cpu_ms_per_call(contenders, rounds, budget)
+        makers["LiteEFG"] = lambda: liteefg_runner(lite)
+    if rung.number < 5:
+        contenders = {name: make() for name, make in makers.items()}
+        row.ms_per_iteration = cpu_ms_per_call(contenders, args.rounds, args.budget)
+        row.nash_conv_ms, row.check = nash_conv_times(
+            rung, nashzoo_ok, lite, args.rounds, args.budget
+        )
+    else:  # one contender alive at a time: the largest tree barely fits twice in memory
+        for name, make in makers.items():
+            row.ms_per_iteration.update(cpu_ms_per_call({name: make()}, 1, 0.0))
+        row.nash_conv_ms, row.check = nash_conv_times(rung, nashzoo_ok, None, 1, 0.0, peers=False)
     print(f"#   ms/iteration {row.ms_per_iteration}", file=sys.stderr)
-    row.nash_conv_ms, row.check = nash_conv_times(rung, contenders, lite, rounds, budget)
     print(f"#   NashConv ms {row.nash_conv_ms}; {row.check}", file=sys.stderr)
     return row
 
 
 def nash_conv_times(
-    rung: Rung, contenders: dict, lite, rounds: int, budget: float
+    rung: Rung, nashzoo_ok: bool, lite, rounds: int, budget: float, *, peers: bool = True
 ) -> tuple[dict[str, float], str]:
     """CPU ms of one exact NashConv per library, and nashzoo's value checked against
-    OpenSpiel's on the same policy (nashzoo's CFR+ average after the iterations above)."""
-    ogame = pyspiel.load_game(rung.openspiel)
-    solver = pyspiel.CFRPlusSolver(ogame)
-    solver.evaluate_and_update_policy()
-    average = solver.average_policy()
-    timers: dict[str, Callable[[int], None]] = {
-        "OpenSpiel C++": lambda n: [pyspiel.nash_conv(ogame, average) for _ in range(n)]
-    }
+    OpenSpiel's on the same policy (nashzoo's CFR+ average after three iterations). Without
+    ``peers`` (the largest rung) only nashzoo is timed and nothing is checked."""
+    timers: dict[str, Callable[[int], None]] = {}
     check = "n/a"
-    if "nashzoo cfr_plus" in contenders:
-        trainer_policy = _nashzoo_policy(rung.nashzoo)
-        timers["nashzoo"] = lambda n: [nash_conv(rung.nashzoo, trainer_policy) for _ in range(n)]
-        check = _check_against_openspiel(rung, trainer_policy, ogame)
+    ogame = pyspiel.load_game(rung.openspiel) if peers else None
+    if peers:
+        solver = pyspiel.CFRPlusSolver(ogame)
+        solver.evaluate_and_update_policy()
+        average = solver.average_policy()
+        timers["OpenSpiel C++"] = lambda n: [pyspiel.nash_conv(ogame, average) for _ in range(n)]
+    if nashzoo_ok:
+        policy = _nashzoo_policy(rung.nashzoo)
+        timers["nashzoo"] = lambda n: [nash_conv(rung.nashzoo, policy) for _ in range(n)]
+        if peers:
+            check = _check_against_openspiel(rung, policy, ogame)
     if lite is not None:
         g, env = lite
         timers["LiteEFG"] = lambda n: [env.exploitability(g.current_strategy()) for _ in range(n)]
     return cpu_ms_per_call(timers, rounds, budget / 2), check
+
+
+def time_to_target_rows(game: str, check_every: int, limit: int) -> list[tuple]:
+    """Wall time to NashConv <= 1e-3 (bench_cfr's protocol: evaluation off the clock)."""
+    rows = []
+    for name, run in (
+        (
+            "nashzoo cfr_plus",
+            lambda: bench_cfr.nashzoo_time_to_target(game, "cfr_plus", check_every, limit),
+        ),
+        (
+            "nashzoo dcfr",
+            lambda: bench_cfr.nashzoo_time_to_target(game, "dcfr", check_every, limit),
+        ),
+        (
+            "OpenSpiel C++ CFRPlusSolver",
+            lambda: bench_cfr.openspiel_time_to_target(game, check_every, limit),
+        ),
+    ):
+        iterations, seconds, conv = run()
+        rows.append((name, iterations, seconds, conv))
+        print(f"# {game} to NashConv 1e-3: {name} {iterations} it {seconds:.2f}s", file=sys.stderr)
+    return rows
+
+
+def target_table(game: str, rows: list[tuple], limit: int) -> str:
+    reference = next(s for n, _, s, _ in rows if n == "OpenSpiel C++ CFRPlusSolver")
+    lines = [
+        f"Time to NashConv <= 1e-3 on `{game}` (wall seconds of training; exact NashConv "
+        "checked off the clock):",
+        "",
+        "| implementation | iterations | seconds | NashConv at the stop | OpenSpiel time / this |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, iterations, seconds, conv in rows:
+        reached = f"{iterations:,}" if iterations is not None else f"not within {limit:,}"
+        ratio = f"{reference / seconds:.1f}x" if iterations is not None else "n/a"
+        lines.append(f"| {name} | {reached} | {seconds:.2f} | {conv:.6f} | {ratio} |")
+    return "\n".join(lines)
 
 
 def _nashzoo_policy(spec: str):
@@ -412,6 +463,20 @@ def main() -> None:
     parser.add_argument("--compile-timeout", type=float, default=1800.0)
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
     parser.add_argument("--plot", type=Path, help="save the log-log plot here (PNG)")
+    parser.add_argument(
+        "--liteefg-max-rung",
+        type=int,
+        default=4,
+        help="LiteEFG loads games "
+        "through a Python walk of OpenSpiel's states: skip it above this rung",
+    )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="also time CFR+ to NashConv 1e-3 and OS/ES-MCCFR to NashConv 0.1 on rung 3",
+    )
+    parser.add_argument("--mccfr-seeds", type=int, default=3)
+    parser.add_argument("--mccfr-cap", type=float, default=120.0, help="seconds per MCCFR run")
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_compile:
@@ -421,9 +486,21 @@ def main() -> None:
     if args.max_rung >= 5:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
     load_before = os.getloadavg()
-    rows = [run_rung(r, args.rounds, args.budget, args.compile_timeout) for r in rungs]
-    load_after = os.getloadavg()
+    rows = [run_rung(r, args) for r in rungs]
     text = table(rows)
+    if args.targets:
+        rung3 = RUNGS[2].nashzoo
+        limit = 5000
+        text += "\n\n" + target_table(rung3, time_to_target_rows(rung3, 10, limit), limit)
+        mccfr = bench_mccfr.run_game(
+            rung3, 0.1, args.mccfr_seeds, args.mccfr_cap, "nashzoo os,nashzoo es,C++"
+        )
+        text += (
+            f"\n\nOS- and ES-MCCFR on `{rung3}` to NashConv 0.1 (bench_mccfr's protocol: wall "
+            f"time, median over {args.mccfr_seeds} seeds, evaluation off the clock, a run "
+            f"still above the target after {args.mccfr_cap:g} s counts as n/a):\n\n" + mccfr
+        )
+    load_after = os.getloadavg()
     slopes = {name: slope(rows, name) for name in ("nashzoo cfr_plus", "OpenSpiel C++", "LiteEFG")}
     slope_line = ", ".join(
         f"{n} {s:.2f}" if s is not None else f"{n} n/a" for n, s in slopes.items()
