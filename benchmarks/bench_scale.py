@@ -192,39 +192,12 @@ def liteefg_setup(spec: str):
     return g, env
 
 
-def liteefg_runner(setup) -> Callable[[int], None]:
-    g, env = setup
-
-    def run(n: int) -> None:
-        for _ in range(n):
-            g.update_graph(env)
-            env.update_strategy(g.current_strategy(), update_best=False)
-
-    return run
-
-
 def cpu_ms_per_call(
     contenders: dict[str, Callable[[int], None]], rounds: int, budget: float
 ) -> dict[str, float]:
-    """Round-robin: each round runs every contender for about ``budget`` CPU seconds (at
-    least one call); the median over rounds of CPU milliseconds per call."""
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    batch = dict.fromkeys(contenders, 1)
-    for name, run in contenders.items():  # warm-up and batch sizing
-        start = time.process_time()
-        run(1)
-        once = max(time.process_time() - start, 1e-6)
-        batch[name] = max(1, int(budget / once / 5))
-    for _ in range(rounds):
-        for name, run in contenders.items():
-            done, start = 0, time.process_time()
-            while True:
-                run(batch[name])
-                done += batch[name]
-                if time.process_time() - start >= budget:
-                    break
-            samples[name].append((time.process_time() - start) / done * 1e3)
-    return {name: statistics.median(v) for name, v in samples.items()}
+    """bench_cfr's round-robin on CPU time: median CPU milliseconds per call."""
+    rates = bench_cfr.iterations_per_second(contenders, rounds, budget, time.process_time)
+    return {name: 1e3 / statistics.median(r) for name, r in rates.items()}
 
 
 # --- one rung ------------------------------------------------------------------------------
@@ -254,7 +227,7 @@ def run_rung(rung: Rung, args: argparse.Namespace) -> Row:
     makers["OpenSpiel C++"] = lambda: openspiel_runner(rung.openspiel)
     lite = liteefg_setup(rung.openspiel) if rung.number <= args.liteefg_max_rung else None
     if lite is not None:
-        makers["LiteEFG"] = lambda: liteefg_runner(lite)
+        makers["LiteEFG"] = lambda: bench_cfr.liteefg_loop(*lite)
     if rung.number < 5:
         contenders = {name: make() for name, make in makers.items()}
         row.ms_per_iteration = cpu_ms_per_call(contenders, args.rounds, args.budget)

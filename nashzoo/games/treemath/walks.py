@@ -78,32 +78,32 @@ class SampledWalks:
             chance = np.flatnonzero(who == CHANCE)
             if chance.size:
                 cdf = self.chance_cdf[node[chance]]
-                cols = sample_cdf(cdf, rng.random(chance.size))
-                parts.append(
-                    (
-                        self.children[node[chance], cols],
-                        chance,
-                        cols,
-                        np.ones(chance.size),
-                        np.zeros(chance.size, dtype=bool),
-                    )
-                )
+                parts.append(self._sampled(self.children, node, chance, cdf, rng))
             sample = np.flatnonzero((who >= 0) & (who != explorer))
             if sample.size:
-                probs = strategy[self.infoset[node[sample]]]
-                cols = sample_cdf(np.cumsum(probs, axis=1), rng.random(sample.size))
-                parts.append(
-                    (
-                        self.action_children[node[sample], cols],
-                        sample,
-                        cols,
-                        np.ones(sample.size),
-                        np.zeros(sample.size, dtype=bool),
-                    )
-                )
+                cdf = np.cumsum(strategy[self.infoset[node[sample]]], axis=1)
+                parts.append(self._sampled(self.action_children, node, sample, cdf, rng))
             if not parts:
                 return depths
             depths.append(WalkDepth(*(np.concatenate(p) for p in zip(*parts, strict=True))))
+
+    @staticmethod
+    def _sampled(
+        children: np.ndarray,
+        node: np.ndarray,
+        rows: np.ndarray,
+        cdf: np.ndarray,
+        rng: np.random.Generator,
+    ) -> tuple[np.ndarray, ...]:
+        """One sampled child for each of ``node[rows]``, as the parts of a :class:`WalkDepth`."""
+        cols = sample_cdf(cdf, rng.random(rows.size))
+        return (
+            children[node[rows], cols],
+            rows,
+            cols,
+            np.ones(rows.size),
+            np.zeros(rows.size, dtype=bool),
+        )
 
     def sampled_regrets(
         self, depths: list[WalkDepth], player: int
