@@ -107,14 +107,11 @@ def build_liars_dice_tree(game: Any) -> CompiledTree:
             chance_prob=np.full(index.size, 1.0 / sides if k else 1.0),
         )
     roll = np.arange(rolls.count)[:, None]
-    quantity = np.array([q for q, _ in game.bids])
-    face = np.array([f for _, f in game.bids])
     last_sequence: list[list[np.ndarray]] = [[], []]
-    for level in range(bidding.levels):
+    for level in range(bidding.levels):  # bidding level L is tree depth dice + L
         size, last = bidding.last[level].size, bidding.last[level]
-        movers, decision = bidding.movers(level), bidding.decision[level]
-        terminal = last == bids
-        if level == 0:
+        movers, terminal = bidding.movers(level), last == bids
+        if level == 0:  # the roll roots hang under the last chance level
             parent = nodes.start(dice - 1) + np.arange(rolls.count) // sides
             action, prob = np.arange(rolls.count) % sides, 1.0 / sides
         else:
@@ -124,41 +121,50 @@ def build_liars_dice_tree(game: Any) -> CompiledTree:
         nodes.add(
             parent=parent,
             player=np.broadcast_to(np.where(terminal, TERMINAL, movers), (rolls.count, size)),
-            infoset=np.where(terminal, -1, decision * hands + rolls.hand[:, movers]),
+            infoset=np.where(terminal, -1, bidding.decision[level] * hands + rolls.hand[:, movers]),
             action=action,
             chance_prob=np.full(rolls.count * size, prob),
         )
-        if not terminal.any():
-            continue
-        t = np.flatnonzero(terminal)
-        called = bidding.parent[level][t]  # where Liar was called
-        caller = bidding.movers(level - 1)[called]
-        claim = bidding.last[level - 1][called]  # the bid called on, made by the other player
-        bid_node = bidding.decision[level - 2][bidding.parent[level - 1][called]]
-        caller_last = bidding.decision[level - 1][called] * hands + rolls.hand[:, caller]
-        bidder_last = bid_node * hands + rolls.hand[:, caller ^ 1]
-        caller_last = caller_last * num_actions + bids
-        bidder_last = bidder_last * num_actions + claim
-        for p in (0, 1):
-            last_sequence[p].append(np.where(caller == p, caller_last, bidder_last).reshape(-1))
-        holds = rolls.matches[:, face[claim]] >= quantity[claim][None, :]
-        caller_gets = np.where(holds, -1.0, 1.0)
-        u0 = np.where(caller == 0, caller_gets, -caller_gets).reshape(-1)
-        nodes.terminals.append(nodes.start(dice + level) + (roll * size + t[None, :]).reshape(-1))
-        nodes.utility.append(np.stack([u0, -u0], axis=1))
-    infosets = _infosets(game, bidding, rolls, pad)
+        if terminal.any():
+            t = np.flatnonzero(terminal)
+            nodes.terminals.append(nodes.start(dice + level) + (roll * size + t).reshape(-1))
+            utility, lasts = _showdowns(game, bidding, rolls, level, t)
+            nodes.utility.append(utility)
+            for p in (0, 1):
+                last_sequence[p].append(lasts[p])
     return CompiledTree(
         game_id=game.id,
         num_players=2,
         num_actions=num_actions,
         **nodes.arrays(),
-        **infosets,
+        **_infosets(game, bidding, rolls, pad),
         terminal_chance_reach=readonly(np.full(nodes.num_terminals, float(sides) ** -dice)),
         terminal_last_sequence=readonly(
             np.stack([np.concatenate(last_sequence[p]) for p in (0, 1)]).astype(np.int32)
         ),
         infoset_labels=lambda: _labels(game, bidding, rolls),
     )
+
+
+def _showdowns(
+    game: Any, bidding: _BiddingTree, rolls: _Rolls, level: int, t: np.ndarray
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Payoffs ``[rolls * terminals, 2]`` of the Liar calls ``t`` of bidding ``level`` (roll
+    major) and each player's last sequence before them."""
+    hands, num_actions, bids = len(rolls.hands), game.num_actions, game.liar
+    called = bidding.parent[level][t]  # where Liar was called
+    caller = bidding.movers(level - 1)[called]
+    claim = bidding.last[level - 1][called]  # the bid called on, made by the other player
+    bid_node = bidding.decision[level - 2][bidding.parent[level - 1][called]]
+    caller_last = bidding.decision[level - 1][called] * hands + rolls.hand[:, caller]
+    bidder_last = (bid_node * hands + rolls.hand[:, caller ^ 1]) * num_actions + claim
+    caller_last = caller_last * num_actions + bids
+    lasts = tuple(np.where(caller == p, caller_last, bidder_last).reshape(-1) for p in (0, 1))
+    quantity = np.array([q for q, _ in game.bids])[claim]
+    face = np.array([f for _, f in game.bids])[claim]
+    caller_gets = np.where(rolls.matches[:, face] >= quantity[None, :], -1.0, 1.0)
+    u0 = np.where(caller == 0, caller_gets, -caller_gets).reshape(-1)
+    return np.stack([u0, -u0], axis=1), lasts
 
 
 class _Nodes:
