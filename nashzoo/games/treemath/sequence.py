@@ -18,6 +18,7 @@ empty sequence (the root), whose realization probability is always 1.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -52,6 +53,7 @@ class SequenceForm:
     and the two passes over them every sequence-form kernel is made of."""
 
     num_sequences: int
+    num_actions: int
     parent_sequence: np.ndarray  # [I] sequence of the owner leading to each information set
     last_sequence: tuple[np.ndarray, ...]  # per player [Z]: last own sequence before terminal z
     depths: tuple[tuple[OwnDepth, ...], ...]  # per player, own depth 0, 1, ...
@@ -59,6 +61,21 @@ class SequenceForm:
     ordered: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]  # per player: every depth's
     # sequences and their parents concatenated in depth order, and the depths' offsets (for
     # the compiled kernels' single loop)
+
+    @functools.cached_property
+    def kernel_arguments(self) -> tuple[tuple, ...]:
+        """Per player, the static leading arguments of the compiled two-player pass."""
+        return tuple(
+            (
+                *self.ordered[p],
+                *self.ordered[1 - p][:2],
+                self.last_sequence[p],
+                self.last_sequence[1 - p],
+                self.terminal_weight[p],
+                self.num_actions,
+            )
+            for p in (0, 1)
+        )
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s realization plan of the flat strategy ``flat`` (``[num_sequences]``),
@@ -158,6 +175,7 @@ def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
     )
     return SequenceForm(
         num_sequences=pad,
+        num_actions=num_actions,
         parent_sequence=frozen(parent),
         last_sequence=tuple(last),
         depths=tuple(depths),
@@ -218,26 +236,13 @@ def counterfactual_pass(
     once per terminal, and the player's values are pushed bottom-up through its own depth.
     """
     sf = sequence_form(tree)
-    flat = np.ascontiguousarray(strategy, dtype=np.float64).reshape(-1)
-    other_flat = flat if others is None else np.ascontiguousarray(others, np.float64).reshape(-1)
+    flat = _flat(strategy)
+    other_flat = flat if others is None else _flat(others)
     shape = (tree.num_infosets, tree.num_actions)
     if _jit.ENABLED and tree.num_players == 2:
-        other = 1 - player
         q, plan = np.empty(sf.num_sequences + 1), np.empty(sf.num_sequences + 1)
         values = np.empty(tree.num_infosets)
-        _jit.two_player_pass(
-            *sf.ordered[player],
-            *sf.ordered[other][:2],
-            sf.last_sequence[player],
-            sf.last_sequence[other],
-            sf.terminal_weight[player],
-            flat,
-            other_flat,
-            tree.num_actions,
-            q,
-            plan,
-            values,
-        )
+        _jit.two_player_pass(*sf.kernel_arguments[player], flat, other_flat, q, plan, values)
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
@@ -250,6 +255,13 @@ def counterfactual_pass(
     q_rows = q[:-1].reshape(shape)
     values = row_sums(flat.reshape(shape) * q_rows)  # actions in order, as the compiled path
     return CounterfactualPass(q_rows, values, plan[:-1].reshape(shape), float(q[-1]))
+
+
+def _flat(table: np.ndarray) -> np.ndarray:
+    """A strategy table as a flat float64 vector (a view when it already is one)."""
+    if table.dtype == np.float64 and table.flags.c_contiguous:
+        return table.reshape(-1)
+    return np.ascontiguousarray(table, dtype=np.float64).reshape(-1)
 
 
 def node_paths(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray]:
