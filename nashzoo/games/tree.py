@@ -22,6 +22,7 @@ Arrays are read-only, and the result is cached per game id: it is shared, never 
 
 from __future__ import annotations
 
+import array
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -191,36 +192,50 @@ def _compile(game: Game) -> CompiledTree:
 
 
 def walk_states(game: Game) -> CompiledTree:
-    """The generic path: walk ``game``'s States breadth-first, every history checked."""
+    """The generic path: walk ``game``'s States depth first, every history checked, then put
+    the nodes (and information sets) in breadth-first order. Depth first keeps only one path of
+    States alive (a breadth-first frontier can hold a million), and the per-node numbers go to
+    compact typed buffers, not Python lists."""
     walk = _Walk(game)
-    root = (game.new_initial_state(), -1, -1, 1.0, 1.0, (-1,) * game.num_players)
-    frontier = [(*root, (0,) * game.num_players)]
-    while frontier:
-        frontier = walk.level(frontier)
+    stack = [
+        (
+            game.new_initial_state(),
+            -1,
+            -1,
+            1.0,
+            1.0,
+            (-1,) * game.num_players,
+            (0,) * game.num_players,
+            0,
+        )
+    ]
+    while stack:
+        stack.extend(reversed(walk.visit(*stack.pop())))
     return walk.finish()
 
 
-_Entry = tuple[Any, int, int, float, float, tuple[int, ...], tuple[int, ...]]
-"""A frontier entry: (state, parent node, action from the parent, edge probability, chance
-reach, each player's last sequence so far (-1: none), each player's number of moves so far)."""
+_Entry = tuple[Any, int, int, float, float, tuple[int, ...], tuple[int, ...], int]
+"""A stack entry: (state, parent node, action from the parent, edge probability, chance
+reach, each player's last sequence so far (-1: none), each player's number of moves so far,
+depth)."""
 
 
 class _Walk:
-    """The generic breadth-first enumeration: one :meth:`level` call per depth, appending each
-    history's numbers to flat Python lists that :meth:`finish` turns into arrays."""
+    """The generic enumeration: :meth:`visit` records one history (in depth-first order) and
+    returns its children; :meth:`finish` reorders everything breadth first."""
 
     def __init__(self, game: Game) -> None:
         self.game = game
-        self.parent: list[int] = []
-        self.player: list[int] = []
-        self.infoset: list[int] = []
-        self.action: list[int] = []
-        self.chance_prob: list[float] = []
-        self.level_starts = [0]
-        self.terminal_nodes: list[int] = []
-        self.terminal_utility: list[np.ndarray] = []
-        self.terminal_chance: list[float] = []
-        self.terminal_last: list[tuple[int, ...]] = []
+        self.parent = array.array("i")
+        self.player = array.array("b")
+        self.infoset = array.array("i")
+        self.action = array.array("i")
+        self.chance_prob = array.array("d")
+        self.depth = array.array("i")
+        self.terminal_nodes = array.array("q")
+        self.terminal_utility = array.array("d")
+        self.terminal_chance = array.array("d")
+        self.terminal_last = array.array("q")
         self.keys: list[str] = []
         self.index: dict[str, int] = {}
         self.iset_player: list[int] = []
@@ -231,41 +246,57 @@ class _Walk:
         self.signature: list[tuple[int, int, tuple[int, ...], int]] = []  # for the recall check
         self.legal_of: list[list[int]] = []  # legal actions of each information set
 
-    def level(self, frontier: list[_Entry]) -> list[_Entry]:
-        """Record one depth of histories; return the next depth's frontier."""
-        game, num_actions = self.game, self.game.num_actions
-        nodes = len(self.parent)
-        children: list[_Entry] = []
-        for state, par, act, prob, reach, last, moves in frontier:
-            node = nodes
-            nodes += 1
-            self.parent.append(par)
-            self.action.append(act)
-            self.chance_prob.append(prob)
-            who = checks.check_player(game, state, state.current_player())
-            self.player.append(who)
-            if who == TERMINAL:
-                self.infoset.append(-1)
-                self.terminal_nodes.append(node)
-                self.terminal_utility.append(checks.check_returns(game, state, state.returns()))
-                self.terminal_chance.append(reach)
-                self.terminal_last.append(last)
-            elif who == CHANCE:
-                self.infoset.append(-1)
-                for outcome, p in checks.check_chance(game, state, state.chance_outcomes()):
-                    children.append(
-                        (state._child(outcome), node, outcome, p, reach * p, last, moves)
-                    )
-            else:
-                iset = self._infoset(state, who, last[who], moves[who])
-                self.infoset.append(iset)
-                next_moves = (*moves[:who], moves[who] + 1, *moves[who + 1 :])
-                base = iset * num_actions
-                for a in self.legal_of[iset]:
-                    next_last = (*last[:who], base + a, *last[who + 1 :])
-                    children.append((state._child(a), node, a, 1.0, reach, next_last, next_moves))
-        self.level_starts.append(nodes)
-        return children
+    def visit(
+        self,
+        state: State,
+        par: int,
+        act: int,
+        prob: float,
+        reach: float,
+        last: tuple[int, ...],
+        moves: tuple[int, ...],
+        depth: int,
+    ) -> list[_Entry]:
+        """Record one history; return its children's entries, in action order."""
+        game = self.game
+        node = len(self.parent)
+        self.parent.append(par)
+        self.action.append(act)
+        self.chance_prob.append(prob)
+        self.depth.append(depth)
+        who = checks.check_player(game, state, state.current_player())
+        self.player.append(who)
+        if who == TERMINAL:
+            self.infoset.append(-1)
+            self.terminal_nodes.append(node)
+            self.terminal_utility.extend(checks.check_returns(game, state, state.returns()))
+            self.terminal_chance.append(reach)
+            self.terminal_last.extend(last)
+            return []
+        if who == CHANCE:
+            self.infoset.append(-1)
+            outcomes = checks.check_chance(game, state, state.chance_outcomes())
+            return [
+                (state._child(o), node, o, p, reach * p, last, moves, depth + 1)
+                for o, p in outcomes
+            ]
+        iset = self._infoset(state, who, last[who], moves[who])
+        self.infoset.append(iset)
+        next_moves = (*moves[:who], moves[who] + 1, *moves[who + 1 :])
+        base = iset * game.num_actions
+        return [
+            (
+                state._child(a),
+                node,
+                a,
+                1.0,
+                reach,
+                (*last[:who], base + a, *last[who + 1 :]),
+                next_moves,
+                depth + 1,
+            )
+            for a in self.legal_of[iset]
+        ]
 
     def _infoset(self, state: State, who: int, last: int, moves: int) -> int:
         key = state.infoset_key(who)
@@ -289,47 +320,67 @@ class _Walk:
         return iset
 
     def finish(self) -> CompiledTree:
-        game = self.game
-        num_infosets = len(self.keys)
-        pad = num_infosets * game.num_actions
+        """The arrays in breadth-first order: nodes by depth (a stable sort of the depth-first
+        order, which within one depth is already parent-then-action order), information sets
+        numbered by their first breadth-first node."""
+        game, num_actions, players = self.game, self.game.num_actions, self.game.num_players
+        depth = np.frombuffer(self.depth, dtype=np.int32)
+        order = np.argsort(depth, kind="stable")  # breadth-first position -> depth-first id
+        position = np.empty_like(order)
+        position[order] = np.arange(order.size)
+        infoset = np.frombuffer(self.infoset, dtype=np.int32)[order].astype(np.int64)
+        # Information sets in order of their first breadth-first node.
+        decision = infoset >= 0
+        _, first = np.unique(infoset[decision], return_index=True)
+        rank = np.empty(len(self.keys), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(self.keys))
+        renumbered = np.argsort(rank)  # new id -> old id
+        pad = len(self.keys) * num_actions
 
-        def sequences(values: list) -> np.ndarray:
-            array = np.asarray(values, dtype=np.int64)
-            return np.where(array < 0, pad, array).astype(np.int32)
+        def sequences(values: np.ndarray) -> np.ndarray:
+            values = np.asarray(values, dtype=np.int64)
+            moved = values >= 0
+            out = np.full(values.shape, pad, dtype=np.int64)
+            out[moved] = (
+                rank[values[moved] // num_actions] * num_actions + values[moved] % num_actions
+            )
+            return out.astype(np.int32)
 
+        parent = np.frombuffer(self.parent, dtype=np.int32)[order]
+        parent = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
+        terminals = position[np.frombuffer(self.terminal_nodes, dtype=np.int64)]
+        by_node = np.argsort(terminals, kind="stable")
+        utility = np.frombuffer(self.terminal_utility).reshape(-1, players)[by_node]
+        last = np.frombuffer(self.terminal_last, dtype=np.int64).reshape(-1, players)[by_node]
+        keys = tuple(self.keys[i] for i in renumbered)
         tensor_size = getattr(game, "infoset_tensor_size", 0)
         tensors = (
-            np.stack(self.iset_tensor).astype(np.float32)
+            np.stack(self.iset_tensor).astype(np.float32)[renumbered]
             if self.iset_tensor
             else np.zeros((0, tensor_size), dtype=np.float32)
         )
-        keys = tuple(self.keys)
-        last = sequences(self.terminal_last).reshape(len(self.terminal_nodes), game.num_players)
+        mask = np.asarray(self.iset_mask, dtype=bool).reshape(len(self.keys), num_actions)
         tree = CompiledTree(
             game_id=game.id,
-            num_players=game.num_players,
-            num_actions=game.num_actions,
-            parent=readonly(np.asarray(self.parent, dtype=np.int32)),
-            player=readonly(np.asarray(self.player, dtype=np.int8)),
-            infoset=readonly(np.asarray(self.infoset, dtype=np.int32)),
-            action=readonly(np.asarray(self.action, dtype=np.int32)),
-            chance_prob=readonly(np.asarray(self.chance_prob, dtype=np.float64)),
-            level_starts=readonly(np.asarray(self.level_starts, dtype=np.int64)),
-            infoset_player=readonly(np.asarray(self.iset_player, dtype=np.int8)),
-            infoset_depth=readonly(np.asarray(self.iset_depth, dtype=np.int32)),
-            infoset_parent_sequence=readonly(sequences(self.iset_parent)),
-            legal_mask=readonly(
-                np.asarray(self.iset_mask, dtype=bool).reshape(num_infosets, game.num_actions)
-            ),
-            terminal_nodes=readonly(np.asarray(self.terminal_nodes, dtype=np.int32)),
-            terminal_utility=readonly(
-                np.asarray(self.terminal_utility, dtype=np.float64).reshape(-1, game.num_players)
-            ),
-            terminal_chance_reach=readonly(np.asarray(self.terminal_chance, dtype=np.float64)),
-            terminal_last_sequence=readonly(np.ascontiguousarray(last.T)),
+            num_players=players,
+            num_actions=num_actions,
+            parent=readonly(parent.astype(np.int32)),
+            player=readonly(np.frombuffer(self.player, dtype=np.int8)[order]),
+            infoset=readonly(np.where(decision, rank[np.maximum(infoset, 0)], -1).astype(np.int32)),
+            action=readonly(np.frombuffer(self.action, dtype=np.int32)[order]),
+            chance_prob=readonly(np.frombuffer(self.chance_prob)[order]),
+            level_starts=readonly(np.concatenate(([0], np.cumsum(np.bincount(depth))))),
+            infoset_player=readonly(np.asarray(self.iset_player, dtype=np.int8)[renumbered]),
+            infoset_depth=readonly(np.asarray(self.iset_depth, dtype=np.int32)[renumbered]),
+            infoset_parent_sequence=readonly(sequences(self.iset_parent)[renumbered]),
+            legal_mask=readonly(mask[renumbered]),
+            terminal_nodes=readonly(np.sort(terminals).astype(np.int32)),
+            terminal_utility=readonly(utility),
+            terminal_chance_reach=readonly(np.frombuffer(self.terminal_chance)[by_node]),
+            terminal_last_sequence=readonly(np.ascontiguousarray(sequences(last).T)),
             infoset_labels=lambda: (keys, tensors),
         )
-        tree.__dict__["infoset_index"] = self.index  # already built on the way
+        tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
         return tree
 
 
