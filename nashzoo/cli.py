@@ -216,7 +216,7 @@ def _cmd_duel(args: argparse.Namespace) -> int:
 # --- eval ------------------------------------------------------------------------------------
 def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
     """A TabularPolicy from a policy JSON, a learner checkpoint or a trainer checkpoint."""
-    from nashzoo.agents.registry import load_policy_file
+    from nashzoo.agents.loading import load_policy_file
 
     policy = load_policy_file(path, game)
     return policy.game, policy
@@ -246,7 +246,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     )
     print(result.table())
     if args.out:
-        from nashzoo.agents.policy import atomic_write_bytes
+        from nashzoo.io import atomic_write_bytes
 
         folder = Path(args.out)
         folder.mkdir(parents=True, exist_ok=True)

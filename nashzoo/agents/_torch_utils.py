@@ -149,9 +149,24 @@ def pack_torch(obj: Any) -> np.ndarray:
 
 
 def unpack_torch(array: np.ndarray, device: torch.device | str = "cpu") -> Any:
-    """Inverse of :func:`pack_torch`, with ``weights_only=True`` (tensors and plain data only)."""
+    """Inverse of :func:`pack_torch`, with ``weights_only=True`` (tensors and plain data only);
+    a floating-point tensor holding NaN or infinity is refused (a corrupt checkpoint)."""
     data = np.asarray(array, dtype=np.uint8).tobytes()
-    return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    obj = torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    _check_finite(obj, "torch_state")
+    return obj
+
+
+def _check_finite(obj: Any, where: str) -> None:
+    if isinstance(obj, torch.Tensor):
+        if obj.is_floating_point() and not bool(torch.isfinite(obj).all()):
+            raise ValueError(f"{where} holds NaN or infinity; the checkpoint is corrupt")
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _check_finite(value, f"{where}[{key!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for k, value in enumerate(obj):
+            _check_finite(value, f"{where}[{k}]")
 
 
 def optimizer_to(optimizer: torch.optim.Optimizer, device: torch.device) -> None:

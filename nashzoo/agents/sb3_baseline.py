@@ -65,6 +65,7 @@ from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.games import Game
+from nashzoo.io import ArraySpec
 
 __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
 
@@ -426,6 +427,7 @@ class _SB3Learner(Learner):
         return {"torch_state": pack_torch(torch_state), **extra_arrays}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        arrays = self.checked_state_arrays(arrays, {"torch_state": ArraySpec(blob=True)})
         state = unpack_torch(arrays["torch_state"], self.device)
         if int(state["input_size"]) != self.input_size:
             raise CheckpointError(

@@ -36,7 +36,7 @@ import numpy as np
 
 from nashzoo.agents import Infoset, PolicyError, TabularPolicy
 from nashzoo.agents.fixed import fixed_policy
-from nashzoo.agents.registry import load_policy_file
+from nashzoo.agents.loading import load_policy_file
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
 from nashzoo.games import Game, load_game

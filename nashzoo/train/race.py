@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.agents import import_plugins, learner_class, learner_names
-from nashzoo.agents.policy import atomic_write_bytes
 from nashzoo.eval import expected_returns
 from nashzoo.eval.report import (
     DEFAULT_THRESHOLDS,
@@ -51,6 +50,7 @@ from nashzoo.eval.report import (
     markdown_summary,
 )
 from nashzoo.games import load_game
+from nashzoo.io import atomic_write_bytes
 from nashzoo.train.callbacks import Callback
 from nashzoo.train.result import EvalRecord, write_csv
 from nashzoo.train.schedule import EvalSchedule
