@@ -36,6 +36,7 @@ from torch import nn
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
 from nashzoo.games.infoset import widen_mask
+from nashzoo.io import ArraySpec
 
 
 class TrainingDivergedError(RuntimeError):
@@ -243,6 +244,15 @@ class ArrayBuffer:
         out = {f"{prefix}{name}": array[: self.size].copy() for name, array in self.data.items()}
         out[f"{prefix}__counters"] = np.array([self.size, self.added, self._position()], np.int64)
         return out
+
+    def array_specs(self, prefix: str) -> dict[str, ArraySpec]:
+        """What :meth:`state_arrays` stores, for :meth:`Learner.checked_state_arrays`."""
+        specs = {
+            f"{prefix}{name}": ArraySpec.of((None, *shape), dtype)
+            for name, (shape, dtype) in self.fields.items()
+        }
+        specs[f"{prefix}__counters"] = ArraySpec((3,), "integer", nonnegative=True)
+        return specs
 
     def load_state_arrays(self, arrays: Mapping[str, np.ndarray], prefix: str) -> None:
         size, added, position = (int(x) for x in arrays[f"{prefix}__counters"])

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -36,29 +36,48 @@ class CheckpointError(FileFormatError):
 
 
 # --- state arrays -------------------------------------------------------------------------------
+ArrayKind = Literal["real", "integer", "bool", "blob", "text"]
+_DTYPE_KINDS: dict[str, str] = {"real": "iuf", "integer": "iu", "bool": "b", "text": "U"}
+_CAST: dict[str, Any] = {"real": np.float64, "integer": np.int64, "bool": np.bool_}
+
+
 @dataclasses.dataclass(frozen=True)
 class ArraySpec:
     """What one stored state array must be.
 
     Attributes:
-        shape: the exact shape (``None``: any one-dimensional length, for byte blobs).
-        blob: a ``uint8`` byte string (serialised networks) instead of real numbers.
-        nonnegative: every entry ``>= 0`` (average-strategy sums, visit counts).
+        shape: the exact shape; ``None`` in a dimension allows any length there (buffers that
+            fill up), ``shape=None`` any shape at all.
+        kind: ``"real"`` (finite numbers, returned as ``float64``), ``"integer"`` (``int64``),
+            ``"bool"``, ``"blob"`` (a 1-D ``uint8`` byte string: a serialised network) or
+            ``"text"`` (a string, e.g. JSON).
+        nonnegative: every entry ``>= 0`` (average-strategy sums, counters).
         support: boolean mask of ``shape``; entries outside it must be exactly zero (e.g. the
             opponent's information sets, illegal actions).
     """
 
-    shape: tuple[int, ...] | None = None
-    blob: bool = False
+    shape: tuple[int | None, ...] | None = None
+    kind: ArrayKind = "real"
     nonnegative: bool = False
     support: np.ndarray | None = None
+
+    @classmethod
+    def blob(cls) -> ArraySpec:
+        """A byte string of any length."""
+        return cls((None,), "blob")
+
+    @classmethod
+    def of(cls, shape: tuple[int | None, ...], dtype: Any) -> ArraySpec:
+        """The spec of an array with ``dtype`` (bool, integer or real) and ``shape``."""
+        kind = np.dtype(dtype).kind
+        return cls(shape, "bool" if kind == "b" else "integer" if kind in "iu" else "real")
 
 
 def check_arrays(
     arrays: Mapping[str, np.ndarray], specs: Mapping[str, ArraySpec], source: str
 ) -> dict[str, np.ndarray]:
-    """``arrays`` checked against ``specs`` (exactly those names), as writable copies: real
-    arrays as finite ``float64``, blobs as ``uint8``. CheckpointError names the first problem."""
+    """``arrays`` checked against ``specs`` (exactly those names), as writable copies of the
+    spec's kind. CheckpointError names the first problem."""
     missing = sorted(set(specs) - set(arrays))
     extra = sorted(set(arrays) - set(specs))
     if missing or extra:
@@ -67,30 +86,36 @@ def check_arrays(
             + (f" (missing {missing})" if missing else "")
             + (f" (unexpected {extra})" if extra else "")
         )
-    checked = {}
-    for name, spec in specs.items():
-        checked[name] = _check_array(np.asarray(arrays[name]), spec, f"{source}: array {name!r}")
-    return checked
+    return {
+        name: _check_array(np.asarray(arrays[name]), spec, f"{source}: array {name!r}")
+        for name, spec in specs.items()
+    }
 
 
 def _check_array(value: np.ndarray, spec: ArraySpec, where: str) -> np.ndarray:
-    if spec.blob:
-        if value.dtype != np.uint8 or value.ndim != 1:
-            raise CheckpointError(
-                f"{where} must be a 1-D uint8 byte string, got {value.dtype} {value.shape}"
-            )
-        return value.copy()
-    if value.dtype.kind not in "iuf":
-        raise CheckpointError(f"{where} must hold real numbers, got dtype {value.dtype}")
-    if spec.shape is not None and value.shape != spec.shape:
-        raise CheckpointError(f"{where} has shape {value.shape}, expected {spec.shape}")
-    out = np.array(value, dtype=np.float64, copy=True)
-    bad = ~np.isfinite(out)
-    if bad.any():
-        raise CheckpointError(
-            f"{where} holds {int(bad.sum())} non-finite value(s) (NaN or infinity) "
-            f"first at index {_first(bad)}; the file is corrupt"
+    if spec.kind == "blob":
+        ok = value.dtype == np.uint8
+    else:
+        ok = value.dtype.kind in _DTYPE_KINDS[spec.kind]
+    if not ok:
+        raise CheckpointError(f"{where} must hold {spec.kind} values, got dtype {value.dtype}")
+    if spec.shape is not None and (
+        value.ndim != len(spec.shape)
+        or any(
+            want is not None and got != want
+            for got, want in zip(value.shape, spec.shape, strict=True)
         )
+    ):
+        wanted = tuple("any" if n is None else n for n in spec.shape)
+        raise CheckpointError(f"{where} has shape {value.shape}, expected {wanted}")
+    out = np.array(value, dtype=_CAST.get(spec.kind), copy=True)
+    if spec.kind == "real":
+        bad = ~np.isfinite(out)
+        if bad.any():
+            raise CheckpointError(
+                f"{where} holds {int(bad.sum())} non-finite value(s) (NaN or infinity), first "
+                f"at index {_first(bad)}; the file is corrupt"
+            )
     if spec.nonnegative and (out < 0).any():
         raise CheckpointError(
             f"{where} must be non-negative but holds {out.min():g} at index {_first(out < 0)}; "
