@@ -13,7 +13,9 @@ The layer below the learners and the trainer (it knows games, nothing above them
 
 from nashzoo.io.atomic import (
     FolderLockedError,
+    OutputFolderError,
     atomic_write_bytes,
+    check_output_folder,
     exit_with_parent,
     folder_lock,
     remove_stale_temp_files,
@@ -52,11 +54,13 @@ __all__ = [
     "FileFormatError",
     "FolderLockedError",
     "LearnerCheckpoint",
+    "OutputFolderError",
     "PolicyFile",
     "PolicyFileError",
     "TrainerCheckpoint",
     "atomic_write_bytes",
     "check_arrays",
+    "check_output_folder",
     "exit_with_parent",
     "folder_lock",
     "is_trainer_checkpoint",

@@ -93,6 +93,27 @@ class FolderLockedError(OSError):
     """Another process holds the folder's lock."""
 
 
+class OutputFolderError(OSError):
+    """An output folder that cannot be written (the message names the option and the fix)."""
+
+
+def check_output_folder(folder: str | os.PathLike[str], option: str = "--out") -> Path:
+    """``folder`` as a Path once it is known to be (or to be creatable as) a writable folder;
+    commands call this before any work, so a bad ``--out`` never throws a finished run away."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise OutputFolderError(f"{option} {folder} is a file, not a folder; give a folder path")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputFolderError(
+            f"{option} {folder}: cannot create the folder ({err.strerror or err})"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputFolderError(f"{option} {folder} is not writable; choose another folder")
+    return path
+
+
 @contextlib.contextmanager
 def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> Iterator[Path]:
     """Hold ``folder``'s lock for the ``with`` block (created if missing); a second holder is
