@@ -341,17 +341,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from nashzoo.eval.tournament import load_entrant, round_robin
 
+    from nashzoo.io import atomic_write_bytes, check_output_folder
+
+    folder = None if args.out is None else check_output_folder(args.out)
     game = _load_game(args.game)
     entrants = [load_entrant(game, spec) for spec in args.entrants]
     result = round_robin(
         game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress
     )
     print(result.table())
-    if args.out:
-        from nashzoo.io import atomic_write_bytes
-
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
+    if folder is not None:
         atomic_write_bytes(
             folder / "tournament.json", json.dumps(result.to_dict(), indent=1).encode()
         )
