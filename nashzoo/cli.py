@@ -340,7 +340,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 # --- tournament ------------------------------------------------------------------------------
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from nashzoo.eval.tournament import load_entrant, round_robin
-
     from nashzoo.io import atomic_write_bytes, check_output_folder
 
     folder = None if args.out is None else check_output_folder(args.out)

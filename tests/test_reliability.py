@@ -29,7 +29,6 @@ from nashzoo.io import (
     remove_stale_temp_files,
 )
 from nashzoo.train import Trainer
-from nashzoo.train import race as race_mod
 
 
 # --- checkpoint arrays: every learner goes through Learner.checked_state_arrays ----------------
