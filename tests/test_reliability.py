@@ -261,7 +261,12 @@ def test_a_race_with_a_plugin_resumes_without_typing_it_again(tmp_path):
         "    name = 'idle_resume_plugin'\n"
     )
     root = str(Path(__file__).resolve().parents[1])
-    argv = [sys.executable, "-m", "nashzoo"]
+    # like the installed `nashzoo` script: its own folder, not the current one, is on sys.path
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nashzoo_script.py").write_text(
+        "from nashzoo.cli import main\nraise SystemExit(main())\n"
+    )
+    argv = [sys.executable, str(tmp_path / "bin" / "nashzoo_script.py")]
     env = {"PYTHONPATH": root, "PATH": "/usr/bin:/bin"}
     race = [*RACE[:2], "idle_resume_plugin,cfr", *RACE[3:], "--out", "r", "--workers", "1"]
     first = subprocess.run(
