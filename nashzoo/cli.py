@@ -192,8 +192,10 @@ def _eval_every(text: str) -> Any:
         return None if text == "none" else "log"
     try:
         return _positive_int(text)
-    except argparse.ArgumentTypeError as err:
-        raise UsageError(f"--eval-every: expected 'log', 'none' or {err}") from None
+    except argparse.ArgumentTypeError:
+        raise UsageError(
+            f"--eval-every: expected 'log', 'none' or an integer > 0, got {text!r}"
+        ) from None
 
 
 def _typed_run(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> dict[str, Any]:
@@ -605,8 +607,8 @@ _EXPECTED = (ValueError, ImportError, OSError)
 
 
 def _one_line(err: BaseException) -> str:
-    text = str(err).strip().strip("'\"") or type(err).__name__
-    return " ".join(text.split())
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return " ".join(text.split()) or type(err).__name__
 
 
 def _hint(err: Exception) -> str:

@@ -59,6 +59,8 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
     if not sep:
         name, body = "", spec
     body = body.strip()
+    if not body:
+        raise ValueError(f"entrant {spec!r} names no agent; write NAME=SPEC, e.g. me=uniform")
     if body == "uniform":
         return Entrant(name or "uniform", TabularPolicy.uniform(game))
     if body == "equilibrium":

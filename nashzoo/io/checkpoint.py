@@ -157,11 +157,12 @@ def learner_checkpoint_bytes(meta: Mapping[str, Any], arrays: Mapping[str, np.nd
 def _npz(source: str | os.PathLike[str] | bytes, name: str) -> dict[str, np.ndarray]:
     """Every entry of an ``.npz`` file or byte string; CheckpointError when unreadable."""
     try:
-        with np.load(
+        data = np.load(
             io.BytesIO(source) if isinstance(source, bytes) else Path(source), allow_pickle=False
-        ) as data:
-            if not hasattr(data, "files"):
-                raise CheckpointError(f"{name} is a single .npy array, not a nashzoo checkpoint")
+        )
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise CheckpointError(f"{name} holds a single .npy array, not a nashzoo checkpoint")
+        with data:
             return {k: data[k] for k in data.files}
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint at {name}") from None

@@ -656,6 +656,8 @@ def _claim(out: Path, config: RaceConfig) -> None:
 
 def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> RaceOutcome:
     jobs, skipped = plan(config)
+    if not jobs and not skipped:
+        raise ValueError("cross-play needs at least two learners (or add self-play)")
     if not jobs:
         raise ValueError(
             f"no learner can play {config.game}: "
