@@ -73,9 +73,15 @@ def _game_arg(parser: argparse.ArgumentParser, default: str | None = "kuhn_poker
     parser.add_argument(
         "--game",
         default=default,
-        help="rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker or leduc_poker "
-        "(default kuhn_poker)",
+        help=f"{GAME_HELP} (default kuhn_poker)",
     )
+
+
+GAME_HELP = (
+    "a game name or spec: rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker, "
+    "leduc_poker, a registered game (--plugin), parameters as NAME(key=value,...), or any "
+    "two-player OpenSpiel game as 'openspiel:GAME_STRING'"
+)
 
 
 def _load_game(spec: str) -> Any:
@@ -452,9 +458,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="MODULE",
-        help="import MODULE first (repeatable): a module that registers your own learners with "
-        "@nashzoo.agents.register, so every command (and every race worker) knows them; the "
-        "current folder is searched",
+        help="import MODULE first (repeatable): a module that registers your own learners "
+        "(@nashzoo.agents.register) or games (nashzoo.games.register_game), so every command "
+        "(and every race worker) knows them; the current folder is searched",
     )
     parser.add_argument(
         "--debug", action="store_true", help="on failure, show the Python traceback"
@@ -471,8 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     race.argument_default = argparse.SUPPRESS  # see _race_fields: --resume fills the rest
     race.add_argument(
         "--game",
-        help="rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker or leduc_poker "
-        "(default kuhn_poker)",
+        help=f"{GAME_HELP} (default kuhn_poker)",
     )
     race.add_argument("--learners", type=_csv_list, help="comma-separated names (default: all)")
     race.add_argument("--seeds", type=_positive_int, help="seeds per pairing (default 3)")
