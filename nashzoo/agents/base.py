@@ -8,7 +8,9 @@ owns seeding, work counters, validation and checkpoint files; a learner implemen
   work it did (``nodes_touched``, ``env_steps``) and any metrics;
 * ``current_policy()``: how it plays now (what the opponent faces during training);
 * ``average_policy()``: its output (what exploitability is measured on) as a copy;
-* ``_state_arrays()`` / ``_load_state_arrays()``: everything needed to resume bit-identically.
+* ``_state_arrays()`` / ``_load_state_arrays()``: everything needed to resume bit-identically;
+  ``_load_state_arrays`` takes the arrays through :meth:`Learner.checked_state_arrays` first, so
+  a damaged checkpoint is refused instead of becoming a silently wrong learner.
 
 A learner sees its opponent only as a :class:`~nashzoo.agents.policy.Policy`: the ``current`` one
 for regret-based learners, the ``average`` one for fictitious play (``opponent_view``).

@@ -15,8 +15,11 @@ Runner: local process pool (``backend="process"``, ``workers`` processes, one ru
 with ``workers <= cores`` every run gets a core to itself), in-process (``backend="serial"``),
 or a Ray cluster (``backend="ray"``, ``address=``). Each finished run is written atomically to
 ``OUT/runs/<run_id>/`` (``result.json`` last, as the "done" marker), so an interrupted race
-keeps every finished run and ``resume=True`` skips them. A failing run is recorded with its error
-in ``OUT/runs/<run_id>/error.json`` and does not sink the others.
+keeps every finished run and ``resume=True`` skips them (a ``result.json`` carries a checksum of
+its contents; an edited or damaged one is run again). A failing run is recorded with its error
+in ``OUT/runs/<run_id>/error.json`` and does not sink the others. ``OUT`` is locked while a race
+writes it; one that already holds a race is refused unless resumed or forced (``force=True``
+deletes it first). Pool workers exit when the race process dies, even by ``kill -9``.
 
 Outputs in ``OUT``: ``results.csv`` (long form: one row per run, evaluation point and seat),
 ``summary.json`` and ``summary.md`` (leaderboard, plain-words answers, cross-play matrix),
