@@ -415,13 +415,6 @@ def _job_dict(job: RaceJob) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(job)))
 
 
-def finished(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
-    """The stored result of ``job`` if that very job (same game, learners, seed and budget)
-    finished successfully and its result is intact, else ``None``."""
-    payload, _ = _stored(out, job)
-    return payload if payload is not None and payload.get("job") == _job_dict(job) else None
-
-
 RACE_CONFIG_FILE = "race_config.json"
 
 
