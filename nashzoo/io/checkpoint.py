@@ -48,7 +48,8 @@ class ArraySpec:
     Attributes:
         shape: the exact shape; ``None`` in a dimension allows any length there (buffers that
             fill up), ``shape=None`` any shape at all.
-        kind: ``"real"`` (finite numbers, returned as ``float64``), ``"integer"`` (``int64``),
+        kind: ``"real"`` (finite numbers; floats keep their precision, integers become
+            ``float64``), ``"integer"`` (``int64``),
             ``"bool"``, ``"blob"`` (a 1-D ``uint8`` byte string: a serialised network) or
             ``"text"`` (a string, e.g. JSON).
         nonnegative: every entry ``>= 0`` (average-strategy sums, counters).
@@ -108,7 +109,8 @@ def _check_array(value: np.ndarray, spec: ArraySpec, where: str) -> np.ndarray:
     ):
         wanted = tuple("any" if n is None else n for n in spec.shape)
         raise CheckpointError(f"{where} has shape {value.shape}, expected {wanted}")
-    out = np.array(value, dtype=_CAST.get(spec.kind), copy=True)
+    keep = spec.kind == "real" and value.dtype.kind == "f"  # float32 buffers stay float32
+    out = np.array(value, dtype=value.dtype if keep else _CAST.get(spec.kind), copy=True)
     if spec.kind == "real":
         bad = ~np.isfinite(out)
         if bad.any():
