@@ -63,6 +63,7 @@ CASES = [
     ["--plugin", "os.path..x", "race"],
     ["--nope"],
     ["nope"],
+    ["--debug=1", "eval", "MISSING"],
     # race
     ["race", "--game", "chess"],
     ["race", "--game", ""],
@@ -92,6 +93,9 @@ CASES = [
     ["race", "--no-self-play"],
     ["race", "--resume", "--force", "--out", "DIR", *RACE_BUDGET, *RACE_QUIET],
     ["race", "--cross-play", "--no-self-play", "--learners", "cfr", *RACE_BUDGET],
+    ["race", "--cross-play=yes"],
+    ["race", "--no-plots=no"],
+    ["race", "--no-progress=0"],
     # train
     ["train"],
     ["train", "--learner", "nope", *TRAIN_BUDGET],
@@ -118,6 +122,8 @@ CASES = [
     ["train", "--learner", "cfr", "--resume", *TRAIN_BUDGET],
     ["train", "--resume", "--out", "DIR", *TRAIN_BUDGET],
     ["train", "--learner", "cfr", "--force", *TRAIN_BUDGET],
+    ["train", "--learner", "cfr", "--resume=yes", "--out", "DIR", *TRAIN_BUDGET],
+    ["train", "--learner", "cfr", "--iterations", "2", "--no-progress=no"],
     # duel
     ["duel", "cfr"],
     ["duel", "cfr", "nope", *TRAIN_BUDGET],
@@ -130,6 +136,8 @@ CASES = [
     ["duel", "cfr", "xfp", "--eval-every", "often", *TRAIN_BUDGET],
     ["duel", "cfr", "xfp", "--out", "FILE", *TRAIN_BUDGET],
     ["duel", "cfr", "xfp", "--resume", "--out", "DIR", *TRAIN_BUDGET],
+    ["duel", "cfr", "xfp", "--checkpoint-every", "x", *TRAIN_BUDGET],
+    ["duel", "cfr", "xfp", "--force", *TRAIN_BUDGET],
     # eval
     ["eval"],
     ["eval", "MISSING"],
@@ -143,6 +151,7 @@ CASES = [
     ["eval", "ARRAY_NPZ"],
     ["eval", "POLICY_TXT"],
     ["eval", "GARBAGE_NPZ", "--game", "chess"],
+    ["eval", "MISSING", "--json=1"],
     # tournament
     ["tournament"],
     ["tournament", "uniform"],
@@ -156,6 +165,8 @@ CASES = [
     ["tournament", "uniform", "equilibrium", "--episodes", "x"],
     ["tournament", "uniform", "equilibrium", "--seed", "x"],
     ["tournament", "uniform", "equilibrium", "--episodes", "0", "--out", "FILE"],
+    ["tournament", "uniform", "equilibrium", "--no-plots=1"],
+    ["tournament", "uniform", "equilibrium", "--no-progress=1"],
     # play
     ["play", "--agent", "nope"],
     ["play", "--agent", "GARBAGE_NPZ"],

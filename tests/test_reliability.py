@@ -197,6 +197,15 @@ def test_budgets_are_totals_and_checkpointing_survives_a_resume(tmp_path, capsys
     assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 20
 
 
+def test_a_checkpoint_that_is_not_the_folders_run_is_refused(tmp_path, capsys):
+    assert _train(tmp_path, "--learner", "cfr", "--iterations", "5") == 0
+    config = tmp_path / "run" / "train_config.json"
+    config.write_text(config.read_text().replace('"cfr"', '"xfp"'))
+    capsys.readouterr()
+    assert _train(tmp_path, "--resume", "--iterations", "9") == 1
+    assert "the folder was mixed up" in capsys.readouterr().err
+
+
 def test_an_existing_run_is_not_overwritten_without_force(tmp_path, capsys):
     assert _train(tmp_path, "--learner", "cfr", "--iterations", "5") == 0
     before = (tmp_path / "run" / "checkpoint.npz").read_bytes()
