@@ -1,0 +1,310 @@
+"""Every two-player OpenSpiel game as a nashzoo :class:`~nashzoo.games.Game` (the bridge).
+
+``load_game("openspiel:liars_dice(dice_sides=4)")`` (any OpenSpiel game string) and
+``load_game(pyspiel_game)`` give an :class:`OpenSpielGame`; from there the game goes through
+``compile_tree``, the envs, every learner, the exact evaluator, ``race`` and the CLI like a
+built-in one. Needs the optional extra: ``pip install 'nashzoo[openspiel]'``; ``pyspiel`` is
+imported only when an OpenSpiel game is asked for, never by the rest of nashzoo.
+
+What maps to what:
+
+* information-set keys are OpenSpiel's ``information_state_string(player)`` and tensors its
+  ``information_state_tensor(player)``, so policies move between the two libraries by key with
+  no translation (``nashzoo.eval.openspiel``);
+* action ids, chance outcomes (``chance_outcomes()``), players (``-1`` chance, ``-4``
+  terminal) and returns are OpenSpiel's own;
+* simultaneous-move games are played through OpenSpiel's ``convert_to_turn_based``: players
+  commit their moves one after the other and nobody sees the others' moves of the same round;
+* ``game.name`` (and ``game.id``) is ``"openspiel:"`` plus OpenSpiel's canonical game string,
+  so ``load_game(game.id)`` rebuilds the same game (checkpoints and policy files rely on it).
+
+Refused, each with a one-line ``ValueError`` naming why: games with other than two players,
+games without information-state strings (nashzoo keys information sets by them, and
+OpenSpiel's information states are what make the game perfect-recall), mean-field games, and
+games whose chance outcomes are only sampled (the tree must be enumerable). A game without
+information-state tensors has ``infoset_tensor_size == 0``; the learners that need tensors
+refuse it with their own check.
+
+Speed: ``compile_tree`` walks States, so each :class:`OpenSpielState` asks OpenSpiel once for
+the player to move (at construction) and once for the legal actions (on first use); a child is
+one ``pyspiel`` call (clone and apply in C++).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nashzoo.games.base import CHANCE, TERMINAL, Game, State, check_player
+
+PREFIX = "openspiel:"
+"""Game names starting with this are OpenSpiel game strings (``load_game`` hands them here)."""
+
+INSTALL_HINT = "pip install 'nashzoo[openspiel]'"
+
+
+def import_pyspiel() -> Any:
+    """The ``pyspiel`` module, or an ImportError naming the extra that installs it."""
+    try:
+        import pyspiel
+    except ImportError as err:
+        raise ImportError(f"OpenSpiel games need open_spiel: {INSTALL_HINT} ({err})") from None
+    return pyspiel
+
+
+def is_pyspiel_game(obj: Any) -> bool:
+    """Whether ``obj`` is a loaded ``pyspiel.Game`` (without importing pyspiel if it is absent)."""
+    module = type(obj).__module__ or ""
+    if not module.startswith("pyspiel"):
+        return False
+    return isinstance(obj, import_pyspiel().Game)
+
+
+def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
+    """An :class:`OpenSpielGame` from an OpenSpiel game string or a loaded ``pyspiel.Game``.
+
+    Args:
+        game: ``"liars_dice(dice_sides=4)"`` (with or without the ``"openspiel:"`` prefix) or a
+            ``pyspiel.Game``.
+        **params: OpenSpiel parameters for a bare game name, e.g.
+            ``load_openspiel("goofspiel", num_cards=3, imp_info=True)``.
+
+    Raises:
+        ValueError: the game string does not load, or the game cannot be bridged (see the
+            module docstring); the message says why and what to do.
+        ImportError: open_spiel is not installed (the message names the extra).
+    """
+    pyspiel = import_pyspiel()
+    if isinstance(game, str):
+        spec = game.removeprefix(PREFIX).strip()
+        if params and "(" in spec:
+            raise ValueError(
+                f"pass OpenSpiel parameters either in the game string or as keywords, not both "
+                f"(got {spec!r} and {sorted(params)})"
+            )
+        try:
+            loaded = pyspiel.load_game(spec, params) if params else pyspiel.load_game(spec)
+        except pyspiel.SpielError as err:
+            raise ValueError(_load_error(spec, str(err))) from None
+        return OpenSpielGame(loaded)
+    if params:
+        raise ValueError("parameters cannot be applied to an already loaded OpenSpiel game")
+    if not is_pyspiel_game(game):
+        raise ValueError(
+            f"expected an OpenSpiel game string or a pyspiel.Game, got {type(game).__name__}"
+        )
+    return OpenSpielGame(game)
+
+
+def _load_error(spec: str, message: str) -> str:
+    """A one-line reason why OpenSpiel refused ``spec``, with what to do about it."""
+    first = message.strip().splitlines()[0].rstrip(":. ") if message.strip() else "unknown error"
+    if first.startswith("Unknown game"):
+        hint = "pyspiel.registered_names() lists OpenSpiel's games"
+    elif "Expected type: kString" in first:
+        hint = (
+            "OpenSpiel reads a bare number as a number; end a string parameter's value with a "
+            "space (e.g. 'firstPlayer=1 ') or pass it as a keyword string"
+        )
+    else:
+        hint = "check the game string against the game's parameters in OpenSpiel's docs"
+    return f"OpenSpiel cannot load {spec!r}: {first}; {hint}"
+
+
+def game_string(pyspiel_game: Any) -> str:
+    """OpenSpiel's canonical string of ``pyspiel_game``, written so it loads back the same.
+
+    ``str(game)`` is canonical but can fail to load: a string parameter that looks like a
+    number (universal_poker's ``firstPlayer=1``) is read back as a number. Such values get the
+    trailing space OpenSpiel's parser keeps as a string. A trailing ``()`` is dropped
+    (``"kuhn_poker"``, not ``"kuhn_poker()"``).
+    """
+    pyspiel = import_pyspiel()
+    text = str(pyspiel_game)
+    parsed = pyspiel.game_parameters_from_string(text)
+    repaired = _keep_strings(parsed, pyspiel_game.get_parameters())
+    if repaired != parsed:
+        text = pyspiel.game_parameters_to_string(repaired)
+    return text.removesuffix("()")
+
+
+def _keep_strings(parsed: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
+    """``parsed`` with every value that should be a string but was read as a number (or a
+    bool) given back as that string plus a space."""
+    out = {}
+    for key, value in parsed.items():
+        true = actual.get(key)
+        if isinstance(value, dict) and isinstance(true, dict):
+            value = _keep_strings(value, true)
+        elif isinstance(true, str) and not isinstance(value, str):
+            value = f"{true} "
+        out[key] = value
+    return out
+
+
+class OpenSpielGame(Game):
+    """A two-player OpenSpiel game seen through nashzoo's Game/State API.
+
+    Attributes:
+        openspiel_game: the ``pyspiel.Game`` that is played (the turn-based conversion for a
+            simultaneous-move game); policies converted with ``nashzoo.eval.openspiel`` are
+            for this game.
+    """
+
+    num_players = 2
+
+    def __init__(self, pyspiel_game: Any) -> None:
+        super().__init__()
+        pyspiel = import_pyspiel()
+        kind = pyspiel_game.get_type()
+        label = f"OpenSpiel's {kind.short_name}"
+        if kind.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+            pyspiel_game = pyspiel.convert_to_turn_based(pyspiel_game)
+            kind = pyspiel_game.get_type()
+        elif kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+            raise ValueError(
+                f"{label} has {kind.dynamics.name.lower()} dynamics; the bridge takes "
+                "turn-based and simultaneous-move games only"
+            )
+        if pyspiel_game.num_players() != 2:
+            raise ValueError(
+                f"{label} is loaded with {pyspiel_game.num_players()} players; nashzoo's "
+                f"games have two: load it with players=2 if it allows that"
+            )
+        if not kind.provides_information_state_string:
+            raise ValueError(
+                f"{label} provides no information-state strings (perfect-recall information "
+                "states), which nashzoo's information sets are keyed by; pick a game that has "
+                "them (pyspiel.registered_games() lists provides_information_state_string)"
+            )
+        if kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+            raise ValueError(
+                f"{label} only samples its chance outcomes, so its tree cannot be enumerated; "
+                "nashzoo needs explicit chance probabilities"
+            )
+        self.openspiel_game = pyspiel_game
+        self.name = PREFIX + game_string(pyspiel_game)
+        self.num_actions = pyspiel_game.num_distinct_actions()
+        self.has_tensors = bool(kind.provides_information_state_tensor)
+        self.infoset_tensor_size = (
+            int(np.prod(pyspiel_game.information_state_tensor_shape())) if self.has_tensors else 0
+        )
+        self.has_observation_strings = bool(kind.provides_observation_string)
+        self._action_names: tuple[str, ...] | None = None
+
+    @property
+    def action_names(self) -> tuple[str, ...]:  # type: ignore[override]
+        """OpenSpiel's names of the actions, as the first player to move reads them."""
+        if self._action_names is None:
+            state = self.openspiel_game.new_initial_state()
+            while state.is_chance_node():
+                state = state.child(state.legal_actions()[0])
+            player = state.current_player()
+            names = []
+            for action in range(self.num_actions):
+                try:
+                    names.append(state.action_to_string(player, action))
+                except Exception:  # OpenSpiel refuses to name some actions out of context
+                    names.append(f"action {action}")
+            if len(set(names)) < len(names):
+                names = [f"{a}:{name}" for a, name in enumerate(names)]
+            self._action_names = tuple(names)
+        return self._action_names
+
+    def new_initial_state(self) -> OpenSpielState:
+        return OpenSpielState(self, self.openspiel_game.new_initial_state())
+
+    def __reduce__(self) -> tuple:
+        return (load_openspiel, (self.name,))
+
+
+class OpenSpielState(State):
+    """An OpenSpiel state, immutable: ``child`` clones and applies, the parent is untouched."""
+
+    game: OpenSpielGame
+
+    def __init__(self, game: OpenSpielGame, state: Any) -> None:
+        # No super().__init__(): this runs once per history when the tree is compiled.
+        self.game = game
+        self._state = state
+        self._player = state.current_player()
+        self._legal: list[int] | None = None
+
+    @property
+    def openspiel_state(self) -> Any:
+        """A copy of the underlying ``pyspiel.State`` (the original stays immutable)."""
+        return self._state.clone()
+
+    def current_player(self) -> int:
+        return self._player
+
+    def is_terminal(self) -> bool:
+        return self._player == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self._player == CHANCE
+
+    def legal_actions(self) -> list[int]:
+        if self._legal is None:
+            self._legal = [] if self._player == TERMINAL else self._state.legal_actions()
+        return list(self._legal)
+
+    def legal_actions_mask(self) -> np.ndarray:
+        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        if self._player >= 0:
+            if self._legal is None:
+                self._legal = self._state.legal_actions()
+            mask[self._legal] = 1
+        return mask
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self._player != CHANCE:
+            return super().chance_outcomes()
+        return self._state.chance_outcomes()
+
+    def _child(self, action: int) -> OpenSpielState:
+        return OpenSpielState(self.game, self._state.child(action))
+
+    def action_to_string(self, action: int) -> str:
+        if self._player == TERMINAL:
+            return self.game.action_name(action)
+        return self._state.action_to_string(self._player, action)
+
+    def returns(self) -> np.ndarray:
+        if self._player != TERMINAL:
+            return np.zeros(2)
+        return np.asarray(self._state.returns(), dtype=np.float64)
+
+    def history(self) -> list[int]:
+        return self._state.history()
+
+    def infoset_key(self, player: int) -> str:
+        if player.__class__ is not int or not 0 <= player < 2:  # fast path: compile's calls
+            player = check_player(self.game, player)
+        return self._state.information_state_string(player)
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        player = check_player(self.game, player)
+        if not self.game.has_tensors:
+            return np.zeros(0, dtype=np.float32)
+        return np.asarray(self._state.information_state_tensor(player), dtype=np.float32)
+
+    def describe(self, player: int | None = None) -> str:
+        if player is None:
+            lines = [f"{self.game.name} (OpenSpiel's view of the whole state)", str(self._state)]
+        else:
+            player = check_player(self.game, player)
+            view = (
+                self._state.observation_string(player)
+                if self.game.has_observation_strings
+                else self._state.information_state_string(player)
+            )
+            lines = [f"{self.game.name} (what player {player} sees, in OpenSpiel's words)", view]
+        lines = [line.rstrip() for line in lines]
+        if self.is_terminal():
+            r = self.returns()
+            lines.append(f"result: player 0 {r[0]:+g}, player 1 {r[1]:+g}")
+        elif not self.is_chance_node():
+            lines.append(f"to move: player {self._player}")
+        return "\n".join(lines)
