@@ -101,6 +101,7 @@ def _load_error(spec: str, message: str) -> str:
     """A one-line reason why OpenSpiel refused ``spec``, with what to do about it."""
     first = message.strip().splitlines()[0].rstrip(":. ") if message.strip() else "unknown error"
     if first.startswith("Unknown game"):
+        first = first.removesuffix(". Available games are")
         hint = "pyspiel.registered_names() lists OpenSpiel's games"
     elif "Expected type: kString" in first:
         hint = (
@@ -168,9 +169,14 @@ class OpenSpielGame(Game):
                 "turn-based and simultaneous-move games only"
             )
         if pyspiel_game.num_players() != 2:
+            fix = (
+                "load it with players=2"
+                if kind.min_num_players <= 2 <= kind.max_num_players
+                else "it cannot be played by two, pick another game"
+            )
             raise ValueError(
-                f"{label} is loaded with {pyspiel_game.num_players()} players; nashzoo's "
-                f"games have two: load it with players=2 if it allows that"
+                f"{label} is loaded with {pyspiel_game.num_players()} players and nashzoo's "
+                f"games have exactly two: {fix}"
             )
         if not kind.provides_information_state_string:
             raise ValueError(
