@@ -298,7 +298,7 @@ class OpenSpielState(State):
 
     def describe(self, player: int | None = None) -> str:
         if player is None:
-            lines = [f"{self.game.name} (OpenSpiel's view of the whole state)", str(self._state)]
+            lines = ["the whole state, in OpenSpiel's words:", str(self._state)]
         else:
             player = check_player(self.game, player)
             view = (
@@ -306,7 +306,7 @@ class OpenSpielState(State):
                 if self.game.has_observation_strings
                 else self._state.information_state_string(player)
             )
-            lines = [f"{self.game.name} (what player {player} sees, in OpenSpiel's words)", view]
+            lines = [f"what player {player} sees, in OpenSpiel's words:", view]
         lines = [line.rstrip() for line in lines]
         if self.is_terminal():
             r = self.returns()
