@@ -25,8 +25,12 @@ from nashzoo.cli import main  # noqa: E402
 from nashzoo.envs import env  # noqa: E402
 from nashzoo.eval import nash_conv, solve_game  # noqa: E402
 from nashzoo.eval.openspiel import from_openspiel, to_openspiel, to_pyspiel  # noqa: E402
-from nashzoo.games import GameDefinitionError, compile_tree, load_game  # noqa: E402
-from nashzoo.games.openspiel import OpenSpielGame  # noqa: E402
+from nashzoo.games import (  # noqa: E402
+    GameDefinitionError,
+    OpenSpielGame,
+    compile_tree,
+    load_game,
+)
 from nashzoo.train import train  # noqa: E402
 
 LIARS_DICE = "openspiel:liars_dice(dice_sides=3)"
