@@ -38,16 +38,21 @@ from typing import Any
 import numpy as np
 from _common import version, write_section
 
-from nashzoo.games import CHANCE, TERMINAL, Game, load_game
+from nashzoo.games import CHANCE, TERMINAL, Game, OpenSpielState, load_game
 from nashzoo.games.tree import _compile
 
 GAMES = ("kuhn_poker", "leduc_poker", "liars_dice(dice_sides=4)", "liars_dice")
 NATIVE = {"kuhn_poker", "leduc_poker"}
 
 
-def walk_states(game: Game) -> int:
-    """Visit every history through nashzoo's State API, asking what compile_tree asks."""
-    frontier = [game.new_initial_state()]
+def walk(root: Any, child: Callable[[Any, int], Any], key: Callable[[Any, int], str]) -> int:
+    """Visit every history from ``root``, asking what compile_tree asks, building nothing.
+
+    ``child`` and ``key`` are the unbound methods of the state type walked: nashzoo's
+    ``OpenSpielState._child`` / ``infoset_key``, or raw ``pyspiel.State.child`` /
+    ``information_state_string`` (the floor for any Python bridge).
+    """
+    frontier = [root]
     count = 0
     while frontier:
         state = frontier.pop()
@@ -56,29 +61,20 @@ def walk_states(game: Game) -> int:
         if who == TERMINAL:
             state.returns()
         elif who == CHANCE:
-            frontier.extend(state._child(a) for a, _ in state.chance_outcomes())
+            frontier.extend(child(state, a) for a, _ in state.chance_outcomes())
         else:
-            state.infoset_key(who)
-            frontier.extend(state._child(a) for a in state.legal_actions())
+            key(state, who)
+            frontier.extend(child(state, a) for a in state.legal_actions())
     return count
+
+
+def walk_states(game: Game) -> int:
+    return walk(game.new_initial_state(), OpenSpielState._child, OpenSpielState.infoset_key)
 
 
 def walk_pyspiel(os_game: Any) -> int:
-    """The same walk on raw pyspiel states (the floor for any Python bridge)."""
-    frontier = [os_game.new_initial_state()]
-    count = 0
-    while frontier:
-        state = frontier.pop()
-        count += 1
-        who = state.current_player()
-        if who == TERMINAL:
-            state.returns()
-        elif who == CHANCE:
-            frontier.extend(state.child(a) for a, _ in state.chance_outcomes())
-        else:
-            state.information_state_string(who)
-            frontier.extend(state.child(a) for a in state.legal_actions())
-    return count
+    state = os_game.new_initial_state()
+    return walk(state, type(state).child, type(state).information_state_string)
 
 
 def round_robin(contenders: list[tuple[str, Callable[[], object]]], rounds: int) -> dict:
