@@ -145,6 +145,7 @@ def to_openspiel(game: Game | str | PolicyLike, policy: PolicyLike | None = None
 
     Call it as ``to_openspiel(game, policy)``, or ``to_openspiel(tabular_policy)``.
     """
+    import_pyspiel()  # an ImportError naming the extra when open_spiel is missing
     from open_spiel.python.policy import TabularPolicy as OpenSpielTabular
 
     game, policy = _split(game, policy, "to_openspiel")

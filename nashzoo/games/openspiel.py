@@ -49,7 +49,7 @@ def import_pyspiel() -> Any:
     try:
         import pyspiel
     except ImportError as err:
-        raise ImportError(f"OpenSpiel games need open_spiel: {INSTALL_HINT} ({err})") from None
+        raise ImportError(f"OpenSpiel support needs open_spiel: {INSTALL_HINT} ({err})") from None
     return pyspiel
 
 
