@@ -123,7 +123,10 @@ def game_string(pyspiel_game: Any) -> str:
     """
     pyspiel = import_pyspiel()
     text = str(pyspiel_game)
-    parsed = pyspiel.game_parameters_from_string(text)
+    try:
+        parsed = pyspiel.game_parameters_from_string(text)
+    except pyspiel.SpielError:  # not re-readable by OpenSpiel's parser: keep its own string
+        return text.removesuffix("()")
     repaired = _keep_strings(parsed, pyspiel_game.get_parameters())
     if repaired != parsed:
         text = pyspiel.game_parameters_to_string(repaired)
