@@ -26,7 +26,6 @@ need no game argument (an OpenSpiel policy then maps to the bridged game of its 
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +35,7 @@ from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.eval.exact import PolicyLike, as_tabular
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.base import CHANCE, TERMINAL
+from nashzoo.games.cache import GameCache
 from nashzoo.games.openspiel import OpenSpielGame, import_pyspiel, is_pyspiel_game
 
 OPENSPIEL_NAMES: dict[str, str] = {"kuhn_poker": "kuhn_poker", "leduc_poker": "leduc_poker"}
@@ -59,22 +59,12 @@ class InfosetMap:
     states: tuple[Any, ...] | None
 
 
-_MAPS: dict[str, InfosetMap] = {}
-_LOCK = threading.Lock()
-
-
 def infoset_map(game: Game | str) -> InfosetMap:
     """The OpenSpiel <-> nashzoo information-set map of ``game`` (built once; cached)."""
     game = load_game(game)
     if isinstance(game, OpenSpielGame):
         return InfosetMap(game.openspiel_game, compile_tree(game).infoset_index, None)
-    with _LOCK:
-        cached = _MAPS.get(game.id)
-    if cached is None:
-        cached = _build_twin_map(game)
-        with _LOCK:
-            cached = _MAPS.setdefault(game.id, cached)
-    return cached
+    return _TWIN_MAPS(game)
 
 
 def _build_twin_map(game: Game) -> InfosetMap:
@@ -122,6 +112,9 @@ def _build_twin_map(game: Game) -> InfosetMap:
     if len(index) != tree.num_infosets:
         raise AssertionError(f"{game.id}: {tree.num_infosets} infosets, OpenSpiel has {len(index)}")
     return InfosetMap(os_game, index, tuple(states))
+
+
+_TWIN_MAPS: GameCache[InfosetMap] = GameCache(_build_twin_map)
 
 
 def _split(first: Any, second: Any, what: str) -> tuple[Any, Any]:
