@@ -186,3 +186,13 @@ def test_cli_runs_bridged_games(tmp_path, capsys) -> None:
     assert _cmd_play(args, stdin=io.StringIO("9\n" + "6\n" * 5 + "5\n" * 5)) == 0
     printed = capsys.readouterr().out
     assert "'9' is not a legal move" in printed and "result: player 0" in printed
+
+
+def test_game_without_tensors_has_size_zero_and_tensor_learners_refuse_it() -> None:
+    game = load_game("openspiel:coordinated_mp")  # information-state strings, no tensors
+    assert game.infoset_tensor_size == 0
+    assert compile_tree(game).infoset_tensors.shape == (3, 0)
+    assert solve_game(game).value[0] == pytest.approx(0.0, abs=1e-12)
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="reads information-set tensors"):
+        train(game, "deep_cfr", iterations=1)
