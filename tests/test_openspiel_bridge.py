@@ -36,8 +36,8 @@ from nashzoo.train import train  # noqa: E402
 LIARS_DICE = "openspiel:liars_dice(dice_sides=3)"
 GOOFSPIEL = "openspiel:goofspiel(imp_info=True,num_cards=3)"
 UNIVERSAL_POKER = (
-    "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=1,blind=1 1,raiseSize=1 ,"
-    "firstPlayer=1 ,numSuits=1,numRanks=4,numHoleCards=1,numBoardCards=0 ,maxRaises=2 ,"
+    "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=1,blind=1 1,raiseSize=1,"
+    "firstPlayer=1,numSuits=1,numRanks=4,numHoleCards=1,numBoardCards=0,maxRaises=2,"
     "stack=10 10)"
 )
 # Game value for player 0 (nashzoo's LP; OpenSpiel's LP agrees to 1e-9 when cvxpy is there).
@@ -106,6 +106,11 @@ def test_ids_round_trip() -> None:
     assert load_game(pyspiel.load_game("liars_dice(dice_sides=3)")) == load_game(LIARS_DICE)
     assert load_game("openspiel:goofspiel", num_cards=3, imp_info=True) == load_game(GOOFSPIEL)
     assert load_game("openspiel:kuhn_poker").id == "openspiel:kuhn_poker"
+    # universal_poker's string parameters written as numbers (firstPlayer=1) are read as the
+    # strings they must be (OpenSpiel's own parser refuses them), in specs and in ids alike
+    poker = load_game(UNIVERSAL_POKER)
+    assert poker.openspiel_game.get_parameters()["firstPlayer"] == "1"
+    assert "firstPlayer=1," in poker.id and load_game(poker.id) == poker
     # simultaneous moves are played through OpenSpiel's turn-based conversion
     assert load_game(GOOFSPIEL).id.startswith("openspiel:turn_based_simultaneous_game(")
 
@@ -135,7 +140,7 @@ def test_policies_move_both_ways() -> None:
         ("openspiel:oware", "provides no information-state strings"),
         ("openspiel:no_such_game", "cannot load 'no_such_game': Unknown game"),
         ("openspiel:liars_dice(dice_sides=4", "Missing closing bracket"),
-        ("openspiel:universal_poker(firstPlayer=1)", "end a string parameter's value with a"),
+        ("openspiel:liars_dice(dice_sides=x)", "Wrong type for parameter dice_sides"),
         ("openspiel:mfg_garnet", "mean_field dynamics"),
     ],
 )

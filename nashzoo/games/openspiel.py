@@ -17,13 +17,16 @@ What maps to what:
   commit their moves one after the other and nobody sees the others' moves of the same round;
 * ``game.name`` (and ``game.id``) is ``"openspiel:"`` plus OpenSpiel's canonical game string,
   so ``load_game(game.id)`` rebuilds the same game (checkpoints and policy files rely on it).
+  A number written for a string parameter (universal_poker's ``firstPlayer=1``) is read as
+  that string, which OpenSpiel's own parser refuses.
 
-Refused, each with a one-line ``ValueError`` naming why: games with other than two players,
-games without information-state strings (nashzoo keys information sets by them, and
-OpenSpiel's information states are what make the game perfect-recall), mean-field games, and
-games whose chance outcomes are only sampled (the tree must be enumerable). A game without
-information-state tensors has ``infoset_tensor_size == 0``; the learners that need tensors
-refuse it with their own check.
+Refused when loaded, each with a one-line ``ValueError`` naming why: games with other than two
+players, games without information-state strings (nashzoo keys information sets by them),
+mean-field games, and games whose chance outcomes are only sampled (the tree must be
+enumerable). Refused when compiled, by ``compile_tree``'s checks of every game: information
+states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) or that two
+players share (``phantom_ttt``'s empty board). A game without information-state tensors has
+``infoset_tensor_size == 0``; the learners that need tensors refuse it with their own check.
 
 Speed: ``compile_tree`` walks States, so each :class:`OpenSpielState` asks OpenSpiel once for
 the player to move (at construction) and once for the legal actions (on first use); a child is
@@ -84,7 +87,7 @@ def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
                 f"(got {spec!r} and {sorted(params)})"
             )
         try:
-            loaded = pyspiel.load_game(spec, params) if params else pyspiel.load_game(spec)
+            loaded = _load(pyspiel, spec, params)
         except pyspiel.SpielError as err:
             raise ValueError(_load_error(spec, str(err))) from None
         return OpenSpielGame(loaded)
@@ -97,54 +100,41 @@ def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
     return OpenSpielGame(game)
 
 
+def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
+    """``pyspiel.load_game``, reading a number written for a string parameter as that string.
+
+    OpenSpiel's own parser reads ``firstPlayer=1`` as the number 1 and then refuses it, because
+    universal_poker's ``firstPlayer`` is a string ("1" or "1 1"); here every value given for a
+    parameter whose default is a string is passed as a string.
+    """
+    if not params and "(" not in spec:
+        return pyspiel.load_game(spec)
+    given = dict(params) if params else pyspiel.game_parameters_from_string(spec)
+    name = given.pop("name", spec)
+    kinds = {kind.short_name: kind for kind in pyspiel.registered_games()}
+    defaults = kinds[name].parameter_specification if name in kinds else {}
+    for key, value in given.items():
+        if isinstance(defaults.get(key), str) and not isinstance(value, (str, dict)):
+            given[key] = str(value)
+    return pyspiel.load_game(name, given)
+
+
 def _load_error(spec: str, message: str) -> str:
     """A one-line reason why OpenSpiel refused ``spec``, with what to do about it."""
     first = message.strip().splitlines()[0].rstrip(":. ") if message.strip() else "unknown error"
     if first.startswith("Unknown game"):
         first = first.removesuffix(". Available games are")
         hint = "pyspiel.registered_names() lists OpenSpiel's games"
-    elif "Expected type: kString" in first:
-        hint = (
-            "OpenSpiel reads a bare number as a number; end a string parameter's value with a "
-            "space (e.g. 'firstPlayer=1 ') or pass it as a keyword string"
-        )
     else:
         hint = "check the game string against the game's parameters in OpenSpiel's docs"
     return f"OpenSpiel cannot load {spec!r}: {first}; {hint}"
 
 
 def game_string(pyspiel_game: Any) -> str:
-    """OpenSpiel's canonical string of ``pyspiel_game``, written so it loads back the same.
-
-    ``str(game)`` is canonical but can fail to load: a string parameter that looks like a
-    number (universal_poker's ``firstPlayer=1``) is read back as a number. Such values get the
-    trailing space OpenSpiel's parser keeps as a string. A trailing ``()`` is dropped
-    (``"kuhn_poker"``, not ``"kuhn_poker()"``).
-    """
-    pyspiel = import_pyspiel()
-    text = str(pyspiel_game)
-    try:
-        parsed = pyspiel.game_parameters_from_string(text)
-    except pyspiel.SpielError:  # not re-readable by OpenSpiel's parser: keep its own string
-        return text.removesuffix("()")
-    repaired = _keep_strings(parsed, pyspiel_game.get_parameters())
-    if repaired != parsed:
-        text = pyspiel.game_parameters_to_string(repaired)
-    return text.removesuffix("()")
-
-
-def _keep_strings(parsed: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
-    """``parsed`` with every value that should be a string but was read as a number (or a
-    bool) given back as that string plus a space."""
-    out = {}
-    for key, value in parsed.items():
-        true = actual.get(key)
-        if isinstance(value, dict) and isinstance(true, dict):
-            value = _keep_strings(value, true)
-        elif isinstance(true, str) and not isinstance(value, str):
-            value = f"{true} "
-        out[key] = value
-    return out
+    """OpenSpiel's canonical string of ``pyspiel_game`` (``str(game)``), which
+    :func:`load_openspiel` reads back as the same game; a trailing ``()`` is dropped
+    (``"kuhn_poker"``, not ``"kuhn_poker()"``)."""
+    return str(pyspiel_game).removesuffix("()")
 
 
 class OpenSpielGame(Game):
