@@ -188,9 +188,10 @@ def test_cli_runs_bridged_games(tmp_path, capsys) -> None:
     from nashzoo.cli import _cmd_play, build_parser
 
     args = build_parser().parse_args(["play", "--game", LIARS_DICE, "--agent", "equilibrium"])
-    assert _cmd_play(args, stdin=io.StringIO("9\n" + "6\n" * 5 + "5\n" * 5)) == 0
+    assert _cmd_play(args, stdin=io.StringIO("9\nliar\n2-3\n")) == 0  # OpenSpiel's names
     printed = capsys.readouterr().out
-    assert "'9' is not a legal move" in printed and "result: player 0" in printed
+    assert "'9' is not a legal move" in printed and "'liar' is not a legal move" in printed
+    assert "equilibrium plays Liar" in printed and "result: player 0" in printed
 
 
 def test_game_without_tensors_has_size_zero_and_tensor_learners_refuse_it() -> None:
