@@ -227,6 +227,8 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
 
     if seat0 is None and seat1 is not None:
         raise UsageError("--opponent needs --learner")
+    if args.resume and args.force:
+        raise UsageError("--resume continues the run in --out; --force replaces it: choose one")
     typed = _typed_run(args, seat0, seat1)
     if args.out is None:
         if args.resume or args.checkpoint_every or args.force:
@@ -236,8 +238,6 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
         if args.resume:
-            if args.force:
-                raise UsageError("--resume continues the run in --out; --force replaces it")
             config = run_folder.resume(folder, typed)
         else:
             config = _new_config(typed)
@@ -272,7 +272,7 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None) -> i
 
     checkpoint = None if folder is None else folder / CHECKPOINT_FILE
     progress = None if not args.no_progress else False
-    if checkpoint is not None and args.resume and checkpoint.exists():
+    if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
         trainer = Trainer.load(
             checkpoint,
             callbacks=[PrintEval()],
@@ -280,7 +280,7 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None) -> i
             checkpoint_path=checkpoint,
             checkpoint_every=config.checkpoint_every,
         )
-        check_checkpoint(trainer, config, folder)  # type: ignore[arg-type]
+        check_checkpoint(trainer, config, folder)
         print(f"resumed {trainer}; training to {config.budget_text()}")
     else:
         trainer = Trainer(
