@@ -430,7 +430,7 @@ def main() -> None:
     parser.add_argument("--max-rung", type=int, default=4, help="largest rung to run (1-5)")
     parser.add_argument("--rung5", default="liars_dice(dice_sides=9)", help="rung 5's game")
     parser.add_argument("--rung5-openspiel", default="liars_dice(dice_sides=9)")
-    parser.add_argument("--rung5-histories", type=int, default=42_467_338)
+    parser.add_argument("--rung5-histories", type=int, default=42_467_257)
     parser.add_argument("--rounds", type=int, default=3, help="round-robin rounds")
     parser.add_argument("--budget", type=float, default=1.0, help="CPU seconds per round")
     parser.add_argument("--compile-timeout", type=float, default=1800.0)
