@@ -15,7 +15,8 @@ module                 game             parallel_env
 
 Registration: PettingZoo 1.27 has a Gymnasium-style registry (``pettingzoo.register`` /
 ``pettingzoo.make``) but no plugin discovery, so importing this package registers the envs under
-the ``nashzoo`` namespace::
+the ``nashzoo`` namespace (older PettingZoo, 1.24 to 1.26, has no registry: there the envs are
+used through their modules or :func:`make_env`, and :data:`PETTINGZOO_REGISTRY` is ``False``)::
 
     import pettingzoo
     import nashzoo.envs  # registers nashzoo/kuhn_poker-v0, nashzoo/rps-v0, ...
@@ -48,6 +49,9 @@ ENV_MODULES: dict[str, ModuleType] = {
 """Versioned env name -> per-game module."""
 
 NAMESPACE = "nashzoo"
+
+PETTINGZOO_REGISTRY: bool = hasattr(pettingzoo, "aec_registry")
+"""Whether this PettingZoo has the env registry (1.27+) the envs were registered in."""
 
 
 def env_names() -> list[str]:
@@ -91,6 +95,8 @@ def registry_id(name: str) -> str:
 
 
 def _register() -> None:
+    if not PETTINGZOO_REGISTRY:
+        return  # PettingZoo < 1.27: no registry to register in (see the module docstring)
     for name, module in ENV_MODULES.items():
         env_id = registry_id(name)
         if env_id not in pettingzoo.aec_registry:
@@ -103,6 +109,7 @@ _register()
 
 __all__ = [
     "ENV_MODULES",
+    "PETTINGZOO_REGISTRY",
     "GameAECEnv",
     "SingleAgentEnv",
     "agent_name",

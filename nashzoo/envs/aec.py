@@ -504,7 +504,12 @@ def _forwarded(name: str) -> property:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
 
-    return property(get, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
+    def put(self: OrderEnforcingWrapper, value: Any) -> None:
+        # PettingZoo < 1.25's BaseWrapper copies these from the wrapped env after every reset
+        # and step; writing through keeps the one copy that the getter reads.
+        setattr(self.env, name, value)
+
+    return property(get, put, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
