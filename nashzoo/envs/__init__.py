@@ -25,7 +25,16 @@ used through their modules or :func:`make_env`, and :data:`PETTINGZOO_REGISTRY` 
     par = pettingzoo.make("parallel", "nashzoo/rps-v0")
 
 :class:`~nashzoo.envs.single_agent.SingleAgentEnv` is the Gymnasium single-agent view: one seat
-learns, the opponent's Policy moves inside ``step()`` (what Stable-Baselines3 trains on).
+learns, the opponent's Policy moves inside ``step()`` (what Stable-Baselines3 trains on). Importing
+this package registers it with Gymnasium for every game, under the CamelCase of the PettingZoo
+name (:data:`GYMNASIUM_IDS`); the seat, the opponent Policy (default uniform), ``illegal_action``,
+``render_mode`` and the game parameters are ``make`` keyword arguments::
+
+    import gymnasium
+    import nashzoo.envs
+
+    env = gymnasium.make("nashzoo/LeducHoldem-v0", seat="random", opponent=policy)
+    env = gymnasium.make("nashzoo.envs:nashzoo/KuhnPoker-v0")  # imports nashzoo.envs itself
 
 :func:`make_env` does the same by versioned module name without touching the registry:
 ``make_env("kuhn_poker_v0", render_mode="ansi")``.
@@ -36,6 +45,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+import gymnasium
 import pettingzoo
 from pettingzoo import AECEnv, ParallelEnv
 
@@ -94,7 +104,26 @@ def registry_id(name: str) -> str:
     return f"{NAMESPACE}/{base}-v{version}"
 
 
+_ACRONYMS = {"rps": "RPS"}
+
+
+def gymnasium_id(name: str) -> str:
+    """Gymnasium id of the single-agent view of a versioned env name:
+    ``kuhn_poker_v0`` -> ``nashzoo/KuhnPoker-v0``, ``rps_v0`` -> ``nashzoo/RPS-v0``."""
+    base, _, version = name.rpartition("_v")
+    camel = "".join(_ACRONYMS.get(part, part.capitalize()) for part in base.split("_"))
+    return f"{NAMESPACE}/{camel}-v{version}"
+
+
+GYMNASIUM_IDS: dict[str, str] = {gymnasium_id(name): m.GAME for name, m in ENV_MODULES.items()}
+"""Gymnasium id of the single-agent view -> nashzoo game name."""
+
+
 def _register() -> None:
+    for env_id, game in GYMNASIUM_IDS.items():
+        if env_id not in gymnasium.registry:
+            entry_point = "nashzoo.envs.single_agent:SingleAgentEnv"
+            gymnasium.register(env_id, entry_point=entry_point, kwargs={"game": game})
     if not PETTINGZOO_REGISTRY:
         return  # PettingZoo < 1.27: no registry to register in (see the module docstring)
     for name, module in ENV_MODULES.items():
@@ -109,11 +138,13 @@ _register()
 
 __all__ = [
     "ENV_MODULES",
+    "GYMNASIUM_IDS",
     "PETTINGZOO_REGISTRY",
     "GameAECEnv",
     "SingleAgentEnv",
     "agent_name",
     "env_names",
+    "gymnasium_id",
     "kuhn_poker_v0",
     "leduc_holdem_v0",
     "make_env",

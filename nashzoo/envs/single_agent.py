@@ -24,7 +24,14 @@ This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's Maskabl
 
 The rules come from the game through the PettingZoo env (:class:`~nashzoo.envs.aec.GameAECEnv`);
 this class only routes turns. It passes ``gymnasium.utils.env_checker.check_env`` and
-Stable-Baselines3's ``check_env``.
+Stable-Baselines3's ``check_env``, built directly or through ``gymnasium.make``: importing
+:mod:`nashzoo.envs` registers it for every game (ids in :data:`nashzoo.envs.GYMNASIUM_IDS`)::
+
+    import gymnasium
+    import nashzoo.envs  # registers nashzoo/KuhnPoker-v0, nashzoo/LeducHoldem-v0, ...
+
+    env = gymnasium.make("nashzoo/KuhnPoker-v0", seat=1, opponent=some_policy)
+    env = gymnasium.make("nashzoo/MatrixGame-v0", preset="matching_pennies")
 """
 
 from __future__ import annotations
@@ -72,6 +79,8 @@ class SingleAgentEnv(gymnasium.Env):
             episode). Default: uniform over the legal actions.
         illegal_action: ``"remap"`` (default) or ``"raise"``.
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the learner's view as text).
+        **game_params: parameters for :func:`~nashzoo.games.load_game` when ``game`` is a name
+            (``SingleAgentEnv("matrix", preset="matching_pennies")``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
@@ -84,8 +93,9 @@ class SingleAgentEnv(gymnasium.Env):
         *,
         illegal_action: Literal["remap", "raise"] = "remap",
         render_mode: str | None = None,
+        **game_params: Any,
     ) -> None:
-        self.game = load_game(game)
+        self.game = load_game(game, **game_params)
         if self.game.num_players != 2:
             raise ValueError(f"SingleAgentEnv needs a two-player game; {self.game.id} is not")
         if seat != "random" and (not isinstance(seat, (int, np.integer)) or not 0 <= int(seat) < 2):
