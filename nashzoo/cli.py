@@ -215,7 +215,7 @@ def _cmd_duel(args: argparse.Namespace) -> int:
 
 # --- eval ------------------------------------------------------------------------------------
 def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
-    """A TabularPolicy from a policy JSON, a learner checkpoint or a trainer checkpoint."""
+    """A TabularPolicy from a policy JSON, a checkpoint or a Stable-Baselines3 .zip."""
     from nashzoo.agents.registry import load_policy_file
 
     policy = load_policy_file(path, game)
@@ -422,8 +422,10 @@ def build_parser() -> argparse.ArgumentParser:
     duel.set_defaults(func=_cmd_duel)
 
     ev = sub.add_parser("eval", help="exact NashConv/exploitability of a policy or checkpoint")
-    ev.add_argument("path", help="policy .json, learner checkpoint .npz or trainer checkpoint")
-    ev.add_argument("--game", help="check the file is for this game")
+    ev.add_argument(
+        "path", help="policy .json, checkpoint .npz, or Stable-Baselines3 .zip (needs --game)"
+    )
+    ev.add_argument("--game", help="check the file is for this game (the game of an SB3 .zip)")
     ev.add_argument("--json", action="store_true", help="print JSON")
     ev.set_defaults(func=_cmd_eval)
 
@@ -431,7 +433,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tournament",
         help="round robin between agents",
         description="Entrants: uniform, equilibrium, fixed:P1,P2,... (matrix games), a policy "
-        ".json or a checkpoint .npz; NAME=SPEC names one.",
+        ".json, a checkpoint .npz or a Stable-Baselines3 .zip; NAME=SPEC names one.",
     )
     _game_arg(tour)
     tour.add_argument("entrants", nargs="+", help="two or more entrant specs")

@@ -230,3 +230,22 @@ def test_maskable_ppo_trains_on_a_made_env():
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0)
     model.learn(total_timesteps=64)  # reads action_masks() through make()'s wrappers
     assert model.num_timesteps == 64
+
+
+def test_masked_observation_puts_the_mask_in_the_observation():
+    import gymnasium
+
+    from nashzoo.envs.single_agent import MaskedObservation
+
+    env = MaskedObservation(gymnasium.make("nashzoo/LeducHoldem-v0", seat=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version")
+        gymnasium_check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    assert set(obs) == {"observations", "action_mask"} and obs["action_mask"].dtype == np.float32
+    np.testing.assert_array_equal(obs["action_mask"], [0, 1, 1])  # no bet to fold to yet
+    obs, *_ = env.step(2)  # raise
+    np.testing.assert_array_equal(obs["action_mask"], env.unwrapped.action_masks())
+    with pytest.raises(ValueError, match="must differ"):
+        MaskedObservation(SingleAgentEnv("kuhn_poker"), obs_key="x", mask_key="x")

@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import gymnasium
+import gymnasium.utils
 import numpy as np
 from gymnasium import spaces
 
@@ -48,7 +49,7 @@ from nashzoo.games import Game, IllegalActionError, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
-__all__ = ["SingleAgentEnv", "remap_illegal"]
+__all__ = ["MaskedObservation", "SingleAgentEnv", "remap_illegal"]
 
 _MAX_EMPTY_EPISODES = 1000
 
@@ -254,3 +255,34 @@ class SingleAgentEnv(gymnasium.Env):
                 )
             env.step(int(rng.choice(probs.size, p=probs / total)))
             self.moves += 1
+
+
+class MaskedObservation(gymnasium.ObservationWrapper, gymnasium.utils.RecordConstructorArgs):
+    """The single-agent view with the action mask inside the observation:
+    ``Dict({obs_key: Box(0, 1, (D,), float32), mask_key: Box(0, 1, (num_actions,), float32)})``.
+
+    The layout libraries that mask through the observation read; the defaults are the key names
+    of RLlib's action-masking RLModule (``"observations"``, ``"action_mask"``).
+    """
+
+    def __init__(
+        self, env: gymnasium.Env, obs_key: str = "observations", mask_key: str = "action_mask"
+    ) -> None:
+        gymnasium.utils.RecordConstructorArgs.__init__(self, obs_key=obs_key, mask_key=mask_key)
+        gymnasium.ObservationWrapper.__init__(self, env)
+        if not callable(getattr(env.unwrapped, "action_masks", None)):
+            raise TypeError(f"MaskedObservation wraps a SingleAgentEnv, got {env.unwrapped!r}")
+        if obs_key == mask_key:
+            raise ValueError(f"obs_key and mask_key must differ, both are {obs_key!r}")
+        self.obs_key, self.mask_key = obs_key, mask_key
+        n = int(env.action_space.n)
+        self.observation_space = spaces.Dict(
+            {
+                obs_key: env.observation_space,
+                mask_key: spaces.Box(0.0, 1.0, (n,), dtype=np.float32),
+            }
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        mask = self.env.unwrapped.action_masks().astype(np.float32)
+        return {self.obs_key: observation, self.mask_key: mask}
