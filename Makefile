@@ -12,7 +12,9 @@ MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent
 	tests/test_games.py tests/test_eval.py tests/test_cfr.py tests/test_mccfr.py tests/test_xfp.py \
 	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py
 
-.PHONY: setup race test test-min lint bench clean
+RLLIB_VENV := .venv-rllib
+
+.PHONY: setup race test test-min test-rllib lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -44,6 +46,16 @@ $(MIN_VENV)/.installed: pyproject.toml
 	$(MIN_VENV)/bin/python -m pip install --quiet -c $(MIN_VENV)/lowest.txt -e . "pytest>=7" "hypothesis>=6"
 	@touch $@
 
+# RLlib pins its own Gymnasium, so its adapter is tested in a venv of its own (`rllib` extra).
+test-rllib: $(RLLIB_VENV)/.installed
+	$(RLLIB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_rllib.py
+
+$(RLLIB_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet $(TORCH)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[rllib]" "pytest>=7" "hypothesis>=6"
+	@touch $@
+
 lint: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
 	$(BIN)/ruff format --check nashzoo tests benchmarks
@@ -52,4 +64,4 @@ bench: setup
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) $(MIN_VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .ruff_cache

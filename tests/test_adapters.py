@@ -50,7 +50,7 @@ def test_from_network_callable_probs_with_mask_drops_illegal_mass():
     no_raise = ~tree.legal_mask[:, 2]
     assert seen["mask"].dtype == bool and no_raise.any()
     np.testing.assert_allclose(table.probs[no_raise], np.tile([0.4, 0.6, 0.0], (no_raise.sum(), 1)))
-    with pytest.raises(ValueError, match="output must be 'logits' or 'probs'"):
+    with pytest.raises(ValueError, match="output must be 'logits', 'probs' or 'greedy'"):
         from_network(always_raise, "kuhn_poker", output="q")
 
 
@@ -59,7 +59,13 @@ def test_from_network_bad_outputs_are_clear_errors():
         _table(from_network(lambda t: np.zeros((len(t), 3)), "kuhn_poker"))
     with pytest.raises(PolicyError, match="no probability to any legal action"):
         _table(from_network(lambda t: np.zeros((len(t), 2)), "kuhn_poker", output="probs"))
-    with pytest.raises(PolicyError, match="NaN/inf logits"):
+    q_values = from_network(
+        lambda t: np.tile([0.5, 0.9, 2.0], (len(t), 1)), "leduc_poker", output="greedy"
+    )
+    table = TabularPolicy.from_policy("leduc_poker", q_values).probs
+    raise_legal = compile_tree(load_game("leduc_poker")).legal_mask[:, 2]
+    np.testing.assert_array_equal(np.argmax(table, axis=1), np.where(raise_legal, 2, 1))
+    with pytest.raises(PolicyError, match=r"NaN/inf values \(logits\)"):
         _table(from_network(lambda t: np.full((len(t), 2), np.nan), "kuhn_poker"))
 
 

@@ -49,7 +49,7 @@ __all__ = [
     "load_sb3",
 ]
 
-Output = Literal["logits", "probs"]
+Output = Literal["logits", "probs", "greedy"]
 
 
 def _game_sizes(game: Game | str) -> tuple[Game, int, int]:
@@ -66,12 +66,22 @@ def _as_numpy(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def greedy(values: Any, masks: np.ndarray) -> np.ndarray:
+    """One-hot rows on the legal action with the largest value (the lowest id on ties)."""
+    q = np.where(masks, _as_numpy(values), -np.inf)
+    out = np.zeros(masks.shape)
+    out[np.arange(len(q)), np.argmax(q, axis=1)] = 1.0
+    return out
+
+
 def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str) -> np.ndarray:
     """``[n, num_actions]`` network outputs as probabilities over the legal actions.
 
     ``output="logits"``: a softmax over the legal entries; ``"probs"``: the legal entries,
-    renormalised. Raises :class:`~nashzoo.agents.policy.PolicyError` (naming ``source``) for a
-    wrong shape, non-finite values, or probabilities with no mass on a legal action.
+    renormalised; ``"greedy"`` (action values, e.g. a Q-network): all mass on the legal action
+    with the largest value. Raises :class:`~nashzoo.agents.policy.PolicyError` (naming
+    ``source``) for a wrong shape, non-finite values, or probabilities with no mass on a legal
+    action.
     """
     values = _as_numpy(values)
     if values.shape != masks.shape:
@@ -79,10 +89,10 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
             f"{source} returned shape {values.shape}; expected {masks.shape}: one row per "
             "information set, one entry per action of the game"
         )
-    if output == "logits":
+    if output in ("logits", "greedy"):
         if not np.isfinite(np.where(masks, values, 0.0)).all():
-            raise PolicyError(f"{source} returned NaN/inf logits on a legal action")
-        return masked_softmax_np(values, masks)
+            raise PolicyError(f"{source} returned NaN/inf values ({output}) on a legal action")
+        return masked_softmax_np(values, masks) if output == "logits" else greedy(values, masks)
     legal = np.where(masks, values, 0.0)
     if not np.isfinite(legal).all() or (legal < 0).any():
         raise PolicyError(f"{source} returned negative or non-finite probabilities")
@@ -90,14 +100,6 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
     if (total <= 0).any():
         raise PolicyError(f"{source} gives no probability to any legal action somewhere")
     return legal / total
-
-
-def greedy(values: Any, masks: np.ndarray) -> np.ndarray:
-    """One-hot rows on the legal action with the largest value (the lowest id on ties)."""
-    q = np.where(masks, _as_numpy(values), -np.inf)
-    out = np.zeros(masks.shape)
-    out[np.arange(len(q)), np.argmax(q, axis=1)] = 1.0
-    return out
 
 
 class NetworkAdapterPolicy(NetworkPolicy):
@@ -152,13 +154,14 @@ def from_network(
         network: a ``torch.nn.Module`` (called with float32 torch tensors ``[n, D]``, in eval
             mode and without gradients) or any callable (called with numpy arrays).
         game: the game whose information-set tensors it reads.
-        output: what it returns per row: ``"logits"`` (softmax over the legal actions) or
-            ``"probs"`` (illegal entries dropped, the rest renormalised).
+        output: what it returns per row: ``"logits"`` (softmax over the legal actions),
+            ``"probs"`` (illegal entries dropped, the rest renormalised) or ``"greedy"`` (action
+            values such as a Q-network's: the legal action with the largest one).
         with_mask: call it as ``network(tensors, masks)`` with the boolean legal-action masks.
         seat: the seat it was trained for (``None``: it plays both).
     """
-    if output not in ("logits", "probs"):
-        raise ValueError(f"output must be 'logits' or 'probs', got {output!r}")
+    if output not in ("logits", "probs", "greedy"):
+        raise ValueError(f"output must be 'logits', 'probs' or 'greedy', got {output!r}")
     if not callable(network):
         raise TypeError(f"network must be a torch.nn.Module or a callable, got {network!r}")
     label = type(network).__name__
@@ -335,7 +338,9 @@ def from_rllib(
         module = module.get_module(module_id) if module_id else module.get_module()
     if not hasattr(module, "forward_inference"):
         raise TypeError(f"from_rllib needs an RLModule or an RLlib Algorithm, got {module!r}")
-    space = getattr(module, "observation_space", None)
+    # RLlib's masking module keeps the Dict space (mask included) apart from the one it reads.
+    space = getattr(module, "observation_space_with_mask", None)
+    space = space if space is not None else getattr(module, "observation_space", None)
     masked = isinstance(space, gymnasium.spaces.Dict) and mask_key in space.spaces
     label = type(module).__name__
 
