@@ -249,3 +249,20 @@ def test_masked_observation_puts_the_mask_in_the_observation():
     np.testing.assert_array_equal(obs["action_mask"], env.unwrapped.action_masks())
     with pytest.raises(ValueError, match="must differ"):
         MaskedObservation(SingleAgentEnv("kuhn_poker"), obs_key="x", mask_key="x")
+
+
+def test_gymnasium_make_any_game():
+    import gymnasium
+
+    from nashzoo.games import load_game
+
+    game = load_game("matrix", row_payoffs=[[1, -1, 0], [-1, 1, 2]])  # any Game, or its name
+    env = gymnasium.make("nashzoo/Game-v0", game=game, seat=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version")
+        gymnasium_check_env(env, skip_render_check=True)
+    assert env.spec.id == "nashzoo/Game-v0" and env.unwrapped.game is game
+    assert gymnasium.make("nashzoo/Game-v0", game="leduc_poker").unwrapped.game.num_actions == 3
+    with pytest.raises(TypeError, match="game"):
+        gymnasium.make("nashzoo/Game-v0")  # the game is required

@@ -35,6 +35,7 @@ name (:data:`GYMNASIUM_IDS`); the seat, the opponent Policy (default uniform), `
 
     env = gymnasium.make("nashzoo/LeducHoldem-v0", seat="random", opponent=policy)
     env = gymnasium.make("nashzoo.envs:nashzoo/KuhnPoker-v0")  # imports nashzoo.envs itself
+    env = gymnasium.make("nashzoo/Game-v0", game="my_game")  # any game: registered, a Game
 
 :func:`make_env` does the same by versioned module name without touching the registry:
 ``make_env("kuhn_poker_v0", render_mode="ansi")``. :func:`env` makes one for ANY game,
@@ -144,14 +145,21 @@ def gymnasium_id(name: str) -> str:
 
 
 GYMNASIUM_IDS: dict[str, str] = {gymnasium_id(name): m.GAME for name, m in ENV_MODULES.items()}
-"""Gymnasium id of the single-agent view -> nashzoo game name."""
+"""Gymnasium id of the single-agent view of each built-in game -> nashzoo game name."""
+
+GYMNASIUM_ANY_GAME = f"{NAMESPACE}/Game-v0"
+"""Gymnasium id of the single-agent view of any game, given as ``game=`` (any name
+:func:`~nashzoo.games.load_game` accepts, or a ``Game``):
+``gymnasium.make("nashzoo/Game-v0", game="my_game")``."""
 
 
 def _register() -> None:
+    entry_point = "nashzoo.envs.single_agent:SingleAgentEnv"
     for env_id, game in GYMNASIUM_IDS.items():
         if env_id not in gymnasium.registry:
-            entry_point = "nashzoo.envs.single_agent:SingleAgentEnv"
             gymnasium.register(env_id, entry_point=entry_point, kwargs={"game": game})
+    if GYMNASIUM_ANY_GAME not in gymnasium.registry:
+        gymnasium.register(GYMNASIUM_ANY_GAME, entry_point=entry_point)
     if not PETTINGZOO_REGISTRY:
         return  # PettingZoo < 1.27: no registry to register in (see the module docstring)
     for name, module in ENV_MODULES.items():
@@ -166,6 +174,7 @@ _register()
 
 __all__ = [
     "ENV_MODULES",
+    "GYMNASIUM_ANY_GAME",
     "GYMNASIUM_IDS",
     "PETTINGZOO_REGISTRY",
     "GameAECEnv",
