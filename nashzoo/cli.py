@@ -35,11 +35,32 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def _csv_list(text: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not items:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return items
+def _learner_list(text: str) -> tuple[str, ...]:
+    """Comma-separated learner specs (commas inside ``name(...)`` do not split)."""
+    from nashzoo.train.settings import SettingsError, split_specs
+
+    try:
+        return tuple(split_specs(text))
+    except SettingsError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _settings_options(parser: argparse.ArgumentParser) -> None:
+    """``--config FILE`` and ``--set LEARNER.FIELD=VALUE`` (see nashzoo.train.settings)."""
+    parser.add_argument(
+        "--config",
+        dest="config_file",
+        metavar="FILE",
+        help="learner settings: a YAML/TOML file with a 'learners' table of LABEL: {FIELD: "
+        "VALUE, algorithm: NAME}",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="LEARNER.FIELD=VALUE",
+        help="set one learner config field (repeatable; wins over --config)",
+    )
 
 
 def _number_type(kind: type, low: float, *, strict: bool) -> Any:
@@ -103,9 +124,12 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
         "workers",
         "backend",
         "address",
+        "config_file",
     ):
         if hasattr(args, key):
             fields[key] = getattr(args, key)
+    if hasattr(args, "sets"):
+        fields["sets"] = tuple(args.sets)
     if hasattr(args, "budget_seconds"):
         fields["budget_seconds"] = None if args.budget_seconds == 0 else args.budget_seconds
     if hasattr(args, "no_self_play"):
@@ -152,6 +176,7 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
         help="evaluate every N iterations, 'log' (log-spaced, default) or 'none'",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _settings_options(parser)
 
 
 def _eval_every(text: str) -> Any:
@@ -183,10 +208,14 @@ def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | No
         )
         print(f"resumed {trainer}")
     else:
+        from nashzoo.train.settings import seat_settings
+
+        seats = seat_settings([seat0, seat1], config_file=args.config_file, sets=args.sets or ())
         trainer = Trainer(
             game,
-            seat0,
-            seat1,
+            seats[0].algorithm,
+            seats[1].algorithm,
+            configs=[seat.config() for seat in seats],
             seed=args.seed,
             eval_every=_eval_every(args.eval_every),
             callbacks=[PrintEval()],
@@ -374,7 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--game",
         help=f"{GAME_HELP} (default kuhn_poker)",
     )
-    race.add_argument("--learners", type=_csv_list, help="comma-separated names (default: all)")
+    race.add_argument(
+        "--learners",
+        type=_learner_list,
+        help="comma-separated learners (default: all); LABEL=NAME(FIELD=VALUE,...) races one "
+        "algorithm under a config of its own, e.g. nfsp,nfsp_small=nfsp(hidden_sizes=[32])",
+    )
     race.add_argument("--seeds", type=_positive_int, help="seeds per pairing (default 3)")
     race.add_argument(
         "--budget-seconds",
@@ -406,11 +440,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
+    _settings_options(race)
     race.set_defaults(func=_cmd_race)
 
     train = sub.add_parser("train", help="train a learner (self-play) or a pair to a checkpoint")
     _game_arg(train)
-    train.add_argument("--learner", required=True, help="learner name, e.g. cfr_plus")
+    train.add_argument(
+        "--learner", required=True, help="learner, e.g. cfr_plus or nfsp(hidden_sizes=[32])"
+    )
     train.add_argument("--opponent", help="learner on seat 1 (default: the same: self-play)")
     train.add_argument("--out", help="folder for checkpoint.npz, average_policy.json, history")
     train.add_argument("--checkpoint-every", type=_positive_int, help="iterations between saves")

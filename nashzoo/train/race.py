@@ -54,6 +54,7 @@ from nashzoo.games import load_game
 from nashzoo.train.callbacks import Callback
 from nashzoo.train.result import EvalRecord, write_csv
 from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.settings import LearnerSetting, resolve_settings
 from nashzoo.train.trainer import Trainer
 
 NON_LEARNING = ("uniform", "fixed")
@@ -66,9 +67,11 @@ class RaceConfig:
 
     Attributes:
         game: game name (default ``"kuhn_poker"``).
-        learners: learner names; ``None`` (default) means every registered learner that can
-            play the game and whose optional extra is installed (non-learning ``uniform`` and
-            ``fixed`` excluded).
+        learners: learner specs: names, or labelled settings such as
+            ``"nfsp_small=nfsp(hidden_sizes=[32])"`` (:mod:`nashzoo.train.settings`), so one
+            algorithm can race under several configs; ``None`` (default) means every
+            registered learner that can play the game and whose optional extra is installed
+            (non-learning ``uniform`` and ``fixed`` excluded).
         seeds: number of seeds per pairing (default 3), seeds ``0..seeds-1``.
         budget_seconds: training seconds per run (default 10.0); ``None`` for no time limit.
         budget_iterations: trainer iterations per run (default ``None``).
@@ -85,6 +88,9 @@ class RaceConfig:
         plots: write PNG plots (default True; needs matplotlib).
         plugins: modules to import (in this process and in every worker) before the race:
             they register learners defined outside nashzoo (default none).
+        config_file: a YAML/TOML file of learner settings (``--config``), read when the race
+            is planned (and again on ``--resume``: runs whose settings changed are re-run).
+        sets: ``LABEL.FIELD=VALUE`` overrides (``--set``), applied last.
     """
 
     game: str = "kuhn_poker"
@@ -104,6 +110,8 @@ class RaceConfig:
     evals_per_decade: int = 8
     plots: bool = True
     plugins: tuple[str, ...] = ()
+    config_file: str | None = None
+    sets: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         load_game(self.game)  # raises a ValueError naming the valid games
@@ -126,13 +134,14 @@ class RaceConfig:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
         if not (self.self_play or self.cross_play):
             raise ValueError("nothing to race: enable self_play or cross_play")
-        if self.learners is not None:
-            known = set(learner_names())
-            unknown = [n for n in self.learners if n not in known]
-            if unknown:
-                raise ValueError(
-                    f"unknown learner(s) {unknown}; valid learners: {', '.join(sorted(known))}"
-                )
+        self.learner_settings()  # unknown learners, fields or values: one-line SettingsError
+
+    def learner_settings(self) -> dict[str, LearnerSetting]:
+        """Every raced learner's label, algorithm and checked config overrides."""
+        names = self.learners
+        if names is None:
+            names = [n for n in learner_names() if n not in NON_LEARNING]
+        return resolve_settings(names, config_file=self.config_file, sets=self.sets)
 
     def budget_text(self) -> str:
         parts = []
@@ -157,6 +166,8 @@ class RaceJob:
     budget_work: int | None
     evals_per_decade: int = 8
     plugins: tuple[str, ...] = ()
+    algorithms: tuple[str, str] | None = None  # per seat; None: the learners' names
+    configs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # full config per seat
 
     @property
     def mode(self) -> str:
@@ -191,7 +202,14 @@ def usable_learners(
 
 def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
     """The jobs of a race and the learners skipped (with the reason)."""
-    usable, skipped = usable_learners(config.game, config.learners)
+    settings = config.learner_settings()
+    algorithms = sorted({s.algorithm for s in settings.values()})
+    ok, reasons = usable_learners(config.game, algorithms)
+    usable = [label for label, s in settings.items() if s.algorithm in ok]
+    skipped = {
+        label: reasons[s.algorithm] for label, s in settings.items() if s.algorithm in reasons
+    }
+    full = {label: settings[label].full_config() for label in usable}
     pairs: list[tuple[str, str]] = []
     if config.self_play:
         pairs += [(a, a) for a in usable]
@@ -207,6 +225,8 @@ def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
             config.budget_work,
             config.evals_per_decade,
             tuple(config.plugins),
+            (settings[pair[0]].algorithm, settings[pair[1]].algorithm),
+            (full[pair[0]], full[pair[1]]),
         )
         for pair in pairs
         for seed in range(config.seeds)
@@ -249,10 +269,12 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
         recorder = _RaceRecorder()
         eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
+        algorithms = job.algorithms or job.learners
         trainer = Trainer(
             job.game,
-            job.learners[0],
-            job.learners[1],
+            algorithms[0],
+            algorithms[1],
+            configs=job.configs,
             seed=job.seed,
             eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
             callbacks=[recorder],
@@ -273,6 +295,7 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
             "run_id": job.run_id,
             "job": dataclasses.asdict(job),
             "mode": job.mode,
+            "configs": [learner.config.to_dict() for learner in trainer.learners],
             "iterations": result.iterations,
             "train_seconds": result.train_seconds,
             "eval_seconds": result.eval_seconds,
@@ -333,7 +356,7 @@ def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
         raise ValueError(f"{path} is not a race config; remove it")
     fields = {f.name for f in dataclasses.fields(RaceConfig)}
     config = {k: v for k, v in stored.items() if k in fields}
-    for key in ("learners", "thresholds", "plugins"):
+    for key in ("learners", "thresholds", "plugins", "sets"):
         if isinstance(config.get(key), list):
             config[key] = tuple(config[key])
     return config
@@ -362,6 +385,8 @@ def _rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                         "seat": seat,
                         "learner": learners[seat],
                         "opponent": learners[1 - seat],
+                        "algorithm": (job.get("algorithms") or learners)[seat],
+                        "config": json.dumps(res.get("configs", [{}, {}])[seat], sort_keys=True),
                         "seed": job["seed"],
                         "checkpoint": k,
                         "iteration": point["iteration"],
@@ -646,6 +671,7 @@ def write_reports(
         "cross_play": None if cross is None else cross.to_dict(),
         "failures": [{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         "skipped": skipped,
+        "learner_configs": _learner_configs(results),
     }
     atomic_write_bytes(out / "summary.json", json.dumps(summary, indent=1).encode())
     atomic_write_bytes(out / "summary.md", markdown.encode())
@@ -656,6 +682,18 @@ def write_reports(
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )
+
+
+def _learner_configs(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each raced label's algorithm and full config, as its runs recorded them."""
+    out: dict[str, dict[str, Any]] = {}
+    for res in results:
+        job = res["job"]
+        for seat, label in enumerate(job["learners"]):
+            algorithm = (job.get("algorithms") or job["learners"])[seat]
+            config = res.get("configs", [{}, {}])[seat]
+            out.setdefault(label, {"algorithm": algorithm, "config": config})
+    return out
 
 
 PLOT_FILES = ("exploitability_vs_time.png", "exploitability_vs_work.png", "crossplay_heatmap.png")
