@@ -125,6 +125,7 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
         "backend",
         "address",
         "config_file",
+        "logger",
     ):
         if hasattr(args, key):
             fields[key] = getattr(args, key)
@@ -177,6 +178,16 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _settings_options(parser)
+    _logger_option(parser, "in --out (default runs/train)")
+
+
+def _logger_option(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument(
+        "--logger",
+        choices=("tensorboard", "wandb", "csv"),
+        help=f"also log exploitability, seat exploitability, work and the learners' own "
+        f"metrics {where}: TensorBoard, Weights & Biases (offline) or metrics.csv",
+    )
 
 
 def _eval_every(text: str) -> Any:
@@ -197,12 +208,17 @@ def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | No
         raise UsageError("give --iterations N, --seconds S and/or --work W")
     game = _load_game(args.game)
     checkpoint = None if out is None else Path(out) / "checkpoint.npz"
+    callbacks: list[Any] = [PrintEval()]
+    if args.logger is not None:
+        from nashzoo.train.loggers import make_logger
+
+        callbacks.append(make_logger(args.logger, out or "runs/train"))
     if getattr(args, "resume", False):
         if checkpoint is None or not checkpoint.exists():
             raise UsageError(f"--resume needs an existing checkpoint in --out ({checkpoint})")
         trainer = Trainer.load(
             checkpoint,
-            callbacks=[PrintEval()],
+            callbacks=callbacks,
             progress=not args.no_progress,
             checkpoint_path=checkpoint,
         )
@@ -218,7 +234,7 @@ def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | No
             configs=[seat.config() for seat in seats],
             seed=args.seed,
             eval_every=_eval_every(args.eval_every),
-            callbacks=[PrintEval()],
+            callbacks=callbacks,
             progress=None if not args.no_progress else False,
             checkpoint_path=checkpoint,
             checkpoint_every=getattr(args, "checkpoint_every", None),
@@ -441,6 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
     _settings_options(race)
+    _logger_option(race, "in each run's folder, --out/runs/RUN_ID")
     race.set_defaults(func=_cmd_race)
 
     train = sub.add_parser("train", help="train a learner (self-play) or a pair to a checkpoint")

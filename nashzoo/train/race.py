@@ -52,6 +52,7 @@ from nashzoo.eval.report import (
 )
 from nashzoo.games import load_game
 from nashzoo.train.callbacks import Callback
+from nashzoo.train.loggers import LOGGERS, make_logger
 from nashzoo.train.result import EvalRecord, write_csv
 from nashzoo.train.schedule import EvalSchedule
 from nashzoo.train.settings import LearnerSetting, resolve_settings
@@ -91,6 +92,8 @@ class RaceConfig:
         config_file: a YAML/TOML file of learner settings (``--config``), read when the race
             is planned (and again on ``--resume``: runs whose settings changed are re-run).
         sets: ``LABEL.FIELD=VALUE`` overrides (``--set``), applied last.
+        logger: ``"tensorboard"``, ``"wandb"`` (offline) or ``"csv"``: each run also logs its
+            metrics in its folder ``out/runs/RUN_ID`` (:mod:`nashzoo.train.loggers`).
     """
 
     game: str = "kuhn_poker"
@@ -112,6 +115,7 @@ class RaceConfig:
     plugins: tuple[str, ...] = ()
     config_file: str | None = None
     sets: tuple[str, ...] = ()
+    logger: str | None = None
 
     def __post_init__(self) -> None:
         load_game(self.game)  # raises a ValueError naming the valid games
@@ -128,6 +132,8 @@ class RaceConfig:
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ValueError(f"{name} must be positive, got {value}")
+        if self.logger is not None and self.logger not in LOGGERS:
+            raise ValueError(f"logger must be one of {', '.join(LOGGERS)}, got {self.logger!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         if self.workers is not None and self.workers < 1:
@@ -168,6 +174,7 @@ class RaceJob:
     plugins: tuple[str, ...] = ()
     algorithms: tuple[str, str] | None = None  # per seat; None: the learners' names
     configs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # full config per seat
+    logger: str | None = None
 
     @property
     def mode(self) -> str:
@@ -227,6 +234,7 @@ def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
             tuple(config.plugins),
             (settings[pair[0]].algorithm, settings[pair[1]].algorithm),
             (full[pair[0]], full[pair[1]]),
+            config.logger,
         )
         for pair in pairs
         for seed in range(config.seeds)
@@ -268,6 +276,10 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
     try:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
         recorder = _RaceRecorder()
+        callbacks: list[Callback] = [recorder]
+        if job.logger is not None:
+            group = Path(out).resolve().name
+            callbacks.append(make_logger(job.logger, folder, name=job.run_id, group=group))
         eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
         algorithms = job.algorithms or job.learners
         trainer = Trainer(
@@ -277,7 +289,7 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
             configs=job.configs,
             seed=job.seed,
             eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
-            callbacks=[recorder],
+            callbacks=callbacks,
             progress=False,
         )
         _limit_threads()
