@@ -143,6 +143,7 @@ def test_from_tianshou_dqn_trained_on_the_pettingzoo_env():
         return PettingZooEnv(kuhn_poker_v0.env())
 
     env = make_env()
+    torch.set_num_threads(1)
     torch.manual_seed(0)
     np.random.seed(0)
     net = Net(
@@ -169,7 +170,7 @@ def test_from_tianshou_dqn_trained_on_the_pettingzoo_env():
             epoch_num_steps=300,
             collection_step_num_env_steps=10,
             batch_size=32,
-            update_step_num_gradient_steps_per_sample=0.5,
+            update_step_num_gradient_steps_per_sample=0.2,
             test_in_training=False,
             show_progress=False,
             verbose=False,
