@@ -12,6 +12,7 @@ from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
 from nashzoo.games.matrix import PRESETS as MATRIX_PRESETS
 from nashzoo.games.matrix import MatrixGame
+from nashzoo.games.openspiel import OpenSpielGame, OpenSpielState
 from nashzoo.games.registry import (
     game_names,
     load_game,
@@ -32,6 +33,8 @@ __all__ = [
     "KuhnPokerGame",
     "LeducPokerGame",
     "MatrixGame",
+    "OpenSpielGame",
+    "OpenSpielState",
     "State",
     "compile_tree",
     "game_names",
