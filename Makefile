@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 race: setup
-	$(BIN)/nashzoo race
+	$(BIN)/nashzoo race --force
 
 test: setup
 	$(BIN)/ruff check nashzoo tests benchmarks

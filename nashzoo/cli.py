@@ -9,7 +9,8 @@
 
 Bad arguments give a one-line error and a non-zero exit status, never a traceback: 2 for
 malformed options (caught while parsing), 1 for values the library refuses while running (an
-unknown learner, an unreadable or foreign file) and for failures inside a command.
+unknown learner, an unreadable or foreign file) and for any failure inside a command (an
+unexpected one says so and points to ``--debug``, which shows the traceback instead).
 """
 
 from __future__ import annotations
@@ -87,11 +88,13 @@ _positive_int = _number_type(int, 0, strict=True)
 _non_negative_int = _number_type(int, 0, strict=False)
 
 
-def _game_arg(parser: argparse.ArgumentParser, default: str = "kuhn_poker") -> None:
+def _game_arg(parser: argparse.ArgumentParser, default: str | None = "kuhn_poker") -> None:
+    """``--game``; ``default=None`` leaves it unset when not typed (``--resume`` tells the two
+    apart), with kuhn_poker still the default the command uses."""
     parser.add_argument(
         "--game",
         default=default,
-        help=f"{GAME_HELP} (default {default})",
+        help=f"{GAME_HELP} (default kuhn_poker)",
     )
 
 
@@ -152,29 +155,65 @@ def _cmd_race(args: argparse.Namespace) -> int:
         if stored is None:
             print(f"no race to resume in {out}/ (no race_config.json): starting a new one")
         else:
+            changed = [
+                f"{_RACE_OPTIONS.get(k, k)} {_race_value(v)} (the stored race has "
+                f"{_race_value(stored[k])})"
+                for k, v in fields.items()
+                if k in stored and k != "out" and _race_value(v) != _race_value(stored[k])
+            ]
             fields = {**stored, **fields}  # options typed now win over the stored ones
             print(f"resuming the race in {out}/ (options not given now are the stored ones)")
+            if changed:
+                print(
+                    "resuming with " + "; ".join(changed) + ": runs whose settings changed are "
+                    "run again, finished runs with unchanged settings are kept"
+                )
     if fields.get("address") and fields.get("backend", RaceConfig.backend) != "ray":
         raise UsageError("--address needs --backend ray")
-    config = RaceConfig(**{**fields, "resume": args.resume})
+    config = RaceConfig(**{**fields, "resume": args.resume, "force": args.force})
     outcome = run_race(config, progress=not args.no_progress)
     if outcome.interrupted:
         return 130
     return EXIT_FAILURE if outcome.failures and not outcome.results else 0
 
 
+_RACE_OPTIONS = {
+    "budget_seconds": "--budget-seconds",
+    "budget_iterations": "--budget-iterations",
+    "budget_work": "--budget-work",
+    "cross_play": "--cross-play",
+    "self_play": "--no-self-play",
+    "plots": "--no-plots",
+    "plugins": "--plugin",
+}
+
+
+def _race_value(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
 # --- train / duel ----------------------------------------------------------------------------
 def _train_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--iterations", type=_positive_int, help="trainer iterations")
-    parser.add_argument("--seconds", type=_positive_float, help="training seconds")
+    parser.add_argument("--iterations", type=_positive_int, help="trainer iterations (total)")
+    parser.add_argument("--seconds", type=_positive_float, help="training seconds (total)")
     parser.add_argument(
-        "--work", type=_positive_int, help="work: nodes touched + env steps (both seats)"
+        "--work", type=_positive_int, help="work: nodes touched + env steps, both seats (total)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="trainer seed (default 0)")
+    parser.add_argument("--seed", type=_non_negative_int, help="trainer seed (default 0)")
     parser.add_argument(
         "--eval-every",
-        default="log",
         help="evaluate every N iterations, 'log' (log-spaced, default) or 'none'",
+    )
+    parser.add_argument("--out", help="folder for checkpoint.npz, average_policy.json, history")
+    parser.add_argument("--checkpoint-every", type=_positive_int, help="iterations between saves")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out until its budget (budgets are totals; a larger one "
+        "trains further); options not typed are the run's own",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace a run already in --out (default: refuse)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _settings_options(parser)
@@ -191,58 +230,144 @@ def _logger_option(parser: argparse.ArgumentParser, where: str) -> None:
 
 
 def _eval_every(text: str) -> Any:
-    if text == "none":
-        return None
-    if text == "log":
-        return "log"
+    if text in ("none", "log"):
+        return None if text == "none" else "log"
     try:
         return _positive_int(text)
-    except argparse.ArgumentTypeError as err:
-        raise UsageError(f"--eval-every: {err}") from None
+    except argparse.ArgumentTypeError:
+        raise UsageError(
+            f"--eval-every: expected 'log', 'none' or an integer > 0, got {text!r}"
+        ) from None
 
 
-def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | None) -> int:
-    from nashzoo.train import PrintEval, Trainer
+def _typed_run(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> dict[str, Any]:
+    """The run options typed on the command line (``None``: not typed)."""
+    if args.eval_every is not None:
+        _eval_every(args.eval_every)
+    typed = {
+        "game": args.game,
+        "learners": None if seat0 is None else (seat0, seat1 or seat0),
+        "seed": args.seed,
+        "eval_every": args.eval_every,
+        "iterations": args.iterations,
+        "seconds": args.seconds,
+        "work": args.work,
+        "checkpoint_every": args.checkpoint_every,
+    }
+    return {k: v for k, v in typed.items() if v is not None}
 
-    if args.iterations is None and args.seconds is None and args.work is None:
+
+def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> int:
+    from nashzoo.io import check_output_folder, folder_lock, remove_stale_temp_files
+    from nashzoo.train import run_folder
+
+    if seat0 is None and seat1 is not None:
+        raise UsageError("--opponent needs --learner")
+    if args.resume and args.force:
+        raise UsageError("--resume continues the run in --out; --force replaces it: choose one")
+    seats = _seat_settings(args, seat0, seat1)
+    if seats is not None:
+        seat0, seat1 = seats[0].algorithm, seats[1].algorithm
+    typed = _typed_run(args, seat0, seat1)
+    if args.out is None:
+        if args.resume or args.checkpoint_every or args.force:
+            raise UsageError("--resume, --force and --checkpoint-every need --out FOLDER")
+        return _train_once(args, _new_config(typed), None, seats)
+    folder = check_output_folder(args.out)
+    with folder_lock(folder, "--out folder"):
+        remove_stale_temp_files(folder)
+        if args.resume:
+            config = run_folder.resume(folder, typed)
+        else:
+            config = _new_config(typed)
+            _check_learners(config)
+            run_folder.start(folder, config, force=args.force)
+        return _train_once(args, config, folder, seats)
+
+
+def _seat_settings(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> Any:
+    """Each seat's learner setting (``--config``, ``--set``, ``NAME(FIELD=VALUE)``), or
+    ``None`` when no learner is named (a resumed run keeps the settings it was started with)."""
+    from nashzoo.train.settings import seat_settings
+
+    if seat0 is None:
+        if args.config_file or args.sets:
+            raise UsageError("--config and --set set up a new run; a resumed run keeps its own")
+        return None
+    seats = seat_settings(
+        [seat0, seat1 or seat0], config_file=args.config_file, sets=args.sets or ()
+    )
+    if args.resume and (args.config_file or args.sets or any(s.overrides for s in seats)):
+        raise UsageError(
+            "--config, --set and NAME(FIELD=VALUE) set up a new run; a resumed run "
+            "keeps its own settings"
+        )
+    return seats
+
+
+def _new_config(typed: dict[str, Any]) -> Any:
+    from nashzoo.train.run_folder import RunConfig
+
+    if "learners" not in typed:
+        raise UsageError("give --learner NAME (or --resume to continue the run in --out)")
+    if not any(k in typed for k in ("iterations", "seconds", "work")):
         raise UsageError("give --iterations N, --seconds S and/or --work W")
-    game = _load_game(args.game)
-    checkpoint = None if out is None else Path(out) / "checkpoint.npz"
+    return RunConfig(**{"game": "kuhn_poker", **typed})
+
+
+def _check_learners(config: Any) -> None:
+    """Refuse an unknown learner, or one that cannot play the game, before any file is written."""
+    from nashzoo.agents import learner_class
+
+    game = _load_game(config.game)
+    for name in dict.fromkeys(config.learners):
+        learner_class(name).check_game(game)
+
+
+def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seats: Any) -> int:
+    """Build or load the trainer for ``config``, train to its total budget, write the outputs."""
+    from nashzoo.train import PrintEval, Trainer
+    from nashzoo.train.run_folder import CHECKPOINT_FILE, check_checkpoint
+
+    checkpoint = None if folder is None else folder / CHECKPOINT_FILE
+    progress = None if not args.no_progress else False
     callbacks: list[Any] = [PrintEval()]
     if args.logger is not None:
         from nashzoo.train.loggers import make_logger
 
-        callbacks.append(make_logger(args.logger, out or "runs/train"))
-    if getattr(args, "resume", False):
-        if checkpoint is None or not checkpoint.exists():
-            raise UsageError(f"--resume needs an existing checkpoint in --out ({checkpoint})")
+        callbacks.append(make_logger(args.logger, folder or "runs/train"))
+    if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
         trainer = Trainer.load(
             checkpoint,
             callbacks=callbacks,
-            progress=not args.no_progress,
+            progress=progress,
             checkpoint_path=checkpoint,
+            checkpoint_every=config.checkpoint_every,
         )
-        print(f"resumed {trainer}")
+        check_checkpoint(trainer, config, folder)
+        print(f"resumed {trainer}; training to {config.budget_text()}")
     else:
-        from nashzoo.train.settings import seat_settings
-
-        seats = seat_settings([seat0, seat1], config_file=args.config_file, sets=args.sets or ())
         trainer = Trainer(
-            game,
-            seats[0].algorithm,
-            seats[1].algorithm,
-            configs=[seat.config() for seat in seats],
-            seed=args.seed,
-            eval_every=_eval_every(args.eval_every),
+            _load_game(config.game),
+            config.learners[0],
+            config.learners[1],
+            configs=(None, None) if seats is None else [seat.config() for seat in seats],
+            seed=config.seed,
+            eval_every=_eval_every(config.eval_every),
             callbacks=callbacks,
-            progress=None if not args.no_progress else False,
+            progress=progress,
             checkpoint_path=checkpoint,
-            checkpoint_every=getattr(args, "checkpoint_every", None),
+            checkpoint_every=config.checkpoint_every,
         )
-    result = trainer.run(iterations=args.iterations, seconds=args.seconds, work=args.work)
+    remaining = config.remaining(trainer)
+    if remaining == {"iterations": 0} and trainer.iteration:
+        print(
+            f"the run is already at its budget ({config.budget_text()}); budgets are totals: "
+            "give a larger one to train further"
+        )
+    result = trainer.run(**remaining)
     print(result)
-    if out is not None:
-        folder = Path(out)
+    if folder is not None:
         result.average_policy.save(folder / "average_policy.json")
         result.to_csv(folder / "history.csv")
         result.to_json(folder / "result.json")
@@ -251,8 +376,7 @@ def _run_trainer(args: argparse.Namespace, seat0: str, seat1: str, out: str | No
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    opponent = args.opponent or args.learner
-    return _run_trainer(args, args.learner, opponent, args.out)
+    return _run_trainer(args, args.learner, args.opponent)
 
 
 def _cmd_duel(args: argparse.Namespace) -> int:
@@ -261,13 +385,13 @@ def _cmd_duel(args: argparse.Namespace) -> int:
             "note: the same algorithm on both seats is self-play; a duel is usually between "
             "two different ones"
         )
-    return _run_trainer(args, args.seat0, args.seat1, args.out)
+    return _run_trainer(args, args.seat0, args.seat1)
 
 
 # --- eval ------------------------------------------------------------------------------------
 def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
     """A TabularPolicy from a policy JSON, a checkpoint or a Stable-Baselines3 .zip."""
-    from nashzoo.agents.registry import load_policy_file
+    from nashzoo.agents.loading import load_policy_file
 
     policy = load_policy_file(path, game)
     return policy.game, policy
@@ -289,18 +413,16 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 # --- tournament ------------------------------------------------------------------------------
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from nashzoo.eval.tournament import load_entrant, round_robin
+    from nashzoo.io import atomic_write_bytes, check_output_folder
 
+    folder = None if args.out is None else check_output_folder(args.out)
     game = _load_game(args.game)
     entrants = [load_entrant(game, spec) for spec in args.entrants]
     result = round_robin(
         game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress
     )
     print(result.table())
-    if args.out:
-        from nashzoo.agents.policy import atomic_write_bytes
-
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
+    if folder is not None:
         atomic_write_bytes(
             folder / "tournament.json", json.dumps(result.to_dict(), indent=1).encode()
         )
@@ -405,6 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
         "(@nashzoo.agents.register) or games (nashzoo.games.register_game), so every command "
         "(and every race worker) knows them; the current folder is searched",
     )
+    parser.add_argument(
+        "--debug", action="store_true", help="on failure, show the Python traceback"
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     race = sub.add_parser(
@@ -454,6 +579,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="finish the race stored in --out: finished runs are kept, options not given "
         "are taken from it",
     )
+    race.add_argument(
+        "--force",
+        action="store_true",
+        default=False,
+        help="start over in an --out that already holds a race, deleting its runs "
+        "(default: refuse; --resume finishes it instead)",
+    )
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
     _settings_options(race)
@@ -461,22 +593,19 @@ def build_parser() -> argparse.ArgumentParser:
     race.set_defaults(func=_cmd_race)
 
     train = sub.add_parser("train", help="train a learner (self-play) or a pair to a checkpoint")
-    _game_arg(train)
+    _game_arg(train, default=None)
     train.add_argument(
-        "--learner", required=True, help="learner, e.g. cfr_plus or nfsp(hidden_sizes=[32])"
+        "--learner",
+        help="learner, e.g. cfr_plus or nfsp(hidden_sizes=[32]) (required unless --resume)",
     )
     train.add_argument("--opponent", help="learner on seat 1 (default: the same: self-play)")
-    train.add_argument("--out", help="folder for checkpoint.npz, average_policy.json, history")
-    train.add_argument("--checkpoint-every", type=_positive_int, help="iterations between saves")
-    train.add_argument("--resume", action="store_true", help="continue from --out/checkpoint.npz")
     _train_common(train)
     train.set_defaults(func=_cmd_train)
 
     duel = sub.add_parser("duel", help="two different algorithms learning against each other")
-    _game_arg(duel)
+    _game_arg(duel, default=None)
     duel.add_argument("seat0", help="learner on seat 0")
     duel.add_argument("seat1", help="learner on seat 1")
-    duel.add_argument("--out", help="folder for checkpoint and results")
     _train_common(duel)
     duel.set_defaults(func=_cmd_duel)
 
@@ -502,7 +631,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=2000,
         help="sampled matches per pairing and seating (default 2000; 0 = exact only)",
     )
-    tour.add_argument("--seed", type=int, default=0)
+    tour.add_argument("--seed", type=_non_negative_int, default=0)
     tour.add_argument("--out", help="folder for tournament.json and the heatmap")
     tour.add_argument("--no-plots", action="store_true")
     tour.add_argument("--no-progress", action="store_true")
@@ -517,36 +646,60 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (0)")
     play.add_argument("--hands", type=_positive_int, default=1, help="hands to play (1)")
-    play.add_argument("--seed", type=int, default=0)
+    play.add_argument("--seed", type=_non_negative_int, default=0)
     play.set_defaults(func=_cmd_play)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status. Any failure is one line on stderr (``--debug``
+    shows the traceback instead)."""
     parser = build_parser()
+    debug = False
     try:
         args = parser.parse_args(argv)
+        debug = args.debug
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())  # plugins are found in the current folder
         if args.plugin:
             from nashzoo.agents import import_plugins
 
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())  # as `python -m` would
             import_plugins(args.plugin)
         return int(args.func(args))
     except UsageError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        if debug:
+            raise
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, ImportError, OSError, KeyError) as err:
-        message = str(err).strip("'\"") or type(err).__name__
-        print(f"error: {message}", file=sys.stderr)
+    except Exception as err:
+        if debug:
+            raise
+        print(f"error: {_one_line(err)}{_hint(err)}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+_EXPECTED = (ValueError, ImportError, OSError)
+"""Errors that mean bad input or a missing extra (their message is the whole story)."""
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return " ".join(text.split()) or type(err).__name__
+
+
+def _hint(err: Exception) -> str:
+    if isinstance(err, _EXPECTED):
+        return ""
+    return (
+        f" ({type(err).__name__}: an unexpected failure, perhaps a bug in nashzoo or a plugin; "
+        "run again with --debug for the traceback)"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

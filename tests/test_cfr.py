@@ -229,7 +229,12 @@ def test_checkpoint_with_wrong_arrays_is_refused(tmp_path) -> None:
     with zipfile.ZipFile(path) as z:
         meta = json.loads(str(np.load(io.BytesIO(z.read("__meta__.npy")))))
     buffer = io.BytesIO()
-    np.savez(buffer, __meta__=np.array(json.dumps(meta)), regrets=np.zeros((3, 3)))
+    np.savez(
+        buffer,
+        __meta__=np.array(json.dumps(meta)),
+        regrets=np.zeros((3, 3)),
+        strategy_sum=np.zeros((3, 3)),
+    )
     bad = tmp_path / "bad.npz"
     bad.write_bytes(buffer.getvalue())
     with pytest.raises(CheckpointError, match=r"regrets.*shape"):

@@ -91,7 +91,7 @@ def test_train_eval_and_resume(tmp_path, capsys):
                 "--learner",
                 "cfr",
                 "--iterations",
-                "20",
+                "40",
                 "--out",
                 str(out),
                 "--no-progress",

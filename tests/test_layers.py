@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "nashzoo"
-ORDER = ["games", "envs", "agents", "eval", "train", "cli"]
+ORDER = ["games", "envs", "io", "agents", "eval", "train", "cli"]
 
 
 def _layer(module: str) -> str | None:

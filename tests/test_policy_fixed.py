@@ -127,7 +127,7 @@ def test_fixed_learner_from_a_policy_file(tmp_path: Path) -> None:
     assert isinstance(loaded, FixedLearner)
     np.testing.assert_array_equal(loaded.average_policy().probs, learner.average_policy().probs)
     assert loaded.config.path == str(path)
-    with pytest.raises(PolicyError, match="no policy file at"):
+    with pytest.raises(PolicyError, match="no policy JSON file at"):
         make_learner("fixed", "rps", 0, {"path": str(path)})
 
 

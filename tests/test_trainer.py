@@ -316,13 +316,13 @@ def test_trainer_checkpoint_errors(tmp_path) -> None:
     trainer.save(path)
     truncated = tmp_path / "truncated.ckpt"
     truncated.write_bytes(path.read_bytes()[:300])
-    with pytest.raises(CheckpointError, match="not a readable Trainer checkpoint"):
+    with pytest.raises(CheckpointError, match="not a readable nashzoo checkpoint"):
         Trainer.load(truncated)
     learner_file = tmp_path / "learner.npz"
     trainer.learners[0].save(learner_file)
     with pytest.raises(CheckpointError, match="not a nashzoo Trainer checkpoint"):
         Trainer.load(learner_file)
-    with pytest.raises(CheckpointError, match="no trainer checkpoint"):
+    with pytest.raises(CheckpointError, match="no checkpoint at"):
         Trainer.load(tmp_path / "missing.ckpt")
 
 

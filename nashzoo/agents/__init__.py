@@ -7,6 +7,7 @@ lazily so that torch and Stable-Baselines3 stay optional.
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.cfr import CFR, DCFR, CFRConfig, CFRPlus, CFRPlusConfig, DCFRConfig
 from nashzoo.agents.fixed import FixedLearner, UniformLearner, fixed_policy, uniform_policy
+from nashzoo.agents.loading import load_learner, load_policy_file
 from nashzoo.agents.mccfr import (
     ESMCCFRConfig,
     ExternalSamplingMCCFR,
@@ -18,7 +19,6 @@ from nashzoo.agents.registry import (
     import_plugins,
     learner_class,
     learner_names,
-    load_learner,
     make_learner,
     register,
     register_lazy,
@@ -63,6 +63,7 @@ __all__ = [
     "learner_class",
     "learner_names",
     "load_learner",
+    "load_policy_file",
     "make_learner",
     "register",
     "register_lazy",

@@ -36,6 +36,7 @@ from torch import nn
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
 from nashzoo.games.infoset import widen_mask
+from nashzoo.io import ArraySpec
 
 
 class TrainingDivergedError(RuntimeError):
@@ -149,9 +150,24 @@ def pack_torch(obj: Any) -> np.ndarray:
 
 
 def unpack_torch(array: np.ndarray, device: torch.device | str = "cpu") -> Any:
-    """Inverse of :func:`pack_torch`, with ``weights_only=True`` (tensors and plain data only)."""
+    """Inverse of :func:`pack_torch`, with ``weights_only=True`` (tensors and plain data only);
+    a floating-point tensor holding NaN or infinity is refused (a corrupt checkpoint)."""
     data = np.asarray(array, dtype=np.uint8).tobytes()
-    return torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    obj = torch.load(io.BytesIO(data), map_location=device, weights_only=True)
+    _check_finite(obj, "torch_state")
+    return obj
+
+
+def _check_finite(obj: Any, where: str) -> None:
+    if isinstance(obj, torch.Tensor):
+        if obj.is_floating_point() and not bool(torch.isfinite(obj).all()):
+            raise ValueError(f"{where} holds NaN or infinity; the checkpoint is corrupt")
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _check_finite(value, f"{where}[{key!r}]")
+    elif isinstance(obj, (list, tuple)):
+        for k, value in enumerate(obj):
+            _check_finite(value, f"{where}[{k}]")
 
 
 def optimizer_to(optimizer: torch.optim.Optimizer, device: torch.device) -> None:
@@ -228,6 +244,15 @@ class ArrayBuffer:
         out = {f"{prefix}{name}": array[: self.size].copy() for name, array in self.data.items()}
         out[f"{prefix}__counters"] = np.array([self.size, self.added, self._position()], np.int64)
         return out
+
+    def array_specs(self, prefix: str) -> dict[str, ArraySpec]:
+        """What :meth:`state_arrays` stores, for :meth:`Learner.checked_state_arrays`."""
+        specs = {
+            f"{prefix}{name}": ArraySpec.of((None, *shape), dtype)
+            for name, (shape, dtype) in self.fields.items()
+        }
+        specs[f"{prefix}__counters"] = ArraySpec((3,), "integer", nonnegative=True)
+        return specs
 
     def load_state_arrays(self, arrays: Mapping[str, np.ndarray], prefix: str) -> None:
         size, added, position = (int(x) for x in arrays[f"{prefix}__counters"])

@@ -8,7 +8,9 @@ owns seeding, work counters, validation and checkpoint files; a learner implemen
   work it did (``nodes_touched``, ``env_steps``) and any metrics;
 * ``current_policy()``: how it plays now (what the opponent faces during training);
 * ``average_policy()``: its output (what exploitability is measured on) as a copy;
-* ``_state_arrays()`` / ``_load_state_arrays()``: everything needed to resume bit-identically.
+* ``_state_arrays()`` / ``_load_state_arrays()``: everything needed to resume bit-identically;
+  ``_load_state_arrays`` takes the arrays through :meth:`Learner.checked_state_arrays` first, so
+  a damaged checkpoint is refused instead of becoming a silently wrong learner.
 
 A learner sees its opponent only as a :class:`~nashzoo.agents.policy.Policy`: the ``current`` one
 for regret-based learners, the ``average`` one for fictitious play (``opponent_view``).
@@ -17,24 +19,26 @@ for regret-based learners, the ``average`` one for fictitious play (``opponent_v
 from __future__ import annotations
 
 import dataclasses
-import io
-import json
 import os
 from abc import ABC, abstractmethod
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nashzoo.agents.policy import Policy, TabularPolicy, atomic_write_bytes
+from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.base import check_player
-
-CHECKPOINT_FORMAT = "nashzoo.Learner/1"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that cannot be loaded: corrupt, or for another learner or game."""
+from nashzoo.io import (
+    LEARNER_FORMAT,
+    ArraySpec,
+    CheckpointError,
+    LearnerCheckpoint,
+    atomic_write_bytes,
+    check_arrays,
+    learner_checkpoint_bytes,
+    read_learner_checkpoint,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,7 +118,8 @@ class Learner(ABC):
 
     @abstractmethod
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        """Restore what :meth:`_state_arrays` returned."""
+        """Restore what :meth:`_state_arrays` returned; check ``arrays`` first with
+        :meth:`checked_state_arrays`."""
 
     # --- public API --------------------------------------------------------------------------
     @classmethod
@@ -166,9 +171,18 @@ class Learner(ABC):
         return compile_tree(self.game)
 
     # --- checkpoints -------------------------------------------------------------------------
+    def checked_state_arrays(
+        self, arrays: Mapping[str, np.ndarray], specs: Mapping[str, ArraySpec]
+    ) -> dict[str, np.ndarray]:
+        """``arrays`` from a checkpoint, checked against ``specs`` (names, shapes, dtype,
+        finiteness, signs, zeros outside the support) and returned as writable copies; every
+        ``_load_state_arrays`` starts here, so a corrupt file never becomes a silently wrong
+        learner. Raises CheckpointError naming the array and the problem."""
+        return check_arrays(arrays, specs, f"{self.name} checkpoint for seat {self.seat}")
+
     def _meta(self) -> dict[str, Any]:
         return {
-            "format": CHECKPOINT_FORMAT,
+            "format": LEARNER_FORMAT,
             "learner": self.name,
             "game": self.game.name,
             "game_id": self.game.id,
@@ -180,65 +194,60 @@ class Learner(ABC):
             "rng_state": self.rng.bit_generator.state,
         }
 
+    def checkpoint_bytes(self) -> bytes:
+        """The contents of this learner's checkpoint file (``.npz``: metadata JSON + arrays)."""
+        return learner_checkpoint_bytes(self._meta(), self._state_arrays())
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write a checkpoint atomically (``.npz``: metadata JSON + state arrays)."""
-        arrays = self._state_arrays()
-        buffer = io.BytesIO()
-        np.savez(buffer, __meta__=np.array(json.dumps(self._meta())), **arrays)
-        atomic_write_bytes(path, buffer.getvalue())
-
-    @classmethod
-    def read_meta(
-        cls, path: str | os.PathLike[str]
-    ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """Read and sanity-check a checkpoint file; CheckpointError on anything wrong."""
-        try:
-            with np.load(Path(path), allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            meta = json.loads(str(arrays.pop("__meta__")))
-        except FileNotFoundError:
-            raise CheckpointError(f"no checkpoint at {path}") from None
-        except Exception as err:  # zip, npy and JSON errors all mean "corrupt"
-            raise CheckpointError(
-                f"{path} is not a readable nashzoo checkpoint ({type(err).__name__}: {err}); "
-                "it may be truncated or from another program"
-            ) from None
-        if not isinstance(meta, dict) or meta.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointError(f"{path} is not a nashzoo learner checkpoint")
-        return meta, arrays
+        atomic_write_bytes(path, self.checkpoint_bytes())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> Learner:
         """Restore a learner saved by :meth:`save`; training resumes exactly where it stopped."""
-        meta, arrays = cls.read_meta(path)
-        if cls.name and meta.get("learner") != cls.name:
+        return cls.from_checkpoint(read_learner_checkpoint(path), game, name=str(path))
+
+    @classmethod
+    def from_checkpoint(
+        cls, checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+    ) -> Learner:
+        """The learner a validated checkpoint holds (``name``: the file, for messages)."""
+        name = name or "the checkpoint"
+        if cls.name and checkpoint.learner != cls.name:
             raise CheckpointError(
-                f"{path} is a {meta.get('learner')!r} checkpoint, not {cls.name!r}; load it "
+                f"{name} is a {checkpoint.learner!r} checkpoint, not {cls.name!r}; load it "
                 f"with nashzoo.agents.load_learner"
             )
-        try:
-            stored_game = load_game(meta["game"], **meta.get("game_params", {}))
-        except (KeyError, ValueError) as err:
-            raise CheckpointError(f"{path}: cannot rebuild its game: {err}") from None
-        if game is not None and load_game(game).id != stored_game.id:
+        if game is not None and load_game(game).id != checkpoint.game.id:
             raise CheckpointError(
-                f"{path} was trained on {stored_game.id}, not on {load_game(game).id}"
+                f"{name} was trained on {checkpoint.game.id}, not on {load_game(game).id}"
             )
+        meta = checkpoint.meta
         try:
-            learner = cls(stored_game, meta["seat"], meta["config"], seed=meta["seed"])
-            learner._load_state_arrays(arrays)
-            learner.rng.bit_generator.state = meta["rng_state"]
-            work = meta["work"]
-            learner.iterations = int(work["iterations"])
-            learner.nodes_touched = int(work["nodes_touched"])
-            learner.env_steps = int(work["env_steps"])
-        except CheckpointError:
-            raise
+            learner = cls(checkpoint.game, meta["seat"], meta["config"], seed=meta["seed"])
         except Exception as err:
             raise CheckpointError(
-                f"{path}: checkpoint contents do not fit a {cls.name} learner "
+                f"{name}: its config does not build a {cls.name} learner ({err})"
+            ) from None
+        try:
+            learner._load_state_arrays(dict(checkpoint.arrays))
+        except CheckpointError as err:
+            raise CheckpointError(f"{name}: {err}") from None
+        except Exception as err:
+            raise CheckpointError(
+                f"{name}: checkpoint contents do not fit a {cls.name} learner "
                 f"({type(err).__name__}: {err})"
             ) from None
+        try:
+            learner.rng.bit_generator.state = meta["rng_state"]
+        except Exception as err:
+            raise CheckpointError(
+                f"{name}: field 'rng_state' is not a generator state ({err})"
+            ) from None
+        work = meta["work"]
+        learner.iterations = work["iterations"]
+        learner.nodes_touched = work["nodes_touched"]
+        learner.env_steps = work["env_steps"]
         return learner
 
     def __repr__(self) -> str:

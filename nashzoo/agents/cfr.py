@@ -37,10 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
+from nashzoo.io import ArraySpec
 
 
 @dataclass(frozen=True)
@@ -156,17 +157,17 @@ class _FullWidthCFR(Learner):
         return {"regrets": self._regrets.copy(), "strategy_sum": self._strategy_sum.copy()}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        shape = self._regrets.shape
-        for name in ("regrets", "strategy_sum"):
-            if name not in arrays:
-                raise CheckpointError(f"{self.name} checkpoint has no {name!r} array")
-            if arrays[name].shape != shape:
-                raise CheckpointError(
-                    f"{self.name} checkpoint array {name!r} has shape {arrays[name].shape}, "
-                    f"expected {shape} for {self.game.id}"
-                )
-        self._regrets = np.array(arrays["regrets"], dtype=np.float64, copy=True)
-        self._strategy_sum = np.array(arrays["strategy_sum"], dtype=np.float64, copy=True)
+        own = np.zeros(self._regrets.shape, dtype=bool)
+        own[self._rows] = self._own_legal
+        arrays = self.checked_state_arrays(
+            arrays,
+            {
+                "regrets": ArraySpec(own.shape, support=own),
+                "strategy_sum": ArraySpec(own.shape, nonnegative=True, support=own),
+            },
+        )
+        self._regrets = arrays["regrets"]
+        self._strategy_sum = arrays["strategy_sum"]
         self._refresh_current()
 
 

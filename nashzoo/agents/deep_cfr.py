@@ -78,6 +78,7 @@ from nashzoo.agents.policy import Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.games import CHANCE, CompiledTree, Game
 from nashzoo.games.treemath import regret_matching
+from nashzoo.io import ArraySpec
 
 __all__ = ["DeepCFR", "DeepCFRConfig", "RegretMatchingPolicy", "TrainingDivergedError"]
 
@@ -514,6 +515,16 @@ class DeepCFR(Learner):
         return arrays
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        arrays = self.checked_state_arrays(
+            arrays,
+            {
+                "torch_state": ArraySpec.blob(),
+                "advantage_trained": ArraySpec((), "bool"),
+                "init_rng_state": ArraySpec((), "text"),
+                **self.advantage_buffer.array_specs("advantage/"),
+                **self.strategy_buffer.array_specs("strategy/"),
+            },
+        )
         state = unpack_torch(arrays["torch_state"], self.device)
         if int(state["input_size"]) != self.input_size:
             raise CheckpointError(

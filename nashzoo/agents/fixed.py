@@ -33,6 +33,7 @@ from nashzoo.agents.policy import Policy, PolicyError, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import check_player
+from nashzoo.io import ArraySpec, LearnerCheckpoint
 
 _LOADING: ContextVar[bool] = ContextVar("nashzoo_fixed_loading", default=False)
 
@@ -173,8 +174,7 @@ class UniformLearner(Learner):
         return {}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        if arrays:
-            raise CheckpointError(f"a uniform learner stores no arrays, found {sorted(arrays)}")
+        self.checked_state_arrays(arrays, {})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,17 +262,23 @@ class FixedLearner(Learner):
         return {"probs": np.asarray(self.policy.probs)}
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> FixedLearner:
+    def from_checkpoint(
+        cls, checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+    ) -> FixedLearner:
         """Restore a saved fixed learner from the rows stored in the checkpoint."""
         token = _LOADING.set(True)
         try:
-            learner = super().load(path, game)
+            learner = super().from_checkpoint(checkpoint, game, name=name)
         finally:
             _LOADING.reset(token)
         assert isinstance(learner, FixedLearner)
         return learner
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        if set(arrays) != {"probs"}:
-            raise CheckpointError(f"a fixed learner stores 'probs' only, found {sorted(arrays)}")
-        self._policy = TabularPolicy(self.game, arrays["probs"])
+        tree = compile_tree(self.game)
+        shape = (tree.num_infosets, tree.num_actions)
+        probs = self.checked_state_arrays(arrays, {"probs": ArraySpec(shape, nonnegative=True)})
+        try:
+            self._policy = TabularPolicy(self.game, probs["probs"])
+        except PolicyError as err:
+            raise CheckpointError(f"array 'probs' is not a policy: {err}") from None

@@ -102,7 +102,7 @@ terminals included): the work of the algorithm, independent of how it is vectori
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 
@@ -116,6 +116,7 @@ from nashzoo.games.treemath import (
     sequence_form,
     uniform_strategy,
 )
+from nashzoo.io import ArraySpec
 
 _TERMINAL, _OWN, _OPPONENT, _CHANCE = 0, 1, 2, 3
 
@@ -634,21 +635,19 @@ class _SeatTables:
     def arrays(self) -> dict[str, np.ndarray]:
         return {"regrets": self.regrets.copy(), "average": self.average.copy()}
 
+    def array_specs(self) -> dict[str, ArraySpec]:
+        """What stored tables must be: finite, zero off this seat's legal moves, and a
+        non-negative average."""
+        support = self.own_rows[:, None] & (self.legal > 0)
+        return {
+            "regrets": ArraySpec(self.regrets.shape, support=support),
+            "average": ArraySpec(self.average.shape, nonnegative=True, support=support),
+        }
+
     def load(self, arrays: dict[str, np.ndarray]) -> None:
-        for name in ("regrets", "average"):
-            if name not in arrays:
-                raise ValueError(f"the checkpoint lacks the {name!r} table")
-            value = np.asarray(arrays[name], dtype=np.float64)
-            if value.shape != self.regrets.shape:
-                raise ValueError(
-                    f"the {name!r} table has shape {value.shape}, expected {self.regrets.shape}"
-                )
-            if np.any(value[~self.own_rows]) or not np.isfinite(value).all():
-                raise ValueError(
-                    f"the {name!r} table must be finite and zero on the opponent's information "
-                    f"sets (this learner owns seat {self.seat})"
-                )
-            setattr(self, name, value.copy())
+        """Take tables checked against :meth:`array_specs`."""
+        self.regrets = arrays["regrets"]
+        self.average = arrays["average"]
         self.changed()
 
 
@@ -673,7 +672,8 @@ class _MCCFRMixin:
         return self._tables.arrays()
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        self._tables.load(arrays)
+        learner = cast(Learner, self)
+        self._tables.load(learner.checked_state_arrays(arrays, self._tables.array_specs()))
 
 
 @register

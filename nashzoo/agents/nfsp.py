@@ -103,6 +103,7 @@ from nashzoo.agents.registry import register
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game
 from nashzoo.games.infoset import widen_mask
+from nashzoo.io import ArraySpec
 
 __all__ = ["NFSP", "NFSPBehaviourPolicy", "NFSPConfig", "TrainingDivergedError"]
 
@@ -677,6 +678,16 @@ class NFSP(Learner):
         return arrays
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        arrays = self.checked_state_arrays(
+            arrays,
+            {
+                "torch_state": ArraySpec.blob(),
+                "counters": ArraySpec((3,), "integer", nonnegative=True),
+                "update_credit": ArraySpec(()),
+                **self.replay.array_specs("replay/"),
+                **self.reservoir.array_specs("reservoir/"),
+            },
+        )
         state = unpack_torch(arrays["torch_state"], self.device)
         if int(state["input_size"]) != self.input_size:
             raise CheckpointError(

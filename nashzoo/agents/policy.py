@@ -11,59 +11,17 @@
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, as_infoset
+from nashzoo.io.policy_file import read_policy_file, write_policy_file
 
 _TOLERANCE = 1e-6
-
-
-def _process_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _process_umask()  # read once, at import: changing it later would race other threads
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically and durably: a temporary file in the same folder,
-    flushed to disk, then renamed over ``path`` (readers see the old or the new file, never a
-    part of one, even after a crash)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp makes the file private (0600); give it the permissions a plain open() would.
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:  # make the rename itself durable (not possible on every platform)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 def sample_action(probs: np.ndarray, rng: np.random.Generator) -> int:
@@ -261,48 +219,18 @@ class TabularPolicy:
     # --- persistence -------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON (game id and params, action names, ``{key: probabilities}``) atomically."""
-        payload = {
-            "format": "nashzoo.TabularPolicy/1",
-            "game": self.game.name,
-            "game_id": self.game.id,
-            "game_params": self.game.params,
-            "action_names": list(self.game.action_names),
-            "policy": self.to_dict(),
-        }
-        atomic_write_bytes(path, json.dumps(payload, indent=1).encode())
+        write_policy_file(path, self.game, self.to_dict())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
         """Read a file written by :meth:`save`, validating it against its game."""
-        try:
-            payload = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise PolicyError(f"no policy file at {path}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise PolicyError(f"{path} is not a readable policy JSON file: {err}") from None
-        if not isinstance(payload, dict) or payload.get("format") != "nashzoo.TabularPolicy/1":
-            raise PolicyError(f"{path} is not a nashzoo TabularPolicy file (missing format tag)")
-        params = payload.get("game_params", {})
-        if "game" not in payload or not isinstance(params, dict):
+        stored = read_policy_file(path)
+        if game is not None and load_game(game).id != stored.game.id:
             raise PolicyError(
-                f"{path}: needs a 'game' name and a 'game_params' mapping to rebuild its game; "
-                "write policy files with TabularPolicy.save"
+                f"{path} holds a policy for {stored.game.id}, not for {load_game(game).id}"
             )
         try:
-            stored = load_game(payload["game"], **params)
-        except (TypeError, ValueError) as err:
-            raise PolicyError(f"{path}: cannot rebuild its game: {err}") from None
-        if game is not None and load_game(game).id != stored.id:
-            raise PolicyError(
-                f"{path} holds a policy for {stored.id}, not for {load_game(game).id}"
-            )
-        if list(payload.get("action_names", [])) != list(stored.action_names):
-            raise PolicyError(f"{path}: action names do not match {stored.id}")
-        table = payload.get("policy")
-        if not isinstance(table, dict):
-            raise PolicyError(f"{path}: 'policy' must map infoset keys to probabilities")
-        try:
-            return cls.from_dict(stored, table)
+            return cls.from_dict(stored.game, stored.table)
         except PolicyError as err:
             raise PolicyError(f"{path}: {err}") from None
 
@@ -401,7 +329,6 @@ __all__ = [
     "TabularPolicy",
     "UniformPolicy",
     "as_infoset",
-    "atomic_write_bytes",
     "check_distributions",
     "sample_action",
 ]

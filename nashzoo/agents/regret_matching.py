@@ -35,12 +35,13 @@ from typing import Literal
 
 import numpy as np
 
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import Game
 from nashzoo.games import treemath as tm
 from nashzoo.games.matrix import MatrixGame
+from nashzoo.io import ArraySpec
 
 _MODES = ("full", "sampled")
 
@@ -198,18 +199,15 @@ class RegretMatching(Learner):
         }
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        expected = {
-            "regrets": self._regrets.shape,
-            "strategy_sum": self._strategy_sum.shape,
-            "payoff_sum": self._payoff_sum.shape,
-        }
-        for name, shape in expected.items():
-            if name not in arrays or arrays[name].shape != shape:
-                raise CheckpointError(
-                    f"regret_matching checkpoint array {name!r} is missing or not of shape "
-                    f"{shape} for seat {self.seat} of {self.game.id}"
-                )
-        self._regrets = np.array(arrays["regrets"], dtype=np.float64, copy=True)
-        self._strategy_sum = np.array(arrays["strategy_sum"], dtype=np.float64, copy=True)
-        self._payoff_sum = np.array(arrays["payoff_sum"], dtype=np.float64, copy=True)
+        arrays = self.checked_state_arrays(
+            arrays,
+            {
+                "regrets": ArraySpec(self._regrets.shape),
+                "strategy_sum": ArraySpec(self._strategy_sum.shape, nonnegative=True),
+                "payoff_sum": ArraySpec(self._payoff_sum.shape),
+            },
+        )
+        self._regrets = arrays["regrets"]
+        self._strategy_sum = arrays["strategy_sum"]
+        self._payoff_sum = arrays["payoff_sum"]
         self._refresh()

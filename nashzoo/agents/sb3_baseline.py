@@ -65,6 +65,7 @@ from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.games import Game
+from nashzoo.io import ArraySpec
 
 __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
 
@@ -298,6 +299,9 @@ class _SB3Learner(Learner):
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {}, {}
 
+    def _extra_array_specs(self) -> dict[str, ArraySpec]:
+        return {}
+
     def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         pass
 
@@ -426,6 +430,9 @@ class _SB3Learner(Learner):
         return {"torch_state": pack_torch(torch_state), **extra_arrays}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        arrays = self.checked_state_arrays(
+            arrays, {"torch_state": ArraySpec.blob(), **self._extra_array_specs()}
+        )
         state = unpack_torch(arrays["torch_state"], self.device)
         if int(state["input_size"]) != self.input_size:
             raise CheckpointError(
@@ -543,6 +550,13 @@ class DQNLearner(_SB3Learner):
             "n_calls": int(getattr(self.model, "_n_calls", 0)),
         }
         return torch_state, arrays
+
+    def _extra_array_specs(self) -> dict[str, ArraySpec]:
+        buf = self.model.replay_buffer  # type: ignore[attr-defined]
+        return {
+            f"replay/{f}": ArraySpec.of((None, *getattr(buf, f).shape[1:]), getattr(buf, f).dtype)
+            for f in self._BUFFER_FIELDS
+        }
 
     def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         buf = self.model.replay_buffer  # type: ignore[attr-defined]

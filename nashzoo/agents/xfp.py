@@ -29,9 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
-from nashzoo.agents.policy import Policy, TabularPolicy
+from nashzoo.agents.policy import Policy, PolicyError, TabularPolicy, check_distributions
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
+from nashzoo.io import ArraySpec
 
 
 @dataclass(frozen=True)
@@ -88,13 +89,18 @@ class XFP(Learner):
         return {"plan": self._plan.copy(), "current": self._current.copy()}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        shape = self._plan.shape
-        for name in ("plan", "current"):
-            if name not in arrays or arrays[name].shape != shape:
-                raise CheckpointError(
-                    f"xfp checkpoint array {name!r} is missing or not of shape {shape} for "
-                    f"{self.game.id}"
-                )
-        self._plan = np.array(arrays["plan"], dtype=np.float64, copy=True)
-        self._current = np.array(arrays["current"], dtype=np.float64, copy=True)
+        legal = self.tree.legal_mask
+        arrays = self.checked_state_arrays(
+            arrays,
+            {
+                "plan": ArraySpec(legal.shape, nonnegative=True, support=legal),
+                "current": ArraySpec(legal.shape, nonnegative=True, support=legal),
+            },
+        )
+        try:
+            check_distributions(self.tree, arrays["current"])
+        except PolicyError as err:
+            raise CheckpointError(f"array 'current' is not a policy: {err}") from None
+        self._plan = arrays["plan"]
+        self._current = arrays["current"]
         self._current_policy = None

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.agents.policy import atomic_write_bytes
+from nashzoo.io import atomic_write_bytes
 
 
 def _pyplot() -> Any:

@@ -39,7 +39,7 @@ import numpy as np
 
 from nashzoo.agents import Infoset, PolicyError, TabularPolicy
 from nashzoo.agents.fixed import fixed_policy
-from nashzoo.agents.registry import load_policy_file
+from nashzoo.agents.loading import load_policy_file
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
 from nashzoo.games import Game, load_game
@@ -62,6 +62,8 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
     if not sep:
         name, body = "", spec
     body = body.strip()
+    if not body:
+        raise ValueError(f"entrant {spec!r} names no agent; write NAME=SPEC, e.g. me=uniform")
     if body == "uniform":
         return Entrant(name or "uniform", TabularPolicy.uniform(game))
     if body == "equilibrium":

@@ -15,8 +15,11 @@ Runner: local process pool (``backend="process"``, ``workers`` processes, one ru
 with ``workers <= cores`` every run gets a core to itself), in-process (``backend="serial"``),
 or a Ray cluster (``backend="ray"``, ``address=``). Each finished run is written atomically to
 ``OUT/runs/<run_id>/`` (``result.json`` last, as the "done" marker), so an interrupted race
-keeps every finished run and ``resume=True`` skips them. A failing run is recorded with its error
-in ``OUT/runs/<run_id>/error.json`` and does not sink the others.
+keeps every finished run and ``resume=True`` skips them (a ``result.json`` carries a checksum of
+its contents; an edited or damaged one is run again). A failing run is recorded with its error
+in ``OUT/runs/<run_id>/error.json`` and does not sink the others. ``OUT`` is locked while a race
+writes it; one that already holds a race is refused unless resumed or forced (``force=True``
+deletes it first). Pool workers exit when the race process dies, even by ``kill -9``.
 
 Outputs in ``OUT``: ``results.csv`` (long form: one row per run, evaluation point and seat),
 ``summary.json`` and ``summary.md`` (leaderboard, plain-words answers, cross-play matrix),
@@ -31,8 +34,11 @@ one history), so model-based and model-free learners share one axis.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import math
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -42,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.agents import import_plugins, learner_class, learner_names
-from nashzoo.agents.policy import atomic_write_bytes
+from nashzoo.agents.registry import check_module_name
 from nashzoo.eval import expected_returns
 from nashzoo.eval.report import (
     DEFAULT_THRESHOLDS,
@@ -51,11 +57,20 @@ from nashzoo.eval.report import (
     markdown_summary,
 )
 from nashzoo.games import load_game
+from nashzoo.io import (
+    atomic_write_bytes,
+    check_output_folder,
+    exit_with_parent,
+    folder_lock,
+    read_json,
+    remove_stale_temp_files,
+)
+from nashzoo.io.fields import FileFormatError, field, number
 from nashzoo.train.callbacks import Callback
 from nashzoo.train.loggers import LOGGERS, make_logger
 from nashzoo.train.result import EvalRecord, write_csv
 from nashzoo.train.schedule import EvalSchedule
-from nashzoo.train.settings import LearnerSetting, resolve_settings
+from nashzoo.train.settings import LearnerSetting, parse_learner_spec, resolve_settings
 from nashzoo.train.trainer import Trainer
 
 NON_LEARNING = ("uniform", "fixed")
@@ -89,6 +104,8 @@ class RaceConfig:
         plots: write PNG plots (default True; needs matplotlib).
         plugins: modules to import (in this process and in every worker) before the race:
             they register learners defined outside nashzoo (default none).
+        force: start over in an ``out`` that already holds a race, deleting its runs (default
+            False: such a folder is refused unless ``resume``).
         config_file: a YAML/TOML file of learner settings (``--config``), read when the race
             is planned (and again on ``--resume``: runs whose settings changed are re-run).
         sets: ``LABEL.FIELD=VALUE`` overrides (``--set``), applied last.
@@ -116,37 +133,84 @@ class RaceConfig:
     config_file: str | None = None
     sets: tuple[str, ...] = ()
     logger: str | None = None
+    force: bool = False
 
     def __post_init__(self) -> None:
+        self._check_types()
         load_game(self.game)  # raises a ValueError naming the valid games
         import_plugins(self.plugins)
-        if self.seeds < 1:
-            raise ValueError(f"seeds must be at least 1, got {self.seeds}")
         if (
             self.budget_seconds is None
             and self.budget_iterations is None
             and (self.budget_work is None)
         ):
             raise ValueError("give a budget: budget_seconds, budget_iterations or budget_work")
-        for name in ("budget_seconds", "budget_iterations", "budget_work"):
-            value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise ValueError(f"{name} must be positive, got {value}")
         if self.logger is not None and self.logger not in LOGGERS:
             raise ValueError(f"logger must be one of {', '.join(LOGGERS)}, got {self.logger!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
-        if self.workers is not None and self.workers < 1:
-            raise ValueError(f"workers must be at least 1, got {self.workers}")
         if not (self.self_play or self.cross_play):
             raise ValueError("nothing to race: enable self_play or cross_play")
+        if self.learners is not None:
+            labels = [parse_learner_spec(spec)[0] for spec in self.learners]
+            twice = sorted({n for n in labels if labels.count(n) > 1})
+            if twice:
+                raise ValueError(
+                    f"learner(s) {twice} listed more than once; list each learner once "
+                    "(--seeds sets how many runs each gets; LABEL=NAME(...) races a second "
+                    "config)"
+                )
         self.learner_settings()  # unknown learners, fields or values: one-line SettingsError
+        if self.resume and self.force:
+            raise ValueError("resume keeps the race in out and force deletes it: choose one")
+
+    def _check_types(self) -> None:
+        """Every field of the right type (a stored race_config.json is checked the same way)."""
+        flags = ("cross_play", "self_play", "resume", "plots", "force")
+        for name in flags:
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("game", "backend"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
+        if not isinstance(self.out, (str, os.PathLike)):
+            raise ValueError(f"out must be a folder path, got {self.out!r}")
+        if self.address is not None and not isinstance(self.address, str):
+            raise ValueError(f"address must be a string, got {self.address!r}")
+        for name in ("seeds", "evals_per_decade", "workers", "budget_iterations", "budget_work"):
+            value = getattr(self, name)
+            if (value is not None or name in ("seeds", "evals_per_decade")) and not (
+                isinstance(value, int) and not isinstance(value, bool) and value >= 1
+            ):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.budget_seconds is not None and not _positive_number(self.budget_seconds):
+            raise ValueError(
+                f"budget_seconds must be a positive number, got {self.budget_seconds!r}"
+            )
+        for name in ("learners", "thresholds", "plugins", "sets"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, tuple):
+                raise ValueError(f"{name} must be a tuple, got {value!r}")
+        if self.learners is not None and (
+            not self.learners or not all(isinstance(n, str) for n in self.learners)
+        ):
+            raise ValueError(f"learners must be learner names, got {self.learners!r}")
+        if not self.thresholds or not all(_positive_number(t) for t in self.thresholds):
+            raise ValueError(f"thresholds must be positive numbers, got {self.thresholds!r}")
+        for module in self.plugins:
+            check_module_name(module)
+        for name in ("config_file", "logger"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a string, got {value!r}")
+        if not all(isinstance(item, str) for item in self.sets):
+            raise ValueError(f"sets must be LEARNER.FIELD=VALUE strings, got {self.sets!r}")
 
     def learner_settings(self) -> dict[str, LearnerSetting]:
         """Every raced learner's label, algorithm and checked config overrides."""
         names = self.learners
         if names is None:
-            names = [n for n in learner_names() if n not in NON_LEARNING]
+            names = tuple(n for n in learner_names() if n not in NON_LEARNING)
         return resolve_settings(names, config_file=self.config_file, sets=self.sets)
 
     def budget_text(self) -> str:
@@ -158,6 +222,15 @@ class RaceConfig:
         if self.budget_work is not None:
             parts.append(f"{self.budget_work} nodes/env steps per run")
         return ", ".join(parts) + f" (whichever comes first), {self.seeds} seed(s)"
+
+
+def _positive_number(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,6 +388,7 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
             "history": history,
             "elapsed_seconds": time.time() - started,
         }
+        payload["checksum"] = _digest(payload)
         atomic_write_bytes(folder / "result.json", json.dumps(payload, indent=1).encode())
         return payload
     except Exception as err:  # a failing run must not sink the race
@@ -329,14 +403,55 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         return payload
 
 
-def _stored(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
-    """The stored successful result in ``job``'s folder (of whatever job ran there)."""
+def _digest(payload: dict[str, Any]) -> str:
+    """The checksum a run's ``result.json`` carries: SHA-256 of its other fields (canonical
+    JSON), so an edited or damaged result is never taken for a finished run."""
+    body = {k: v for k, v in payload.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _stored(out: str | os.PathLike[str], job: RaceJob) -> tuple[dict[str, Any] | None, str]:
+    """The valid stored result in ``job``'s folder (of whatever job ran there), or ``None`` and
+    why not (``""``: there is none)."""
     path = Path(out) / "runs" / job.run_id / "result.json"
+    if not path.exists():
+        return None, ""
     try:
-        payload = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    return payload if isinstance(payload, dict) and payload.get("status") == "ok" else None
+        payload = read_json(path, "run result")
+        _check_result(payload, str(path))
+    except FileFormatError as err:
+        return None, str(err)
+    return payload, ""
+
+
+def _check_result(payload: Any, where: str) -> None:
+    """A finished run's result: its checksum, then every field the reports read."""
+    if not isinstance(payload, dict) or payload.get("status") != "ok":
+        raise FileFormatError(f"{where} is not the result of a finished run")
+    if payload.get("checksum") != _digest(payload):
+        raise FileFormatError(f"{where}: its checksum does not match its contents (edited?)")
+    field(payload, "run_id", str, where)
+    field(payload, "job", dict, where)
+    if payload.get("mode") not in ("self", "cross"):
+        raise FileFormatError(f"{where}: field 'mode' must be 'self' or 'cross'")
+    number(payload, "iterations", where, integer=True, minimum=0)
+    number(payload, "train_seconds", where, minimum=0)
+    history = field(payload, "history", list, where)
+    if not history:
+        raise FileFormatError(f"{where}: field 'history' is empty")
+    for k, row in enumerate(history):
+        at = f"{where}: history[{k}]"
+        if not isinstance(row, dict):
+            raise FileFormatError(f"{at} must be a mapping")
+        number(row, "iteration", at, integer=True, minimum=0)
+        for key in ("train_seconds", "nash_conv", "exploitability"):
+            number(row, key, at)
+        for p in range(2):
+            for key in ("iterations", "nodes_touched", "env_steps"):
+                number(row, f"seat{p}_{key}", at, integer=True, minimum=0)
+            for key in (f"seat{p}_value", f"current_value_seat{p}"):
+                number(row, key, at)
+            number(row, f"seat{p}_exploitability", at, optional=True)
 
 
 def _job_dict(job: RaceJob) -> dict[str, Any]:
@@ -344,33 +459,28 @@ def _job_dict(job: RaceJob) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(job)))
 
 
-def finished(out: str | os.PathLike[str], job: RaceJob) -> dict[str, Any] | None:
-    """The stored result of ``job`` if that very job (same game, learners, seed and budget)
-    finished successfully, else ``None``."""
-    payload = _stored(out, job)
-    return payload if payload is not None and payload.get("job") == _job_dict(job) else None
-
-
 RACE_CONFIG_FILE = "race_config.json"
 
 
 def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The :class:`RaceConfig` fields of the race last started in ``out`` (``None`` when
-    there is none), so ``--resume`` can finish that race without repeating its options."""
+    there is none), so ``--resume`` can finish that race without repeating its options; every
+    field is checked as :class:`RaceConfig` checks it (the error names the file)."""
     path = Path(out) / RACE_CONFIG_FILE
-    try:
-        stored = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a readable race config ({err}); remove it") from None
+    stored = read_json(path, "race config")
     if not isinstance(stored, dict):
-        raise ValueError(f"{path} is not a race config; remove it")
-    fields = {f.name for f in dataclasses.fields(RaceConfig)}
+        raise FileFormatError(f"{path} is not a race config; remove it or start with --force")
+    fields = {f.name for f in dataclasses.fields(RaceConfig)} - {"resume", "force"}
     config = {k: v for k, v in stored.items() if k in fields}
     for key in ("learners", "thresholds", "plugins", "sets"):
         if isinstance(config.get(key), list):
             config[key] = tuple(config[key])
+    try:
+        RaceConfig(**config)
+    except (ValueError, TypeError, ImportError) as err:
+        raise FileFormatError(f"{path}: {err}; fix it or start over with --force") from None
     return config
 
 
@@ -487,14 +597,20 @@ def _run_process_pool(
 ) -> None:
     """Run ``jobs`` in a pool of ``workers`` processes, at most ``workers`` submitted at a time
     (so every submitted job is running). A worker that dies (killed, out of memory) fails only
-    the runs in flight; the rest go on in a fresh pool."""
+    the runs in flight; the rest go on in a fresh pool. Workers exit when this process dies,
+    even by ``kill -9`` (:func:`~nashzoo.io.exit_with_parent`), removing their partial files."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
     queue = list(reversed(jobs))
     while queue:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=exit_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             running: dict[Any, RaceJob] = {}
             try:
                 while queue or running:
@@ -548,11 +664,42 @@ def _standings(results: Iterable[dict[str, Any]], top: int = 3) -> str:
 
 
 def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -> RaceOutcome:
-    """Run (or resume) a race and write every output; see the module docstring."""
-    stream = stream or sys.stdout
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Run (or resume) a race and write every output; see the module docstring.
+
+    ``out`` is checked before any work and locked while the race writes it (a second race on
+    the same folder is refused); a folder that already holds a race is refused unless
+    ``config.resume`` (finish it) or ``config.force`` (delete it and start over); temporary
+    files a killed race left are removed.
+    """
+    out = check_output_folder(config.out)
+    with folder_lock(out, "--out folder"):
+        remove_stale_temp_files(out)
+        _claim(out, config)
+        return _run_locked(config, out, progress, stream or sys.stdout)
+
+
+RACE_OUTPUTS = ("results.csv", "summary.json", "summary.md")
+
+
+def _claim(out: Path, config: RaceConfig) -> None:
+    """Refuse to start over a race already in ``out``, unless resuming it or forced to."""
+    existing = [n for n in (RACE_CONFIG_FILE, "runs", *RACE_OUTPUTS) if (out / n).exists()]
+    if not existing or config.resume:
+        return
+    if not config.force:
+        raise FileExistsError(
+            f"{out} already holds a race ({', '.join(existing)}); finish it with --resume "
+            "(finished runs are kept), start over with --force, or choose another --out"
+        )
+    shutil.rmtree(out / "runs", ignore_errors=True)
+    for name in (RACE_CONFIG_FILE, *RACE_OUTPUTS, *PLOT_FILES):
+        (out / name).unlink(missing_ok=True)
+
+
+def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> RaceOutcome:
     jobs, skipped = plan(config)
+    if not jobs and not skipped:
+        raise ValueError("cross-play needs at least two learners (or add self-play)")
     if not jobs:
         raise ValueError(
             f"no learner can play {config.game}: "
@@ -571,12 +718,14 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     todo = []
     outdated = 0
     for job in jobs:
-        stored = finished(out, job) if config.resume else None
-        if stored is not None:
+        stored, problem = _stored(out, job) if config.resume else (None, "")
+        if stored is not None and stored.get("job") == _job_dict(job):
             results[job.run_id] = stored
-        else:
-            outdated += config.resume and _stored(out, job) is not None
-            todo.append(job)
+            continue
+        outdated += stored is not None
+        if problem:
+            print(f"resuming: {problem}; running {job.run_id} again", file=stream)
+        todo.append(job)
     if config.resume and results:
         print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
     if outdated:

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nashzoo.agents.policy import TabularPolicy, atomic_write_bytes
+from nashzoo.agents.policy import TabularPolicy
+from nashzoo.io import atomic_write_bytes
 
 WORK_KEYS = ("iterations", "nodes_touched", "env_steps")
 

@@ -27,11 +27,8 @@ Checkpoints are one file written atomically: both learners' checkpoints plus the
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -41,20 +38,21 @@ from typing import Any, Literal
 import numpy as np
 
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
-from nashzoo.agents.policy import Policy, TabularPolicy, atomic_write_bytes
-from nashzoo.agents.registry import (
-    TRAINER_KEY,
-    learner_class,
-    load_seat_learners,
-    make_learner,
-)
+from nashzoo.agents.loading import seat_learners
+from nashzoo.agents.policy import Policy, TabularPolicy
+from nashzoo.agents.registry import learner_class, make_learner
 from nashzoo.eval import evaluate
 from nashzoo.games import Game, load_game
+from nashzoo.io import (
+    TRAINER_FORMAT,
+    atomic_write_bytes,
+    read_trainer_checkpoint,
+    trainer_checkpoint_bytes,
+)
 from nashzoo.train.callbacks import Callback, as_callback
 from nashzoo.train.result import EvalRecord, TrainResult
 from nashzoo.train.schedule import EvalSchedule
 
-TRAINER_FORMAT = "nashzoo.Trainer/1"
 SCHEDULES = ("alternating", "simultaneous")
 
 LearnerSpec = str | Learner
@@ -373,15 +371,8 @@ class Trainer:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write one checkpoint file atomically: both learners and the trainer state."""
-        blobs: dict[str, np.ndarray] = {}
-        with tempfile.TemporaryDirectory(prefix="nashzoo-ckpt-") as tmp:
-            for p, learner in enumerate(self.learners):
-                file = Path(tmp) / f"seat{p}.npz"
-                learner.save(file)
-                blobs[f"seat{p}"] = np.frombuffer(file.read_bytes(), dtype=np.uint8)
-        buffer = io.BytesIO()
-        np.savez(buffer, **{TRAINER_KEY: np.array(json.dumps(self._state()))}, **blobs)
-        atomic_write_bytes(path, buffer.getvalue())
+        seat_files = [learner.checkpoint_bytes() for learner in self.learners]
+        atomic_write_bytes(path, trainer_checkpoint_bytes(self._state(), seat_files))
 
     @classmethod
     def load(
@@ -401,36 +392,13 @@ class Trainer:
         Raises:
             CheckpointError: a missing, corrupt or foreign file (the message says which).
         """
+        checkpoint = read_trainer_checkpoint(path)
+        state = checkpoint.state
         try:
-            with np.load(Path(path), allow_pickle=False) as data:
-                files = {k: data[k] for k in data.files}
-            state = json.loads(str(files.pop(TRAINER_KEY)))
-        except FileNotFoundError:
-            raise CheckpointError(f"no trainer checkpoint at {path}") from None
-        except KeyError:
-            raise CheckpointError(
-                f"{path} is not a nashzoo Trainer checkpoint (no trainer state); a single "
-                "learner's checkpoint loads with nashzoo.agents.load_learner"
-            ) from None
-        except Exception as err:
-            raise CheckpointError(
-                f"{path} is not a readable Trainer checkpoint ({type(err).__name__}: {err}); "
-                "it may be truncated or from another program"
-            ) from None
-        if not isinstance(state, dict) or state.get("format") != TRAINER_FORMAT:
-            raise CheckpointError(f"{path} is not a nashzoo Trainer checkpoint (format tag)")
-        try:
-            game = load_game(state["game"], **state.get("game_params", {}))
-            learners = load_seat_learners([files[f"seat{p}"] for p in range(2)], game)
-            stored_names = list(state["learners"])
-            if stored_names != [lr.name for lr in learners]:
-                raise CheckpointError(
-                    f"the trainer state names learners {stored_names} but the file holds "
-                    f"{[lr.name for lr in learners]}; the checkpoint was edited or mixed up"
-                )
+            learners = seat_learners(checkpoint, name=str(path))
             schedule = EvalSchedule(**state["eval_schedule"])
             trainer = cls(
-                game,
+                checkpoint.game,
                 learners[0],
                 learners[1],
                 seed=state["seed"],
@@ -448,8 +416,8 @@ class Trainer:
             trainer.eval_seconds = float(state["eval_seconds"])
             trainer._last_eval_train_seconds = float(state["last_eval_train_seconds"])
             trainer._history = [EvalRecord.from_dict(row) for row in state["history"]]
-        except CheckpointError as err:
-            raise CheckpointError(f"{path}: {err}") from None
+        except CheckpointError:
+            raise  # already names the file and the seat
         except Exception as err:
             raise CheckpointError(
                 f"{path}: trainer checkpoint contents are inconsistent "

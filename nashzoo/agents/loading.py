@@ -1,0 +1,94 @@
+"""Learners and policies from the files nashzoo writes, whatever kind of file it is.
+
+The file formats and their validation live in :mod:`nashzoo.io`; this module turns validated
+checkpoints into objects, dispatching on the learner name a checkpoint stores.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nashzoo.agents.base import Learner
+from nashzoo.agents.policy import PolicyError, TabularPolicy
+from nashzoo.agents.registry import learner_class
+from nashzoo.games import Game, load_game
+from nashzoo.io import (
+    CheckpointError,
+    LearnerCheckpoint,
+    TrainerCheckpoint,
+    is_trainer_checkpoint,
+    read_learner_checkpoint,
+    read_trainer_checkpoint,
+)
+
+
+def learner_from_checkpoint(
+    checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+) -> Learner:
+    """The learner a validated checkpoint holds, built by the class its name is registered as."""
+    try:
+        cls = learner_class(checkpoint.learner)
+    except ValueError:
+        raise CheckpointError(
+            f"{name or 'the checkpoint'} names an unknown learner {checkpoint.learner!r} (load "
+            "the plugin that registers it first)"
+        ) from None
+    return cls.from_checkpoint(checkpoint, game, name=name)
+
+
+def load_learner(path: str | os.PathLike[str], game: Game | str | None = None) -> Learner:
+    """Load any learner checkpoint, dispatching on the learner name stored in it."""
+    return learner_from_checkpoint(read_learner_checkpoint(path), game, name=str(path))
+
+
+def seat_learners(checkpoint: TrainerCheckpoint, *, name: str = "") -> list[Learner]:
+    """The learners of a trainer checkpoint, one per seat."""
+    return [
+        learner_from_checkpoint(seat, checkpoint.game, name=f"{name}, seat {p}")
+        for p, seat in enumerate(checkpoint.seats)
+    ]
+
+
+def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
+    """The policy stored in any file nashzoo writes, as a :class:`TabularPolicy`:
+
+    * a policy ``.json`` (:meth:`TabularPolicy.save`, the race's ``average_policy.json``);
+    * a learner checkpoint ``.npz`` (:meth:`Learner.save`): its average policy;
+    * a trainer checkpoint ``.npz`` (``Trainer.save``, the ``checkpoint.npz`` that ``nashzoo
+      train`` and ``race`` write): the joint average policy of its two learners;
+    * a Stable-Baselines3 model ``.zip`` (PPO, A2C, MaskablePPO, DQN trained on the game's
+      information-set tensors, e.g. on ``gymnasium.make("nashzoo/KuhnPoker-v0")``), read by
+      :func:`nashzoo.agents.adapters.from_sb3` and materialised; it needs ``game``.
+
+    ``game`` (optional) checks the file is for that game. Raises PolicyError / CheckpointError
+    with a message naming the file.
+    """
+    file = Path(path)
+    if not file.exists():
+        raise FileNotFoundError(f"no such file: {path}")
+    if file.suffix == ".json":
+        return TabularPolicy.load(file, game)
+    if file.suffix == ".zip":
+        if game is None:
+            raise PolicyError(
+                f"{path}: a Stable-Baselines3 .zip does not say its game; name it "
+                f"(e.g. nashzoo eval {path} --game kuhn_poker)"
+            )
+        from nashzoo.agents.adapters import from_sb3
+
+        return TabularPolicy.from_policy(game, from_sb3(file, game))
+    if file.suffix != ".npz":
+        raise PolicyError(
+            f"{path}: expected a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip"
+        )
+    if not is_trainer_checkpoint(file):
+        learner = load_learner(file, game)
+        return TabularPolicy.from_policy(learner.game, learner.average_policy())
+    checkpoint = read_trainer_checkpoint(file)
+    if game is not None and load_game(game).id != checkpoint.game.id:
+        raise CheckpointError(
+            f"{path} was trained on {checkpoint.game.id}, not on {load_game(game).id}"
+        )
+    learners = seat_learners(checkpoint, name=str(path))
+    return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners])

@@ -1,0 +1,179 @@
+"""Atomic, durable writes that leave nothing behind, a folder lock, and dying with the parent.
+
+* :func:`atomic_write_bytes` writes a temporary file BESIDE its target (same folder, so the final
+  rename is atomic and a killed write never leaves anything in the system temp folder), named
+  ``.<target>.<random>.nashzoo-tmp``; :func:`remove_stale_temp_files` deletes the ones a killed
+  process left, and every command that writes a folder calls it when it takes the folder's lock.
+* :func:`folder_lock` makes one process at a time the writer of an output folder (an OS lock,
+  released by the kernel when the process dies, even by ``kill -9``).
+* :func:`exit_with_parent` is for worker processes: when their parent dies they remove the
+  temporary files of the writes they have in flight and exit, instead of idling forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+TEMP_SUFFIX = ".nashzoo-tmp"
+LOCK_NAME = ".nashzoo.lock"
+
+
+def _process_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _process_umask()  # read once, at import: changing it later would race other threads
+_IN_FLIGHT: set[str] = set()  # temporary files of writes not yet renamed into place
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically and durably: a temporary file in the same folder,
+    flushed to disk, then renamed over ``path`` (readers see the old or the new file, never a
+    part of one, even after a crash)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT.add(tmp)
+    try:
+        # the permissions a plain open() would give (not mkstemp's private 0600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.discard(tmp)
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename durable (not possible on every platform: then it is skipped)."""
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def remove_stale_temp_files(folder: str | os.PathLike[str]) -> int:
+    """Delete the temporary files of interrupted atomic writes under ``folder`` (recursively);
+    return how many. Call it only while holding the folder's :func:`folder_lock`."""
+    removed = 0
+    root = Path(folder)
+    if not root.is_dir():
+        return 0
+    for tmp in root.rglob(f".*{TEMP_SUFFIX}"):
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+            removed += 1
+    return removed
+
+
+class FolderLockedError(OSError):
+    """Another process holds the folder's lock."""
+
+
+class OutputFolderError(OSError):
+    """An output folder that cannot be written (the message names the option and the fix)."""
+
+
+def check_output_folder(folder: str | os.PathLike[str], option: str = "--out") -> Path:
+    """``folder`` as a Path once it is known to be (or to be creatable as) a writable folder;
+    commands call this before any work, so a bad ``--out`` never throws a finished run away."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise OutputFolderError(f"{option} {folder} is a file, not a folder; give a folder path")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputFolderError(
+            f"{option} {folder}: cannot create the folder ({err.strerror or err})"
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputFolderError(f"{option} {folder} is not writable; choose another folder")
+    return path
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> Iterator[Path]:
+    """Hold ``folder``'s lock for the ``with`` block (created if missing); a second holder is
+    refused at once with :class:`FolderLockedError` naming the process that writes it."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock_path = folder / LOCK_NAME
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_UMASK)
+    try:
+        if not _try_lock(fd):
+            os.lseek(fd, 0, os.SEEK_SET)
+            owner = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            raise FolderLockedError(
+                f"{folder} is being written by another nashzoo process (pid {owner}); wait for "
+                f"it to finish or choose another {what}"
+            )
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, str(os.getpid()).encode())
+        yield folder
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows: the C runtime's byte-range lock
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def exit_with_parent(parent_pid: int, poll_seconds: float = 0.2) -> None:
+    """Watch ``parent_pid`` from a daemon thread; when it is gone (this process was re-parented),
+    remove the temporary files of this process's writes in flight and exit at once.
+
+    A pool worker calls this when it starts, so a parent killed with ``kill -9`` (which cannot
+    stop its children) leaves no idle workers and no partial files behind.
+    """
+
+    def watch() -> None:
+        stop = threading.Event()
+        while not stop.wait(poll_seconds):
+            if os.getppid() != parent_pid:
+                with _IN_FLIGHT_LOCK:
+                    for tmp in list(_IN_FLIGHT):
+                        with contextlib.suppress(OSError):
+                            os.unlink(tmp)
+                os._exit(1)
+
+    if os.getppid() != parent_pid:  # the parent died before this worker got going
+        os._exit(1)
+    threading.Thread(target=watch, name="nashzoo-exit-with-parent", daemon=True).start()

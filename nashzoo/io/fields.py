@@ -1,0 +1,136 @@
+"""Reading JSON files and checking their fields: one-line errors that name the file and field.
+
+Every reader in :mod:`nashzoo.io` (and the race's and the command line's own files) goes
+through these checks before it trusts a value: its type, its range, its finiteness. A value of
+the wrong kind never reaches the code that uses it, so a bad file gives a
+:class:`FileFormatError` (or the reader's own subclass of it), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from nashzoo.games import Game, load_game
+
+
+class FileFormatError(ValueError):
+    """A file nashzoo reads is missing, unreadable or holds a wrong value (the message names
+    the file and the field)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads`` that refuses ``NaN`` and ``Infinity`` (Python writes them, JSON has none)."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def read_json(
+    path: str | os.PathLike[str], what: str, error: type[FileFormatError] = FileFormatError
+) -> Any:
+    """The JSON value stored at ``path``; ``error`` naming the file on anything wrong."""
+    try:
+        return parse_json(Path(path).read_bytes())
+    except FileNotFoundError:
+        raise error(f"no {what} at {path}") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
+        raise error(f"{path} is not a readable {what} ({type(err).__name__}: {err})") from None
+
+
+def field(
+    payload: Mapping[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    source: str,
+    error: type[FileFormatError] = FileFormatError,
+    *,
+    optional: bool = False,
+) -> Any:
+    """``payload[key]`` if it is a ``kind`` (bools are not numbers); ``error`` otherwise."""
+    if key not in payload:
+        if optional:
+            return None
+        raise error(f"{source}: field {key!r} is missing")
+    value = payload[key]
+    if optional and value is None:
+        return None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    numeric = all(k in (int, float) for k in kinds)
+    if not isinstance(value, kinds) or (numeric and isinstance(value, bool)):
+        names = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+        raise error(f"{source}: field {key!r} must be {names}, got {_short(value)}")
+    return value
+
+
+_KIND_NAMES = {
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    bool: "true or false",
+    list: "a list",
+    dict: "a mapping",
+}
+
+
+def number(
+    payload: Mapping[str, Any],
+    key: str,
+    source: str,
+    error: type[FileFormatError] = FileFormatError,
+    *,
+    integer: bool = False,
+    minimum: float | None = None,
+    optional: bool = False,
+) -> Any:
+    """A finite number (an integer when ``integer``) at least ``minimum``."""
+    value = field(payload, key, int if integer else (int, float), source, error, optional=optional)
+    if value is None:
+        return None
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        bound = "" if minimum is None else f" >= {minimum:g}"
+        raise error(f"{source}: field {key!r} must be a finite number{bound}, got {value!r}")
+    return value
+
+
+def game_of(
+    payload: Mapping[str, Any],
+    source: str,
+    error: type[FileFormatError] = FileFormatError,
+) -> Game:
+    """The game a file was written for, rebuilt from its ``game`` name and ``game_params``; if
+    the file also stores a ``game_id`` it must be the rebuilt game's."""
+    name = field(payload, "game", str, source, error)
+    params = field(payload, "game_params", dict, source, error)
+    try:
+        game = load_game(name, **params)
+    except Exception as err:  # a game's constructor may refuse its parameters in any way
+        raise error(f"{source}: cannot rebuild its game {name!r} ({err})") from None
+    stored_id = field(payload, "game_id", str, source, error, optional=True)
+    if stored_id is not None and stored_id != game.id:
+        raise error(f"{source}: 'game_id' says {stored_id} but its game rebuilds as {game.id}")
+    return game
+
+
+def string_list(
+    payload: Mapping[str, Any],
+    key: str,
+    source: str,
+    error: type[FileFormatError] = FileFormatError,
+) -> list[str]:
+    """A list of strings."""
+    value = field(payload, key, list, source, error)
+    if not all(isinstance(item, str) for item in value):
+        raise error(f"{source}: field {key!r} must be a list of strings, got {_short(value)}")
+    return value
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

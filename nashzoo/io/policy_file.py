@@ -1,0 +1,76 @@
+"""The policy file format (``nashzoo.TabularPolicy/1``): JSON with the game (name, parameters,
+action names) and ``{infoset_key: probabilities}``.
+
+:func:`read_policy_file` checks the container (format tag, field types, the game it rebuilds,
+its action names, the table's keys and rows being lists of numbers); that the rows are
+probability distributions over the game's information sets is checked where the table becomes a
+policy (:meth:`nashzoo.agents.TabularPolicy.load`). Errors are
+:class:`~nashzoo.games.infoset.PolicyError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from nashzoo.games import Game
+from nashzoo.games.infoset import PolicyError
+from nashzoo.io.atomic import atomic_write_bytes
+from nashzoo.io.fields import FileFormatError, field, game_of, read_json, string_list
+
+POLICY_FORMAT = "nashzoo.TabularPolicy/1"
+
+
+class PolicyFileError(PolicyError, FileFormatError):
+    """A policy file that cannot be used (both a PolicyError and a FileFormatError)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyFile:
+    """A validated policy file: its game and its table (rows not yet checked as distributions)."""
+
+    game: Game
+    table: dict[str, list[float]]
+
+
+def write_policy_file(
+    path: str | os.PathLike[str], game: Game, table: Mapping[str, Sequence[float]]
+) -> None:
+    """Write ``table`` for ``game`` atomically."""
+    payload = {
+        "format": POLICY_FORMAT,
+        "game": game.name,
+        "game_id": game.id,
+        "game_params": game.params,
+        "action_names": list(game.action_names),
+        "policy": {key: list(row) for key, row in table.items()},
+    }
+    atomic_write_bytes(path, json.dumps(payload, indent=1).encode())
+
+
+def read_policy_file(path: str | os.PathLike[str]) -> PolicyFile:
+    """Read and validate a file written by :func:`write_policy_file`."""
+    name = str(path)
+    payload = read_json(path, "policy JSON file", PolicyFileError)
+    if not isinstance(payload, dict) or payload.get("format") != POLICY_FORMAT:
+        raise PolicyFileError(f"{name} is not a nashzoo TabularPolicy file (missing format tag)")
+    game = game_of(payload, name, PolicyFileError)
+    names = string_list(payload, "action_names", name, PolicyFileError)
+    if names != list(game.action_names):
+        raise PolicyFileError(
+            f"{name}: action names {names} do not match {game.id}'s {list(game.action_names)}"
+        )
+    table = field(payload, "policy", dict, name, PolicyFileError)
+    for key, row in table.items():
+        if not isinstance(row, list) or not all(_is_number(v) for v in row):
+            raise PolicyFileError(
+                f"{name}: information set {key!r} must map to a list of numbers, got {row!r}"[:300]
+            )
+    return PolicyFile(game, table)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

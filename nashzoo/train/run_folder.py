@@ -1,0 +1,203 @@
+"""A training run's folder (``nashzoo train`` / ``duel --out``): starting, resuming, finishing.
+
+The folder holds ``train_config.json`` (what the run is: game, learners, seed, evaluation points,
+budgets, checkpointing; written before any work), ``checkpoint.npz`` (written every
+``checkpoint_every`` iterations and at the end), then ``average_policy.json``, ``history.csv``
+and ``result.json``. The rules that keep a run from being lost or silently changed:
+
+* the folder is validated (a folder, writable) before any work, and locked while a run writes
+  it (:func:`~nashzoo.io.folder_lock`);
+* a folder that already holds a run is refused unless the run is resumed (``resume``) or
+  replaced (``force``);
+* budgets are TOTALS: a resumed run ends where the uninterrupted one would have; a larger budget
+  trains further;
+* on resume, the options that define the run (game, learners, seed, evaluation points) come from
+  the folder: typing them again is allowed, typing other values is refused with the difference
+  named. Budgets and ``checkpoint_every`` typed on resume replace the stored ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from nashzoo.games import load_game
+from nashzoo.io import FileFormatError, atomic_write_bytes, read_json
+from nashzoo.io.fields import field, number, string_list
+from nashzoo.train.trainer import Trainer
+
+RUN_FORMAT = "nashzoo.TrainRun/1"
+CONFIG_FILE = "train_config.json"
+CHECKPOINT_FILE = "checkpoint.npz"
+OUTPUT_FILES = ("average_policy.json", "history.csv", "result.json")
+RUN_FILES = (CONFIG_FILE, CHECKPOINT_FILE, *OUTPUT_FILES)
+IDENTITY = ("game", "learners", "seed", "eval_every")
+"""The fields that define a run (a resume may not change them)."""
+_OPTION_NAMES = {
+    "game": "--game",
+    "learners": "the learners",
+    "seed": "--seed",
+    "eval_every": "--eval-every",
+}
+
+
+class RunFolderError(FileFormatError):
+    """A run folder that cannot be used as asked (the message says why and what to do)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """What a training run is; budgets are totals.
+
+    Attributes:
+        game: the game as typed (``"kuhn_poker"``, ``"matrix:rps"``).
+        learners: learner name per seat.
+        seed: trainer seed.
+        eval_every: ``"log"``, ``"none"`` or a positive integer (as text).
+        iterations, seconds, work: total budgets (at least one).
+        checkpoint_every: iterations between checkpoints (``None``: only at the end).
+    """
+
+    game: str
+    learners: tuple[str, str]
+    seed: int = 0
+    eval_every: str = "log"
+    iterations: int | None = None
+    seconds: float | None = None
+    work: int | None = None
+    checkpoint_every: int | None = None
+
+    def budget_text(self) -> str:
+        parts = []
+        if self.iterations is not None:
+            parts.append(f"{self.iterations} iterations")
+        if self.seconds is not None:
+            parts.append(f"{self.seconds:g} s of training")
+        if self.work is not None:
+            parts.append(f"{self.work} work")
+        return " or ".join(parts) + " in total"
+
+    def remaining(self, trainer: Trainer) -> dict[str, Any]:
+        """The budgets left for ``trainer`` (``iterations=0`` when any is used up)."""
+        left: dict[str, Any] = {}
+        if self.iterations is not None:
+            left["iterations"] = self.iterations - trainer.iteration
+        if self.seconds is not None:
+            left["seconds"] = self.seconds - trainer.train_seconds
+        if self.work is not None:
+            left["work"] = self.work - trainer.work_done()
+        if any(value <= 0 for value in left.values()):
+            return {"iterations": 0}
+        return left
+
+    def write(self, folder: Path) -> None:
+        payload = {"format": RUN_FORMAT, **dataclasses.asdict(self)}
+        atomic_write_bytes(folder / CONFIG_FILE, json.dumps(payload, indent=1).encode())
+
+    @classmethod
+    def read(cls, folder: Path) -> RunConfig | None:
+        """The stored config (``None`` when the folder has none); RunFolderError if invalid."""
+        path = folder / CONFIG_FILE
+        if not path.exists():
+            return None
+        name = str(path)
+        payload = read_json(path, "training run config", RunFolderError)
+        if not isinstance(payload, dict) or payload.get("format") != RUN_FORMAT:
+            raise RunFolderError(f"{name} is not a nashzoo training run config (format tag)")
+        learners = string_list(payload, "learners", name, RunFolderError)
+        if len(learners) != 2:
+            raise RunFolderError(f"{name}: 'learners' needs two names, got {learners}")
+        config = cls(
+            game=field(payload, "game", str, name, RunFolderError),
+            learners=(learners[0], learners[1]),
+            seed=number(payload, "seed", name, RunFolderError, integer=True),
+            eval_every=field(payload, "eval_every", str, name, RunFolderError),
+            iterations=_budget(payload, "iterations", name, integer=True),
+            seconds=_budget(payload, "seconds", name, integer=False),
+            work=_budget(payload, "work", name, integer=True),
+            checkpoint_every=_budget(payload, "checkpoint_every", name, integer=True),
+        )
+        if config.iterations is None and config.seconds is None and config.work is None:
+            raise RunFolderError(f"{name}: no budget (iterations, seconds or work) is stored")
+        return config
+
+
+def _budget(payload: dict[str, Any], key: str, name: str, *, integer: bool) -> Any:
+    value = number(payload, key, name, RunFolderError, integer=integer, optional=True)
+    if value is not None and value <= 0:
+        raise RunFolderError(f"{name}: field {key!r} must be positive, got {value}")
+    return value
+
+
+def existing_run_files(folder: Path) -> list[str]:
+    """The run files already in ``folder``."""
+    return [name for name in RUN_FILES if (folder / name).exists()]
+
+
+def start(folder: Path, config: RunConfig, *, force: bool) -> None:
+    """Begin a new run in ``folder`` (held locked by the caller): refuse to overwrite an existing
+    run unless ``force`` (then its files are removed), and store ``config``."""
+    existing = existing_run_files(folder)
+    if existing and not force:
+        raise RunFolderError(
+            f"{folder} already holds a run ({', '.join(existing)}); continue it with --resume, "
+            "replace it with --force, or choose another --out"
+        )
+    for name in existing:
+        (folder / name).unlink()
+    config.write(folder)
+
+
+def resume(folder: Path, typed: dict[str, Any]) -> RunConfig:
+    """The config to continue the run in ``folder`` with, given the options typed now (only the
+    ones the user typed): identity options must match the stored ones, budgets and
+    ``checkpoint_every`` replace them. The merged config is stored again."""
+    stored = RunConfig.read(folder)
+    if stored is None:
+        raise RunFolderError(
+            f"no run to resume in {folder} (no {CONFIG_FILE}, which nashzoo train writes before "
+            "it starts); start the run without --resume"
+        )
+    differences = [
+        f"{_OPTION_NAMES[key]} {_show(typed[key])} (the run has {_show(getattr(stored, key))})"
+        for key in IDENTITY
+        if key in typed and not _same(key, typed[key], getattr(stored, key))
+    ]
+    if differences:
+        raise RunFolderError(
+            f"--resume continues the run in {folder} as it was started, but you typed "
+            + "; ".join(differences)
+            + ": leave these options out, or start a new run (--force or another --out)"
+        )
+    changes = {
+        k: typed[k] for k in ("iterations", "seconds", "work", "checkpoint_every") if k in typed
+    }
+    if any(k in changes for k in ("iterations", "seconds", "work")):
+        changes = {"iterations": None, "seconds": None, "work": None, **changes}
+    config = dataclasses.replace(stored, **changes)
+    config.write(folder)
+    return config
+
+
+def _same(key: str, typed: Any, stored: Any) -> bool:
+    if key == "game":
+        return load_game(typed).id == load_game(stored).id
+    return tuple(typed) == tuple(stored) if key == "learners" else typed == stored
+
+
+def _show(value: Any) -> str:
+    return " vs ".join(value) if isinstance(value, tuple) else str(value)
+
+
+def check_checkpoint(trainer: Trainer, config: RunConfig, folder: Path) -> None:
+    """Refuse a checkpoint that is not the run its folder's config describes."""
+    found = (trainer.game.id, tuple(lr.name for lr in trainer.learners), trainer.seed)
+    wanted = (load_game(config.game).id, tuple(config.learners), config.seed)
+    if found != wanted:
+        raise RunFolderError(
+            f"{folder / CHECKPOINT_FILE} holds {found[1][0]} vs {found[1][1]} on {found[0]} "
+            f"with seed {found[2]}, but {folder / CONFIG_FILE} describes {wanted[1][0]} vs "
+            f"{wanted[1][1]} on {wanted[0]} with seed {wanted[2]}; the folder was mixed up"
+        )

@@ -1,0 +1,256 @@
+"""Fuzz every file reader with random bytes, random JSON and valid files with one field replaced
+by random JSON: the only exceptions allowed are the project's own (a one-line message naming the
+file), never a TypeError, KeyError or anything else from deep inside."""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nashzoo.agents import CFR, PolicyError, TabularPolicy, load_learner, load_policy_file
+from nashzoo.agents.registry import check_module_name
+from nashzoo.io import FileFormatError
+from nashzoo.train import Trainer
+from nashzoo.train import race as race_mod
+from nashzoo.train.run_folder import RunConfig
+
+OWN_ERRORS = (FileFormatError, PolicyError)
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+_ROOT: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def scratch_root(tmp_path_factory):
+    """Every fuzzed file lives under pytest's temporary folder (removed with it)."""
+    _ROOT.append(tmp_path_factory.mktemp("fuzz"))
+    yield
+    _ROOT.pop()
+
+
+def _scratch() -> Path:
+    return Path(tempfile.mkdtemp(dir=_ROOT[-1]))
+
+
+# --- valid files to start from ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory) -> dict[str, object]:
+    root = tmp_path_factory.mktemp("samples")
+    TabularPolicy.uniform("kuhn_poker").save(root / "policy.json")
+    learner = CFR("kuhn_poker", 0)
+    learner.step(TabularPolicy.uniform("kuhn_poker"))
+    learner.save(root / "learner.npz")
+    trainer = Trainer("kuhn_poker", "cfr", "xfp", eval_every=1)
+    trainer.run(iterations=2)
+    trainer.save(root / "trainer.npz")
+    config = race_mod.RaceConfig(
+        learners=("cfr",),
+        seeds=1,
+        budget_seconds=None,
+        budget_iterations=3,
+        out=str(root / "race"),
+        backend="serial",
+        plots=False,
+    )
+    outcome = race_mod.run_race(config, progress=False, stream=io.StringIO())
+    with np.load(root / "learner.npz") as data:
+        learner_arrays = {k: data[k] for k in data.files}
+    with np.load(root / "trainer.npz") as data:
+        trainer_entries = {k: data[k] for k in data.files}
+    return {
+        "policy": json.loads((root / "policy.json").read_text()),
+        "learner_arrays": learner_arrays,
+        "trainer_entries": trainer_entries,
+        "race_config": json.loads((root / "race" / "race_config.json").read_text()),
+        "result": dict(outcome.results[0]),
+        "run_config": {
+            "format": "nashzoo.TrainRun/1",
+            "game": "kuhn_poker",
+            "learners": ["cfr", "cfr"],
+            "seed": 0,
+            "eval_every": "log",
+            "iterations": 5,
+            "seconds": None,
+            "work": None,
+            "checkpoint_every": None,
+        },
+    }
+
+
+def _replace(payload: dict, key_choice: int, value: object) -> dict:
+    out = dict(payload)
+    keys = sorted(out)
+    out[keys[key_choice % len(keys)]] = value
+    return out
+
+
+# --- readers, each given the bytes of one file -------------------------------------------------
+def _read_policy(data: bytes) -> None:
+    path = _scratch() / "p.json"
+    path.write_bytes(data)
+    TabularPolicy.load(path)
+    load_policy_file(path)
+
+
+def _read_learner(data: bytes) -> None:
+    path = _scratch() / "l.npz"
+    path.write_bytes(data)
+    load_learner(path)
+    load_policy_file(path)
+
+
+def _read_trainer(data: bytes) -> None:
+    path = _scratch() / "t.npz"
+    path.write_bytes(data)
+    Trainer.load(path)
+    load_policy_file(path)
+
+
+def _read_race_config(data: bytes) -> None:
+    out = _scratch()
+    (out / "race_config.json").write_bytes(data)
+    race_mod.stored_race_config(out)
+
+
+def _read_run_config(data: bytes) -> None:
+    folder = _scratch()
+    (folder / "train_config.json").write_bytes(data)
+    RunConfig.read(folder)
+
+
+def _read_result(data: bytes) -> None:
+    out = _scratch()
+    job = race_mod.RaceJob("kuhn_poker", ("cfr", "cfr"), 0, None, 3, None)
+    (out / "runs" / job.run_id).mkdir(parents=True)
+    (out / "runs" / job.run_id / "result.json").write_bytes(data)
+    payload, problem = race_mod._stored(out, job)  # never raises: a bad result is re-run
+    assert (payload is None) == bool(problem) or payload is None
+
+
+READERS = {
+    "policy": _read_policy,
+    "learner": _read_learner,
+    "trainer": _read_trainer,
+    "race_config": _read_race_config,
+    "run_config": _read_run_config,
+    "result": _read_result,
+}
+
+
+def _only_own_errors(reader, data: bytes) -> None:
+    try:
+        reader(data)
+    except OWN_ERRORS as err:
+        assert "\n" not in str(err)
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+@FUZZ
+@given(data=st.binary(max_size=300))
+def test_random_bytes(name, data):
+    _only_own_errors(READERS[name], data)
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+@FUZZ
+@given(value=json_values)
+def test_random_json(name, value):
+    _only_own_errors(READERS[name], json.dumps(value).encode())
+
+
+@pytest.mark.parametrize("name", ["policy", "race_config", "run_config", "result"])
+@FUZZ
+@given(key=st.integers(0, 50), value=json_values)
+def test_valid_json_files_with_one_field_replaced(samples, name, key, value):
+    sample = {
+        "policy": "policy",
+        "race_config": "race_config",
+        "run_config": "run_config",
+        "result": "result",
+    }[name]
+    payload = _replace(samples[sample], key, value)
+    _only_own_errors(READERS[name], json.dumps(payload).encode())
+
+
+def _npz_bytes(entries: dict) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **entries)
+    return buffer.getvalue()
+
+
+@FUZZ
+@given(key=st.integers(0, 50), value=json_values)
+def test_learner_checkpoint_metadata_with_one_field_replaced(samples, key, value):
+    entries = dict(samples["learner_arrays"])
+    meta = _replace(json.loads(str(entries["__meta__"])), key, value)
+    entries["__meta__"] = np.array(json.dumps(meta))
+    _only_own_errors(_read_learner, _npz_bytes(entries))
+
+
+arrays = st.sampled_from([np.float64, np.float32, np.int64, np.bool_, np.uint8, np.str_]).flatmap(
+    lambda dtype: st.lists(st.integers(0, 4), max_size=3).map(
+        lambda shape: np.ones(tuple(shape), dtype=dtype)
+    )
+)
+
+
+@FUZZ
+@given(
+    name=st.sampled_from(["regrets", "strategy_sum", "extra"]),
+    array=arrays,
+    poison=st.sampled_from([None, np.nan, np.inf, -1.0, 1e300]),
+)
+def test_learner_checkpoint_arrays_replaced(samples, name, array, poison):
+    entries = dict(samples["learner_arrays"])
+    if poison is not None and name != "extra":
+        array = np.array(entries[name], dtype=np.float64)
+        array.flat[0] = poison
+    entries[name] = array
+    _only_own_errors(_read_learner, _npz_bytes(entries))
+
+
+@FUZZ
+@given(key=st.integers(0, 50), value=json_values, seat_bytes=st.binary(max_size=64))
+def test_trainer_checkpoint_with_one_field_or_seat_replaced(samples, key, value, seat_bytes):
+    entries = dict(samples["trainer_entries"])
+    state = _replace(json.loads(str(entries["__trainer__"])), key, value)
+    entries["__trainer__"] = np.array(json.dumps(state))
+    _only_own_errors(_read_trainer, _npz_bytes(entries))
+    entries = dict(samples["trainer_entries"])
+    entries["seat1"] = np.frombuffer(seat_bytes, dtype=np.uint8)
+    _only_own_errors(_read_trainer, _npz_bytes(entries))
+
+
+@FUZZ
+@given(names=st.lists(st.text(max_size=10), max_size=3))
+def test_plugin_lists(names):
+    """Plugin names are checked before anything is imported (no fuzzed import is attempted)."""
+    for name in names:
+        try:
+            check_module_name(name)
+        except ValueError as err:
+            assert "not a module name" in str(err)
+        else:
+            assert all(part.isidentifier() for part in name.split("."))

@@ -1,0 +1,355 @@
+"""No silent wrong answer and no lost run: checkpoint arrays of every learner are checked,
+resuming is explicit, output folders are guarded, stored results are validated."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nashzoo.agents import (
+    CheckpointError,
+    TabularPolicy,
+    learner_class,
+    learner_names,
+    load_learner,
+    make_learner,
+)
+from nashzoo.cli import main
+from nashzoo.games import load_game
+from nashzoo.io import (
+    FolderLockedError,
+    atomic_write_bytes,
+    folder_lock,
+    remove_stale_temp_files,
+)
+from nashzoo.train import Trainer
+
+
+# --- checkpoint arrays: every learner goes through Learner.checked_state_arrays ----------------
+def _config(name: str) -> dict | None:
+    """A config that builds ``name`` on Kuhn (only ``fixed`` needs one)."""
+    if name != "fixed":
+        return None
+    return {"strategy": TabularPolicy.uniform("kuhn_poker").to_dict()}
+
+
+def _learners() -> list[str]:
+    """nashzoo's own learners that can play Kuhn (other test modules register more)."""
+    names = []
+    for name in learner_names():
+        try:
+            if not learner_class(name).__module__.startswith("nashzoo."):
+                continue
+            make_learner(name, "kuhn_poker", 0, _config(name))
+        except ImportError:
+            continue  # its optional extra is not installed
+        except ValueError:
+            continue  # it cannot play Kuhn (regret_matching: matrix games)
+        names.append(name)
+    return names
+
+
+@pytest.fixture(params=_learners())
+def saved_learner(request, tmp_path) -> tuple[str, dict[str, np.ndarray], Path]:
+    name = request.param
+    learner = make_learner(name, "kuhn_poker", 0, _config(name))
+    learner.step(TabularPolicy.uniform("kuhn_poker"))
+    path = tmp_path / "learner.npz"
+    learner.save(path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    return name, arrays, tmp_path
+
+
+def _write(tmp: Path, arrays: dict[str, np.ndarray]) -> Path:
+    path = tmp / "edited.npz"
+    np.savez(path, **arrays)
+    return path
+
+
+def test_every_learner_refuses_an_unexpected_array(saved_learner):
+    _, arrays, tmp = saved_learner
+    path = _write(tmp, {**arrays, "smuggled": np.zeros(3)})
+    with pytest.raises(CheckpointError, match=r"unexpected \['smuggled'\]"):
+        load_learner(path)
+
+
+def test_every_learner_refuses_non_finite_numbers(saved_learner):
+    name, arrays, tmp = saved_learner
+    real = [k for k, v in arrays.items() if v.dtype.kind == "f" and v.size and k != "__meta__"]
+    if not real:
+        pytest.skip(f"{name} stores no real-valued arrays")
+    for key in real:
+        edited = {k: v.copy() for k, v in arrays.items()}
+        edited[key].flat[0] = np.nan
+        with pytest.raises(CheckpointError, match=f"'{key}' holds 1 non-finite value"):
+            load_learner(_write(tmp, edited))
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "value", "message"),
+    [
+        ("cfr", "strategy_sum", -1.0, "must be non-negative"),
+        ("cfr_plus", "strategy_sum", -2.0, "must be non-negative"),
+        ("xfp", "plan", -0.5, "must be non-negative"),
+        ("os_mccfr", "average", -1.0, "must be non-negative"),
+        ("regret_matching", "strategy_sum", -1.0, "must be non-negative"),
+    ],
+)
+def test_negative_average_sums_are_refused(tmp_path, name, key, value, message):
+    game = "rps" if name == "regret_matching" else "kuhn_poker"
+    learner = make_learner(name, game, 0)
+    learner.step(learner.current_policy())
+    learner.save(tmp_path / "l.npz")
+    with np.load(tmp_path / "l.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays[key] = np.where(arrays[key] > 0, value, arrays[key])
+    with pytest.raises(CheckpointError, match=message):
+        load_learner(_write(tmp_path, arrays))
+
+
+def test_network_weights_with_nan_are_refused(tmp_path):
+    torch = pytest.importorskip("torch")
+    from nashzoo.agents._torch_utils import pack_torch, unpack_torch
+
+    blob = pack_torch({"nets": {"w": torch.tensor([1.0, float("nan")])}})
+    with pytest.raises(ValueError, match=r"torch_state\['nets'\]\['w'\] holds NaN"):
+        unpack_torch(blob)
+
+
+def test_values_on_the_other_seats_rows_are_refused(tmp_path):
+    learner = make_learner("cfr", "kuhn_poker", 0)
+    learner.save(tmp_path / "l.npz")
+    with np.load(tmp_path / "l.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["regrets"][:] = 1.0
+    with pytest.raises(CheckpointError, match="non-zero where it must be zero"):
+        load_learner(_write(tmp_path, arrays))
+
+
+def test_the_issue_examples_give_errors_not_the_uniform_policys_numbers(tmp_path, capsys):
+    """A checkpoint with NaN regrets used to be evaluated as the uniform policy (0.916667)."""
+    out = tmp_path / "run"
+    assert main(["train", "--learner", "cfr", "--iterations", "5", "--out", str(out)]) == 0
+    ckpt = out / "checkpoint.npz"
+    with np.load(ckpt) as data:
+        entries = {k: data[k] for k in data.files}
+    seat = io.BytesIO(entries["seat0"].tobytes())
+    with np.load(seat) as data:
+        inner = {k: data[k] for k in data.files}
+    inner["regrets"][0, 0] = np.nan
+    buffer = io.BytesIO()
+    np.savez(buffer, **inner)
+    entries["seat0"] = np.frombuffer(buffer.getvalue(), dtype=np.uint8)
+    np.savez(ckpt, **entries)
+    capsys.readouterr()
+    assert main(["eval", str(ckpt)]) == 1
+    assert main(["train", "--resume", "--out", str(out), "--iterations", "9"]) == 1
+    err = capsys.readouterr()
+    assert "0.916667" not in err.out and err.err.count("non-finite") == 2
+
+
+# --- train runs ---------------------------------------------------------------------------------
+def _train(tmp: Path, *extra: str) -> int:
+    return main(["train", "--out", str(tmp / "run"), "--no-progress", *extra])
+
+
+def test_resume_refuses_options_that_contradict_the_run(tmp_path, capsys):
+    assert _train(tmp_path, "--learner", "os_mccfr", "--iterations", "20") == 0
+    capsys.readouterr()
+    argv = ["--resume", "--learner", "cfr", "--game", "leduc_poker", "--seed", "5"]
+    assert _train(tmp_path, *argv, "--iterations", "40") == 1
+    err = capsys.readouterr().err
+    assert "--game leduc_poker (the run has kuhn_poker)" in err
+    assert "cfr vs cfr (the run has os_mccfr vs os_mccfr)" in err and "--seed 5" in err
+    # the same options typed again are fine
+    assert _train(tmp_path, "--resume", "--learner", "os_mccfr", "--iterations", "40") == 0
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 40
+
+
+def test_budgets_are_totals_and_checkpointing_survives_a_resume(tmp_path, capsys, monkeypatch):
+    saves: list[int] = []
+    real_save = Trainer.save
+
+    def counting_save(self, path):
+        saves.append(self.iteration)
+        real_save(self, path)
+
+    monkeypatch.setattr(Trainer, "save", counting_save)
+    assert (
+        _train(tmp_path, "--learner", "cfr", "--iterations", "10", "--checkpoint-every", "5") == 0
+    )
+    assert saves == [5, 10, 10]
+    saves.clear()
+    assert _train(tmp_path, "--resume", "--iterations", "20") == 0
+    assert saves == [15, 20, 20]  # --checkpoint-every 5 came from the run folder
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 20
+    capsys.readouterr()
+    assert _train(tmp_path, "--resume", "--iterations", "20") == 0  # the same command again
+    assert "already at its budget (20 iterations in total)" in capsys.readouterr().out
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 20
+
+
+def test_a_checkpoint_that_is_not_the_folders_run_is_refused(tmp_path, capsys):
+    assert _train(tmp_path, "--learner", "cfr", "--iterations", "5") == 0
+    config = tmp_path / "run" / "train_config.json"
+    config.write_text(config.read_text().replace('"cfr"', '"xfp"'))
+    capsys.readouterr()
+    assert _train(tmp_path, "--resume", "--iterations", "9") == 1
+    assert "the folder was mixed up" in capsys.readouterr().err
+
+
+def test_an_existing_run_is_not_overwritten_without_force(tmp_path, capsys):
+    assert _train(tmp_path, "--learner", "cfr", "--iterations", "5") == 0
+    before = (tmp_path / "run" / "checkpoint.npz").read_bytes()
+    capsys.readouterr()
+    assert _train(tmp_path, "--learner", "xfp", "--iterations", "5") == 1
+    assert "already holds a run" in capsys.readouterr().err
+    assert (tmp_path / "run" / "checkpoint.npz").read_bytes() == before
+    assert _train(tmp_path, "--learner", "xfp", "--iterations", "5", "--force") == 0
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["learner0"] == "xfp"
+
+
+def test_a_bad_out_is_refused_before_training(tmp_path, capsys, monkeypatch):
+    trained = []
+    monkeypatch.setattr(Trainer, "run", lambda self, **kw: trained.append(kw))
+    (tmp_path / "file").write_text("x")
+    argv = ["train", "--learner", "cfr", "--iterations", "5", "--out"]
+    assert main([*argv, str(tmp_path / "file")]) == 1
+    assert main([*argv, str(tmp_path / "file" / "sub")]) == 1
+    assert trained == []
+
+
+# --- output folders -----------------------------------------------------------------------------
+RACE = ["race", "--learners", "cfr", "--seeds", "1", "--budget-seconds", "0"]
+RACE += ["--budget-iterations", "3", "--no-progress", "--no-plots"]
+
+
+def test_a_race_folder_is_locked_while_a_race_writes_it(tmp_path, capsys):
+    out = tmp_path / "race"
+    with folder_lock(out):  # another race holds it
+        assert main([*RACE, "--out", str(out)]) == 1
+        assert "being written by another nashzoo process" in capsys.readouterr().err
+        with pytest.raises(FolderLockedError), folder_lock(out):
+            pass
+    assert main([*RACE, "--out", str(out)]) == 0
+
+
+def test_an_existing_race_needs_resume_or_force(tmp_path, capsys):
+    out = str(tmp_path / "race")
+    assert main([*RACE, "--out", out]) == 0
+    capsys.readouterr()
+    assert main([*RACE, "--out", out, "--learners", "xfp"]) == 1
+    assert "already holds a race" in capsys.readouterr().err
+    assert main([*RACE, "--out", out, "--learners", "xfp", "--force"]) == 0
+    assert [p.name for p in (tmp_path / "race" / "runs").iterdir()] == ["self-xfp-seed0"]
+
+
+def test_an_edited_result_is_run_again_on_resume(tmp_path, capsys):
+    out = tmp_path / "race"
+    assert main([*RACE, "--out", str(out)]) == 0
+    result = out / "runs" / "self-cfr-seed0" / "result.json"
+    payload = json.loads(result.read_text())
+    payload["history"][-1]["exploitability"] = 0.0  # a "better" number typed in
+    result.write_text(json.dumps(payload))
+    capsys.readouterr()
+    assert main(["race", "--resume", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "checksum does not match its contents" in printed
+    assert json.loads(result.read_text())["history"][-1]["exploitability"] > 0
+
+
+def test_a_race_with_a_plugin_resumes_without_typing_it_again(tmp_path):
+    (tmp_path / "my_idle_plugin.py").write_text(
+        "from nashzoo.agents import UniformLearner, register\n"
+        "@register\n"
+        "class Idle(UniformLearner):\n"
+        "    name = 'idle_resume_plugin'\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    # like the installed `nashzoo` script: its own folder, not the current one, is on sys.path
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nashzoo_script.py").write_text(
+        "from nashzoo.cli import main\nraise SystemExit(main())\n"
+    )
+    argv = [sys.executable, str(tmp_path / "bin" / "nashzoo_script.py")]
+    env = {"PYTHONPATH": root, "PATH": "/usr/bin:/bin"}
+    race = [*RACE[:2], "idle_resume_plugin,cfr", *RACE[3:], "--out", "r", "--workers", "1"]
+    first = subprocess.run(
+        [*argv, "--plugin", "my_idle_plugin", *race], cwd=tmp_path, env=env, capture_output=True
+    )
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(
+        [*argv, "race", "--resume", "--out", "r", "--no-progress"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr
+    assert "resuming: 2 of 2 runs already finished" in again.stdout
+
+
+def test_resume_names_the_options_that_changed(tmp_path, capsys):
+    out = str(tmp_path / "race")
+    assert main([*RACE, "--out", out]) == 0
+    capsys.readouterr()
+    assert (
+        main(["race", "--resume", "--out", out, "--budget-iterations", "4", "--no-progress"]) == 0
+    )
+    printed = capsys.readouterr().out
+    assert "--budget-iterations 4 (the stored race has 3)" in printed
+
+
+def test_a_damaged_race_config_is_named(tmp_path, capsys):
+    out = tmp_path / "race"
+    assert main([*RACE, "--out", str(out)]) == 0
+    config = json.loads((out / "race_config.json").read_text())
+    config["seeds"] = "three"
+    (out / "race_config.json").write_text(json.dumps(config))
+    capsys.readouterr()
+    assert main(["race", "--resume", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "race_config.json: seeds must be a positive integer, got 'three'" in err
+
+
+# --- atomic writes ------------------------------------------------------------------------------
+def test_atomic_writes_keep_their_temporary_file_beside_the_target(tmp_path, monkeypatch):
+    created = []
+    real_open = __import__("os").open
+
+    def spying_open(path, *args, **kwargs):
+        created.append(Path(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("nashzoo.io.atomic.os.open", spying_open)
+    atomic_write_bytes(tmp_path / "sub" / "x.json", b"{}")
+    temps = [p for p in created if p.name.endswith(".nashzoo-tmp")]
+    assert temps and all(p.parent == tmp_path / "sub" for p in temps)
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["x.json"]
+
+
+def test_stale_temporary_files_are_removed(tmp_path):
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / ".result.json.0123abcd.nashzoo-tmp").write_bytes(b"partial")
+    (tmp_path / "keep.json").write_text("{}")
+    assert remove_stale_temp_files(tmp_path) == 1
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["keep.json"]
+
+
+def test_checkpoints_never_touch_the_system_temp_folder(tmp_path, monkeypatch):
+    private = tmp_path / "system_tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    trainer = Trainer(load_game("kuhn_poker"), "cfr", "os_mccfr")
+    trainer.run(iterations=3)
+    trainer.save(tmp_path / "t.npz")
+    Trainer.load(tmp_path / "t.npz")
+    assert list(private.iterdir()) == []
