@@ -175,6 +175,12 @@ def test_train_and_duel_record_the_full_config(tmp_path, capsys):
         "averaging_delay": 1
     }
     capsys.readouterr()
+    resume = ["train", "--resume", "--out", str(tmp_path / "t"), "--iterations", "40"]
+    assert main([*resume, "--set", "cfr_plus.averaging_delay=1"]) == 2  # a resumed run keeps its
+    assert "a resumed run keeps its own" in capsys.readouterr().err
+    assert main([*resume, "--no-progress"]) == 0
+    result = json.loads((tmp_path / "t" / "result.json").read_text())
+    assert result["iterations"] == 40 and result["configs"] == [{"averaging_delay": 4}, {}]
     assert main(["train", "--learner", "cfr_plus", "--set", "cfr_plus.x=1", "--iterations", "1"])
     err = capsys.readouterr().err
     assert err.startswith("error: cfr_plus has no setting 'x'") and err.count("\n") == 1
