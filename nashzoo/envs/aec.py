@@ -1,21 +1,31 @@
 """One generic PettingZoo ``AECEnv`` over any nashzoo :class:`~nashzoo.games.Game`.
 
-The environment holds no rules. Everything it knows comes from the game:
+The environment holds no rules. Everything it knows comes from the game, in one of two modes
+(``tabulate=`` of :class:`GameAECEnv`):
 
-* the game tree (who moves, which actions are legal, where each action leads, chance
-  probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which enumerates the game's
-  own ``State`` API once;
-* what each player sees at each node (``State.infoset_key(player)`` and
-  ``State.infoset_tensor(player)``), read from the ``State`` once per node when the env tables
-  for a game are first built (cached per ``game.id``);
-* text for people from ``State.describe(player)``.
+* **tables** (``tabulate=True``): the game tree (who moves, which actions are legal, where each
+  action leads, chance probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which
+  enumerates the game's own ``State`` API once, and what each player sees at each node
+  (``State.infoset_key(player)`` and ``State.infoset_tensor(player)``), read from the ``State``
+  once per node when the env tables for a game are first built (cached per ``game.id``).
+  Stepping then only follows integer node indices through pre-built Python lists (no ``State``
+  is built during play), the fastest way to play a small game many times;
+* **states** (``tabulate=False``): the env holds the current ``State`` and steps it with
+  ``State.child``, asking it for keys, tensors, masks and returns as the game goes. Nothing is
+  enumerated, so this plays games far too big to tabulate (the cost of a step is the game's own
+  ``State`` cost).
 
-Stepping then only follows integer node indices through pre-built Python lists, which is what
-makes the env fast (no Python ``State`` object is built during play). ``tests/test_env_parity.py``
-walks every history of every game both through the env and through ``State.child`` and asserts
-identical infoset keys, tensors, masks and returns, so the fast path cannot drift from the rules.
-The price is that the game tree must be small enough to enumerate, which holds for every game
-nashzoo ships (Leduc hold'em has 9,457 nodes).
+``tabulate="auto"`` (the default) uses the tables when they are already built for the game or
+the game has at most :data:`TABULATE_MAX_HISTORIES` histories, and the states otherwise. The size
+comes from ``Game.num_histories()`` when the game declares it (Liar's dice does, by formula);
+otherwise the env counts the tree lazily, walking at most that many histories, once per game id.
+Simultaneous-move games (``parallelizable=True``) always use the tables (see the masks below).
+
+Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game
+through the env in each mode and through ``State.child`` and asserts identical infoset keys,
+tensors, masks, agents to move, returns and, for one seed, the same sampled chance outcomes.
+
+Text for people comes from ``State.describe(player)``.
 
 Conventions (those of PettingZoo's classic environments):
 
@@ -30,7 +40,9 @@ Conventions (those of PettingZoo's classic environments):
   agent acts there and zeros otherwise (so it is zeros while the other player is to move in
   poker, and at the end). In a matrix game the second mover cannot tell whether the first has
   moved, so its mask shows its actions from the start, which is what a simultaneous-move
-  (parallel) view needs;
+  (parallel) view needs. In the states mode an agent's mask is zeros whenever it is not to
+  move: the same rule wherever an agent's key tells whether it is to move (every turn-based game
+  nashzoo ships), which is why simultaneous-move games keep the tables;
 * ``infos[agent]["infoset_key"]`` is ``State.infoset_key(player)`` (keys are unique among one
   player's information sets; the tensor also encodes the player);
 * rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
@@ -131,6 +143,51 @@ def env_tables(game: Game) -> EnvTables:
         return tables
 
 
+TABULATE_MAX_HISTORIES = 100_000
+"""``tabulate="auto"`` tabulates games with at most this many histories (Leduc has 9,457; the
+default Liar's dice, 294,883, is stepped through its states)."""
+_SMALL: dict[str, bool] = {}
+
+
+def _small_enough(game: Game) -> bool:
+    """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game id)."""
+    with _TABLES_LOCK:
+        if game.id in _TABLES:
+            return True
+        small = _SMALL.get(game.id)
+    if small is None:
+        size = game.num_histories()
+        if size is None:
+            size = _count_histories(game, TABULATE_MAX_HISTORIES + 1)
+        small = _SMALL[game.id] = size <= TABULATE_MAX_HISTORIES
+    return small
+
+
+def _count_histories(game: Game, stop: int) -> int:
+    """The number of histories of ``game``, or ``stop`` once the count reaches it."""
+    count = 0
+    stack = [game.new_initial_state()]
+    while stack and count < stop:
+        state = stack.pop()
+        count += 1
+        if not state.is_terminal():
+            stack.extend(state._child(a) for a in state.legal_actions())
+    return count
+
+
+def _use_tables(game: Game, tabulate: bool | str, parallelizable: bool) -> bool:
+    if tabulate == "auto":
+        return parallelizable or _small_enough(game)
+    if not isinstance(tabulate, bool):
+        raise ValueError(f"tabulate must be 'auto', True or False, got {tabulate!r}")
+    if parallelizable and not tabulate:
+        raise ValueError(
+            "tabulate=False cannot serve a parallelizable (simultaneous-move) env: the second "
+            "mover's action mask before its turn comes from the tables; use tabulate=True"
+        )
+    return tabulate
+
+
 def _readonly(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
@@ -221,10 +278,14 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             card, like a spectator.
         parallelizable: set ``metadata["is_parallelizable"]``: true only for games whose every
             player moves once per cycle without seeing the others' moves (matrix games).
+        tabulate: ``"auto"`` (default), ``True`` (step through lookup tables of the whole
+            tree, built once per game) or ``False`` (step the game's ``State`` objects; nothing
+            is enumerated). See the module docstring; ``tabulated`` tells which was chosen.
         **game_params: parameters for ``load_game`` when ``game`` is a name.
 
     Raises:
-        ValueError: unknown game, bad game parameters, or a bad ``render_mode``/``render_agent``.
+        ValueError: unknown game, bad game parameters, a bad ``render_mode``/``render_agent``
+            or ``tabulate``.
     """
 
     def __init__(
@@ -235,6 +296,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         render_mode: str | None = None,
         render_agent: str | None = None,
         parallelizable: bool = False,
+        tabulate: bool | str = "auto",
         **game_params: Any,
     ) -> None:
         super().__init__()
@@ -256,7 +318,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             "is_parallelizable": bool(parallelizable),
             "render_fps": 1,
         }
-        self._tables = env_tables(self.game)
+        self.tabulated = _use_tables(self.game, tabulate, parallelizable)
+        self._tables = env_tables(self.game) if self.tabulated else None
+        self._state: State | None = None  # the current state, in the states mode
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
         sizes = [self.game.num_actions_of(p) for p in range(self.game.num_players)]
         self._observation_spaces = {
@@ -333,6 +397,34 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             node = t.chance_children[node][min(i, len(cdf) - 1)]
         return node
 
+    def _follow_forced_state(self, state: State, forced: list[int], pos: int) -> tuple[State, int]:
+        """:meth:`_follow_forced` for the states mode."""
+        while pos < len(forced) and state.is_chance_node():
+            outcomes = sorted(o for o, _ in state.chance_outcomes())
+            if forced[pos] not in outcomes:
+                raise IllegalActionError(
+                    f"forced chance outcome {forced[pos]!r} is not possible at history "
+                    f"{state.history()}; possible outcomes are: {', '.join(map(str, outcomes))}"
+                )
+            state = state._child(forced[pos])
+            pos += 1
+        return state, pos
+
+    def _sample_chance_state(self, state: State) -> State:
+        """:meth:`_sample_chance` for the states mode: the same draw for the same uniform (the
+        outcomes in id order against the running sum of their probabilities, as the tables)."""
+        while state.is_chance_node():
+            outcomes = sorted(state.chance_outcomes())
+            u = self._uniform()
+            total, pick = 0.0, outcomes[-1][0]
+            for outcome, prob in outcomes[:-1]:
+                total += prob
+                if u < total:
+                    pick = outcome
+                    break
+            state = state._child(pick)
+        return state
+
     # --- AEC API -------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game.
@@ -356,7 +448,11 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "options['chance_outcomes'] must be a sequence of integers, "
                 f"got {forced_outcomes!r}"
             )
-        node, pos = self._follow_forced(0, forced, 0)  # raises before anything changes
+        # Forced outcomes raise before anything changes.
+        if self.tabulated:
+            node, pos = self._follow_forced(0, forced, 0)
+        else:
+            start, pos = self._follow_forced_state(self.game.new_initial_state(), forced, 0)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
@@ -368,7 +464,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._skip_agent_selection = None
-        self._enter(self._sample_chance(node), self.agents[0])
+        if self.tabulated:
+            self._enter(self._sample_chance(node), self.agents[0])
+        else:
+            self._enter_state(self._sample_chance_state(start), self.agents[0])
         if self.render_mode == "human":
             self.render()
 
@@ -391,6 +490,23 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         n = len(self.possible_agents)
         self.agent_selection = self.possible_agents[(self._agent_index[mover] + 1) % n]
 
+    def _enter_state(self, state: State, mover: str) -> None:
+        """:meth:`_enter` for the states mode."""
+        self._state = state
+        self.infos = {
+            a: {"infoset_key": state.infoset_key(p)} for p, a in enumerate(self.possible_agents)
+        }
+        who = state.current_player()
+        if who >= 0:
+            self.agent_selection = self.possible_agents[who]
+            return
+        returns = state.returns().tolist()
+        self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
+        self._accumulate_rewards()
+        self.terminations = dict.fromkeys(self.agents, True)
+        n = len(self.possible_agents)
+        self.agent_selection = self.possible_agents[(self._agent_index[mover] + 1) % n]
+
     def step(self, action: int | None) -> None:
         """Play ``action`` for ``agent_selection`` (``None`` once the agent is terminated).
 
@@ -401,13 +517,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        node = self._node
         a = action_index(action)
         if a is None:
             raise IllegalActionError(
                 self._illegal_message(action, agent, "is not an integer action id")
             )
-        kids = self._tables.children[node]
+        if not self.tabulated:
+            if a not in self._state.legal_actions():
+                raise IllegalActionError(self._illegal_message(action, agent))
+            self._step_state(a, agent)
+            return
+        kids = self._tables.children[self._node]
         child = kids[a] if 0 <= a < len(kids) else -1
         if child < 0:
             raise IllegalActionError(self._illegal_message(action, agent))
@@ -419,28 +539,66 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.render_mode == "human":
             self.render()
 
+    def _step_state(self, a: int, agent: str) -> None:
+        """:meth:`step` for the states mode (``a`` is a legal action id)."""
+        child = self._state._child(a)
+        if child.is_chance_node():
+            child, self._forced_pos = self._follow_forced_state(
+                child, self._forced, self._forced_pos
+            )
+            child = self._sample_chance_state(child)
+        self._cumulative_rewards[agent] = 0.0
+        self._enter_state(child, agent)
+        if self.render_mode == "human":
+            self.render()
+
+    def _is_legal(self, action: int) -> bool:
+        """Whether the integer id ``action`` (inside the action space) is legal now."""
+        if self.tabulated:
+            return self._tables.children[self._node][action] >= 0
+        return action in self._state.legal_actions()
+
     def _illegal_message(self, action: Any, agent: str, why: str = "is not legal") -> str:
-        t = self._tables
-        names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in t.legal[self._node])
+        names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in self.legal_actions())
         return (
-            f"action {action!r} {why} for {agent} at history {t.history(self._node)} "
+            f"action {action!r} {why} for {agent} at history {self.history} "
             f"of {self.metadata['name']}; legal actions are: {names}"
         )
 
     def observe(self, agent: str) -> ObsDict:
         """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies)."""
+        if not self.tabulated:
+            return self._observe_state(agent)
         t = self._tables
         vid = t.view[self._node][self._agent_index[agent]]
         return {"observation": t.view_tensor[vid].copy(), "action_mask": t.view_mask[vid].copy()}
+
+    def _observe_state(self, agent: str) -> ObsDict:
+        """:meth:`observe` for the states mode (the mover's legal mask, zeros for the others)."""
+        state, p = self._state, self._agent_index[agent]
+        size = self._action_spaces[agent].n
+        if state.current_player() == p:
+            mask = np.array(state.legal_actions_mask()[:size], dtype=np.int8)
+        else:
+            mask = np.zeros(size, dtype=np.int8)
+        return {
+            "observation": np.array(state.infoset_tensor(p), dtype=np.float32),
+            "action_mask": mask,
+        }
 
     # --- game-level views ----------------------------------------------------------------
     @property
     def history(self) -> list[int]:
         """Every action and chance outcome of the current game so far."""
+        if not self.tabulated:
+            return self._state.history()
         return self._tables.history(self._node)
 
     def game_state(self) -> State:
-        """The nashzoo ``State`` of the current game (rebuilt from the history)."""
+        """The nashzoo ``State`` of the current game (rebuilt from the history in the tables
+        mode; the states mode holds it)."""
+        if not self.tabulated:
+            return self._state
         state = self.game.new_initial_state()
         for a in self.history:
             state = state.child(a)
@@ -448,6 +606,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of ``agent_selection`` (empty once the game is over)."""
+        if not self.tabulated:
+            return self._state.legal_actions()
         return list(self._tables.legal[self._node])
 
     def render(self) -> str | None:
@@ -457,7 +617,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "render() was called without a render_mode; pass render_mode='ansi' or 'human'"
             )
             return None
-        if self._node < 0:
+        if self._node < 0 and self._state is None:
             raise RuntimeError("call reset() before render()")
         player = None if self.render_agent is None else self._agent_index[self.render_agent]
         text = f"[{self.metadata['name']}]\n" + self.game_state().describe(player)
@@ -588,7 +748,7 @@ class PenalizeIllegalWrapper(OrderEnforcingWrapper):
         if dead:
             raw.step(action)  # PettingZoo's "when an agent is dead, the only valid action is None"
             return
-        if raw._tables.children[raw._node][a] >= 0:
+        if raw._is_legal(a):
             raw.step(a)
             return
         # Terminate with penalty, exactly as PettingZoo's TerminateIllegalWrapper does.
@@ -651,6 +811,7 @@ def check_kwargs(name: str, given: Iterable[str], valid: Sequence[str]) -> None:
 __all__ = [
     "ILLEGAL_ACTION_MODES",
     "RENDER_MODES",
+    "TABULATE_MAX_HISTORIES",
     "EnvTables",
     "GameAECEnv",
     "OrderEnforcingWrapper",
