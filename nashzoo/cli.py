@@ -70,9 +70,15 @@ def _game_arg(parser: argparse.ArgumentParser, default: str = "kuhn_poker") -> N
     parser.add_argument(
         "--game",
         default=default,
-        help=f"rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker or leduc_poker "
-        f"(default {default})",
+        help=f"{GAME_HELP} (default {default})",
     )
+
+
+GAME_HELP = (
+    "a game name or spec: rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker, "
+    "leduc_poker, a registered game (--plugin), parameters as NAME(key=value,...), or any "
+    "two-player OpenSpiel game as 'openspiel:GAME_STRING'"
+)
 
 
 def _load_game(spec: str) -> Any:
@@ -350,9 +356,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="MODULE",
-        help="import MODULE first (repeatable): a module that registers your own learners with "
-        "@nashzoo.agents.register, so every command (and every race worker) knows them; the "
-        "current folder is searched",
+        help="import MODULE first (repeatable): a module that registers your own learners "
+        "(@nashzoo.agents.register) or games (nashzoo.games.register_game), so every command "
+        "(and every race worker) knows them; the current folder is searched",
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
@@ -366,8 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     race.argument_default = argparse.SUPPRESS  # see _race_fields: --resume fills the rest
     race.add_argument(
         "--game",
-        help="rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker or leduc_poker "
-        "(default kuhn_poker)",
+        help=f"{GAME_HELP} (default kuhn_poker)",
     )
     race.add_argument("--learners", type=_csv_list, help="comma-separated names (default: all)")
     race.add_argument("--seeds", type=_positive_int, help="seeds per pairing (default 3)")

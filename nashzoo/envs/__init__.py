@@ -27,7 +27,9 @@ the ``nashzoo`` namespace::
 learns, the opponent's Policy moves inside ``step()`` (what Stable-Baselines3 trains on).
 
 :func:`make_env` does the same by versioned module name without touching the registry:
-``make_env("kuhn_poker_v0", render_mode="ansi")``.
+``make_env("kuhn_poker_v0", render_mode="ansi")``. :func:`env` makes one for ANY game,
+a ``Game`` object or anything ``load_game`` accepts (a registered user game, an OpenSpiel game
+string): ``nashzoo.envs.env("openspiel:liars_dice(dice_sides=4)")``.
 """
 
 from __future__ import annotations
@@ -39,8 +41,9 @@ import pettingzoo
 from pettingzoo import AECEnv, ParallelEnv
 
 from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
-from nashzoo.envs.aec import GameAECEnv, ObsDict, agent_name
+from nashzoo.envs.aec import GameAECEnv, ObsDict, agent_name, check_illegal_action, wrap_env
 from nashzoo.envs.single_agent import SingleAgentEnv
+from nashzoo.games import Game
 
 ENV_MODULES: dict[str, ModuleType] = {
     m.NAME: m for m in (rps_v0, matrix_game_v0, kuhn_poker_v0, leduc_holdem_v0)
@@ -84,6 +87,31 @@ def make_env(
     return module.env(**kwargs)
 
 
+def env(
+    game: Game | str, *, illegal_action: str = "raise", **kwargs: Any
+) -> AECEnv[str, ObsDict, int]:
+    """A wrapped PettingZoo AEC env over ANY game: built-in, registered, or OpenSpiel's.
+
+    ``nashzoo.envs.env("kuhn_poker")`` is ``kuhn_poker_v0.env()``; ``env(MyGame())``,
+    ``env("my_game", size=3)`` and ``env("openspiel:liars_dice(dice_sides=4)")`` work the same
+    way, with the same observation/action conventions (see :mod:`nashzoo.envs.aec`).
+
+    Args:
+        game: a ``Game`` or anything :func:`nashzoo.games.load_game` accepts.
+        illegal_action: ``"raise"`` (default: an illegal action raises and changes nothing) or
+            ``"penalize"`` (PettingZoo's terminate-with-penalty convention).
+        **kwargs: ``render_mode``, ``render_agent`` and the game's parameters (when ``game`` is
+            a name), as :class:`~nashzoo.envs.aec.GameAECEnv` takes them.
+    """
+    check_illegal_action(illegal_action)
+    return wrap_env(raw_env(game, **kwargs), illegal_action)
+
+
+def raw_env(game: Game | str, **kwargs: Any) -> GameAECEnv:
+    """The unwrapped env of :func:`env` (illegal actions raise and change nothing)."""
+    return GameAECEnv(game, **kwargs)
+
+
 def registry_id(name: str) -> str:
     """Registry id of a versioned env name: ``kuhn_poker_v0`` -> ``nashzoo/kuhn_poker-v0``."""
     base, _, version = name.rpartition("_v")
@@ -106,11 +134,13 @@ __all__ = [
     "GameAECEnv",
     "SingleAgentEnv",
     "agent_name",
+    "env",
     "env_names",
     "kuhn_poker_v0",
     "leduc_holdem_v0",
     "make_env",
     "matrix_game_v0",
+    "raw_env",
     "registry_id",
     "rps_v0",
 ]

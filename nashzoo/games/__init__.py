@@ -1,11 +1,24 @@
 """Game rules: the only place rules live (numpy only; no gym, no torch)."""
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, IllegalActionError, State
+from nashzoo.games.base import (
+    CHANCE,
+    TERMINAL,
+    Game,
+    GameDefinitionError,
+    IllegalActionError,
+    State,
+)
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
 from nashzoo.games.matrix import PRESETS as MATRIX_PRESETS
 from nashzoo.games.matrix import MatrixGame
-from nashzoo.games.registry import game_names, load_game
+from nashzoo.games.registry import (
+    game_names,
+    load_game,
+    parse_game_spec,
+    register_game,
+    unregister_game,
+)
 from nashzoo.games.tree import CompiledTree, compile_tree
 
 __all__ = [
@@ -14,6 +27,7 @@ __all__ = [
     "TERMINAL",
     "CompiledTree",
     "Game",
+    "GameDefinitionError",
     "IllegalActionError",
     "KuhnPokerGame",
     "LeducPokerGame",
@@ -22,4 +36,7 @@ __all__ = [
     "compile_tree",
     "game_names",
     "load_game",
+    "parse_game_spec",
+    "register_game",
+    "unregister_game",
 ]

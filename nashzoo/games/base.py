@@ -26,6 +26,14 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current state; the state is left unchanged."""
 
 
+class GameDefinitionError(ValueError):
+    """A game whose rules would make every number computed on it wrong.
+
+    Raised by :func:`~nashzoo.games.compile_tree` (where every game, built-in, registered or
+    bridged, is checked once), naming the game, the history and what to fix.
+    """
+
+
 class Game(ABC):
     """Static description of a game: players, actions, parameters and the initial state."""
 

@@ -1,14 +1,41 @@
-"""``load_game(name, **params)``: the one way to get a game by name."""
+"""``load_game(spec, **params)`` and ``register_game(name, factory)``: where games come from.
+
+Three doors, one shape. Whatever door a game comes in by, the result is a :class:`Game`, and
+nothing past :func:`~nashzoo.games.compile_tree` knows which door it was:
+
+* **built-in games**: ``rps``, ``matrix``, ``kuhn_poker``, ``leduc_poker`` (and the games added
+  beside them in this package);
+* **registered games**: a user's own ``Game`` subclass, registered at import time with
+  :func:`register_game`, or by an installed package through the ``nashzoo.games`` entry-point
+  group (``[project.entry-points."nashzoo.games"] my_game = "my_pkg.games:MyGame"``), which is
+  read the first time a name is not found;
+* **OpenSpiel's games** through the bridge (``"openspiel:<game string>"``), when the optional
+  ``openspiel`` extra is installed.
+
+A spec string may carry parameters the way :attr:`Game.id` writes them, so
+``load_game(game.id)`` always gives the game back: ``load_game("liars_dice(dice_sides=4)")`` is
+``load_game("liars_dice", dice_sides=4)``. Values are Python literals (numbers, strings, lists).
+"""
 
 from __future__ import annotations
 
+import ast
+import re
+import threading
 from collections.abc import Callable
+from importlib import metadata
 from typing import Any
 
 from nashzoo.games.base import Game
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
 from nashzoo.games.matrix import PRESETS, MatrixGame
+
+GameFactory = Callable[..., Game]
+"""``factory(**params) -> Game``: a ``Game`` subclass itself, or any function returning one."""
+
+ENTRY_POINT_GROUP = "nashzoo.games"
+"""The package entry-point group read for games installed by other packages."""
 
 
 def _rps(**params: Any) -> Game:
@@ -20,7 +47,7 @@ def _rps(**params: Any) -> Game:
     return MatrixGame(preset="rps", name="rps")
 
 
-def _no_params(cls: Callable[[], Game], name: str) -> Callable[..., Game]:
+def _no_params(cls: Callable[[], Game], name: str) -> GameFactory:
     def make(**params: Any) -> Game:
         if params:
             raise ValueError(f"{name} takes no parameters, got {sorted(params)}")
@@ -40,32 +67,160 @@ def _matrix(**params: Any) -> Game:
     return MatrixGame(**params)
 
 
-GAMES: dict[str, Callable[..., Game]] = {
+BUILTIN_GAMES: dict[str, GameFactory] = {
     "rps": _rps,
     "matrix": _matrix,
     "kuhn_poker": _no_params(KuhnPokerGame, "kuhn_poker"),
     "leduc_poker": _no_params(LeducPokerGame, "leduc_poker"),
 }
+"""The games nashzoo ships, by name. User games go through :func:`register_game`."""
 
 _ALIASES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "leduc_holdem": "leduc_poker"}
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+
+_REGISTERED: dict[str, GameFactory] = {}
+_LOCK = threading.Lock()
+_ENTRY_POINTS_READ = False
+
+
+def register_game(name: str, factory: GameFactory, *, replace: bool = False) -> GameFactory:
+    """Make ``load_game(name, **params)`` return ``factory(**params)``.
+
+    Call it at import time of the module that defines the game; ``nashzoo --plugin MODULE``
+    imports that module in the command and in every race worker. Registering the same factory
+    again, or the same-named factory of the same module (a reloaded module), replaces it
+    silently, so re-importing a module is harmless.
+
+    Args:
+        name: letters, digits, ``_``, ``.`` and ``-``, starting with a letter or ``_``; the
+            games it makes must report this same ``name`` (it is what checkpoints, policy files
+            and race workers load the game by).
+        factory: a ``Game`` subclass or a function ``(**params) -> Game``.
+        replace: allow replacing another factory registered under ``name`` (never a built-in).
+
+    Returns:
+        ``factory``, unchanged.
+
+    Raises:
+        ValueError: a malformed name, a built-in name, a name taken by another factory
+            (without ``replace=True``), or a factory that is not callable.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(
+            f"game name must be letters, digits, '_', '.' or '-' starting with a letter, got "
+            f"{name!r}"
+        )
+    if name in BUILTIN_GAMES or name in _ALIASES or name.startswith(("openspiel", "matrix:")):
+        raise ValueError(f"{name!r} is a built-in game name; register your game under another")
+    if not callable(factory):
+        raise ValueError(f"factory for game {name!r} must be callable, got {factory!r}")
+    with _LOCK:
+        current = _REGISTERED.get(name)
+        if current is not None and _same_definition(current, factory):
+            replace = True  # the defining module was imported again (a reload, a notebook cell)
+        if current is not None and current is not factory and not replace:
+            raise ValueError(
+                f"game {name!r} is already registered (by {_describe(current)}); pass "
+                "replace=True to replace it, or pick another name"
+            )
+        _REGISTERED[name] = factory
+    return factory
+
+
+def unregister_game(name: str) -> None:
+    """Remove a game added with :func:`register_game` (KeyError naming it if there is none)."""
+    with _LOCK:
+        if name not in _REGISTERED:
+            raise KeyError(f"no registered game {name!r}; registered: {sorted(_REGISTERED)}")
+        del _REGISTERED[name]
+
+
+def _same_definition(old: GameFactory, new: GameFactory) -> bool:
+    """Whether ``new`` is ``old`` defined again by the same module under the same name."""
+    return all(
+        getattr(old, attr, None) is not None and getattr(old, attr) == getattr(new, attr, None)
+        for attr in ("__module__", "__qualname__")
+    )
+
+
+def _describe(factory: GameFactory) -> str:
+    return f"{getattr(factory, '__module__', '?')}.{getattr(factory, '__qualname__', factory)}"
+
+
+def _read_entry_points() -> None:
+    """Register the games of installed packages' ``nashzoo.games`` entry points (once)."""
+    global _ENTRY_POINTS_READ
+    if _ENTRY_POINTS_READ:
+        return
+    _ENTRY_POINTS_READ = True
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            factory = entry.load()
+        except Exception as err:  # a broken third-party package must not break nashzoo
+            raise ValueError(
+                f"the {ENTRY_POINT_GROUP!r} entry point {entry.name!r} = {entry.value!r} "
+                f"cannot be loaded ({type(err).__name__}: {err}); fix or uninstall the package "
+                "that declares it"
+            ) from None
+        if entry.name not in _REGISTERED:
+            register_game(entry.name, factory)
 
 
 def game_names() -> list[str]:
-    """Names accepted by :func:`load_game`."""
-    return list(GAMES)
+    """Names accepted by :func:`load_game`: built-in, then registered games."""
+    _read_entry_points()
+    return [*BUILTIN_GAMES, *sorted(_REGISTERED)]
 
 
-def load_game(name: str | Game, **params: Any) -> Game:
-    """Load a game by name.
+def _factory(name: str) -> GameFactory | None:
+    key = _ALIASES.get(name, name)
+    found = BUILTIN_GAMES.get(key) or _REGISTERED.get(key)
+    if found is None:
+        _read_entry_points()
+        found = _REGISTERED.get(key)
+    return found
+
+
+def parse_game_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``"name(k=v, ...)"`` into ``("name", {k: v})`` (values are Python literals).
+
+    This is the format :attr:`Game.id` writes, so ids read back as the same game.
+    """
+    spec = spec.strip()
+    if "(" not in spec:
+        return spec, {}
+    name, _, rest = spec.partition("(")
+    name = name.strip()
+    if not rest.endswith(")"):
+        raise ValueError(f"game spec {spec!r} has no closing ')'; write e.g. 'name(k=1, s=\"x\")'")
+    try:
+        call = ast.parse(f"f({rest}", mode="eval").body
+        if not isinstance(call, ast.Call) or call.args:
+            raise SyntaxError("positional arguments")
+        params = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+        if None in params:
+            raise SyntaxError("**")
+    except (SyntaxError, ValueError, TypeError):
+        raise ValueError(
+            f"cannot read the parameters of game spec {spec!r}: write them as "
+            "name(key=value, ...) with Python literal values (numbers, 'strings', [lists])"
+        ) from None
+    return name, params
+
+
+def load_game(name: Any, **params: Any) -> Game:
+    """Load a game.
 
     Args:
-        name: ``"rps"``, ``"matrix"``, ``"kuhn_poker"`` or ``"leduc_poker"`` (``"kuhn"`` and
-            ``"leduc"`` are accepted too, and ``"matrix:PRESET"`` is short for
-            ``load_game("matrix", preset=PRESET)``). A ``Game`` instance is returned as it is.
+        name: a game name (:func:`game_names`; ``"kuhn"`` and ``"leduc"`` are accepted too), a
+            spec with parameters as :attr:`Game.id` writes them (``"matrix(preset='rps')"``),
+            ``"matrix:PRESET"`` (short for ``load_game("matrix", preset=PRESET)``), an OpenSpiel
+            game string ``"openspiel:<game string>"``, or a ``Game`` (returned as it is).
         **params: game parameters, e.g. ``load_game("matrix", preset="matching_pennies")``.
 
     Raises:
-        ValueError: unknown name or bad parameters; the message lists what is valid.
+        ValueError: unknown name, malformed spec, or bad parameters; the message says what is
+            valid.
     """
     if isinstance(name, Game):
         if params:
@@ -73,17 +228,36 @@ def load_game(name: str | Game, **params: Any) -> Game:
         return name
     if not isinstance(name, str):
         raise ValueError(
-            f"game name must be a string, got {name!r} ({type(name).__name__}); "
-            f"valid games: {', '.join(GAMES)}"
+            f"game must be a name string or a Game, got {name!r} ({type(name).__name__}); "
+            f"valid games: {', '.join(game_names())}"
         )
     if name.startswith("matrix:"):
         if params:
             raise ValueError("'matrix:PRESET' takes no further parameters")
         return _matrix(preset=name.split(":", 1)[1])
-    key = _ALIASES.get(name, name)
-    if key not in GAMES:
-        raise ValueError(f"unknown game {name!r}; valid games: {', '.join(GAMES)}")
+    key, spec_params = parse_game_spec(name)
+    clash = sorted(set(spec_params) & set(params))
+    if clash:
+        raise ValueError(f"parameters {clash} given both in {name!r} and as keywords")
+    factory = _factory(key)
+    if factory is None:
+        raise ValueError(
+            f"unknown game {key!r}; valid games: {', '.join(game_names())} (a game of your own: "
+            "nashzoo.games.register_game, or --plugin MODULE on the command line)"
+        )
     try:
-        return GAMES[key](**params)
+        game = factory(**spec_params, **params)
     except TypeError as err:
         raise ValueError(f"bad parameters for {key}: {err}") from None
+    if not isinstance(game, Game):
+        raise ValueError(
+            f"the factory registered for {key!r} returned {type(game).__name__}, not a "
+            "nashzoo.games.Game"
+        )
+    expected = _ALIASES.get(key, key)
+    if game.name != expected:
+        raise ValueError(
+            f"the factory registered as {expected!r} made a game named {game.name!r}; set the "
+            f"class attribute name = {expected!r} (checkpoints and race workers load games by it)"
+        )
+    return game

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 
 
@@ -93,7 +94,13 @@ _LOCK = threading.Lock()
 
 
 def compile_tree(game: Game) -> CompiledTree:
-    """Enumerate ``game`` once into a :class:`CompiledTree` (cached per ``game.id``)."""
+    """Enumerate ``game`` once into a :class:`CompiledTree` (cached per ``game.id``).
+
+    Every history is checked on the way (see :mod:`nashzoo.games.checks`): a game with
+    chance probabilities not summing to one, out-of-range or missing actions, malformed
+    returns or imperfect recall raises a :class:`~nashzoo.games.base.GameDefinitionError`
+    naming the history, instead of giving numbers that are silently wrong.
+    """
     with _LOCK:
         cached = _CACHE.get(game.id)
         if cached is None:
@@ -125,6 +132,7 @@ def _compile(game: Game) -> CompiledTree:
     iset_depth: list[int] = []
     iset_mask: list[np.ndarray] = []
     iset_tensor: list[np.ndarray] = []
+    iset_signature: list[tuple[int, int, tuple[int, ...], int]] = []  # for the recall check
 
     # Each frontier entry: (state, parent, action, edge prob, chance reach, per-player sequences)
     frontier = [(game.new_initial_state(), -1, -1, 1.0, 1.0, tuple(() for _ in range(num_players)))]
@@ -140,36 +148,42 @@ def _compile(game: Game) -> CompiledTree:
             chance_prob.append(prob)
             if par >= 0:
                 edges.append((par, act, node))
-            who = state.current_player()
+            who = checks.check_player(game, state, state.current_player())
             player.append(who)
             if who == TERMINAL:
                 infoset.append(-1)
                 terminal_nodes.append(node)
-                terminal_utility.append(np.asarray(state.returns(), dtype=np.float64))
+                terminal_utility.append(checks.check_returns(game, state, state.returns()))
                 terminal_chance.append(reach)
                 for p in range(num_players):
                     terminal_paths[p].append(paths[p])
             elif who == CHANCE:
                 infoset.append(-1)
-                for outcome, p_outcome in state.chance_outcomes():
+                for outcome, p_outcome in checks.check_chance(game, state, state.chance_outcomes()):
                     child = state._child(outcome)
                     next_frontier.append(
                         (child, node, outcome, p_outcome, reach * p_outcome, paths)
                     )
             else:
                 key = state.infoset_key(who)
+                legal = checks.check_legal(game, state, who, state.legal_actions())
+                own = paths[who]
+                signature = (who, len(own), tuple(legal), own[-1] if own else -1)
                 iset = index.get(key)
                 if iset is None:
                     iset = index[key] = len(keys)
                     keys.append(key)
                     iset_player.append(who)
-                    iset_depth.append(len(paths[who]))
-                    iset_mask.append(state.legal_actions_mask().astype(bool))
+                    iset_depth.append(len(own))
+                    iset_signature.append(signature)
+                    mask = np.zeros(num_actions, dtype=bool)
+                    mask[legal] = True
+                    iset_mask.append(mask)
                     iset_tensor.append(state.infoset_tensor(who))
-                elif iset_player[iset] != who or iset_depth[iset] != len(paths[who]):
-                    raise AssertionError(f"{game.id}: infoset {key!r} breaks perfect recall")
+                elif iset_signature[iset] != signature:
+                    checks.check_recall(game, state, key, iset_signature[iset], signature)
                 infoset.append(iset)
-                for a in state.legal_actions():
+                for a in legal:
                     seq = iset * num_actions + a
                     child_paths = tuple(
                         (*path, seq) if p == who else path for p, path in enumerate(paths)
