@@ -15,8 +15,8 @@ The environment holds no rules. Everything it knows comes from the game, in one 
   enumerated, so this plays games far too big to tabulate (the cost of a step is the game's own
   ``State`` cost).
 
-``tabulate="auto"`` (the default) uses the tables when they are already built for the game or
-the game has at most :data:`TABULATE_MAX_HISTORIES` histories, and the states otherwise. The size
+``tabulate="auto"`` (the default) uses the tables when the game has at most
+:data:`TABULATE_MAX_HISTORIES` histories, and the states otherwise. The size
 comes from ``Game.num_histories()`` when the game declares it (Liar's dice does, by formula);
 otherwise the env counts the tree lazily, walking at most that many histories, once per game id.
 Simultaneous-move games (``parallelizable=True``) always use the tables (see the masks below).
@@ -151,10 +151,7 @@ _SMALL: dict[str, bool] = {}
 
 def _small_enough(game: Game) -> bool:
     """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game id)."""
-    with _TABLES_LOCK:
-        if game.id in _TABLES:
-            return True
-        small = _SMALL.get(game.id)
+    small = _SMALL.get(game.id)
     if small is None:
         size = game.num_histories()
         if size is None:

@@ -10,6 +10,7 @@ from nashzoo.games.base import (
 )
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
+from nashzoo.games.liars_dice import LiarsDiceGame
 from nashzoo.games.matrix import PRESETS as MATRIX_PRESETS
 from nashzoo.games.matrix import MatrixGame
 from nashzoo.games.registry import (
@@ -31,6 +32,7 @@ __all__ = [
     "IllegalActionError",
     "KuhnPokerGame",
     "LeducPokerGame",
+    "LiarsDiceGame",
     "MatrixGame",
     "State",
     "compile_tree",
