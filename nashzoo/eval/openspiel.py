@@ -1,7 +1,8 @@
 """Interoperability with OpenSpiel (optional: needs ``pip install 'nashzoo[bench]'``).
 
-nashzoo's Kuhn and Leduc poker use the same encoding as OpenSpiel's ``kuhn_poker`` and
-``leduc_poker`` (same deal order, same action ids), so their histories are identical. This module
+nashzoo's Kuhn poker, Leduc poker and Liar's dice use the same encoding as OpenSpiel's
+``kuhn_poker``, ``leduc_poker`` and ``liars_dice`` (same deal order, same action ids, the same
+parameters), so their histories are identical. This module
 walks both trees in parallel once per game, checking at every node that they agree (player to
 move, legal actions, chance probabilities, returns), and records which OpenSpiel information-state
 string belongs to which nashzoo information set. With that map a policy moves between the two
@@ -27,8 +28,14 @@ from nashzoo.eval.exact import PolicyLike, as_tabular
 from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import CHANCE, TERMINAL
 
-OPENSPIEL_NAMES: dict[str, str] = {"kuhn_poker": "kuhn_poker", "leduc_poker": "leduc_poker"}
-"""nashzoo game id -> OpenSpiel game name, for the games whose trees are identical."""
+OPENSPIEL_NAMES: dict[str, str] = {
+    "kuhn_poker": "kuhn_poker",
+    "leduc_poker": "leduc_poker",
+    "liars_dice": "liars_dice",
+}
+"""nashzoo game name -> OpenSpiel game name, for the games whose trees are identical (loaded
+with the same parameters: ``liars_dice(dice_sides=4)`` is OpenSpiel's
+``liars_dice(dice_sides=4)``)."""
 
 
 def _pyspiel() -> Any:
@@ -73,12 +80,12 @@ def infoset_map(game: Game | str) -> InfosetMap:
 
 
 def _build_map(game: Game) -> InfosetMap:
-    if game.id not in OPENSPIEL_NAMES:
+    if game.name not in OPENSPIEL_NAMES:
         raise ValueError(
             f"no OpenSpiel twin for {game.id}; supported: {', '.join(OPENSPIEL_NAMES)}"
         )
     pyspiel = _pyspiel()
-    os_game = pyspiel.load_game(OPENSPIEL_NAMES[game.id])
+    os_game = pyspiel.load_game(OPENSPIEL_NAMES[game.name], game.params)
     tree = compile_tree(game)
     index: dict[str, int] = {}
     states: list[Any] = [None] * tree.num_infosets
