@@ -183,5 +183,5 @@ def test_describe_shows_what_each_player_may_see() -> None:
     assert "to move: player 0" in state.describe()
     end = state.child(game.liar).describe(1)
     assert "player 0 dice: 3" in end and "player 1 dice: 5" in end  # a call shows all dice
-    assert "called: 0 dice count as 2s against a bid of 2-2" in end
+    assert "Liar called on 2-2: 0 dice count as 2s (2 needed)" in end
     assert "result: player 0 +1, player 1 -1" in end

@@ -262,9 +262,10 @@ class LiarsDiceState(State):
         lines.append(f"  bids: {', '.join(said) if said else '(none yet)'}")
         if self.is_terminal():
             quantity, face = game.bids[self._bids[-2]]
+            matches = self._deal.matches[face]
+            counted = "1 die counts" if matches == 1 else f"{matches} dice count"
             lines.append(
-                f"  called: {self._deal.matches[face]} dice count as {face}s against a bid of "
-                f"{quantity}-{face}"
+                f"  Liar called on {quantity}-{face}: {counted} as {face}s ({quantity} needed)"
             )
             r = self.returns()
             lines.append(f"  result: player 0 {r[0]:+g}, player 1 {r[1]:+g}")
