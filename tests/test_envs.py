@@ -718,18 +718,18 @@ def test_auto_mode_tabulates_small_games_and_steps_states_of_big_ones(monkeypatc
 
 
 def test_auto_mode_counts_a_game_without_a_size_lazily(monkeypatch) -> None:
-    from nashzoo.envs import aec
+    from nashzoo.envs import lazy
     from nashzoo.games import LiarsDiceGame
 
     class Unsized(LiarsDiceGame):
         def num_histories(self) -> None:
             return None
 
-    assert aec._count_histories(Unsized(dice_sides=4), 10**6) == 8181
-    assert aec._count_histories(Unsized(dice_sides=4), 100) == 100  # stops at the limit
-    monkeypatch.setattr(aec, "_SMALL", {})
-    monkeypatch.setattr(aec, "TABULATE_MAX_HISTORIES", 1146)
+    assert lazy.count_histories(Unsized(dice_sides=4), 10**6) == 8181
+    assert lazy.count_histories(Unsized(dice_sides=4), 100) == 100  # stops at the limit
+    monkeypatch.setattr(lazy, "_SMALL", {})
+    monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1146)
     assert not GameAECEnv(Unsized(dice_sides=3)).tabulated  # 1,147 histories
-    monkeypatch.setattr(aec, "_SMALL", {})
-    monkeypatch.setattr(aec, "TABULATE_MAX_HISTORIES", 1147)
+    monkeypatch.setattr(lazy, "_SMALL", {})
+    monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1147)
     assert GameAECEnv(Unsized(dice_sides=3)).tabulated

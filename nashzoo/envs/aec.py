@@ -10,16 +10,18 @@ The environment holds no rules. Everything it knows comes from the game, in one 
   once per node when the env tables for a game are first built (cached per ``game.id``).
   Stepping then only follows integer node indices through pre-built Python lists (no ``State``
   is built during play), the fastest way to play a small game many times;
-* **states** (``tabulate=False``): the env holds the current ``State`` and steps it with
-  ``State.child``, asking it for keys, tensors, masks and returns as the game goes. Nothing is
-  enumerated, so this plays games far too big to tabulate (the cost of a step is the game's own
-  ``State`` cost).
+* **states** (``tabulate=False``, :mod:`nashzoo.envs.lazy`): the env steps the game's
+  ``State`` objects, asking them for keys, tensors, masks and returns as the game goes, and
+  remembers the histories reached (at most :data:`~nashzoo.envs.lazy.MEMO_MAX_NODES`, then it
+  starts again), so the openings every episode replays cost about what the tables cost. Nothing
+  is enumerated: this plays games far too big to tabulate.
 
 ``tabulate="auto"`` (the default) uses the tables when the game has at most
-:data:`TABULATE_MAX_HISTORIES` histories, and the states otherwise. The size
-comes from ``Game.num_histories()`` when the game declares it (Liar's dice does, by formula);
-otherwise the env counts the tree lazily, walking at most that many histories, once per game id.
-Simultaneous-move games (``parallelizable=True``) always use the tables (see the masks below).
+:data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000), and the states
+otherwise. The size comes from ``Game.num_histories()`` when the game declares it (Liar's dice
+does, by formula); otherwise the env counts the tree lazily, walking at most that many
+histories, once per game id. Simultaneous-move games (``parallelizable=True``) always use the
+tables (see the masks below).
 
 Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game
 through the env in each mode and through ``State.child`` and asserts identical infoset keys,
@@ -72,6 +74,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 from pettingzoo.utils.env_logger import EnvLogger
 
+from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
 from nashzoo.games.base import action_index
 
@@ -143,38 +146,9 @@ def env_tables(game: Game) -> EnvTables:
         return tables
 
 
-TABULATE_MAX_HISTORIES = 100_000
-"""``tabulate="auto"`` tabulates games with at most this many histories (Leduc has 9,457; the
-default Liar's dice, 294,883, is stepped through its states)."""
-_SMALL: dict[str, bool] = {}
-
-
-def _small_enough(game: Game) -> bool:
-    """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game id)."""
-    small = _SMALL.get(game.id)
-    if small is None:
-        size = game.num_histories()
-        if size is None:
-            size = _count_histories(game, TABULATE_MAX_HISTORIES + 1)
-        small = _SMALL[game.id] = size <= TABULATE_MAX_HISTORIES
-    return small
-
-
-def _count_histories(game: Game, stop: int) -> int:
-    """The number of histories of ``game``, or ``stop`` once the count reaches it."""
-    count = 0
-    stack = [game.new_initial_state()]
-    while stack and count < stop:
-        state = stack.pop()
-        count += 1
-        if not state.is_terminal():
-            stack.extend(state._child(a) for a in state.legal_actions())
-    return count
-
-
 def _use_tables(game: Game, tabulate: bool | str, parallelizable: bool) -> bool:
     if tabulate == "auto":
-        return parallelizable or _small_enough(game)
+        return parallelizable or small_enough(game)
     if not isinstance(tabulate, bool):
         raise ValueError(f"tabulate must be 'auto', True or False, got {tabulate!r}")
     if parallelizable and not tabulate:
@@ -317,7 +291,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         }
         self.tabulated = _use_tables(self.game, tabulate, parallelizable)
         self._tables = env_tables(self.game) if self.tabulated else None
-        self._state: State | None = None  # the current state, in the states mode
+        # The states mode: the memo of nodes reached, and the current one.
+        self._memo = None if self.tabulated else NodeMemo(self.game)
+        self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
         sizes = [self.game.num_actions_of(p) for p in range(self.game.num_players)]
         self._observation_spaces = {
@@ -394,33 +370,26 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             node = t.chance_children[node][min(i, len(cdf) - 1)]
         return node
 
-    def _follow_forced_state(self, state: State, forced: list[int], pos: int) -> tuple[State, int]:
+    def _follow_forced_node(self, node: Node, forced: list[int], pos: int) -> tuple[Node, int]:
         """:meth:`_follow_forced` for the states mode."""
-        while pos < len(forced) and state.is_chance_node():
-            outcomes = sorted(o for o, _ in state.chance_outcomes())
-            if forced[pos] not in outcomes:
+        while pos < len(forced) and node.player == CHANCE:
+            if forced[pos] not in node.outcomes:
                 raise IllegalActionError(
                     f"forced chance outcome {forced[pos]!r} is not possible at history "
-                    f"{state.history()}; possible outcomes are: {', '.join(map(str, outcomes))}"
+                    f"{node.state.history()}; possible outcomes are: "
+                    f"{', '.join(map(str, node.outcomes))}"
                 )
-            state = state._child(forced[pos])
+            node = self._memo.child(node, forced[pos])
             pos += 1
-        return state, pos
+        return node, pos
 
-    def _sample_chance_state(self, state: State) -> State:
-        """:meth:`_sample_chance` for the states mode: the same draw for the same uniform (the
-        outcomes in id order against the running sum of their probabilities, as the tables)."""
-        while state.is_chance_node():
-            outcomes = sorted(state.chance_outcomes())
-            u = self._uniform()
-            total, pick = 0.0, outcomes[-1][0]
-            for outcome, prob in outcomes[:-1]:
-                total += prob
-                if u < total:
-                    pick = outcome
-                    break
-            state = state._child(pick)
-        return state
+    def _sample_chance_node(self, node: Node) -> Node:
+        """:meth:`_sample_chance` for the states mode (the same draw for the same uniform)."""
+        while node.player == CHANCE:
+            i = bisect_right(node.cdf, self._uniform())
+            outcome = node.outcomes[min(i, len(node.cdf) - 1)]
+            node = node.kids.get(outcome) or self._memo.child(node, outcome)
+        return node
 
     # --- AEC API -------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -449,7 +418,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.tabulated:
             node, pos = self._follow_forced(0, forced, 0)
         else:
-            start, pos = self._follow_forced_state(self.game.new_initial_state(), forced, 0)
+            start, pos = self._follow_forced_node(self._memo.root, forced, 0)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
@@ -464,7 +433,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.tabulated:
             self._enter(self._sample_chance(node), self.agents[0])
         else:
-            self._enter_state(self._sample_chance_state(start), self.agents[0])
+            self._enter_node(self._sample_chance_node(start), self.agents[0])
         if self.render_mode == "human":
             self.render()
 
@@ -487,17 +456,16 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         n = len(self.possible_agents)
         self.agent_selection = self.possible_agents[(self._agent_index[mover] + 1) % n]
 
-    def _enter_state(self, state: State, mover: str) -> None:
+    def _enter_node(self, node: Node, mover: str) -> None:
         """:meth:`_enter` for the states mode."""
-        self._state = state
-        self.infos = {
-            a: {"infoset_key": state.infoset_key(p)} for p, a in enumerate(self.possible_agents)
-        }
-        who = state.current_player()
+        self._cur = node
+        keys = node.keys
+        self.infos = {a: {"infoset_key": keys[p]} for p, a in enumerate(self.possible_agents)}
+        who = node.player
         if who >= 0:
             self.agent_selection = self.possible_agents[who]
             return
-        returns = state.returns().tolist()
+        returns = node.returns
         self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
@@ -520,9 +488,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 self._illegal_message(action, agent, "is not an integer action id")
             )
         if not self.tabulated:
-            if a not in self._state.legal_actions():
+            if a not in self._cur.legal:
                 raise IllegalActionError(self._illegal_message(action, agent))
-            self._step_state(a, agent)
+            self._step_node(a, agent)
             return
         kids = self._tables.children[self._node]
         child = kids[a] if 0 <= a < len(kids) else -1
@@ -536,16 +504,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.render_mode == "human":
             self.render()
 
-    def _step_state(self, a: int, agent: str) -> None:
+    def _step_node(self, a: int, agent: str) -> None:
         """:meth:`step` for the states mode (``a`` is a legal action id)."""
-        child = self._state._child(a)
-        if child.is_chance_node():
-            child, self._forced_pos = self._follow_forced_state(
+        cur = self._cur
+        child = cur.kids.get(a) or self._memo.child(cur, a)
+        if child.player == CHANCE:
+            child, self._forced_pos = self._follow_forced_node(
                 child, self._forced, self._forced_pos
             )
-            child = self._sample_chance_state(child)
+            child = self._sample_chance_node(child)
         self._cumulative_rewards[agent] = 0.0
-        self._enter_state(child, agent)
+        self._enter_node(child, agent)
         if self.render_mode == "human":
             self.render()
 
@@ -553,7 +522,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """Whether the integer id ``action`` (inside the action space) is legal now."""
         if self.tabulated:
             return self._tables.children[self._node][action] >= 0
-        return action in self._state.legal_actions()
+        return action in self._cur.legal
 
     def _illegal_message(self, action: Any, agent: str, why: str = "is not legal") -> str:
         names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in self.legal_actions())
@@ -565,37 +534,26 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     def observe(self, agent: str) -> ObsDict:
         """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies)."""
         if not self.tabulated:
-            return self._observe_state(agent)
+            p = self._agent_index[agent]
+            view = self._cur.views[p] or self._memo.view(self._cur, p, self._action_spaces[agent].n)
+            return {"observation": view[0].copy(), "action_mask": view[1].copy()}
         t = self._tables
         vid = t.view[self._node][self._agent_index[agent]]
         return {"observation": t.view_tensor[vid].copy(), "action_mask": t.view_mask[vid].copy()}
-
-    def _observe_state(self, agent: str) -> ObsDict:
-        """:meth:`observe` for the states mode (the mover's legal mask, zeros for the others)."""
-        state, p = self._state, self._agent_index[agent]
-        size = self._action_spaces[agent].n
-        if state.current_player() == p:
-            mask = np.array(state.legal_actions_mask()[:size], dtype=np.int8)
-        else:
-            mask = np.zeros(size, dtype=np.int8)
-        return {
-            "observation": np.array(state.infoset_tensor(p), dtype=np.float32),
-            "action_mask": mask,
-        }
 
     # --- game-level views ----------------------------------------------------------------
     @property
     def history(self) -> list[int]:
         """Every action and chance outcome of the current game so far."""
         if not self.tabulated:
-            return self._state.history()
+            return self._cur.state.history()
         return self._tables.history(self._node)
 
     def game_state(self) -> State:
         """The nashzoo ``State`` of the current game (rebuilt from the history in the tables
         mode; the states mode holds it)."""
         if not self.tabulated:
-            return self._state
+            return self._cur.state
         state = self.game.new_initial_state()
         for a in self.history:
             state = state.child(a)
@@ -604,7 +562,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     def legal_actions(self) -> list[int]:
         """Legal actions of ``agent_selection`` (empty once the game is over)."""
         if not self.tabulated:
-            return self._state.legal_actions()
+            return list(self._cur.legal)
         return list(self._tables.legal[self._node])
 
     def render(self) -> str | None:
@@ -614,7 +572,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "render() was called without a render_mode; pass render_mode='ansi' or 'human'"
             )
             return None
-        if self._node < 0 and self._state is None:
+        if self._node < 0 and self._cur is None:
             raise RuntimeError("call reset() before render()")
         player = None if self.render_agent is None else self._agent_index[self.render_agent]
         text = f"[{self.metadata['name']}]\n" + self.game_state().describe(player)

@@ -241,7 +241,11 @@ class LiarsDiceState(State):
             player = check_player(self.game, player)
         offset = self.game.bid_offset
         values = np.zeros(self.game.infoset_tensor_size, dtype=np.float32)
-        values[[player, *self._deal.hot[player], *(offset + b for b in self._bids)]] = 1.0
+        values[player] = 1.0
+        for i in self._deal.hot[player]:
+            values[i] = 1.0
+        for b in self._bids:
+            values[offset + b] = 1.0
         return values
 
     def describe(self, player: int | None = None) -> str:
