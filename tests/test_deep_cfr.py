@@ -3,8 +3,6 @@ bad input, and a fixed-seed convergence run on Kuhn."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -179,10 +177,9 @@ def test_config_validation_names_the_field():
         DeepCFRConfig(advantage_hidden=(-3,))
 
 
-def test_converges_on_kuhn_within_a_minute():
-    start = time.perf_counter()
+def test_converges_on_kuhn_in_30_iterations():
+    """A fixed work budget (well under a minute on this project's 2-core machine); tests never
+    time anything, the speed is in benchmarks/bench_neural.py."""
     result = train("kuhn_poker", "deep_cfr", iterations=30, seed=0, progress=False)
-    elapsed = time.perf_counter() - start
     assert result.history[-1].nash_conv < 0.15
     assert result.history[-1].nash_conv == pytest.approx(0.0865, abs=0.02)
-    assert elapsed < 60.0

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -168,13 +166,12 @@ def test_policies_are_frozen_copies_and_memories_are_arrays():
     assert np.all(behaviour[learner.tree.infosets_of(0)] > 0.0)  # mixes in exploration
 
 
-def test_converges_on_kuhn_within_a_minute():
-    start = time.perf_counter()
+def test_converges_on_kuhn_in_150_iterations():
+    """A fixed work budget (well under a minute on this project's 2-core machine); tests never
+    time anything, the speed is in benchmarks/bench_neural.py."""
     result = train("kuhn_poker", "nfsp", iterations=150, seed=0, progress=False)
-    elapsed = time.perf_counter() - start
     assert result.history[-1].exploitability < 0.25
     assert result.history[-1].exploitability == pytest.approx(0.1200, abs=0.02)
-    assert elapsed < 60.0
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without CUDA")

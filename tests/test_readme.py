@@ -55,3 +55,23 @@ def test_readme_names_exactly_the_core_dependencies():
     named = set(re.findall(r"[a-z][a-z0-9_-]+", sentence.split("needs only", 1)[1]))
     assert named - {"and"} == core
     assert "no torch" in reuse and "torch" not in core
+
+
+def test_nothing_in_the_repository_points_outside_it():
+    """Someone who clones the repository has everything its docs and code refer to."""
+    import subprocess
+
+    needles = ("../" + "shared", "/" + "work/")  # split so this file does not match itself
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    offenders = []
+    for name in tracked:
+        path = ROOT / name
+        if path.suffix not in {".md", ".py", ".toml", ".cfg", ".txt", ""} or not path.is_file():
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if any(needle in line for needle in needles):
+                offenders.append(f"{name}:{number}")
+    assert not offenders, f"references outside the repository: {offenders}"
+    assert "docs/ARCHITECTURE.md" in (ROOT / "DEVELOPERS.md").read_text()

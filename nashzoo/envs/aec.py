@@ -60,7 +60,6 @@ Conventions (those of PettingZoo's classic environments):
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -77,6 +76,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
 from nashzoo.games.base import action_index
+from nashzoo.games.cache import GameCache
 
 ObsDict = dict[str, np.ndarray]
 RENDER_MODES = ("ansi", "human")
@@ -133,17 +133,9 @@ class EnvTables:
         return out[::-1]
 
 
-_TABLES: dict[str, EnvTables] = {}
-_TABLES_LOCK = threading.Lock()
-
-
 def env_tables(game: Game) -> EnvTables:
-    """The :class:`EnvTables` of ``game`` (built on first use, then cached per ``game.id``)."""
-    with _TABLES_LOCK:
-        tables = _TABLES.get(game.id)
-        if tables is None:
-            tables = _TABLES[game.id] = _build_tables(game)
-        return tables
+    """The :class:`EnvTables` of ``game`` (built on first use, then cached per game)."""
+    return _TABLES(game)
 
 
 def _use_tables(game: Game, tabulate: bool | str, parallelizable: bool) -> bool:
@@ -776,3 +768,6 @@ __all__ = [
     "to_parallel",
     "wrap_env",
 ]
+
+
+_TABLES: GameCache[EnvTables] = GameCache(_build_tables)

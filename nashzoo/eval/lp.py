@@ -26,7 +26,6 @@ cached per game id and holds only read-only arrays.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +34,7 @@ from scipy.optimize import linprog
 
 from nashzoo.agents.policy import TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+from nashzoo.games.cache import GameCache
 
 CONSTANT_SUM_TOLERANCE = 1e-9
 """Terminal payoff sums may spread by at most this (times the payoff scale) for a game to
@@ -227,27 +227,16 @@ def _behaviour(
     probs[form.infosets] = np.where(reached, mine / np.where(reached, total, 1.0), uniform)
 
 
-_CACHE: dict[str, GameSolution] = {}
-_LOCK = threading.Lock()
-
-
 def solve_game(game: Game | str) -> GameSolution:
     """Exact equilibrium and value of a two-player zero-sum (or constant-sum) game.
 
-    Solves the two sequence-form LPs (see the module docs) once per game id and caches the
+    Solves the two sequence-form LPs (see the module docs) once per game and caches the
     result; the returned arrays are read-only, so the cached solution is safe to share.
 
     Raises:
         ValueError: the game has more than two players or is not constant-sum.
     """
-    game = load_game(game)
-    with _LOCK:
-        cached = _CACHE.get(game.id)
-    if cached is not None:
-        return cached
-    solution = _solve_game(game)
-    with _LOCK:
-        return _CACHE.setdefault(game.id, solution)
+    return _SOLUTIONS(load_game(game))
 
 
 def _solve_game(game: Game) -> GameSolution:
@@ -266,3 +255,6 @@ def _solve_game(game: Game) -> GameSolution:
     value.setflags(write=False)
     del neg_value0  # equals -value0 up to solver accuracy; value0 is the one reported
     return GameSolution(game.id, value, TabularPolicy(game, probs))
+
+
+_SOLUTIONS: GameCache[GameSolution] = GameCache(_solve_game)

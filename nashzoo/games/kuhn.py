@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, State, as_tensor, check_player, one_hot
+from nashzoo.games.base import CHANCE, TERMINAL, Game, as_tensor, check_player, one_hot
+from nashzoo.games.cards import CardGameState
 
 CARD_NAMES = ("J", "Q", "K")
 _ACTION_LETTERS = "pb"
@@ -39,7 +40,8 @@ class KuhnPokerGame(Game):
         return KuhnState(self, (), ())
 
 
-class KuhnState(State):
+class KuhnState(CardGameState):
+    CARD_NAMES = CARD_NAMES
     game: KuhnPokerGame
 
     def __init__(self, game: KuhnPokerGame, cards: tuple[int, ...], bets: tuple[int, ...]):
@@ -62,21 +64,10 @@ class KuhnState(State):
             return []
         return [0, 1]
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        if not self.is_chance_node():
-            return super().chance_outcomes()
-        outcomes = self.legal_actions()
-        return [(c, 1.0 / len(outcomes)) for c in outcomes]
-
     def _child(self, action: int) -> KuhnState:
         if len(self._cards) < 2:
             return KuhnState(self.game, (*self._cards, action), self._bets)
         return KuhnState(self.game, self._cards, (*self._bets, action))
-
-    def action_to_string(self, action: int) -> str:
-        if self.is_chance_node():
-            return f"deal {CARD_NAMES[action]}"
-        return self.game.action_name(action)
 
     def returns(self) -> np.ndarray:
         if not self.is_terminal():
@@ -114,19 +105,7 @@ class KuhnState(State):
     def describe(self, player: int | None = None) -> str:
         lines = ["Kuhn poker (ante 1, bet 1)"]
         showdown = self.is_terminal() and self._bets not in ((1, 0), (0, 1, 0))
-        for p in range(2):
-            if len(self._cards) <= p:
-                card = "not dealt"
-            elif player is None or player == p or showdown:
-                card = CARD_NAMES[self._cards[p]]
-            else:
-                card = "hidden"
-            lines.append(f"  player {p} card: {card}")
+        lines += self._private_card_lines(player, showdown)
         names = [self.game.action_names[a] for a in self._bets]
         lines.append(f"  betting: {', '.join(names) if names else '(none yet)'}")
-        if self.is_terminal():
-            r = self.returns()
-            lines.append(f"  result: player 0 {r[0]:+g}, player 1 {r[1]:+g}")
-        elif not self.is_chance_node():
-            lines.append(f"  to move: player {self.current_player()}")
-        return "\n".join(lines)
+        return "\n".join(lines + self._status_line())

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, State, as_tensor, check_player, one_hot
+from nashzoo.games.base import CHANCE, TERMINAL, Game, as_tensor, check_player, one_hot
+from nashzoo.games.cards import CardGameState
 
 FOLD, CALL, RAISE = 0, 1, 2
 CARD_NAMES = ("Js", "Jh", "Qs", "Qh", "Ks", "Kh")
@@ -58,7 +59,8 @@ def _round_over(actions: tuple[int, ...]) -> bool:
     return actions[-1] == CALL and (len(actions) >= 2)
 
 
-class LeducState(State):
+class LeducState(CardGameState):
+    CARD_NAMES = CARD_NAMES
     game: LeducPokerGame
 
     def __init__(
@@ -117,12 +119,6 @@ class LeducState(State):
             legal.append(RAISE)
         return legal
 
-    def chance_outcomes(self) -> list[tuple[int, float]]:
-        if not self.is_chance_node():
-            return super().chance_outcomes()
-        outcomes = self.legal_actions()
-        return [(c, 1.0 / len(outcomes)) for c in outcomes]
-
     def _child(self, action: int) -> LeducState:
         if self.is_chance_node():
             return LeducState(self.game, (*self._cards, action), self._rounds)
@@ -130,11 +126,6 @@ class LeducState(State):
         rounds = list(self._rounds)
         rounds[rnd] = (*rounds[rnd], action)
         return LeducState(self.game, self._cards, (rounds[0], rounds[1]))
-
-    def action_to_string(self, action: int) -> str:
-        if self.is_chance_node():
-            return f"deal {CARD_NAMES[action]}"
-        return self.game.action_name(action)
 
     def returns(self) -> np.ndarray:
         if not self.is_terminal():
@@ -184,14 +175,7 @@ class LeducState(State):
     def describe(self, player: int | None = None) -> str:
         showdown = self.is_terminal() and not self._folded()
         lines = ["Leduc hold'em (ante 1, raises 2 then 4, at most two a round)"]
-        for p in range(2):
-            if len(self._cards) <= p:
-                card = "not dealt"
-            elif player is None or player == p or showdown:
-                card = CARD_NAMES[self._cards[p]]
-            else:
-                card = "hidden"
-            lines.append(f"  player {p} card: {card}")
+        lines += self._private_card_lines(player, showdown)
         public = CARD_NAMES[self._cards[2]] if len(self._cards) > 2 else "not dealt yet"
         lines.append(f"  public card: {public}")
         for rnd, actions in enumerate(self._rounds):
@@ -200,9 +184,4 @@ class LeducState(State):
                 lines.append(f"  round {rnd + 1} betting: {names}")
         contrib = self._contributions()
         lines.append(f"  pot: {sum(contrib)} (player 0 put in {contrib[0]}, player 1 {contrib[1]})")
-        if self.is_terminal():
-            r = self.returns()
-            lines.append(f"  result: player 0 {r[0]:+g}, player 1 {r[1]:+g}")
-        elif not self.is_chance_node():
-            lines.append(f"  to move: player {self.current_player()}")
-        return "\n".join(lines)
+        return "\n".join(lines + self._status_line())

@@ -17,13 +17,13 @@ Arrays are read-only, and the result is cached per game id: it is shared, never 
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game
+from nashzoo.games.cache import GameCache
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,23 +89,16 @@ class CompiledTree:
             raise KeyError(f"no information set {key!r} in {self.game_id}") from None
 
 
-_CACHE: dict[str, CompiledTree] = {}
-_LOCK = threading.Lock()
-
-
 def compile_tree(game: Game) -> CompiledTree:
-    """Enumerate ``game`` once into a :class:`CompiledTree` (cached per ``game.id``).
+    """Enumerate ``game`` once into a :class:`CompiledTree` (cached per game, see
+    :mod:`nashzoo.games.cache`).
 
     Every history is checked on the way (see :mod:`nashzoo.games.checks`): a game with
     chance probabilities not summing to one, out-of-range or missing actions, malformed
     returns or imperfect recall raises a :class:`~nashzoo.games.base.GameDefinitionError`
     naming the history, instead of giving numbers that are silently wrong.
     """
-    with _LOCK:
-        cached = _CACHE.get(game.id)
-        if cached is None:
-            cached = _CACHE[game.id] = _compile(game)
-        return cached
+    return _TREES(game)
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -240,3 +233,6 @@ def _compile(game: Game) -> CompiledTree:
         terminal_sequences=tuple(sequences),
         infoset_index=index,
     )
+
+
+_TREES: GameCache[CompiledTree] = GameCache(_compile)

@@ -1,0 +1,255 @@
+"""A game that lives only here (README's coin_bluff.py) goes through the whole stack, and every
+kind of malformed game is refused at compile time with one line naming the history."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+from nashzoo import cli
+from nashzoo.agents import TabularPolicy
+from nashzoo.envs import env as make_env
+from nashzoo.eval import nash_conv, solve_game
+from nashzoo.games import (
+    CHANCE,
+    GameDefinitionError,
+    compile_tree,
+    game_names,
+    load_game,
+    register_game,
+    registry,
+    unregister_game,
+)
+from nashzoo.train import train
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+SOURCE = re.search(r"```python\n# coin_bluff\.py\n(.*?)```", README, flags=re.S).group(1)
+
+
+@pytest.fixture
+def coin_bluff(tmp_path, monkeypatch):
+    """README's coin_bluff.py written to a folder and imported from there, as a user would."""
+    if "coin_bluff" in game_names():  # README's block may have been exec'd in this process
+        unregister_game("coin_bluff")
+    (tmp_path / "coin_bluff.py").write_text(SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    module = importlib.import_module("coin_bluff")
+    yield module
+    unregister_game("coin_bluff")
+    sys.modules.pop("coin_bluff", None)
+
+
+def _equilibrium(stake: int) -> TabularPolicy:
+    """The closed-form equilibrium: bluff tails with (s-1)/(s+1), call with 2/(s+1)."""
+    bluff, call = (stake - 1) / (stake + 1), 2 / (stake + 1)
+    spec = "coin_bluff" if stake == 2 else f"coin_bluff(stake={stake})"
+    table = {"H": [0.0, 1.0], "T": [1 - bluff, bluff], "claim": [1 - call, call]}
+    return TabularPolicy.from_dict(spec, table)
+
+
+@pytest.mark.parametrize("stake", [2, 3, 5])
+def test_exact_numbers_of_the_user_game(coin_bluff, stake):
+    game = load_game("coin_bluff", stake=stake)
+    assert load_game(game.id) == game  # the id reads back as the same game
+    value = solve_game(game).value
+    np.testing.assert_allclose(value, [(stake - 1) / (stake + 1), -(stake - 1) / (stake + 1)])
+    assert nash_conv(game, _equilibrium(stake)) == pytest.approx(0.0, abs=1e-12)
+    tree = compile_tree(game)
+    assert (tree.num_nodes, tree.num_infosets, tree.num_terminals) == (11, 3, 6)
+
+
+def test_user_game_env_passes_pettingzoo_tests(coin_bluff):
+    api_test(make_env("coin_bluff"), num_cycles=20)
+    seed_test(lambda: make_env("coin_bluff(stake=3)"), num_cycles=20)
+
+
+def test_cfr_plus_self_play_converges_on_the_user_game(coin_bluff):
+    result = train("coin_bluff", "cfr_plus", iterations=3000)
+    assert nash_conv("coin_bluff", result.average_policy) < 1e-3
+
+
+def test_cli_race_train_eval_with_plugin(coin_bluff, capsys):
+    argv = ["--plugin", "coin_bluff", "race", "--game", "coin_bluff", "--backend", "serial"]
+    argv += ["--learners", "cfr_plus,xfp", "--seeds", "1", "--budget-iterations", "200"]
+    assert cli.main([*argv, "--out", "race", "--no-plots"]) == 0
+    assert "cfr_plus" in capsys.readouterr().out
+    argv = ["--plugin", "coin_bluff", "train", "--game", "coin_bluff(stake=3)"]
+    assert cli.main([*argv, "--learner", "cfr_plus", "--iterations", "500", "--out", "run"]) == 0
+    assert cli.main(["--plugin", "coin_bluff", "eval", "run/average_policy.json"]) == 0
+    assert "coin_bluff(stake=3)" in capsys.readouterr().out
+
+
+def test_cli_tournament_and_play_with_plugin(coin_bluff, capsys, monkeypatch):
+    argv = ["--plugin", "coin_bluff", "tournament", "equilibrium", "uniform"]
+    assert cli.main([*argv, "--game", "coin_bluff", "--episodes", "50", "--out", "tour"]) == 0
+    assert "equilibrium" in capsys.readouterr().out
+    monkeypatch.setattr("sys.stdin", io.StringIO("1\n1\n1\n"))
+    argv = ["--plugin", "coin_bluff", "play", "--game", "coin_bluff", "--agent", "equilibrium"]
+    assert cli.main([*argv, "--seat", "0", "--seed", "3"]) == 0
+    assert "coin bluff" in capsys.readouterr().out
+
+
+def test_an_installed_package_adds_games_through_the_entry_point_group(tmp_path, monkeypatch):
+    """A distribution on sys.path declaring ``[nashzoo.games]`` is found without any import."""
+    if "coin_bluff" in game_names():
+        unregister_game("coin_bluff")
+    package = tmp_path / "bluff_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "games.py").write_text(SOURCE.replace('register_game("coin_bluff", CoinBluff)', ""))
+    info = tmp_path / "bluff_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bluff-pkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[nashzoo.games]\ncoin_bluff = bluff_pkg.games:CoinBluff\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_ENTRY_POINTS_READ", False)
+    try:
+        assert "coin_bluff" in game_names()
+        assert load_game("coin_bluff(stake=3)").id == "coin_bluff(stake=3)"
+    finally:
+        unregister_game("coin_bluff")
+        for name in ("bluff_pkg", "bluff_pkg.games"):
+            sys.modules.pop(name, None)
+
+
+def test_register_game_refuses_bad_names_and_takeovers(coin_bluff):
+    with pytest.raises(ValueError, match="built-in"):
+        register_game("kuhn_poker", coin_bluff.CoinBluff)
+    with pytest.raises(ValueError, match="letters"):
+        register_game("has space", coin_bluff.CoinBluff)
+    with pytest.raises(ValueError, match="already registered"):
+        register_game("coin_bluff", lambda **_: coin_bluff.CoinBluff())
+    with pytest.raises(ValueError, match="named 'coin_bluff'"):
+        register_game("other_name", coin_bluff.CoinBluff)
+        try:
+            load_game("other_name")
+        finally:
+            unregister_game("other_name")
+    with pytest.raises(ValueError, match="register_game"):
+        load_game("no_such_game")
+    with pytest.raises(ValueError, match="literal"):
+        load_game("coin_bluff(stake=two)")
+
+
+# --- malformed games: each refused at compile time, in one line naming the history ---------
+def _broken(coin_bluff, name: str, **overrides):
+    """A CoinBluff variant whose State overrides some methods (a fresh class each time)."""
+    state_cls = type(f"{name}State", (coin_bluff.CoinBluffState,), overrides)
+
+    class Broken(coin_bluff.CoinBluff):
+        def new_initial_state(self):
+            return state_cls(self, ())
+
+    Broken.name = name
+    return Broken()
+
+
+def _chance_not_one(self):
+    return [(0, 0.5), (1, 0.4)]
+
+
+def _action_out_of_range(self):
+    return [] if self.is_terminal() else [0, 1] if self.is_chance_node() else [0, 2]
+
+
+def _no_legal_action_for_player_1(self):
+    if self.is_terminal():
+        return []
+    if self.is_chance_node():
+        return [0, 1]
+    return [] if self.current_player() == 1 else [0, 1]
+
+
+def _returns_one_payoff(self):
+    return np.array([1.0])
+
+
+def _same_key_other_legal_actions(self):
+    """Player 1 may not fold after tails, but its key 'claim' does not know the coin."""
+    if self.is_terminal() or self.is_chance_node():
+        return [0, 1] if self.is_chance_node() else []
+    return [1] if self.current_player() == 1 and self.moves[0] == 1 else [0, 1]
+
+
+def _player_0_forgets_the_coin(self, player):
+    return "P0" if player == 0 else ("claim" if len(self.moves) > 1 else "wait")
+
+
+def _player_1_forgets_its_own_move_key(self, player):
+    return "HT"[self.moves[0]] if player == 0 and self.moves else "seat1"
+
+
+MALFORMED = [
+    ("chance_outcomes", _chance_not_one, "sum to"),
+    ("legal_actions", _action_out_of_range, "not distinct ids in [0, 2)"),
+    ("legal_actions", _no_legal_action_for_player_1, "no legal action"),
+    ("returns", _returns_one_payoff, "2 finite payoffs"),
+    ("legal_actions", _same_key_other_legal_actions, "perfect recall"),
+    ("current_player", lambda self: 7, "current_player() returned 7"),
+]
+
+
+@pytest.mark.parametrize(("method", "replacement", "message"), MALFORMED)
+def test_malformed_games_are_refused_with_one_line(coin_bluff, method, replacement, message):
+    game = _broken(coin_bluff, f"broken_{method}", **{method: replacement})
+    with pytest.raises(GameDefinitionError) as info:
+        compile_tree(game)
+    text = str(info.value)
+    assert message in text and "history [" in text and "\n" not in text
+    assert text.startswith(f"broken_{method}:")
+
+
+def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
+    """Player 1 moves twice in this variant, and its key forgets its own first move."""
+
+    def legal(self):
+        if self.is_terminal():
+            return []
+        return [0, 1]
+
+    def current_player(self):
+        if not self.moves:
+            return CHANCE
+        return -4 if len(self.moves) == 4 else [0, 1, 1][len(self.moves) - 1]
+
+    def returns(self):
+        return np.zeros(2)
+
+    game = _broken(
+        coin_bluff,
+        "forgetful",
+        legal_actions=legal,
+        current_player=current_player,
+        returns=returns,
+        infoset_key=lambda self, p: "HT"[self.moves[0]] if p == 0 else f"n{len(self.moves)}",
+    )
+    # Player 1's second decision: key 'n3' after its own move 0 or 1, i.e. two own pasts.
+    with pytest.raises(GameDefinitionError, match="own past moves"):
+        compile_tree(game)
+
+
+def test_player_0_forgetting_the_coin_is_a_legal_game(coin_bluff):
+    """A key that hides chance is imperfect information, not imperfect recall: it compiles."""
+    game = _broken(coin_bluff, "blind", infoset_key=_player_0_forgets_the_coin)
+    assert compile_tree(game).num_infosets == 2
+
+
+def test_zero_sum_only_functions_refuse_a_general_sum_game(coin_bluff):
+    def returns(self):
+        return np.array([1.0, 1.0]) if self.is_terminal() and self.moves[0] == 0 else np.zeros(2)
+
+    game = _broken(coin_bluff, "general_sum", returns=returns)
+    compile_tree(game)  # fine as a game
+    with pytest.raises(ValueError, match="zero-sum") as info:
+        solve_game(game)
+    assert "\n" not in str(info.value)
