@@ -20,7 +20,7 @@ The environment holds no rules. Everything it knows comes from the game, in one 
 :data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000), and the states
 otherwise. The size comes from ``Game.num_histories()`` when the game declares it (Liar's dice
 does, by formula); otherwise the env counts the tree lazily, walking at most that many
-histories, once per game id. Simultaneous-move games (``parallelizable=True``) always use the
+histories, once per game. Simultaneous-move games (``parallelizable=True``) always use the
 tables (see the masks below).
 
 Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game

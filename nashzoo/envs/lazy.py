@@ -12,7 +12,7 @@ play shows.
 
 Whether an env tabulates (``tabulate="auto"``) is :func:`small_enough`: at most
 :data:`TABULATE_MAX_HISTORIES` histories, from ``Game.num_histories()`` when the game knows its
-size, else counted lazily up to that limit (once per game id).
+size, else counted lazily up to that limit (once per game).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from itertools import accumulate
 import numpy as np
 
 from nashzoo.games import CHANCE, TERMINAL, Game, State
+from nashzoo.games.cache import GameCache
 
 TABULATE_MAX_HISTORIES = 100_000
 """``tabulate="auto"`` tabulates games with at most this many histories (Leduc has 9,457; the
@@ -29,18 +30,17 @@ default Liar's dice, 294,883, is stepped through its states)."""
 MEMO_MAX_NODES = 1 << 16
 """Nodes the states mode remembers before it forgets them all and starts again."""
 
-_SMALL: dict[str, bool] = {}
-
 
 def small_enough(game: Game) -> bool:
-    """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game id)."""
-    small = _SMALL.get(game.id)
-    if small is None:
-        size = game.num_histories()
-        if size is None:
-            size = count_histories(game, TABULATE_MAX_HISTORIES + 1)
-        small = _SMALL[game.id] = size <= TABULATE_MAX_HISTORIES
-    return small
+    """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game)."""
+    return _SMALL(game)
+
+
+def _decide(game: Game) -> bool:
+    size = game.num_histories()
+    if size is None:
+        size = count_histories(game, TABULATE_MAX_HISTORIES + 1)
+    return size <= TABULATE_MAX_HISTORIES
 
 
 def count_histories(game: Game, stop: int) -> int:
@@ -161,3 +161,6 @@ class NodeMemo:
 
     def __reduce__(self) -> tuple:
         return (NodeMemo, (self.game,))
+
+
+_SMALL: GameCache[bool] = GameCache(_decide)
