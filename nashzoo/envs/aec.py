@@ -439,25 +439,21 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         who = t.player[node]
         if who >= 0:
             self.agent_selection = self.possible_agents[who]
-            return
-        # Terminal: pay everyone, terminate everyone; the agent after the mover leaves first.
-        returns = t.returns[node]
-        self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
-        self._accumulate_rewards()
-        self.terminations = dict.fromkeys(self.agents, True)
-        n = len(self.possible_agents)
-        self.agent_selection = self.possible_agents[(self._agent_index[mover] + 1) % n]
+        else:
+            self._end(t.returns[node], mover)
 
     def _enter_node(self, node: Node, mover: str) -> None:
         """:meth:`_enter` for the states mode."""
         self._cur = node
         keys = node.keys
         self.infos = {a: {"infoset_key": keys[p]} for p, a in enumerate(self.possible_agents)}
-        who = node.player
-        if who >= 0:
-            self.agent_selection = self.possible_agents[who]
-            return
-        returns = node.returns
+        if node.player >= 0:
+            self.agent_selection = self.possible_agents[node.player]
+        else:
+            self._end(node.returns, mover)
+
+    def _end(self, returns: Sequence[float], mover: str) -> None:
+        """Terminal: pay everyone, terminate everyone; the agent after the mover leaves first."""
         self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
