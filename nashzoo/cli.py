@@ -322,7 +322,7 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
                 continue
             print(env.render())
             print(f"your information set: {info['infoset_key']}")
-            names = {game.action_name(a): a for a in legal}
+            names = {game.action_name(a).lower(): a for a in legal}  # typed names, any case
             prompt = "your move [" + ", ".join(f"{a}={game.action_name(a)}" for a in legal) + "]: "
             while True:
                 print(prompt, end="", flush=True)

@@ -41,10 +41,22 @@ def test_no_upward_imports(layer):
 
 
 def test_games_need_only_numpy():
+    import sys
+
     allowed = {"numpy", "nashzoo", "__future__"}
     for path in (PACKAGE / "games").rglob("*.py"):
         for module in _imports(path):
             root = module.split(".")[0]
-            import sys
-
+            if root == "pyspiel" and path.name == "openspiel.py":
+                continue  # the optional OpenSpiel bridge, imported lazily (checked below)
             assert root in allowed or root in sys.stdlib_module_names, f"{path}: {module}"
+
+
+def test_openspiel_bridge_imports_pyspiel_lazily():
+    """The bridge is importable without open_spiel: pyspiel only inside functions."""
+    tree = ast.parse((PACKAGE / "games" / "openspiel.py").read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = [a.name for n in top for a in n.names] + [
+        n.module for n in top if isinstance(n, ast.ImportFrom) and n.module
+    ]
+    assert not any(name.split(".")[0] in {"pyspiel", "open_spiel"} for name in names)

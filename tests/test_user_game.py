@@ -238,6 +238,12 @@ def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
         compile_tree(game)
 
 
+def test_a_key_shared_by_both_players_is_refused_by_name(coin_bluff):
+    game = _broken(coin_bluff, "shared_keys", infoset_key=lambda self, player: "same")
+    with pytest.raises(GameDefinitionError, match="unique across players"):
+        compile_tree(game)
+
+
 def test_player_0_forgetting_the_coin_is_a_legal_game(coin_bluff):
     """A key that hides chance is imperfect information, not imperfect recall: it compiles."""
     game = _broken(coin_bluff, "blind", infoset_key=_player_0_forgets_the_coin)

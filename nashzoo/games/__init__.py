@@ -13,6 +13,7 @@ from nashzoo.games.leduc import LeducPokerGame
 from nashzoo.games.liars_dice import LiarsDiceGame
 from nashzoo.games.matrix import PRESETS as MATRIX_PRESETS
 from nashzoo.games.matrix import MatrixGame
+from nashzoo.games.openspiel import OpenSpielGame, OpenSpielState
 from nashzoo.games.registry import (
     game_names,
     load_game,
@@ -34,6 +35,8 @@ __all__ = [
     "LeducPokerGame",
     "LiarsDiceGame",
     "MatrixGame",
+    "OpenSpielGame",
+    "OpenSpielState",
     "State",
     "compile_tree",
     "game_names",

@@ -132,6 +132,13 @@ def check_recall(
     ``seen`` and ``now`` are ``(player, own moves so far, legal actions, own previous
     sequence)`` at the first history with ``key`` and at this one.
     """
+    if seen[0] != now[0]:
+        raise fail(
+            game,
+            state,
+            f"information set {key!r} belongs to player {seen[0]} and to player {now[0]}",
+            "keys must be unique across players: put the acting player into infoset_key()",
+        )
     labels = ("acting player", "number of own moves before it", "legal actions", "own past moves")
     for label, first, here in zip(labels, seen, now, strict=True):
         if first != here:

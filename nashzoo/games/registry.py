@@ -31,6 +31,8 @@ from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
 from nashzoo.games.liars_dice import LiarsDiceGame
 from nashzoo.games.matrix import PRESETS, MatrixGame
+from nashzoo.games.openspiel import PREFIX as OPENSPIEL_PREFIX
+from nashzoo.games.openspiel import is_pyspiel_game, load_openspiel
 
 GameFactory = Callable[..., Game]
 """``factory(**params) -> Game``: a ``Game`` subclass itself, or any function returning one."""
@@ -217,17 +219,23 @@ def load_game(name: Any, **params: Any) -> Game:
         name: a game name (:func:`game_names`; ``"kuhn"`` and ``"leduc"`` are accepted too), a
             spec with parameters as :attr:`Game.id` writes them (``"matrix(preset='rps')"``),
             ``"matrix:PRESET"`` (short for ``load_game("matrix", preset=PRESET)``), an OpenSpiel
-            game string ``"openspiel:<game string>"``, or a ``Game`` (returned as it is).
+            game string ``"openspiel:<game string>"`` or a loaded ``pyspiel.Game`` (both through
+            the bridge, :mod:`nashzoo.games.openspiel`), or a ``Game`` (returned as it is).
         **params: game parameters, e.g. ``load_game("matrix", preset="matching_pennies")``.
 
     Raises:
         ValueError: unknown name, malformed spec, or bad parameters; the message says what is
             valid.
+        ImportError: an OpenSpiel game without open_spiel installed (the message names the
+            extra to install).
     """
     if isinstance(name, Game):
         if params:
             raise ValueError("parameters cannot be applied to an already loaded game")
         return name
+    # The OpenSpiel bridge: its own game strings, parsed by OpenSpiel (pyspiel imported lazily).
+    if (isinstance(name, str) and name.startswith(OPENSPIEL_PREFIX)) or is_pyspiel_game(name):
+        return load_openspiel(name, **params)
     if not isinstance(name, str):
         raise ValueError(
             f"game must be a name string or a Game, got {name!r} ({type(name).__name__}); "

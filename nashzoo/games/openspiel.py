@@ -1,0 +1,309 @@
+"""Every two-player OpenSpiel game as a nashzoo :class:`~nashzoo.games.Game` (the bridge).
+
+``load_game("openspiel:liars_dice(dice_sides=4)")`` (any OpenSpiel game string) and
+``load_game(pyspiel_game)`` give an :class:`OpenSpielGame`; from there the game goes through
+``compile_tree``, the envs, every learner, the exact evaluator, ``race`` and the CLI like a
+built-in one. Needs the optional extra: ``pip install 'nashzoo[openspiel]'``; ``pyspiel`` is
+imported only when an OpenSpiel game is asked for, never by the rest of nashzoo.
+
+What maps to what:
+
+* information-set keys are OpenSpiel's ``information_state_string(player)`` and tensors its
+  ``information_state_tensor(player)``, so policies move between the two libraries by key with
+  no translation (``nashzoo.eval.openspiel``);
+* action ids, chance outcomes (``chance_outcomes()``), players (``-1`` chance, ``-4``
+  terminal) and returns are OpenSpiel's own;
+* simultaneous-move games are played through OpenSpiel's ``convert_to_turn_based``: players
+  commit their moves one after the other and nobody sees the others' moves of the same round;
+* ``game.name`` (and ``game.id``) is ``"openspiel:"`` plus OpenSpiel's canonical game string,
+  so ``load_game(game.id)`` rebuilds the same game (checkpoints and policy files rely on it).
+  A number written for a string parameter (universal_poker's ``firstPlayer=1``) is read as
+  that string, which OpenSpiel's own parser refuses.
+
+Refused when loaded, each with a one-line ``ValueError`` naming why: games with other than two
+players, games without information-state strings (nashzoo keys information sets by them),
+mean-field games, and games whose chance outcomes are only sampled (the tree must be
+enumerable). Refused when compiled, by ``compile_tree``'s checks of every game: information
+states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) or that two
+players share (``phantom_ttt``'s empty board). A game without information-state tensors has
+``infoset_tensor_size == 0``; the learners that need tensors refuse it with their own check.
+
+Speed: ``compile_tree`` walks States, so each :class:`OpenSpielState` asks OpenSpiel once for
+the player to move (at construction) and once for the legal actions (on first use); a child is
+one ``pyspiel`` call (clone and apply in C++).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from nashzoo.games.base import CHANCE, TERMINAL, Game, State, check_player
+
+PREFIX = "openspiel:"
+"""Game names starting with this are OpenSpiel game strings (``load_game`` hands them here)."""
+
+INSTALL_HINT = "pip install 'nashzoo[openspiel]'"
+
+
+def import_pyspiel() -> Any:
+    """The ``pyspiel`` module, or an ImportError naming the extra that installs it."""
+    try:
+        import pyspiel
+    except ImportError as err:
+        raise ImportError(f"OpenSpiel support needs open_spiel: {INSTALL_HINT} ({err})") from None
+    return pyspiel
+
+
+def is_pyspiel_game(obj: Any) -> bool:
+    """Whether ``obj`` is a loaded ``pyspiel.Game`` (without importing pyspiel if it is absent)."""
+    module = type(obj).__module__ or ""
+    if not module.startswith("pyspiel"):
+        return False
+    return isinstance(obj, import_pyspiel().Game)
+
+
+def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
+    """An :class:`OpenSpielGame` from an OpenSpiel game string or a loaded ``pyspiel.Game``.
+
+    Args:
+        game: ``"liars_dice(dice_sides=4)"`` (with or without the ``"openspiel:"`` prefix) or a
+            ``pyspiel.Game``.
+        **params: OpenSpiel parameters for a bare game name, e.g.
+            ``load_openspiel("goofspiel", num_cards=3, imp_info=True)``.
+
+    Raises:
+        ValueError: the game string does not load, or the game cannot be bridged (see the
+            module docstring); the message says why and what to do.
+        ImportError: open_spiel is not installed (the message names the extra).
+    """
+    pyspiel = import_pyspiel()
+    if isinstance(game, str):
+        spec = game.removeprefix(PREFIX).strip()
+        if params and "(" in spec:
+            raise ValueError(
+                f"pass OpenSpiel parameters either in the game string or as keywords, not both "
+                f"(got {spec!r} and {sorted(params)})"
+            )
+        try:
+            loaded = _load(pyspiel, spec, params)
+        except pyspiel.SpielError as err:
+            raise ValueError(_load_error(spec, str(err))) from None
+        return OpenSpielGame(loaded)
+    if params:
+        raise ValueError("parameters cannot be applied to an already loaded OpenSpiel game")
+    if not is_pyspiel_game(game):
+        raise ValueError(
+            f"expected an OpenSpiel game string or a pyspiel.Game, got {type(game).__name__}"
+        )
+    return OpenSpielGame(game)
+
+
+def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
+    """``pyspiel.load_game``, reading a number written for a string parameter as that string.
+
+    OpenSpiel's own parser reads ``firstPlayer=1`` as the number 1 and then refuses it, because
+    universal_poker's ``firstPlayer`` is a string ("1" or "1 1"); here every value given for a
+    parameter whose default is a string is passed as a string.
+    """
+    if not params and "(" not in spec:
+        return pyspiel.load_game(spec)
+    given = dict(params) if params else pyspiel.game_parameters_from_string(spec)
+    name = given.pop("name", spec)
+    kinds = {kind.short_name: kind for kind in pyspiel.registered_games()}
+    defaults = kinds[name].parameter_specification if name in kinds else {}
+    for key, value in given.items():
+        if isinstance(defaults.get(key), str) and not isinstance(value, (str, dict)):
+            given[key] = str(value)
+    return pyspiel.load_game(name, given)
+
+
+def _load_error(spec: str, message: str) -> str:
+    """A one-line reason why OpenSpiel refused ``spec``, with what to do about it."""
+    first = message.strip().splitlines()[0].rstrip(":. ") if message.strip() else "unknown error"
+    if first.startswith("Unknown game"):
+        first = first.removesuffix(". Available games are")
+        hint = "pyspiel.registered_names() lists OpenSpiel's games"
+    else:
+        hint = "check the game string against the game's parameters in OpenSpiel's docs"
+    return f"OpenSpiel cannot load {spec!r}: {first}; {hint}"
+
+
+def game_string(pyspiel_game: Any) -> str:
+    """OpenSpiel's canonical string of ``pyspiel_game`` (``str(game)``), which
+    :func:`load_openspiel` reads back as the same game; a trailing ``()`` is dropped
+    (``"kuhn_poker"``, not ``"kuhn_poker()"``)."""
+    return str(pyspiel_game).removesuffix("()")
+
+
+class OpenSpielGame(Game):
+    """A two-player OpenSpiel game seen through nashzoo's Game/State API.
+
+    Attributes:
+        openspiel_game: the ``pyspiel.Game`` that is played (the turn-based conversion for a
+            simultaneous-move game); policies converted with ``nashzoo.eval.openspiel`` are
+            for this game.
+    """
+
+    num_players = 2
+
+    def __init__(self, pyspiel_game: Any) -> None:
+        super().__init__()
+        pyspiel = import_pyspiel()
+        kind = pyspiel_game.get_type()
+        label = f"OpenSpiel's {kind.short_name}"
+        if kind.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+            pyspiel_game = pyspiel.convert_to_turn_based(pyspiel_game)
+            kind = pyspiel_game.get_type()
+        elif kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+            raise ValueError(
+                f"{label} has {kind.dynamics.name.lower()} dynamics; the bridge takes "
+                "turn-based and simultaneous-move games only"
+            )
+        if pyspiel_game.num_players() != 2:
+            fix = (
+                "load it with players=2"
+                if kind.min_num_players <= 2 <= kind.max_num_players
+                else "it cannot be played by two, pick another game"
+            )
+            raise ValueError(
+                f"{label} is loaded with {pyspiel_game.num_players()} players and nashzoo's "
+                f"games have exactly two: {fix}"
+            )
+        if not kind.provides_information_state_string:
+            raise ValueError(
+                f"{label} provides no information-state strings (perfect-recall information "
+                "states), which nashzoo's information sets are keyed by; pick a game that has "
+                "them (pyspiel.registered_games() lists provides_information_state_string)"
+            )
+        if kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+            raise ValueError(
+                f"{label} only samples its chance outcomes, so its tree cannot be enumerated; "
+                "nashzoo needs explicit chance probabilities"
+            )
+        self.openspiel_game = pyspiel_game
+        self.name = PREFIX + game_string(pyspiel_game)
+        self.num_actions = pyspiel_game.num_distinct_actions()
+        self.has_tensors = bool(kind.provides_information_state_tensor)
+        self.infoset_tensor_size = (
+            int(np.prod(pyspiel_game.information_state_tensor_shape())) if self.has_tensors else 0
+        )
+        self.has_observation_strings = bool(kind.provides_observation_string)
+        self._action_names: tuple[str, ...] | None = None
+
+    @property
+    def action_names(self) -> tuple[str, ...]:  # type: ignore[override]
+        """OpenSpiel's names of the actions, as the first player to move reads them."""
+        if self._action_names is None:
+            state = self.openspiel_game.new_initial_state()
+            while state.is_chance_node():
+                state = state.child(state.legal_actions()[0])
+            player = state.current_player()
+            names = []
+            for action in range(self.num_actions):
+                try:
+                    names.append(state.action_to_string(player, action))
+                except Exception:  # OpenSpiel refuses to name some actions out of context
+                    names.append(f"action {action}")
+            if len(set(names)) < len(names):
+                names = [f"{a}:{name}" for a, name in enumerate(names)]
+            self._action_names = tuple(names)
+        return self._action_names
+
+    def new_initial_state(self) -> OpenSpielState:
+        return OpenSpielState(self, self.openspiel_game.new_initial_state())
+
+    def __reduce__(self) -> tuple:
+        return (load_openspiel, (self.name,))
+
+
+class OpenSpielState(State):
+    """An OpenSpiel state, immutable: ``child`` clones and applies, the parent is untouched."""
+
+    game: OpenSpielGame
+
+    def __init__(self, game: OpenSpielGame, state: Any) -> None:
+        # No super().__init__(): this runs once per history when the tree is compiled.
+        self.game = game
+        self._state = state
+        self._player = state.current_player()
+        self._legal: list[int] | None = None
+
+    @property
+    def openspiel_state(self) -> Any:
+        """A copy of the underlying ``pyspiel.State`` (the original stays immutable)."""
+        return self._state.clone()
+
+    def current_player(self) -> int:
+        return self._player
+
+    def is_terminal(self) -> bool:
+        return self._player == TERMINAL
+
+    def is_chance_node(self) -> bool:
+        return self._player == CHANCE
+
+    def legal_actions(self) -> list[int]:
+        if self._legal is None:
+            self._legal = [] if self._player == TERMINAL else self._state.legal_actions()
+        return list(self._legal)
+
+    def legal_actions_mask(self) -> np.ndarray:
+        mask = np.zeros(self.game.num_actions, dtype=np.int8)
+        if self._player >= 0:
+            if self._legal is None:
+                self._legal = self._state.legal_actions()
+            mask[self._legal] = 1
+        return mask
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        if self._player != CHANCE:
+            return super().chance_outcomes()
+        return self._state.chance_outcomes()
+
+    def _child(self, action: int) -> OpenSpielState:
+        return OpenSpielState(self.game, self._state.child(action))
+
+    def action_to_string(self, action: int) -> str:
+        if self._player == TERMINAL:
+            return self.game.action_name(action)
+        return self._state.action_to_string(self._player, action)
+
+    def returns(self) -> np.ndarray:
+        if self._player != TERMINAL:
+            return np.zeros(2)
+        return np.asarray(self._state.returns(), dtype=np.float64)
+
+    def history(self) -> list[int]:
+        return self._state.history()
+
+    def infoset_key(self, player: int) -> str:
+        if player.__class__ is not int or not 0 <= player < 2:  # fast path: compile's calls
+            player = check_player(self.game, player)
+        return self._state.information_state_string(player)
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        player = check_player(self.game, player)
+        if not self.game.has_tensors:
+            return np.zeros(0, dtype=np.float32)
+        return np.asarray(self._state.information_state_tensor(player), dtype=np.float32)
+
+    def describe(self, player: int | None = None) -> str:
+        if player is None:
+            lines = ["the whole state, in OpenSpiel's words:", str(self._state)]
+        else:
+            player = check_player(self.game, player)
+            view = (
+                self._state.observation_string(player)
+                if self.game.has_observation_strings
+                else self._state.information_state_string(player)
+            )
+            lines = [f"what player {player} sees, in OpenSpiel's words:", view]
+        lines = [line.rstrip() for line in lines]
+        if self.is_terminal():
+            r = self.returns()
+            lines.append(f"result: player 0 {r[0]:+g}, player 1 {r[1]:+g}")
+        elif not self.is_chance_node():
+            lines.append(f"to move: player {self._player}")
+        return "\n".join(lines)

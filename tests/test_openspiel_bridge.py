@@ -1,0 +1,204 @@
+"""Two-player OpenSpiel games through nashzoo's whole stack (the bridge, nashzoo.games.openspiel).
+
+Three games of different kinds: Liar's Dice (sequential, chance deals dice), goofspiel (a
+simultaneous-move game played through OpenSpiel's turn-based conversion) and a small
+universal_poker (limit hold'em machinery, 4 ranks, up to 2 raises). On each, nashzoo's numbers
+must equal OpenSpiel's own: NashConv of a CFR+ policy against ``pyspiel.nash_conv`` and the
+sequence-form LP value against OpenSpiel's ``sequence_form_lp``.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+
+from pettingzoo.test import api_test, seed_test  # noqa: E402
+
+from nashzoo.agents import TabularPolicy  # noqa: E402
+from nashzoo.cli import main  # noqa: E402
+from nashzoo.envs import env  # noqa: E402
+from nashzoo.eval import nash_conv, solve_game  # noqa: E402
+from nashzoo.eval.openspiel import from_openspiel, to_openspiel, to_pyspiel  # noqa: E402
+from nashzoo.games import (  # noqa: E402
+    GameDefinitionError,
+    OpenSpielGame,
+    compile_tree,
+    load_game,
+)
+from nashzoo.train import train  # noqa: E402
+
+LIARS_DICE = "openspiel:liars_dice(dice_sides=3)"
+GOOFSPIEL = "openspiel:goofspiel(imp_info=True,num_cards=3)"
+UNIVERSAL_POKER = (
+    "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=1,blind=1 1,raiseSize=1,"
+    "firstPlayer=1,numSuits=1,numRanks=4,numHoleCards=1,numBoardCards=0,maxRaises=2,"
+    "stack=10 10)"
+)
+# Game value for player 0 (nashzoo's LP; OpenSpiel's LP agrees to 1e-9 when cvxpy is there).
+VALUES = {LIARS_DICE: 1 / 9, GOOFSPIEL: 0.0, UNIVERSAL_POKER: -0.0390625}
+GAMES = list(VALUES)
+
+
+@pytest.mark.parametrize("spec", GAMES)
+def test_cfr_plus_nash_conv_equals_pyspiel(spec: str) -> None:
+    game = load_game(spec)
+    policy = train(game, "cfr_plus", iterations=15, seed=0).average_policy
+    ours = nash_conv(game, policy)
+    assert ours > 1e-4  # not yet an equilibrium: the comparison has something to compare
+    assert ours == pytest.approx(
+        pyspiel.nash_conv(game.openspiel_game, to_pyspiel(policy)), abs=1e-9
+    )
+
+
+@pytest.mark.parametrize("spec", GAMES)
+def test_solve_game_value_equals_openspiel_lp(spec: str) -> None:
+    game = load_game(spec)
+    solution = solve_game(game)
+    assert solution.value[0] == pytest.approx(VALUES[spec], abs=1e-9)
+    assert pyspiel.nash_conv(game.openspiel_game, to_pyspiel(solution.policy)) < 1e-9
+    pytest.importorskip("cvxpy")
+    pytest.importorskip("ecos")  # OpenSpiel's LP runs on cvxpy's ECOS
+    from open_spiel.python.algorithms import sequence_form_lp
+
+    theirs = sequence_form_lp.solve_zero_sum_game(game.openspiel_game)[0]
+    assert solution.value[0] == pytest.approx(theirs, abs=1e-6)
+
+
+def test_keys_tensors_and_moves_are_openspiels() -> None:
+    game = load_game("openspiel:liars_dice(dice_sides=4)")
+    theirs = pyspiel.load_game("liars_dice(dice_sides=4)")
+    ours_state, their_state = game.new_initial_state(), theirs.new_initial_state()
+    for action in (3, 1, 2, 6, 8):
+        ours_state, their_state = ours_state.child(action), their_state.child(action)
+        for p in range(2):
+            assert ours_state.infoset_key(p) == their_state.information_state_string(p)
+            np.testing.assert_array_equal(
+                ours_state.infoset_tensor(p), their_state.information_state_tensor(p)
+            )
+        assert ours_state.history() == their_state.history()
+    assert ours_state.is_terminal()
+    np.testing.assert_array_equal(ours_state.returns(), their_state.returns())
+    tree = compile_tree(game)
+    assert (tree.num_nodes, tree.num_infosets, tree.infoset_tensors.shape[1]) == (8181, 1024, 15)
+
+
+def test_states_are_immutable() -> None:
+    root = load_game(LIARS_DICE).new_initial_state()
+    child = root.child(0)
+    assert root.is_chance_node() and root.history() == [] and child.history() == [0]
+    grandchild = child.child(1).child(0)
+    assert child.history() == [0] and grandchild.history() == [0, 1, 0]
+
+
+def test_ids_round_trip() -> None:
+    for spec in [*GAMES, "openspiel:kuhn_poker", "openspiel:leduc_poker"]:
+        game = load_game(spec)
+        assert isinstance(game, OpenSpielGame)
+        assert load_game(game.id) == game and load_game(game.id).id == game.id
+        assert pickle.loads(pickle.dumps(game)) == game
+    # a loaded pyspiel game, and keyword parameters, give the same games
+    assert load_game(pyspiel.load_game("liars_dice(dice_sides=3)")) == load_game(LIARS_DICE)
+    assert load_game("openspiel:goofspiel", num_cards=3, imp_info=True) == load_game(GOOFSPIEL)
+    assert load_game("openspiel:kuhn_poker").id == "openspiel:kuhn_poker"
+    # universal_poker's string parameters written as numbers (firstPlayer=1) are read as the
+    # strings they must be (OpenSpiel's own parser refuses them), in specs and in ids alike
+    poker = load_game(UNIVERSAL_POKER)
+    assert poker.openspiel_game.get_parameters()["firstPlayer"] == "1"
+    assert "firstPlayer=1," in poker.id and load_game(poker.id) == poker
+    # simultaneous moves are played through OpenSpiel's turn-based conversion
+    assert load_game(GOOFSPIEL).id.startswith("openspiel:turn_based_simultaneous_game(")
+
+
+def test_policies_move_both_ways() -> None:
+    game = load_game(LIARS_DICE)
+    rng = np.random.default_rng(0)
+    tree = compile_tree(game)
+    probs = rng.random(tree.legal_mask.shape) * tree.legal_mask
+    policy = TabularPolicy(game, probs / probs.sum(axis=1, keepdims=True))
+    python_policy = to_openspiel(policy)  # the policy knows its game
+    assert from_openspiel(python_policy).game == game  # and so does OpenSpiel's
+    np.testing.assert_array_equal(from_openspiel(python_policy).probs, policy.probs)
+    np.testing.assert_array_equal(from_openspiel(game, to_pyspiel(policy)).probs, policy.probs)
+    from open_spiel.python.policy import UniformRandomPolicy
+
+    uniform = from_openspiel(UniformRandomPolicy(game.openspiel_game))  # asked state by state
+    np.testing.assert_allclose(uniform.probs, TabularPolicy.uniform(game).probs)
+    with pytest.raises(ValueError, match="does not have"):
+        from_openspiel(game, to_openspiel(TabularPolicy.uniform("openspiel:kuhn_poker")))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("openspiel:kuhn_poker(players=3)", "3 players and nashzoo's games have exactly two"),
+        ("openspiel:oware", "provides no information-state strings"),
+        ("openspiel:no_such_game", "cannot load 'no_such_game': Unknown game"),
+        ("openspiel:liars_dice(dice_sides=4", "Missing closing bracket"),
+        ("openspiel:liars_dice(dice_sides=x)", "Wrong type for parameter dice_sides"),
+        ("openspiel:mfg_garnet", "mean_field dynamics"),
+    ],
+)
+def test_unbridgeable_games_get_one_line_errors(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as caught:
+        load_game(spec)
+    assert "\n" not in str(caught.value)
+
+
+def test_imperfect_recall_is_refused_when_compiled() -> None:
+    game = load_game("openspiel:liars_dice_ir(dice_sides=3)")
+    with pytest.raises(GameDefinitionError, match="does not have perfect recall") as caught:
+        compile_tree(game)
+    assert "\n" not in str(caught.value)
+
+
+def test_missing_open_spiel_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pyspiel", None)
+    with pytest.raises(ImportError, match=r"pip install 'nashzoo\[openspiel\]'"):
+        load_game(LIARS_DICE)
+
+
+def test_env_passes_pettingzoo_tests() -> None:
+    api_test(env(GOOFSPIEL), num_cycles=50)
+    api_test(env(LIARS_DICE), num_cycles=50)
+    seed_test(lambda: env(UNIVERSAL_POKER), num_cycles=20)
+
+
+def test_cli_runs_bridged_games(tmp_path, capsys) -> None:
+    out = tmp_path / "train"
+    trained = ["train", "--game", LIARS_DICE, "--learner", "cfr_plus", "--iterations", "5"]
+    assert main([*trained, "--out", str(out), "--no-progress"]) == 0
+    policy_file = str(out / "average_policy.json")
+    assert main(["eval", policy_file, "--game", LIARS_DICE]) == 0
+    entrants = ["uniform", "equilibrium", policy_file]
+    tournament = ["tournament", "--game", LIARS_DICE, *entrants, "--episodes", "50"]
+    assert main([*tournament, "--no-plots", "--no-progress"]) == 0
+    race = ["race", "--game", GOOFSPIEL, "--learners", "cfr_plus", "--seeds", "1"]
+    race += ["--budget-seconds", "0", "--budget-iterations", "5", "--workers", "1"]
+    assert main([*race, "--out", str(tmp_path / "race"), "--no-plots", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "openspiel:liars_dice(dice_sides=3): NashConv" in printed
+    assert "| 1 | cfr_plus |" in printed
+
+    from nashzoo.cli import _cmd_play, build_parser
+
+    args = build_parser().parse_args(["play", "--game", LIARS_DICE, "--agent", "equilibrium"])
+    assert _cmd_play(args, stdin=io.StringIO("9\nliar\n2-3\n")) == 0  # OpenSpiel's names
+    printed = capsys.readouterr().out
+    assert "'9' is not a legal move" in printed and "'liar' is not a legal move" in printed
+    assert "equilibrium plays Liar" in printed and "result: player 0" in printed
+
+
+def test_game_without_tensors_has_size_zero_and_tensor_learners_refuse_it() -> None:
+    game = load_game("openspiel:coordinated_mp")  # information-state strings, no tensors
+    assert game.infoset_tensor_size == 0
+    assert compile_tree(game).infoset_tensors.shape == (3, 0)
+    assert solve_game(game).value[0] == pytest.approx(0.0, abs=1e-12)
+    pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="reads information-set tensors"):
+        train(game, "deep_cfr", iterations=1)
