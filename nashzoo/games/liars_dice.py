@@ -1,4 +1,5 @@
-"""Liar's dice, two players, in OpenSpiel's ``liars_dice`` encoding (Lanctot et al. 2019).
+"""Liar's dice, two players, in OpenSpiel's ``liars_dice`` encoding (Lanctot et al. 2019,
+"OpenSpiel: a framework for reinforcement learning in games", arXiv:1908.09453).
 
 Rules: each player rolls ``numdice`` dice with ``dice_sides`` faces (1 .. ``dice_sides``) in
 secret, player 0's dice first. Player 0 opens with a bid "at least q dice of face f among all
@@ -7,7 +8,8 @@ bid id) or calling "Liar" on the previous bid (not legal before the first bid). 
 are shown; the highest face is wild and counts as every face. If at least q dice match, the bidder
 wins 1 and the caller loses 1; otherwise the caller wins. The one-die-each game (``numdice=1``,
 ``dice_sides=6``) is the benchmark Bluff(1,1) of Lanctot et al. (2009), "Monte Carlo sampling for
-regret minimization in extensive games", NeurIPS: 294,883 histories, 24,576 information sets.
+regret minimization in extensive games", NeurIPS; in this encoding it has 294,883 histories and
+24,576 information sets.
 
 Encoding (identical to OpenSpiel's ``liars_dice``, so histories, policies and numbers move
 between the two libraries unchanged; ``tests/test_liars_dice.py`` walks every history of both):
