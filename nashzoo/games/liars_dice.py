@@ -178,12 +178,6 @@ class LiarsDiceState(State):
     def current_player(self) -> int:
         return self._player
 
-    def is_terminal(self) -> bool:
-        return self._player == TERMINAL
-
-    def is_chance_node(self) -> bool:
-        return self._player == CHANCE
-
     def legal_actions(self) -> list[int]:
         if self._player == CHANCE:
             return list(range(self.game.dice_sides))
