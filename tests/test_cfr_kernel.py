@@ -96,3 +96,28 @@ def test_behaviour_strategy_uniform_on_unreached_rows() -> None:
 def test_sequence_form_is_cached_per_tree() -> None:
     tree = _tree("leduc_poker")
     assert tm.sequence_form(tree) is tm.sequence_form(tree)
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_compiled_and_numpy_paths_agree_bit_for_bit(name: str, monkeypatch) -> None:
+    """The optional numba kernels sum in the numpy kernels' order: same floats, so a learner's
+    trajectory (CFR+'s floor is sensitive to the last bit) does not depend on numba."""
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): one path only")
+    tree = _tree(name)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        strategy = _random_strategy(tree, seed=int(rng.integers(1 << 30)), sparsity=0.4)
+        others = _random_strategy(tree, seed=int(rng.integers(1 << 30)))
+        regrets = rng.normal(size=strategy.shape) * (rng.random(strategy.shape) < 0.6)
+        for player in range(2):
+            compiled = tm.counterfactual_pass(tree, strategy, player, others=others)
+            matched = tm.RegretMatcher(tree.legal_mask)(regrets)
+            monkeypatch.setattr(_jit, "ENABLED", False)
+            plain = tm.counterfactual_pass(tree, strategy, player, others=others)
+            np.testing.assert_array_equal(matched, tm.RegretMatcher(tree.legal_mask)(regrets))
+            monkeypatch.setattr(_jit, "ENABLED", True)
+            for a, b in zip(compiled, plain, strict=True):
+                np.testing.assert_array_equal(a, b)

@@ -11,7 +11,7 @@ torch.set_num_threads(1)
 
 from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
 from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
-from nashzoo.agents.deep_cfr import DeepCFR, DeepCFRConfig, _TreeWalker  # noqa: E402
+from nashzoo.agents.deep_cfr import DeepCFR, DeepCFRConfig  # noqa: E402
 from nashzoo.eval import nash_conv  # noqa: E402
 from nashzoo.games import compile_tree, load_game  # noqa: E402
 from nashzoo.games import treemath as tm  # noqa: E402
@@ -38,7 +38,7 @@ def test_external_sampling_regrets_are_unbiased(game, player):
     """Mean sampled regret per traversal = exact counterfactual regret of the strategy."""
     tree = compile_tree(load_game(game))
     strategy = _random_strategy(tree, seed=player)
-    walker = _TreeWalker(tree)
+    walker = tm.SampledWalks(tree)
     k = 40_000 if game == "kuhn_poker" else 200_000
     levels = walker.walk(player, strategy, k, np.random.default_rng(11))
     isets, regrets = walker.sampled_regrets(levels, player)
@@ -56,7 +56,7 @@ def test_external_sampling_regrets_are_unbiased(game, player):
 def test_strategy_samples_visit_infosets_in_proportion_to_own_reach():
     tree = compile_tree(load_game("kuhn_poker"))
     strategy = _random_strategy(tree, seed=3)
-    walker = _TreeWalker(tree)
+    walker = tm.SampledWalks(tree)
     k = 60_000
     levels = walker.walk(1, strategy, k, np.random.default_rng(5))  # seat 0 samples
     visits = np.bincount(walker.visited_infosets(levels, 0), minlength=tree.num_infosets) / k

@@ -28,6 +28,7 @@ from nashzoo.envs import (
     env_names,
     kuhn_poker_v0,
     leduc_holdem_v0,
+    liars_dice_v0,
     make_env,
     matrix_game_v0,
     registry_id,
@@ -54,17 +55,15 @@ MODULE_KWARGS: list[tuple[ModuleType, dict[str, Any]]] = [
     (matrix_game_v0, {"row_payoffs": [[1], [2], [3]], "pad_actions": True}),
     (kuhn_poker_v0, {}),
     (leduc_holdem_v0, {}),
+    (kuhn_poker_v0, {"tabulate": False}),
+    (leduc_holdem_v0, {"tabulate": False}),
+    (liars_dice_v0, {}),
+    (liars_dice_v0, {"dice_sides": 3}),
 ]
 IDS = [
-    "rps",
-    "matrix_biased_rps",
-    "matrix_2x3",
-    "matrix_3x1",
-    "matrix_1x4",
-    "matrix_2x3_padded",
-    "matrix_3x1_padded",
-    "kuhn",
-    "leduc",
+    *("rps", "matrix_biased_rps", "matrix_2x3", "matrix_3x1", "matrix_1x4"),
+    *("matrix_2x3_padded", "matrix_3x1_padded", "kuhn", "leduc"),
+    *("kuhn_states", "leduc_states", "liars_dice", "liars_dice_3_sides"),
 ]
 PARALLEL = [(m, kw) for m, kw in MODULE_KWARGS if hasattr(m, "parallel_env")]
 PARALLEL_IDS = [
@@ -137,7 +136,13 @@ def test_pettingzoo_parallel_tests(module: ModuleType, kwargs: dict) -> None:
 
 # --- names, registry, spaces ---------------------------------------------------------------
 def test_modules_names_and_metadata() -> None:
-    assert env_names() == ["rps_v0", "matrix_game_v0", "kuhn_poker_v0", "leduc_holdem_v0"]
+    assert env_names() == [
+        "rps_v0",
+        "matrix_game_v0",
+        "kuhn_poker_v0",
+        "leduc_holdem_v0",
+        "liars_dice_v0",
+    ]
     for name, module in ENV_MODULES.items():
         kwargs = {"preset": "rps"} if module is matrix_game_v0 else {}
         env = module.env(**kwargs)
@@ -246,8 +251,9 @@ def test_chance_outcomes_follow_the_game_probabilities() -> None:
     assert all(650 < c < 850 for c in public.values()), public  # 750 each
 
 
-def test_forced_chance_outcomes() -> None:
-    env = kuhn_poker_v0.env()
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_forced_chance_outcomes(tabulate: bool) -> None:
+    env = kuhn_poker_v0.env(tabulate=tabulate)
     env.reset(seed=0, options={"chance_outcomes": [K, J]})
     assert env.infos == {"player_0": {"infoset_key": "K|"}, "player_1": {"infoset_key": "J|"}}
     env.step(0)
@@ -260,7 +266,7 @@ def test_forced_chance_outcomes() -> None:
     env.reset(options={"unknown option": 1})  # PettingZoo's api_test passes arbitrary options
     # A forced public card that is not in the deck fails at the step that deals it, and the
     # step changes nothing.
-    env = leduc_holdem_v0.env()
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(seed=0, options={"chance_outcomes": [Js, Ks, Js]})
     env.step(C)
     before = snapshot(env)
@@ -273,8 +279,9 @@ def test_forced_chance_outcomes() -> None:
 
 
 # --- illegal actions -----------------------------------------------------------------------
-def test_illegal_action_raises_changes_nothing_and_retry_works() -> None:
-    env = leduc_holdem_v0.env()
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_illegal_action_raises_changes_nothing_and_retry_works(tabulate: bool) -> None:
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(seed=5, options={"chance_outcomes": [Qh, Ks]})
     before = snapshot(env)
     for bad in (F, 3, -1, "raise", 1.5, 1.0, "1", True, np.True_, None, np.array([1, 2])):
@@ -305,6 +312,8 @@ def test_step_with_an_action_after_the_end_is_refused() -> None:
 GAMES_FOR_PROPERTIES = [
     (kuhn_poker_v0, {}),
     (leduc_holdem_v0, {}),
+    (leduc_holdem_v0, {"tabulate": False}),
+    (liars_dice_v0, {}),
     (matrix_game_v0, {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
 ]
 
@@ -639,6 +648,11 @@ def test_render_without_mode_warns() -> None:
             "col_payoffs, illegal_action, pad_actions",
         ),
         (matrix_game_v0.raw_env, {"row_payoffs": [[1, 2], [3]]}, "rectangular"),
+        (kuhn_poker_v0.env, {"tabulate": "yes"}, "tabulate must be 'auto', True or False"),
+        (rps_v0.env, {"tabulate": False}, "simultaneous-move.*use tabulate=True"),
+        (liars_dice_v0.env, {"numdice": 0}, "numdice must be an integer >= 1"),
+        (liars_dice_v0.env, {"dice_sides": 2.5}, "dice_sides must be an integer >= 2"),
+        (liars_dice_v0.env, {"sides": 4}, "unknown keyword.*bidding_rule, dice_sides"),
     ],
 )
 def test_bad_kwargs_are_clear_value_errors(factory: Any, kwargs: dict, match: str) -> None:
@@ -667,8 +681,9 @@ def test_game_state_and_legal_actions() -> None:
     assert raw.legal_actions() == state.legal_actions() == [F, C, R]
 
 
-def test_copy_and_pickle_continue_identically() -> None:
-    env = leduc_holdem_v0.env()
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_copy_and_pickle_continue_identically(tabulate: bool) -> None:
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(seed=21)
     env.step(C)
     for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
@@ -698,3 +713,42 @@ def test_order_enforcing_wrapper_keeps_pettingzoo_checks() -> None:
         next(iterator)
     with pytest.raises(AttributeError, match="'_node'"):  # private: not forwarded to the env
         _ = env._node
+
+
+# --- tables or states --------------------------------------------------------------------
+def test_auto_mode_tabulates_small_games_and_steps_states_of_big_ones(monkeypatch) -> None:
+    from nashzoo.envs import aec
+
+    assert kuhn_poker_v0.env().unwrapped.tabulated
+    assert leduc_holdem_v0.env().unwrapped.tabulated
+    assert liars_dice_v0.env(dice_sides=4).unwrapped.tabulated  # 8,181 histories
+
+    def no_compiling(game: Any) -> None:
+        raise AssertionError(f"{game.id} was compiled")
+
+    monkeypatch.setattr(aec, "compile_tree", no_compiling)
+    env = liars_dice_v0.env()  # 294,883 histories: stepped through its states
+    assert not env.unwrapped.tabulated
+    env.reset(seed=0)
+    for _ in env.agent_iter():  # always the highest legal action: the strongest bid, then Liar
+        obs, _, terminated, _, _ = env.last()
+        env.step(None if terminated else int(np.flatnonzero(obs["action_mask"])[-1]))
+    assert env.unwrapped.history[2:] == [11, 12]
+
+
+def test_auto_mode_counts_a_game_without_a_size_lazily(monkeypatch) -> None:
+    from nashzoo.envs import lazy
+    from nashzoo.games import LiarsDiceGame
+
+    class Unsized(LiarsDiceGame):
+        def num_histories(self) -> None:
+            return None
+
+    assert lazy.count_histories(Unsized(dice_sides=4), 10**6) == 8181
+    assert lazy.count_histories(Unsized(dice_sides=4), 100) == 100  # stops at the limit
+    monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
+    monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1146)
+    assert not GameAECEnv(Unsized(dice_sides=3)).tabulated  # 1,147 histories
+    monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
+    monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1147)
+    assert GameAECEnv(Unsized(dice_sides=3)).tabulated

@@ -18,7 +18,9 @@ def test_kuhn_xfp_reaches_nash_conv_below_0_1_within_100_iterations() -> None:
     assert result.nash_conv < 0.1
     assert result.history[0].iteration == 1
     assert result.history[0].nash_conv > 0.1  # it did have to learn
-    assert result.nash_conv == pytest.approx(0.017326732673267, rel=1e-6)  # pinned
+    # Pinned. Best responses break ties within 1e-12 (relative) towards the lowest action, so
+    # this trajectory does not depend on the order the kernels sum in.
+    assert result.nash_conv == pytest.approx(0.015676567656765658, rel=1e-6)
 
 
 def test_average_is_the_realization_weighted_mixture() -> None:

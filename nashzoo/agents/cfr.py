@@ -95,12 +95,11 @@ class _FullWidthCFR(Learner):
     """Shared machinery of the full-width CFR family (one seat; see the module docs)."""
 
     def _setup(self) -> None:
-        tree = self.tree
+        tree = self._tree = self.tree
         self._mine = tree.infoset_player == self.seat
         self._rows = np.flatnonzero(self._mine)
-        self._update_mask = (tree.legal_mask & self._mine[:, None]).astype(np.float64)
-        self._own_legal = tree.legal_mask[self._rows]
-        self._uniform = tm.uniform_strategy(tree)
+        self._update_mask = tree.legal_mask & self._mine[:, None]
+        self._matcher = tm.RegretMatcher(tree.legal_mask)
         shape = (tree.num_infosets, tree.num_actions)
         self._regrets = np.zeros(shape)
         self._strategy_sum = np.zeros(shape)
@@ -108,29 +107,28 @@ class _FullWidthCFR(Learner):
 
     # --- the algorithm -----------------------------------------------------------------------
     def _refresh_current(self) -> None:
-        # Regret matching on this seat's rows; other seats' rows stay uniform (a valid policy).
-        current = self._uniform.copy()
-        current[self._rows] = tm.regret_matching(self._regrets[self._rows], self._own_legal)
-        self._current = current
+        # Regret matching over the whole table: other seats' regrets stay zero, so their rows
+        # come out uniform (a valid policy) without a separate copy.
+        self._current = self._matcher(self._regrets)
         self._current_policy: TabularPolicy | None = None
 
     def _step(self, opponent: Policy) -> dict[str, float]:
-        t = self.iterations + 1
-        tree = self.tree
-        joint = np.array(self.opponent_strategy(opponent), dtype=np.float64, copy=True)
-        joint[self._rows] = self._current[self._rows]
-        result = tm.counterfactual_pass(tree, joint, self.seat)
-        instant = result.q - result.values[:, None]
+        iteration = self.iterations + 1
+        tree = self._tree
+        others = np.asarray(self.opponent_strategy(opponent), dtype=np.float64)
+        result = tm.counterfactual_pass(tree, self._current, self.seat, others=others)
+        instant = result.q  # this pass's own array: updated in place (big trees, big tables)
+        instant -= result.values[:, None]
         instant *= self._update_mask
-        self._update_regrets(instant, t)
-        self._update_average(result.plan, t)
+        self._update_regrets(instant, iteration)
+        self._update_average(result.plan, iteration)
         self._refresh_current()
         return {"nodes_touched": tree.num_nodes, "value": result.value}
 
-    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+    def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
 
-    def _update_average(self, plan: np.ndarray, t: int) -> None:
+    def _update_average(self, plan: np.ndarray, iteration: int) -> None:
         self._strategy_sum += plan
 
     # --- policies and state ------------------------------------------------------------------
@@ -187,14 +185,15 @@ class CFRPlus(_FullWidthCFR):
     Config = CFRPlusConfig
     config: CFRPlusConfig
 
-    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+    def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
         np.maximum(self._regrets, 0.0, out=self._regrets)
 
-    def _update_average(self, plan: np.ndarray, t: int) -> None:
-        weight = max(t - self.config.averaging_delay, 0)
+    def _update_average(self, plan: np.ndarray, iteration: int) -> None:
+        weight = max(iteration - self.config.averaging_delay, 0)
         if weight:
-            self._strategy_sum += weight * plan
+            plan *= weight
+            self._strategy_sum += plan
 
 
 @register
@@ -205,11 +204,11 @@ class DCFR(_FullWidthCFR):
     Config = DCFRConfig
     config: DCFRConfig
 
-    def _update_regrets(self, instant: np.ndarray, t: int) -> None:
+    def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
-        ta, tb = float(t) ** self.config.alpha, float(t) ** self.config.beta
+        ta, tb = float(iteration) ** self.config.alpha, float(iteration) ** self.config.beta
         self._regrets *= np.where(self._regrets > 0.0, ta / (ta + 1.0), tb / (tb + 1.0))
 
-    def _update_average(self, plan: np.ndarray, t: int) -> None:
+    def _update_average(self, plan: np.ndarray, iteration: int) -> None:
         self._strategy_sum += plan
-        self._strategy_sum *= (t / (t + 1.0)) ** self.config.gamma
+        self._strategy_sum *= (iteration / (iteration + 1.0)) ** self.config.gamma

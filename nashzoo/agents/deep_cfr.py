@@ -22,9 +22,10 @@ One learner owns one seat ``i``; one ``step()`` is one CFR iteration ``t`` for t
 5. Train the strategy network on the strategy memory (cross-entropy against ``sigma_t``,
    weighted by ``t``); it is the learner's output, :meth:`DeepCFR.average_policy`.
 
-The traversals are vectorised over the compiled tree: all ``K`` traversals advance together,
-one tree depth at a time, as arrays of ``(traversal, node)`` pairs, and values are backed up with
-``np.bincount``; no Python call per node.
+The traversals are :class:`nashzoo.games.treemath.SampledWalks` (the tree-arithmetic home):
+all ``K`` traversals advance together, one tree depth at a time, as arrays of
+``(traversal, node)`` pairs, and values are backed up with ``np.bincount``; no Python call per
+node.
 
 Known pitfalls on small games such as Kuhn, and the defaults that avoid them:
 
@@ -76,8 +77,8 @@ from nashzoo.agents._torch_utils import (
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, PolicyError
 from nashzoo.agents.registry import register
-from nashzoo.games import CHANCE, CompiledTree, Game
-from nashzoo.games.treemath import regret_matching
+from nashzoo.games import Game
+from nashzoo.games.treemath import regret_matching, sampled_walks
 from nashzoo.io import ArraySpec
 
 __all__ = ["DeepCFR", "DeepCFRConfig", "RegretMatchingPolicy", "TrainingDivergedError"]
@@ -170,138 +171,6 @@ class RegretMatchingPolicy(NetworkPolicy):
         if self.net is None:
             return regret_matching(np.zeros(masks.shape), masks)
         return regret_matching(self.net(tensors).astype(np.float64), masks)
-
-
-@dataclasses.dataclass
-class _Level:
-    """One depth of a batch of traversals: parallel arrays over ``(traversal, node)`` pairs."""
-
-    node: np.ndarray  # node id
-    parent: np.ndarray  # index of the parent pair in the previous level
-    action: np.ndarray  # action / outcome id from the parent
-    weight: np.ndarray  # backup weight: sigma(I, a) under an exploring parent, else 1
-    explored: np.ndarray  # bool: the parent was an exploring node
-
-
-class _TreeWalker:
-    """Vectorised sampled traversals of one compiled tree (cached arrays)."""
-
-    def __init__(self, tree: CompiledTree) -> None:
-        self.tree = tree
-        a = tree.num_actions
-        self.player = tree.player.astype(np.int64)
-        self.infoset = tree.infoset.astype(np.int64)
-        self.children = tree.children.astype(np.int64)
-        self.action_children = self.children[:, :a]
-        probs = np.where(self.children >= 0, tree.chance_prob[np.maximum(self.children, 0)], 0.0)
-        self.chance_cdf = np.cumsum(probs, axis=1)
-
-    def walk(
-        self, explorer: int, strategy: np.ndarray, k: int, rng: np.random.Generator
-    ) -> list[_Level]:
-        """``k`` traversals: ``explorer`` expands every legal action, all others sample.
-
-        ``strategy`` is ``[num_infosets, num_actions]`` for every player.
-        """
-        node = np.zeros(k, dtype=np.int64)
-        empty_i = np.zeros(k, dtype=np.int64)
-        levels = [_Level(node, empty_i - 1, empty_i - 1, np.ones(k), np.zeros(k, dtype=bool))]
-        while True:
-            node = levels[-1].node
-            who = self.player[node]
-            parts = []
-            explore = np.flatnonzero(who == explorer)
-            if explore.size:
-                kids = self.action_children[node[explore]]
-                rows, cols = np.nonzero(kids >= 0)
-                isets = self.infoset[node[explore]]
-                parts.append(
-                    (
-                        kids[rows, cols],
-                        explore[rows],
-                        cols,
-                        strategy[isets[rows], cols],
-                        np.ones(rows.size, dtype=bool),
-                    )
-                )
-            chance = np.flatnonzero(who == CHANCE)
-            if chance.size:
-                cdf = self.chance_cdf[node[chance]]
-                cols = _sample_cdf(cdf, rng.random(chance.size))
-                parts.append(
-                    (
-                        self.children[node[chance], cols],
-                        chance,
-                        cols,
-                        np.ones(chance.size),
-                        np.zeros(chance.size, dtype=bool),
-                    )
-                )
-            sample = np.flatnonzero((who >= 0) & (who != explorer))
-            if sample.size:
-                probs = strategy[self.infoset[node[sample]]]
-                cols = _sample_cdf(np.cumsum(probs, axis=1), rng.random(sample.size))
-                parts.append(
-                    (
-                        self.action_children[node[sample], cols],
-                        sample,
-                        cols,
-                        np.ones(sample.size),
-                        np.zeros(sample.size, dtype=bool),
-                    )
-                )
-            if not parts:
-                return levels
-            levels.append(_Level(*(np.concatenate(p) for p in zip(*parts, strict=True))))
-
-    def sampled_regrets(self, levels: list[_Level], player: int) -> tuple[np.ndarray, np.ndarray]:
-        """Back up sampled values; return ``(infosets, regrets)`` at ``player``'s visited nodes."""
-        utility = self.tree.utility[:, player]
-        num_actions = self.tree.num_actions
-        out_isets, out_regrets = [], []
-        child_values: np.ndarray | None = None
-        for depth in range(len(levels) - 1, -1, -1):
-            level = levels[depth]
-            n = level.node.size
-            values = utility[level.node].copy()
-            child_by_action = None
-            if child_values is not None:
-                nxt = levels[depth + 1]
-                values += np.bincount(nxt.parent, weights=nxt.weight * child_values, minlength=n)
-                child_by_action = np.zeros((n, num_actions))
-                ex = nxt.explored
-                child_by_action[nxt.parent[ex], nxt.action[ex]] = child_values[ex]
-            mine = np.flatnonzero(self.player[level.node] == player)
-            if mine.size and child_by_action is not None:
-                isets = self.infoset[level.node[mine]]
-                legal = self.tree.legal_mask[isets]
-                out_isets.append(isets)
-                out_regrets.append(np.where(legal, child_by_action[mine] - values[mine, None], 0.0))
-            child_values = values
-        if not out_isets:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, num_actions))
-        return np.concatenate(out_isets), np.concatenate(out_regrets)
-
-    def visited_infosets(self, levels: list[_Level], player: int) -> np.ndarray:
-        """Infoset of every visited node of ``player`` (one entry per visit)."""
-        found = [self.infoset[level.node[self.player[level.node] == player]] for level in levels]
-        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-
-
-_WALKERS: dict[str, _TreeWalker] = {}
-
-
-def _walker(tree: CompiledTree) -> _TreeWalker:
-    walker = _WALKERS.get(tree.game_id)
-    if walker is None or walker.tree is not tree:
-        walker = _WALKERS[tree.game_id] = _TreeWalker(tree)
-    return walker
-
-
-def _sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Inverse-CDF sampling, one draw per row (zero-probability columns are never drawn)."""
-    picks = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)
-    return np.minimum(picks, cdf.shape[1] - 1)
 
 
 @register
@@ -413,7 +282,7 @@ class DeepCFR(Learner):
             tree.legal_mask[self._own_rows],
         )
         strategy[self._own_rows] = own
-        walker = _walker(tree)
+        walker = sampled_walks(tree)
         # 2. advantage samples: this seat explores
         levels = walker.walk(seat, strategy, cfg.traversals, self.rng)
         isets, regrets = walker.sampled_regrets(levels, seat)

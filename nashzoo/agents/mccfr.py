@@ -56,12 +56,8 @@ External sampling (``es_mccfr``), one step:
    regrets and average increment count ``t`` times, implemented as multiplying both tables by
    ``t / (t + 1)`` after step ``t`` (regret matching and the normalised average are scale-free).
    The weights are deterministic, so the sampled regrets stay unbiased for the weighted sums.
-   Self-play to NashConv 0.02 on Kuhn (1024 traversals per step, median of 15 seeds) takes 30
-   steps per seat instead of 94, to 0.005 104 instead of 408; Leduc to 0.5 (5 seeds) 21
-   instead of 41. Also measured: DCFR weights (alpha 1.5, beta 0, gamma 2): 24 / 104 / 19
-   steps, about the same; regret-matching+ with linear averaging (CFR+'s rule, which that paper
-   finds does not combine well with sampling): 19 steps on Kuhn but 24 on Leduc. Linear is the
-   simplest, sampling-compatible choice.
+   Linear is the simplest sampling-compatible choice; BENCHMARKS.md ("MCCFR weighting") has
+   the step counts it was chosen on.
    ``weighting="uniform"`` counts every step once, as in the 2009 paper.
 
 How a batch is computed (on the compiled tree, ``nashzoo.games.compile_tree``; no Python State
@@ -91,10 +87,10 @@ distribution as ``B`` independent walks:
   opponent-and-chance reach replaced by the terminal counts.
 
 So the cost of a step is a fixed handful of numpy calls over tree-sized arrays, whatever ``B``
-is; on Kuhn that fixed cost is the whole cost (about 60-100 microseconds a step on the 2-core
-development machine, most of it numpy's per-call overhead: a ``Generator.multinomial`` call with
-a 2-D ``pvals`` costs ~15 us of argument checks alone, which is why the scenario sampler, with
-one 1-D call per pass, is used where it fits; the distribution table is filled in place).
+is; on Kuhn that fixed cost is the whole cost, most of it numpy's per-call overhead (a
+``Generator.multinomial`` call with a 2-D ``pvals`` spends far longer on argument checks than a
+1-D one, which is why the scenario sampler, with one 1-D call per pass, is used where it fits;
+the distribution table is filled in place). Measured costs: BENCHMARKS.md.
 ``nodes_touched`` reports the nodes the ``B`` walks of the paper's algorithm visit (root and
 terminals included): the work of the algorithm, independent of how it is vectorised here.
 """
@@ -111,8 +107,10 @@ from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import CHANCE, CompiledTree, Game
 from nashzoo.games.treemath import (
+    node_paths,
     realization_plan,
     regret_matching,
+    row_sums,
     sequence_form,
     uniform_strategy,
 )
@@ -218,15 +216,6 @@ class ESMCCFRConfig(LearnerConfig):
         object.__setattr__(self, "trajectories_per_step", batch)
         _check_averaging(self.averaging, "es_mccfr", ("simple", "exact"))
         _check_weighting(self.weighting, "es_mccfr")
-
-
-def _row_sums(table: np.ndarray) -> np.ndarray:
-    """Row sums of a ``[rows, actions]`` table, added column by column: several times faster
-    than ``sum(axis=1)`` on the 2-3 action columns of these games."""
-    total = table[:, 0].copy()
-    for a in range(1, table.shape[1]):
-        total += table[:, a]
-    return total
 
 
 class _CountSampler:
@@ -450,7 +439,7 @@ class _SeatTables:
         self.tree, self.seat = tree, seat
         n_i, n_a = tree.num_infosets, tree.num_actions
         self.num_infosets, self.num_actions = n_i, n_a
-        self.num_sequences = n_seq = n_i * n_a
+        self.num_sequences = n_i * n_a
         width = int(tree.children.shape[1])
         player = tree.player.astype(np.int64)
         kind = np.full(tree.num_nodes, _TERMINAL, dtype=np.int64)
@@ -475,31 +464,17 @@ class _SeatTables:
         self._table[-1] = 1.0
         self._strategy_rows = self._table[:n_i, :n_a]
 
-        # Sequence form (shared with the full-width learners): last moves before terminals,
-        # each infoset's parent move, and each player's own depths.
-        sf = sequence_form(tree)
-        self._levels = (sf.levels[seat], sf.levels[1 - seat])
+        # Sequence form (the tree-arithmetic kernels the full-width learners use too): last
+        # moves before terminals and nodes, each infoset's parent move, the players' own depths.
+        self._sf = sf = sequence_form(tree)
         self.term_last_own = sf.last_sequence[seat]
         self.term_last_opp = sf.last_sequence[1 - seat]
         terminals = tree.terminal_nodes.astype(np.int64)
         self.term_chance = tree.terminal_chance_reach
         self.term_utility = np.ascontiguousarray(tree.utility[terminals, seat])
         self.term_length = tree.depth[terminals].astype(np.float64) + 1.0
-
-        # Level by level (parents first): chance reach of every node and the last opponent
-        # move before it (num_sequences: none yet).
-        chance_reach = np.ones(tree.num_nodes)
-        last_opp = np.full(tree.num_nodes, n_seq, dtype=np.int64)
-        parent = tree.parent.astype(np.int64)
-        starts = tree.level_starts
-        for d in range(1, len(starts) - 1):
-            nodes = np.arange(starts[d], starts[d + 1])
-            par = parent[nodes]
-            chance_reach[nodes] = chance_reach[par] * tree.chance_prob[nodes]
-            moved = kind[par] == _OPPONENT
-            last_opp[nodes] = np.where(
-                moved, infoset[par] * n_a + tree.action[nodes], last_opp[par]
-            )
+        chance_reach, node_last = node_paths(tree)
+        last_opp = node_last[1 - seat]
 
         # Own decision nodes: reach ingredients and the terminals below each (a contiguous run
         # of the terminals in depth-first order).
@@ -583,37 +558,24 @@ class _SeatTables:
         the others', then the chance rows. Written in place into one buffer, valid until the
         next call."""
         rows = self._strategy_rows
-        np.divide(opponent, _row_sums(opponent)[:, None], out=rows)
+        np.divide(opponent, row_sums(opponent)[:, None], out=rows)
         np.copyto(rows, sigma, where=self.own_mask)
         return self._table
 
     def plan(self, table: np.ndarray, opponent: bool = False) -> np.ndarray:
         """Realization plan of this seat's (or the opponent's) rows of ``table`` as a flat
-        vector: entry ``I * num_actions + a`` is ``pi(I) * table[I, a]`` for that player's
-        moves, the last entry (empty sequence) is 1."""
-        out = np.ones(self.num_sequences + 1)
-        flat = table.reshape(-1)
-        for level in self._levels[int(opponent)]:
-            out[level.sequences] = out[level.parents] * flat[level.sequences]
-        return out
+        ``[num_sequences + 1]`` vector ending in the empty sequence's 1."""
+        return self._sf.plan(1 - self.seat if opponent else self.seat, table.reshape(-1))
 
-    def counterfactual_values(self, weight: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-        """``q[I, a] = sum_z weight[z] * pi_i(Ia -> z)`` over the terminals ``z`` below each own
-        move ``(I, a)`` (zero elsewhere): each terminal's weight lands on the last own move on
-        its path, then values climb the own depths (``q[parent(J)] += sum_a sigma q[J, a]``)."""
-        n_seq = self.num_sequences
-        q = np.bincount(self.term_last_own, weights=weight, minlength=n_seq + 1)
-        flat = sigma.reshape(-1)
-        for level in reversed(self._levels[0][1:]):
-            seqs = level.sequences
-            q[level.parent_ids] += np.bincount(
-                level.parent_slot, weights=flat[seqs] * q[seqs], minlength=level.parent_ids.size
-            )
-        return q[:n_seq].reshape(self.num_infosets, self.num_actions)
+    def counterfactual_values(self, terminal_weight: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+        """``q[I, a] = sum_z terminal_weight[z] * pi_i(Ia -> z)`` over the terminals below each
+        own move (zero elsewhere), by the shared sequence-form backup."""
+        q = self._sf.backup(self.seat, terminal_weight, sigma.reshape(-1))
+        return q[:-1].reshape(self.num_infosets, self.num_actions)
 
     def add_regrets(self, q: np.ndarray, sigma: np.ndarray) -> None:
         """``regret[I, b] += q[I, b] - sum_a sigma(a|I) q[I, a]`` on legal actions."""
-        self.regrets += (q - _row_sums(q * sigma)[:, None]) * self.legal
+        self.regrets += (q - row_sums(q * sigma)[:, None]) * self.legal
 
     def add_average(self, weights: np.ndarray, sigma: np.ndarray) -> None:
         """``average[I] += weights[I] * sigma[I]``; ``weights`` is zero off the own rows."""
@@ -689,45 +651,47 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
         self._tables = _SeatTables(self.tree, self.seat)
 
     def _step(self, opponent: Policy) -> dict[str, Any]:
-        t = self._tables
+        tables = self._tables
         opp = self.opponent_strategy(opponent)
-        sigma = t.sigma()
+        sigma = tables.sigma()
         eps = float(self.config.exploration)
-        explore = (1.0 - eps) * sigma + eps * t.uniform
+        explore = (1.0 - eps) * sigma + eps * tables.uniform
         batch = int(self.config.trajectories_per_step)
 
         # 1. Terminal counts of B walks: Multinomial(B, q), q(z) = product of sampling probs.
-        own_sampling = t.plan(explore)  # q_i of every own sequence
-        opp_reach = t.plan(opp, opponent=True)
-        q_own = own_sampling[t.term_last_own]
-        q = q_own * opp_reach[t.term_last_opp] * t.term_chance
+        own_sampling = tables.plan(explore)  # q_i of every own sequence
+        opp_reach = tables.plan(opp, opponent=True)
+        q_own = own_sampling[tables.term_last_own]
+        q = q_own * opp_reach[tables.term_last_opp] * tables.term_chance
         counts = self.rng.multinomial(batch, q / q.sum())
 
         # 2. Sampled regrets. Summed over the walks, the regret of b at I is
         #    q(I, b) - sum_a sigma(a|I) q(I, a), with q the counterfactual values of the terminal
         #    weights count(z) u(z) / q_i(z).
-        weight = counts * t.term_utility / q_own
-        t.add_regrets(t.counterfactual_values(weight, sigma), sigma)
+        weight = counts * tables.term_utility / q_own
+        tables.add_regrets(tables.counterfactual_values(weight, sigma), sigma)
 
         # 3. Average strategy.
         if self.config.averaging == "stochastic":
             # Visits of each own node (its terminals are one run of the depth-first order),
             # weighted by pi_i(h) / q(h).
-            below = np.concatenate(([0.0], np.cumsum(counts[t.dfs_terminals])))
-            visits = below[t.own_node_after] - below[t.own_node_first]
-            own_reach = t.plan(sigma)[t.own_node_last_own]
+            below = np.concatenate(([0.0], np.cumsum(counts[tables.dfs_terminals])))
+            visits = below[tables.own_node_after] - below[tables.own_node_first]
+            own_reach = tables.plan(sigma)[tables.own_node_last_own]
             reach_q = (
-                own_sampling[t.own_node_last_own]
-                * opp_reach[t.own_node_last_opp]
-                * t.own_node_chance
+                own_sampling[tables.own_node_last_own]
+                * opp_reach[tables.own_node_last_opp]
+                * tables.own_node_chance
             )
             ratio = visits * own_reach / np.where(reach_q > 0.0, reach_q, 1.0)
-            weights = np.bincount(t.own_node_infoset, weights=ratio, minlength=t.num_infosets)
-            t.add_average(weights, sigma)
+            weights = np.bincount(
+                tables.own_node_infoset, weights=ratio, minlength=tables.num_infosets
+            )
+            tables.add_average(weights, sigma)
         else:
-            t.add_exact_average(sigma)
-        t.changed()
-        touched = int((counts * t.term_length).sum())
+            tables.add_exact_average(sigma)
+        tables.changed()
+        touched = int((counts * tables.term_length).sum())
         return {"nodes_touched": touched, "trajectories": batch}
 
 
@@ -744,29 +708,31 @@ class ExternalSamplingMCCFR(_MCCFRMixin, Learner):
         self._tables = _SeatTables(self.tree, self.seat)
 
     def _step(self, opponent: Policy) -> dict[str, Any]:
-        t = self._tables
+        tables = self._tables
         config = self.config
-        sigma = t.sigma()
-        probs = t.distributions(sigma, self.opponent_strategy(opponent))
+        sigma = tables.sigma()
+        probs = tables.distributions(sigma, self.opponent_strategy(opponent))
         batch = config.trajectories_per_step
 
         # 1. Regret pass: reach counts of B traversals, then the sampled counterfactual values
         #    q(I, a) = sum_z count(z) u(z) pi_i(Ia -> z) and regrets q(I, a) - sum_b sigma q(I, b).
-        reached, touched = t.regret_pass.sample(probs, batch, self.rng)
-        weight = reached * t.term_utility
-        t.add_regrets(t.counterfactual_values(weight, sigma), sigma)
+        reached, touched = tables.regret_pass.sample(probs, batch, self.rng)
+        weight = reached * tables.term_utility
+        tables.add_regrets(tables.counterfactual_values(weight, sigma), sigma)
 
         # 2. Average pass.
         if config.averaging == "simple":
-            reached, more = t.average_pass.sample(probs, batch, self.rng)
+            reached, more = tables.average_pass.sample(probs, batch, self.rng)
             touched += more
-            visits = np.bincount(t.own_node_infoset, weights=reached, minlength=t.num_infosets)
-            t.add_average(visits, sigma)
+            visits = np.bincount(
+                tables.own_node_infoset, weights=reached, minlength=tables.num_infosets
+            )
+            tables.add_average(visits, sigma)
         else:
-            t.add_exact_average(sigma)
+            tables.add_exact_average(sigma)
 
         # 3. Weights (linear: this step counts self.iterations + 1 times as much as the first).
         if config.weighting == "linear":
-            t.discount(self.iterations + 1)
-        t.changed()
+            tables.discount(self.iterations + 1)
+        tables.changed()
         return {"nodes_touched": touched, "trajectories": batch}

@@ -11,6 +11,7 @@ module                 game             parallel_env
 ``matrix_game_v0``     ``matrix``       yes
 ``kuhn_poker_v0``      ``kuhn_poker``   no
 ``leduc_holdem_v0``    ``leduc_poker``  no
+``liars_dice_v0``      ``liars_dice``   no
 =====================  ===============  ==============
 
 Registration: PettingZoo 1.27 has a Gymnasium-style registry (``pettingzoo.register`` /
@@ -52,13 +53,13 @@ import gymnasium
 import pettingzoo
 from pettingzoo import AECEnv, ParallelEnv
 
-from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
+from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, liars_dice_v0, matrix_game_v0, rps_v0
 from nashzoo.envs.aec import GameAECEnv, ObsDict, agent_name, check_illegal_action, wrap_env
 from nashzoo.envs.single_agent import SingleAgentEnv
 from nashzoo.games import Game
 
 ENV_MODULES: dict[str, ModuleType] = {
-    m.NAME: m for m in (rps_v0, matrix_game_v0, kuhn_poker_v0, leduc_holdem_v0)
+    m.NAME: m for m in (rps_v0, matrix_game_v0, kuhn_poker_v0, leduc_holdem_v0, liars_dice_v0)
 }
 """Versioned env name -> per-game module."""
 
@@ -185,6 +186,7 @@ __all__ = [
     "gymnasium_id",
     "kuhn_poker_v0",
     "leduc_holdem_v0",
+    "liars_dice_v0",
     "make_env",
     "matrix_game_v0",
     "raw_env",

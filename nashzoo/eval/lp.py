@@ -11,7 +11,8 @@ entry of the sequence leading to it), and the expected payoff bilinear, ``x^T A 
 ``A[s0, s1] = sum of pi_c(z) u_0(z)`` over terminals ``z`` whose last sequences are ``s0, s1``.
 
 1. Build ``E, e`` and ``F, f`` for both players and the sparse payoff matrix ``A`` from the
-   compiled tree's sequence-form view of the terminals (vectorised; no walk of the tree).
+   tree's sequence form (:func:`nashzoo.games.treemath.sequence_form`: each information set's
+   parent sequence, each terminal's last sequences; vectorised, no walk of the tree).
 2. Player 0 solves ``max_{x, q} f^T q`` s.t. ``F^T q - A^T x <= 0``, ``E x = e``, ``x >= 0``
    (the inner ``min_y x^T A y`` replaced by its LP dual); the optimum is the game value.
 3. Player 1 solves the mirror LP ``min_{y, p} e^T p`` s.t. ``A y - E^T p <= 0``, ``F y = f``,
@@ -34,6 +35,7 @@ from scipy.optimize import linprog
 
 from nashzoo.agents.policy import TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+from nashzoo.games import treemath as tm
 from nashzoo.games.cache import GameCache
 
 CONSTANT_SUM_TOLERANCE = 1e-9
@@ -102,12 +104,11 @@ class GameSolution:
 
 
 @dataclass(frozen=True)
-class _SequenceForm:
-    """One player's sequence-form view. Columns: 0 = the empty sequence, then one per legal
-    (information set, action) pair; constraint rows: 0 = the empty sequence, then one per
-    information set of the player."""
+class _PlanPolytope:
+    """One player's realization-plan polytope ``{x >= 0 : E x = e}`` as LP columns and rows.
+    Columns: 0 = the empty sequence, then one per legal (information set, action) pair;
+    constraint rows: 0 = the empty sequence, then one per information set of the player."""
 
-    column_of: np.ndarray  # [num_sequences + 1] column of each flat id (padding -> 0; else -1)
     flat_ids: np.ndarray  # [m - 1] flat id ``infoset * A + action`` of columns 1..m-1
     column_row: np.ndarray  # [m - 1] constraint row (1 + local infoset) of columns 1..m-1
     infosets: np.ndarray  # [k] the player's information sets (constraint rows 1..k)
@@ -133,41 +134,29 @@ class _SequenceForm:
         return out
 
 
-def _sequence_form(tree: CompiledTree, player: int) -> _SequenceForm:
-    num_actions, pad = tree.num_actions, tree.num_sequences
+def _plan_polytope(tree: CompiledTree, player: int) -> _PlanPolytope:
+    """The polytope's columns from the tree's shared sequence form (parent and last sequences
+    come from :func:`nashzoo.games.treemath.sequence_form`)."""
+    sf = tm.sequence_form(tree)
     infosets = tree.infosets_of(player)
     legal = tree.legal_mask[infosets]
-    grid = infosets[:, None] * num_actions + np.arange(num_actions)
+    grid = infosets[:, None] * tree.num_actions + np.arange(tree.num_actions)
     flat_ids = grid[legal]
     column_row = np.broadcast_to(1 + np.arange(infosets.shape[0])[:, None], grid.shape)[legal]
-    column_of = np.full(pad + 1, -1, dtype=np.int64)
+    column_of = np.full(tree.num_sequences + 1, -1, dtype=np.int64)
     column_of[flat_ids] = 1 + np.arange(flat_ids.shape[0])
-    column_of[pad] = 0
-    seqs = tree.terminal_sequences[player]
-    # On every terminal path, the sequence leading to the information set at position k is
-    # the one at position k - 1 (the empty sequence at k = 0). Padding maps to a spare slot.
-    parent_of = np.full(tree.num_infosets + 1, -1, dtype=np.int64)
-    previous = np.full(seqs.shape[0], pad, dtype=np.int64)
-    for k in range(seqs.shape[1]):
-        parent_of[seqs[:, k] // num_actions] = column_of[previous]
-        previous = seqs[:, k]
-    lengths = np.count_nonzero(seqs != pad, axis=1)
-    last = np.where(lengths > 0, seqs[np.arange(seqs.shape[0]), np.maximum(lengths - 1, 0)], pad)
-    parent_column = parent_of[infosets]
-    if (parent_column < 0).any():
-        raise AssertionError(f"{tree.game_id}: an information set lies on no terminal path")
-    return _SequenceForm(
-        column_of=column_of,
+    column_of[tree.num_sequences] = 0  # the empty sequence
+    return _PlanPolytope(
         flat_ids=flat_ids,
         column_row=column_row,
         infosets=infosets,
-        parent_column=parent_column,
-        last_column=column_of[last],
+        parent_column=column_of[sf.parent_sequence[infosets]],
+        last_column=column_of[sf.last_sequence[player]],
     )
 
 
 def _payoff_matrix(
-    tree: CompiledTree, forms: tuple[_SequenceForm, _SequenceForm]
+    tree: CompiledTree, forms: tuple[_PlanPolytope, _PlanPolytope]
 ) -> sparse.csr_array:
     """``A[s0, s1]``: chance-weighted payoff to player 0 of terminals ending in ``s0, s1``."""
     weights = tree.terminal_chance_reach * tree.terminal_utility[:, 0]
@@ -214,7 +203,7 @@ def _solve(
 
 
 def _behaviour(
-    tree: CompiledTree, form: _SequenceForm, plan: np.ndarray, probs: np.ndarray
+    tree: CompiledTree, form: _PlanPolytope, plan: np.ndarray, probs: np.ndarray
 ) -> None:
     """Write the behaviour strategy of a realization plan into ``probs`` (in place)."""
     rows = np.zeros((tree.num_infosets, tree.num_actions))
@@ -242,7 +231,7 @@ def solve_game(game: Game | str) -> GameSolution:
 def _solve_game(game: Game) -> GameSolution:
     c = require_two_player_constant_sum(game, "solve_game")
     tree = compile_tree(game)
-    forms = (_sequence_form(tree, 0), _sequence_form(tree, 1))
+    forms = (_plan_polytope(tree, 0), _plan_polytope(tree, 1))
     payoff = _payoff_matrix(tree, forms)
     e, f = forms[0].constraints(), forms[1].constraints()
     x, value0 = _solve(payoff, e, forms[0].rhs(), f, game.id, 0)

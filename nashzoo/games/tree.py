@@ -4,26 +4,38 @@ This is the fast path every full-width solver and the exact evaluator share. Nod
 breadth-first order, so every node comes after its parent and the nodes of depth ``d`` are the
 slice ``level_starts[d]:level_starts[d + 1]``.
 
-Besides the per-node arrays, the tree keeps a *sequence-form view of the terminals*: for every
-terminal history ``z`` and every player ``p``, ``terminal_sequences[p][z]`` lists the flat indices
-``infoset * num_actions + action`` of the moves ``p`` made on the way to ``z`` (in order, padded
-with ``num_sequences``, an index that always reads probability 1). With that, reach probabilities,
-counterfactual values and best responses are a handful of gathers, cumulative products and
-``np.bincount`` calls over a ``[num_terminals, max_moves]`` matrix (see ``treemath``), with no
-Python call per node.
+Besides the per-node arrays, the tree keeps the *sequence form*: a player's sequence is a flat id
+``infoset * num_actions + action`` (``num_sequences`` is the empty sequence); every information
+set stores the sequence of its owner leading to it (``infoset_parent_sequence``) and every
+terminal the last sequence of each player on its path (``terminal_last_sequence``). Reach
+probabilities, counterfactual values and best responses are then a few gathers and
+``np.bincount`` calls per own depth (see ``treemath``), with no Python call per node.
+
+Stored: what the kernels read, in the narrowest exact dtype (int32 ids, int8 players, float64
+probabilities and payoffs). Derived on first use and then kept: ``depth``, ``children``,
+``utility`` (per node), the whole paths ``terminal_sequences``, and, for a game whose builder
+describes information sets lazily, their keys and tensors. A tree the full-width learners and
+the evaluator use never builds the per-node ``children`` and ``utility`` tables.
 
 Arrays are read-only, and the result is cached per game id: it is shared, never mutated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import array
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from nashzoo.games import checks
-from nashzoo.games.base import CHANCE, TERMINAL, Game
+from nashzoo.games.base import CHANCE, TERMINAL, Game, State
 from nashzoo.games.cache import GameCache
+
+InfosetLabels = Callable[[], tuple[tuple[str, ...], np.ndarray]]
+"""Returns every information set's key and its ``[I, D]`` float32 tensor, in index order."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,26 +47,22 @@ class CompiledTree:
     num_actions: int
     # --- nodes (breadth-first order) ---------------------------------------------------------
     parent: np.ndarray  # [N] int32, -1 at the root
-    depth: np.ndarray  # [N] int32
     player: np.ndarray  # [N] int8: player id, CHANCE (-1) or TERMINAL (-4)
     infoset: np.ndarray  # [N] int32 infoset of the acting player, -1 at chance/terminal nodes
     action: np.ndarray  # [N] int32 action (or chance outcome) leading here from the parent
     chance_prob: np.ndarray  # [N] float64 probability of that edge if the parent is chance, else 1
-    children: np.ndarray  # [N, B] int32 child node per action/outcome id, -1 where none
-    utility: np.ndarray  # [N, P] float64 returns at terminal nodes, zeros elsewhere
     level_starts: np.ndarray  # [max_depth + 2] int64 offsets of each depth
     # --- information sets --------------------------------------------------------------------
     infoset_player: np.ndarray  # [I] int8
     infoset_depth: np.ndarray  # [I] int32: number of moves the player made before this infoset
+    infoset_parent_sequence: np.ndarray  # [I] int32 owner's sequence leading here
     legal_mask: np.ndarray  # [I, A] bool
-    infoset_tensors: np.ndarray  # [I, D] float32
-    infoset_keys: tuple[str, ...]
-    # --- terminals in sequence form ----------------------------------------------------------
+    # --- terminals ---------------------------------------------------------------------------
     terminal_nodes: np.ndarray  # [Z] int32 node index of each terminal
     terminal_utility: np.ndarray  # [Z, P] float64
     terminal_chance_reach: np.ndarray  # [Z] float64 product of chance probabilities on the path
-    terminal_sequences: tuple[np.ndarray, ...]  # per player [Z, L_p] int64 flat sequence ids
-    infoset_index: dict[str, int] = field(repr=False)
+    terminal_last_sequence: np.ndarray  # [P, Z] int32 each player's last sequence before z
+    infoset_labels: InfosetLabels  # keys and tensors, computed once when first asked for
 
     @property
     def num_nodes(self) -> int:
@@ -73,10 +81,6 @@ class CompiledTree:
         """``num_infosets * num_actions``: also the padding id that reads probability 1."""
         return self.num_infosets * self.num_actions
 
-    @property
-    def num_decision_nodes(self) -> int:
-        return int(np.count_nonzero(self.player >= 0))
-
     def infosets_of(self, player: int) -> np.ndarray:
         """Indices of ``player``'s information sets."""
         return np.flatnonzero(self.infoset_player == player)
@@ -87,6 +91,77 @@ class CompiledTree:
             return self.infoset_index[key]
         except KeyError:
             raise KeyError(f"no information set {key!r} in {self.game_id}") from None
+
+    def nbytes(self) -> int:
+        """Bytes held by the stored arrays (derived tables and labels not counted)."""
+        return sum(value.nbytes for value in vars(self).values() if isinstance(value, np.ndarray))
+
+    # --- information-set labels (computed once) ----------------------------------------------
+    @functools.cached_property
+    def _labels(self) -> tuple[tuple[str, ...], np.ndarray]:
+        keys, tensors = self.infoset_labels()
+        return tuple(keys), readonly(np.asarray(tensors, dtype=np.float32))
+
+    @property
+    def infoset_keys(self) -> tuple[str, ...]:
+        """Every information set's key, in index order."""
+        return self._labels[0]
+
+    @property
+    def infoset_tensors(self) -> np.ndarray:
+        """``[I, D]`` float32: every information set's tensor, in index order."""
+        return self._labels[1]
+
+    @functools.cached_property
+    def infoset_index(self) -> dict[str, int]:
+        """``{key: index}`` of every information set."""
+        return {key: i for i, key in enumerate(self.infoset_keys)}
+
+    # --- derived node tables (computed once) -------------------------------------------------
+    @functools.cached_property
+    def depth(self) -> np.ndarray:
+        """``[N]`` int32 depth of every node."""
+        sizes = np.diff(self.level_starts)
+        return readonly(np.repeat(np.arange(sizes.size, dtype=np.int32), sizes))
+
+    @functools.cached_property
+    def children(self) -> np.ndarray:
+        """``[N, B]`` int32 child node per action/outcome id, -1 where none."""
+        branching = max(self.num_actions, int(self.action.max(initial=-1)) + 1)
+        out = np.full((self.num_nodes, branching), -1, dtype=np.int32)
+        out[self.parent[1:], self.action[1:]] = np.arange(1, self.num_nodes, dtype=np.int32)
+        return readonly(out)
+
+    @functools.cached_property
+    def utility(self) -> np.ndarray:
+        """``[N, P]`` float64 returns at terminal nodes, zeros elsewhere."""
+        out = np.zeros((self.num_nodes, self.num_players))
+        out[self.terminal_nodes] = self.terminal_utility
+        return readonly(out)
+
+    @functools.cached_property
+    def terminal_sequences(self) -> tuple[np.ndarray, ...]:
+        """Per player ``[Z, L_p]`` int64: the flat sequence ids of the player's moves on the way
+        to each terminal, in order, padded with ``num_sequences`` (which reads probability 1)."""
+        pad = self.num_sequences
+        up = np.append(self.infoset_parent_sequence.astype(np.int64), pad)
+        out = []
+        for p in range(self.num_players):
+            backwards = [self.terminal_last_sequence[p].astype(np.int64)]
+            while True:
+                previous = up[backwards[-1] // self.num_actions]  # pad // A is the pad row
+                if (previous == pad).all():
+                    break
+                backwards.append(previous)
+            stacked = np.stack(backwards)  # [K, Z], last move first
+            length = (stacked != pad).sum(axis=0)
+            width = max(1, int(length.max(initial=0)))
+            k = np.arange(width)[None, :]
+            source = length[:, None] - 1 - k  # position in ``backwards`` of the k-th move
+            valid = source >= 0
+            picked = stacked[np.where(valid, source, 0), np.arange(stacked.shape[1])[:, None]]
+            out.append(readonly(np.where(valid, picked, pad)))
+        return tuple(out)
 
 
 def compile_tree(game: Game) -> CompiledTree:
@@ -101,138 +176,212 @@ def compile_tree(game: Game) -> CompiledTree:
     return _TREES(game)
 
 
-def _readonly(array: np.ndarray) -> np.ndarray:
+def readonly(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only in place (compiled trees are shared)."""
     array.setflags(write=False)
     return array
 
 
 def _compile(game: Game) -> CompiledTree:
-    num_players, num_actions = game.num_players, game.num_actions
-    parent: list[int] = []
-    depth: list[int] = []
-    player: list[int] = []
-    infoset: list[int] = []
-    action: list[int] = []
-    chance_prob: list[float] = []
-    edges: list[tuple[int, int, int]] = []  # (parent node, action, child node)
-    terminal_nodes: list[int] = []
-    terminal_utility: list[np.ndarray] = []
-    terminal_chance: list[float] = []
-    terminal_paths: list[list[tuple[int, ...]]] = [[] for _ in range(num_players)]
-    keys: list[str] = []
-    index: dict[str, int] = {}
-    iset_player: list[int] = []
-    iset_depth: list[int] = []
-    iset_mask: list[np.ndarray] = []
-    iset_tensor: list[np.ndarray] = []
-    iset_signature: list[tuple[int, int, tuple[int, ...], int]] = []  # for the recall check
+    """A game offering ``compile_arrays()`` builds its own arrays (a native game's vectorised
+    builder, tested against the generic walk); any other game is walked State by State."""
+    builder = getattr(game, "compile_arrays", None)
+    if builder is not None:
+        return builder()
+    return walk_states(game)
 
-    # Each frontier entry: (state, parent, action, edge prob, chance reach, per-player sequences)
-    frontier = [(game.new_initial_state(), -1, -1, 1.0, 1.0, tuple(() for _ in range(num_players)))]
-    level_starts = [0]
-    current_depth = 0
-    while frontier:
-        next_frontier = []
-        for state, par, act, prob, reach, paths in frontier:
-            node = len(parent)
-            parent.append(par)
-            depth.append(current_depth)
-            action.append(act)
-            chance_prob.append(prob)
-            if par >= 0:
-                edges.append((par, act, node))
-            who = checks.check_player(game, state, state.current_player())
-            player.append(who)
-            if who == TERMINAL:
-                infoset.append(-1)
-                terminal_nodes.append(node)
-                terminal_utility.append(checks.check_returns(game, state, state.returns()))
-                terminal_chance.append(reach)
-                for p in range(num_players):
-                    terminal_paths[p].append(paths[p])
-            elif who == CHANCE:
-                infoset.append(-1)
-                for outcome, p_outcome in checks.check_chance(game, state, state.chance_outcomes()):
-                    child = state._child(outcome)
-                    next_frontier.append(
-                        (child, node, outcome, p_outcome, reach * p_outcome, paths)
-                    )
-            else:
-                key = state.infoset_key(who)
-                legal = checks.check_legal(game, state, who, state.legal_actions())
-                own = paths[who]
-                signature = (who, len(own), tuple(legal), own[-1] if own else -1)
-                iset = index.get(key)
-                if iset is None:
-                    iset = index[key] = len(keys)
-                    keys.append(key)
-                    iset_player.append(who)
-                    iset_depth.append(len(own))
-                    iset_signature.append(signature)
-                    mask = np.zeros(num_actions, dtype=bool)
-                    mask[legal] = True
-                    iset_mask.append(mask)
-                    iset_tensor.append(state.infoset_tensor(who))
-                elif iset_signature[iset] != signature:
-                    checks.check_recall(game, state, key, iset_signature[iset], signature)
-                infoset.append(iset)
-                for a in legal:
-                    seq = iset * num_actions + a
-                    child_paths = tuple(
-                        (*path, seq) if p == who else path for p, path in enumerate(paths)
-                    )
-                    next_frontier.append((state._child(a), node, a, 1.0, reach, child_paths))
-        level_starts.append(len(parent))
-        frontier = next_frontier
-        current_depth += 1
 
-    num_nodes = len(parent)
-    num_infosets = len(keys)
-    branching = max([num_actions] + [a + 1 for _, a, _ in edges])
-    children = np.full((num_nodes, branching), -1, dtype=np.int32)
-    if edges:
-        e = np.asarray(edges, dtype=np.int64)
-        children[e[:, 0], e[:, 1]] = e[:, 2]
-    utility = np.zeros((num_nodes, num_players))
-    utility[terminal_nodes] = np.asarray(terminal_utility)
-    pad = num_infosets * num_actions
-    sequences = []
-    for p in range(num_players):
-        width = max(1, max(len(path) for path in terminal_paths[p]))
-        seqs = np.full((len(terminal_nodes), width), pad, dtype=np.int64)
-        for z, path in enumerate(terminal_paths[p]):
-            seqs[z, : len(path)] = path
-        sequences.append(_readonly(seqs))
-    tensor_size = getattr(game, "infoset_tensor_size", 0)
-    tensors = (
-        np.stack(iset_tensor).astype(np.float32)
-        if iset_tensor
-        else np.zeros((0, tensor_size), dtype=np.float32)
-    )
-    return CompiledTree(
-        game_id=game.id,
-        num_players=num_players,
-        num_actions=num_actions,
-        parent=_readonly(np.asarray(parent, dtype=np.int32)),
-        depth=_readonly(np.asarray(depth, dtype=np.int32)),
-        player=_readonly(np.asarray(player, dtype=np.int8)),
-        infoset=_readonly(np.asarray(infoset, dtype=np.int32)),
-        action=_readonly(np.asarray(action, dtype=np.int32)),
-        chance_prob=_readonly(np.asarray(chance_prob, dtype=np.float64)),
-        children=_readonly(children),
-        utility=_readonly(utility),
-        level_starts=_readonly(np.asarray(level_starts, dtype=np.int64)),
-        infoset_player=_readonly(np.asarray(iset_player, dtype=np.int8)),
-        infoset_depth=_readonly(np.asarray(iset_depth, dtype=np.int32)),
-        legal_mask=_readonly(np.asarray(iset_mask, dtype=bool).reshape(num_infosets, num_actions)),
-        infoset_tensors=_readonly(tensors),
-        infoset_keys=tuple(keys),
-        terminal_nodes=_readonly(np.asarray(terminal_nodes, dtype=np.int32)),
-        terminal_utility=_readonly(utility[terminal_nodes].copy()),
-        terminal_chance_reach=_readonly(np.asarray(terminal_chance, dtype=np.float64)),
-        terminal_sequences=tuple(sequences),
-        infoset_index=index,
-    )
+def walk_states(game: Game) -> CompiledTree:
+    """The generic path: walk ``game``'s States depth first, every history checked, then put
+    the nodes (and information sets) in breadth-first order. Depth first keeps only one path of
+    States alive (a breadth-first frontier can hold a million), and the per-node numbers go to
+    compact typed buffers, not Python lists."""
+    walk = _Walk(game)
+    stack = [
+        (
+            game.new_initial_state(),
+            -1,
+            -1,
+            1.0,
+            1.0,
+            (-1,) * game.num_players,
+            (0,) * game.num_players,
+            0,
+        )
+    ]
+    while stack:
+        stack.extend(reversed(walk.visit(*stack.pop())))
+    return walk.finish()
+
+
+_Entry = tuple[Any, int, int, float, float, tuple[int, ...], tuple[int, ...], int]
+"""A stack entry: (state, parent node, action from the parent, edge probability, chance
+reach, each player's last sequence so far (-1: none), each player's number of moves so far,
+depth)."""
+
+
+class _Walk:
+    """The generic enumeration: :meth:`visit` records one history (in depth-first order) and
+    returns its children; :meth:`finish` reorders everything breadth first."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.parent = array.array("i")
+        self.player = array.array("b")
+        self.infoset = array.array("i")
+        self.action = array.array("i")
+        self.chance_prob = array.array("d")
+        self.depth = array.array("i")
+        self.terminal_nodes = array.array("q")
+        self.terminal_utility = array.array("d")
+        self.terminal_chance = array.array("d")
+        self.terminal_last = array.array("q")
+        self.keys: list[str] = []
+        self.index: dict[str, int] = {}
+        self.iset_player: list[int] = []
+        self.iset_depth: list[int] = []
+        self.iset_parent: list[int] = []
+        self.iset_mask: list[np.ndarray] = []
+        self.iset_tensor: list[np.ndarray] = []
+        self.signature: list[tuple[int, int, tuple[int, ...], int]] = []  # for the recall check
+        self.legal_of: list[list[int]] = []  # legal actions of each information set
+
+    def visit(
+        self,
+        state: State,
+        par: int,
+        act: int,
+        prob: float,
+        reach: float,
+        last: tuple[int, ...],
+        moves: tuple[int, ...],
+        depth: int,
+    ) -> list[_Entry]:
+        """Record one history; return its children's entries, in action order."""
+        game = self.game
+        node = len(self.parent)
+        self.parent.append(par)
+        self.action.append(act)
+        self.chance_prob.append(prob)
+        self.depth.append(depth)
+        who = checks.check_player(game, state, state.current_player())
+        self.player.append(who)
+        if who == TERMINAL:
+            self.infoset.append(-1)
+            self.terminal_nodes.append(node)
+            self.terminal_utility.extend(checks.check_returns(game, state, state.returns()))
+            self.terminal_chance.append(reach)
+            self.terminal_last.extend(last)
+            return []
+        if who == CHANCE:
+            self.infoset.append(-1)
+            outcomes = checks.check_chance(game, state, state.chance_outcomes())
+            return [
+                (state._child(o), node, o, p, reach * p, last, moves, depth + 1)
+                for o, p in outcomes
+            ]
+        iset = self._infoset(state, who, last[who], moves[who])
+        self.infoset.append(iset)
+        next_moves = (*moves[:who], moves[who] + 1, *moves[who + 1 :])
+        base = iset * game.num_actions
+        return [
+            (
+                state._child(a),
+                node,
+                a,
+                1.0,
+                reach,
+                (*last[:who], base + a, *last[who + 1 :]),
+                next_moves,
+                depth + 1,
+            )
+            for a in self.legal_of[iset]
+        ]
+
+    def _infoset(self, state: State, who: int, last: int, moves: int) -> int:
+        key = state.infoset_key(who)
+        legal = checks.check_legal(self.game, state, who, state.legal_actions())
+        signature = (who, moves, tuple(legal), last)
+        iset = self.index.get(key)
+        if iset is None:
+            iset = self.index[key] = len(self.keys)
+            self.keys.append(key)
+            self.iset_player.append(who)
+            self.iset_depth.append(moves)
+            self.iset_parent.append(last)
+            self.signature.append(signature)
+            self.legal_of.append(legal)
+            mask = np.zeros(self.game.num_actions, dtype=bool)
+            mask[legal] = True
+            self.iset_mask.append(mask)
+            self.iset_tensor.append(state.infoset_tensor(who))
+        elif self.signature[iset] != signature:
+            checks.check_recall(self.game, state, key, self.signature[iset], signature)
+        return iset
+
+    def finish(self) -> CompiledTree:
+        """The arrays in breadth-first order: nodes by depth (a stable sort of the depth-first
+        order, which within one depth is already parent-then-action order), information sets
+        numbered by their first breadth-first node."""
+        game, num_actions, players = self.game, self.game.num_actions, self.game.num_players
+        depth = np.frombuffer(self.depth, dtype=np.int32)
+        order = np.argsort(depth, kind="stable")  # breadth-first position -> depth-first id
+        position = np.empty_like(order)
+        position[order] = np.arange(order.size)
+        infoset = np.frombuffer(self.infoset, dtype=np.int32)[order].astype(np.int64)
+        # Information sets in order of their first breadth-first node.
+        decision = infoset >= 0
+        _, first = np.unique(infoset[decision], return_index=True)
+        rank = np.empty(len(self.keys), dtype=np.int64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(self.keys))
+        renumbered = np.argsort(rank)  # new id -> old id
+        pad = len(self.keys) * num_actions
+
+        def sequences(values: np.ndarray) -> np.ndarray:
+            values = np.asarray(values, dtype=np.int64)
+            moved = values >= 0
+            out = np.full(values.shape, pad, dtype=np.int64)
+            out[moved] = (
+                rank[values[moved] // num_actions] * num_actions + values[moved] % num_actions
+            )
+            return out.astype(np.int32)
+
+        parent = np.frombuffer(self.parent, dtype=np.int32)[order]
+        parent = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
+        terminals = position[np.frombuffer(self.terminal_nodes, dtype=np.int64)]
+        by_node = np.argsort(terminals, kind="stable")
+        utility = np.frombuffer(self.terminal_utility).reshape(-1, players)[by_node]
+        last = np.frombuffer(self.terminal_last, dtype=np.int64).reshape(-1, players)[by_node]
+        keys = tuple(self.keys[i] for i in renumbered)
+        tensor_size = getattr(game, "infoset_tensor_size", 0)
+        tensors = (
+            np.stack(self.iset_tensor).astype(np.float32)[renumbered]
+            if self.iset_tensor
+            else np.zeros((0, tensor_size), dtype=np.float32)
+        )
+        mask = np.asarray(self.iset_mask, dtype=bool).reshape(len(self.keys), num_actions)
+        tree = CompiledTree(
+            game_id=game.id,
+            num_players=players,
+            num_actions=num_actions,
+            parent=readonly(parent.astype(np.int32)),
+            player=readonly(np.frombuffer(self.player, dtype=np.int8)[order]),
+            infoset=readonly(np.where(decision, rank[np.maximum(infoset, 0)], -1).astype(np.int32)),
+            action=readonly(np.frombuffer(self.action, dtype=np.int32)[order]),
+            chance_prob=readonly(np.frombuffer(self.chance_prob)[order]),
+            level_starts=readonly(np.concatenate(([0], np.cumsum(np.bincount(depth))))),
+            infoset_player=readonly(np.asarray(self.iset_player, dtype=np.int8)[renumbered]),
+            infoset_depth=readonly(np.asarray(self.iset_depth, dtype=np.int32)[renumbered]),
+            infoset_parent_sequence=readonly(sequences(self.iset_parent)[renumbered]),
+            legal_mask=readonly(mask[renumbered]),
+            terminal_nodes=readonly(np.sort(terminals).astype(np.int32)),
+            terminal_utility=readonly(utility),
+            terminal_chance_reach=readonly(np.frombuffer(self.terminal_chance)[by_node]),
+            terminal_last_sequence=readonly(np.ascontiguousarray(sequences(last).T)),
+            infoset_labels=lambda: (keys, tensors),
+        )
+        tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
+        return tree
 
 
 _TREES: GameCache[CompiledTree] = GameCache(_compile)

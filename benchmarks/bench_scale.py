@@ -1,0 +1,518 @@
+"""Cost growth from Kuhn to ten million histories: nashzoo against OpenSpiel's C++ solvers and
+LiteEFG, every number of a rung measured in the same run.
+
+The ladder (two-player zero-sum; histories as OpenSpiel counts them):
+
+1. ``kuhn_poker`` (58), 2. ``leduc_poker`` (9,457), 3. ``liars_dice`` (one die each, six sides:
+294,883), 4. Leduc with 13 ranks through the OpenSpiel bridge (1,179,777), 5. the largest game
+named by ``--rung5`` (default: liars_dice with nine sides, about 4.2e7 histories).
+
+Per rung:
+
+* nashzoo's compile: seconds (CPU) to build the tree with ``compile_tree``, the bytes the tree
+  and one CFR+ learner's tables hold per history, and the peak resident memory of a fresh
+  process while it compiles the tree and sets one learner up (Linux ``VmHWM``), per history;
+* milliseconds (CPU) per CFR+ iteration (both seats, alternating updates): nashzoo's Trainer
+  (``cfr_plus`` and ``dcfr``), OpenSpiel's C++ ``pyspiel.CFRPlusSolver``
+  (``evaluate_and_update_policy()``) and LiteEFG's ``baselines.CFRplus`` graph (one thread);
+  round-robin, median over rounds;
+* milliseconds (CPU) for the exact NashConv of one policy: nashzoo's ``nash_conv(game, policy)``
+  (the public API, validation included), LiteEFG's ``exploitability`` and ``pyspiel.nash_conv``;
+* correctness: nashzoo's NashConv of its CFR+ policy against ``pyspiel.nash_conv`` of the same
+  policy converted to OpenSpiel (``nashzoo.eval.openspiel.to_pyspiel``).
+
+A rung whose game nashzoo cannot load here (a game or bridge not installed) keeps its peers'
+columns and says n/a for nashzoo; a peer that does not run on a rung says n/a too.
+
+Times are CPU seconds of this process (``time.process_time``), not wall time: the benchmark
+machine is shared (2 cores, several jobs), and every contender is single-threaded, so CPU time
+is what each one costs. Ratios come from the same run.
+
+Run: ``.venv/bin/python benchmarks/bench_scale.py [--max-rung N] [--markdown BENCHMARKS.md]
+[--plot docs/scale.png]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import io
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bench_cfr
+import bench_mccfr
+import numpy as np
+import pyspiel
+from _common import version, write_section
+
+from nashzoo.eval import nash_conv
+from nashzoo.games import compile_tree, load_game
+from nashzoo.games import treemath as tm
+from nashzoo.train import Trainer
+
+SECTION = "## Cost growth"
+UNIVERSAL_13 = (
+    "universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
+    "firstPlayer=1 1,maxRaises=2 2,numSuits=2,numRanks=13,numHoleCards=1,numBoardCards=0 1)"
+)
+
+
+@dataclass(frozen=True)
+class Rung:
+    number: int
+    nashzoo: str  # load_game spec
+    openspiel: str  # pyspiel.load_game spec
+    histories: int  # as OpenSpiel counts them (the issue's table); nashzoo's count is checked
+
+
+RUNGS = [
+    Rung(1, "kuhn_poker", "kuhn_poker", 58),
+    Rung(2, "leduc_poker", "leduc_poker", 9_457),
+    Rung(3, "liars_dice", "liars_dice", 294_883),
+    Rung(4, f"openspiel:{UNIVERSAL_13}", UNIVERSAL_13, 1_179_777),
+]
+
+
+@dataclass
+class Row:
+    rung: Rung
+    compile: dict = field(default_factory=dict)  # nashzoo compile measurements (or empty)
+    ms_per_iteration: dict[str, float | None] = field(default_factory=dict)
+    nash_conv_ms: dict[str, float | None] = field(default_factory=dict)
+    check: str = "n/a"
+
+
+# --- nashzoo compile and memory, in a fresh process --------------------------------------------
+def measure_compile(spec: str) -> dict:
+    """Compile ``spec`` and set up one CFR+ learner in THIS process; return the numbers."""
+    from nashzoo.agents import make_learner
+
+    game = load_game(spec)
+    base = _reset_peak_rss()
+    start = time.process_time()
+    tree = compile_tree(game)
+    seconds = time.process_time() - start
+    sf = tm.sequence_form(tree)
+    learner = make_learner("cfr_plus", game, 0)
+    peak = _status_kib("VmHWM") * 1024 - base
+    sf_bytes = sum(a.nbytes for a in _arrays(sf))
+    learner_bytes = sum(v.nbytes for v in vars(learner).values() if isinstance(v, np.ndarray))
+    return {
+        "histories": tree.num_nodes,
+        "infosets": tree.num_infosets,
+        "compile_s": seconds,
+        "tree_bytes": tree.nbytes() + sf_bytes,
+        "learner_bytes": learner_bytes,
+        "peak_bytes": peak,
+    }
+
+
+def _status_kib(name: str) -> int:
+    """A ``/proc/self/status`` memory figure in KiB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(name + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {name} in /proc/self/status")
+
+
+def _reset_peak_rss() -> int:
+    """Reset the resident-memory high-water mark (Linux ``clear_refs``); return the resident
+    bytes now, the baseline the peak is measured from."""
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_kib("VmRSS") * 1024
+
+
+def _arrays(value: object) -> list[np.ndarray]:
+    """Every numpy array reachable through dataclass fields and tuples of ``value``."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, tuple):
+        return [a for v in value for a in _arrays(v)]
+    if hasattr(value, "__dataclass_fields__"):
+        return [a for name in value.__dataclass_fields__ for a in _arrays(getattr(value, name))]
+    return []
+
+
+def compile_in_subprocess(spec: str, timeout: float) -> dict:
+    """:func:`measure_compile` in a fresh interpreter (so peak memory is this game's alone)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, __file__, "--measure-compile", spec],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"compile took over {timeout:g} s"}
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# --- contenders: each is a callable running n CFR+ iterations ------------------------------
+def nashzoo_runner(spec: str, algorithm: str) -> Callable[[int], None]:
+    trainer = Trainer(
+        spec, algorithm, algorithm, final_eval=False, evaluate_seats=False, progress=False
+    )
+    return lambda n: trainer.run(iterations=n)
+
+
+def openspiel_runner(spec: str) -> Callable[[int], None]:
+    solver = pyspiel.CFRPlusSolver(pyspiel.load_game(spec))
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            solver.evaluate_and_update_policy()
+
+    return run
+
+
+def liteefg_setup(spec: str):
+    """LiteEFG's CFR+ graph on its OpenSpiel environment (one thread), or None."""
+    try:
+        import LiteEFG as leg
+        from LiteEFG.baselines.CFRplus import graph
+    except ImportError:
+        return None
+    leg.set_threads(1)
+    with contextlib.redirect_stdout(io.StringIO()):  # its graphs print banners
+        g = graph()
+        env = leg.OpenSpielEnv(pyspiel.load_game(spec), traverse_type="Enumerate", regenerate=False)
+        env.set_graph(g)
+    return g, env
+
+
+def cpu_ms_per_call(
+    contenders: dict[str, Callable[[int], None]], rounds: int, budget: float
+) -> dict[str, float]:
+    """bench_cfr's round-robin on CPU time: median CPU milliseconds per call."""
+    rates = bench_cfr.iterations_per_second(contenders, rounds, budget, time.process_time)
+    return {name: 1e3 / statistics.median(r) for name, r in rates.items()}
+
+
+# --- one rung ------------------------------------------------------------------------------
+def nashzoo_loads(spec: str) -> str | None:
+    """None if nashzoo can load ``spec`` here, else why not."""
+    try:
+        load_game(spec)
+    except Exception as error:  # any reason makes the column n/a
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def run_rung(rung: Rung, args: argparse.Namespace) -> Row:
+    row = Row(rung)
+    why = nashzoo_loads(rung.nashzoo)
+    state = "loads" if why is None else why
+    print(f"# rung {rung.number} {rung.nashzoo}: nashzoo {state}", file=sys.stderr)
+    if why is None:
+        row.compile = compile_in_subprocess(rung.nashzoo, args.compile_timeout)
+        print(f"#   compile {row.compile}", file=sys.stderr)
+    nashzoo_ok = why is None and "error" not in row.compile
+    makers: dict[str, Callable[[], Callable[[int], None]]] = {}
+    if nashzoo_ok:
+        makers["nashzoo cfr_plus"] = lambda: nashzoo_runner(rung.nashzoo, "cfr_plus")
+        if rung.number < 5:
+            makers["nashzoo dcfr"] = lambda: nashzoo_runner(rung.nashzoo, "dcfr")
+    makers["OpenSpiel C++"] = lambda: openspiel_runner(rung.openspiel)
+    lite = liteefg_setup(rung.openspiel) if rung.number <= args.liteefg_max_rung else None
+    if lite is not None:
+        makers["LiteEFG"] = lambda: bench_cfr.liteefg_loop(*lite)
+    if rung.number < 5:
+        contenders = {name: make() for name, make in makers.items()}
+        row.ms_per_iteration = cpu_ms_per_call(contenders, args.rounds, args.budget)
+        row.nash_conv_ms, row.check = nash_conv_times(
+            rung, nashzoo_ok, lite, args.rounds, args.budget
+        )
+    else:  # one contender alive at a time: the largest tree barely fits twice in memory
+        for name, make in makers.items():
+            row.ms_per_iteration.update(cpu_ms_per_call({name: make()}, 1, 0.0))
+        row.nash_conv_ms, row.check = nash_conv_times(rung, nashzoo_ok, None, 1, 0.0, peers=False)
+    print(f"#   ms/iteration {row.ms_per_iteration}", file=sys.stderr)
+    print(f"#   NashConv ms {row.nash_conv_ms}; {row.check}", file=sys.stderr)
+    return row
+
+
+def nash_conv_times(
+    rung: Rung, nashzoo_ok: bool, lite, rounds: int, budget: float, *, peers: bool = True
+) -> tuple[dict[str, float], str]:
+    """CPU ms of one exact NashConv per library, and nashzoo's value checked against
+    OpenSpiel's on the same policy (nashzoo's CFR+ average after three iterations). Without
+    ``peers`` (the largest rung) only nashzoo is timed and nothing is checked."""
+    timers: dict[str, Callable[[int], None]] = {}
+    check = "n/a"
+    ogame = pyspiel.load_game(rung.openspiel) if peers else None
+    if peers:
+        solver = pyspiel.CFRPlusSolver(ogame)
+        solver.evaluate_and_update_policy()
+        average = solver.average_policy()
+        timers["OpenSpiel C++"] = lambda n: [pyspiel.nash_conv(ogame, average) for _ in range(n)]
+    if nashzoo_ok:
+        policy = _nashzoo_policy(rung.nashzoo)
+        timers["nashzoo"] = lambda n: [nash_conv(rung.nashzoo, policy) for _ in range(n)]
+        if peers:
+            check = _check_against_openspiel(rung, policy, ogame)
+    if lite is not None:
+        g, env = lite
+        timers["LiteEFG"] = lambda n: [env.exploitability(g.current_strategy()) for _ in range(n)]
+    return cpu_ms_per_call(timers, rounds, budget / 2), check
+
+
+def time_to_target_rows(game: str, check_every: int, limit: int) -> list[tuple]:
+    """Wall time to NashConv <= 1e-3 (bench_cfr's protocol: evaluation off the clock)."""
+    rows = []
+    for name, run in (
+        (
+            "nashzoo cfr_plus",
+            lambda: bench_cfr.nashzoo_time_to_target(game, "cfr_plus", check_every, limit),
+        ),
+        (
+            "nashzoo dcfr",
+            lambda: bench_cfr.nashzoo_time_to_target(game, "dcfr", check_every, limit),
+        ),
+        (
+            "OpenSpiel C++ CFRPlusSolver",
+            lambda: bench_cfr.openspiel_time_to_target(game, check_every, limit),
+        ),
+    ):
+        iterations, seconds, conv = run()
+        rows.append((name, iterations, seconds, conv))
+        print(f"# {game} to NashConv 1e-3: {name} {iterations} it {seconds:.2f}s", file=sys.stderr)
+    return rows
+
+
+def target_table(game: str, rows: list[tuple], limit: int) -> str:
+    reference = next(s for n, _, s, _ in rows if n == "OpenSpiel C++ CFRPlusSolver")
+    lines = [
+        f"Time to NashConv <= 1e-3 on `{game}` (wall seconds of training; exact NashConv "
+        "checked off the clock):",
+        "",
+        "| implementation | iterations | seconds | NashConv at the stop | OpenSpiel time / this |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, iterations, seconds, conv in rows:
+        reached = f"{iterations:,}" if iterations is not None else f"not within {limit:,}"
+        ratio = f"{reference / seconds:.1f}x" if iterations is not None else "n/a"
+        lines.append(f"| {name} | {reached} | {seconds:.2f} | {conv:.6f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def _nashzoo_policy(spec: str):
+    trainer = Trainer(spec, "cfr_plus", "cfr_plus", final_eval=False, progress=False)
+    trainer.run(iterations=3)
+    return trainer.average_policy()
+
+
+def _check_against_openspiel(rung: Rung, policy, ogame) -> str:
+    try:
+        from nashzoo.eval.openspiel import to_pyspiel
+
+        theirs = pyspiel.nash_conv(ogame, to_pyspiel(rung.nashzoo, policy))
+    except Exception as error:  # the conversion may not support it
+        return f"not checked ({type(error).__name__})"
+    ours = nash_conv(rung.nashzoo, policy)
+    return f"|diff| {abs(ours - theirs):.1e} (NashConv {ours:.6f})"
+
+
+# --- report --------------------------------------------------------------------------------
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
+
+
+def _ratio(peer: float | None, ours: float | None) -> str:
+    return "n/a" if peer is None or ours is None else f"{peer / ours:.2f}x"
+
+
+def table(rows: list[Row]) -> str:
+    lines = [
+        "| rung | game | histories | compile s | bytes/history (tree + learner) "
+        "| peak bytes/history | nashzoo CFR+ ms/it | nashzoo DCFR ms/it | OpenSpiel C++ ms/it "
+        "| LiteEFG ms/it | OpenSpiel / nashzoo | LiteEFG / nashzoo |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        c, ms = row.compile, row.ms_per_iteration
+        ok = bool(c) and "error" not in c
+        n = c["histories"] if ok else row.rung.histories
+        ours = ms.get("nashzoo cfr_plus")
+        lines.append(
+            f"| {row.rung.number} | `{row.rung.nashzoo}` | {n:,} "
+            f"| {c['compile_s']:.3g} | {(c['tree_bytes'] + c['learner_bytes']) / n:.0f} "
+            f"| {c['peak_bytes'] / n:.0f} "
+            if ok
+            else f"| {row.rung.number} | `{row.rung.nashzoo}` | {n:,} | n/a | n/a | n/a "
+        )
+        lines[-1] += (
+            f"| {_ms(ours)} | {_ms(ms.get('nashzoo dcfr'))} | {_ms(ms.get('OpenSpiel C++'))} "
+            f"| {_ms(ms.get('LiteEFG'))} | {_ratio(ms.get('OpenSpiel C++'), ours)} "
+            f"| {_ratio(ms.get('LiteEFG'), ours)} |"
+        )
+    lines += [
+        "",
+        "Exact NashConv of one policy (CPU ms) and nashzoo's value against OpenSpiel's on the "
+        "same policy:",
+        "",
+        "| rung | nashzoo | LiteEFG | OpenSpiel C++ | LiteEFG / nashzoo | OpenSpiel / nashzoo "
+        "| nashzoo vs pyspiel.nash_conv |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for row in rows:
+        t = row.nash_conv_ms
+        lines.append(
+            f"| {row.rung.number} | {_ms(t.get('nashzoo'))} | {_ms(t.get('LiteEFG'))} "
+            f"| {_ms(t.get('OpenSpiel C++'))} | {_ratio(t.get('LiteEFG'), t.get('nashzoo'))} "
+            f"| {_ratio(t.get('OpenSpiel C++'), t.get('nashzoo'))} | {row.check} |"
+        )
+    return "\n".join(lines)
+
+
+def slope(rows: list[Row], name: str) -> float | None:
+    """Least-squares slope of log(ms/iteration) against log(histories)."""
+    points = [
+        (row.rung.histories, row.ms_per_iteration[name])
+        for row in rows
+        if row.ms_per_iteration.get(name)
+    ]
+    if len(points) < 2:
+        return None
+    x, y = np.log([p[0] for p in points]), np.log([p[1] for p in points])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def plot(rows: list[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.2))
+    for name, marker in (
+        ("nashzoo cfr_plus", "o"),
+        ("OpenSpiel C++", "s"),
+        ("LiteEFG", "^"),
+    ):
+        pts = [
+            (r.rung.histories, r.ms_per_iteration[name])
+            for r in rows
+            if r.ms_per_iteration.get(name)
+        ]
+        if pts:
+            ax.plot(
+                *zip(*pts, strict=True), marker=marker, label=name.replace(" cfr_plus", " CFR+")
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("histories")
+    ax.set_ylabel("CPU ms per CFR+ iteration (both seats)")
+    ax.set_title("Cost growth of one CFR+ iteration")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-rung", type=int, default=4, help="largest rung to run (1-5)")
+    parser.add_argument("--rung5", default="liars_dice(dice_sides=9)", help="rung 5's game")
+    parser.add_argument("--rung5-openspiel", default="liars_dice(dice_sides=9)")
+    parser.add_argument("--rung5-histories", type=int, default=42_467_338)
+    parser.add_argument("--rounds", type=int, default=3, help="round-robin rounds")
+    parser.add_argument("--budget", type=float, default=1.0, help="CPU seconds per round")
+    parser.add_argument("--compile-timeout", type=float, default=1800.0)
+    parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    parser.add_argument("--plot", type=Path, help="save the log-log plot here (PNG)")
+    parser.add_argument(
+        "--liteefg-max-rung",
+        type=int,
+        default=4,
+        help="LiteEFG loads games "
+        "through a Python walk of OpenSpiel's states: skip it above this rung",
+    )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="also time CFR+ to NashConv 1e-3 and OS/ES-MCCFR to NashConv 0.1 on rung 3",
+    )
+    parser.add_argument("--mccfr-seeds", type=int, default=3)
+    parser.add_argument("--mccfr-cap", type=float, default=120.0, help="seconds per MCCFR run")
+    parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_compile:
+        print(json.dumps(measure_compile(args.measure_compile)))
+        return
+    rungs = [r for r in RUNGS if r.number <= args.max_rung]
+    if args.max_rung >= 5:
+        rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
+    load_before = os.getloadavg()
+    rows = [run_rung(r, args) for r in rungs]
+    text = table(rows)
+    if args.targets:
+        rung3 = RUNGS[2].nashzoo
+        limit = 5000
+        text += "\n\n" + target_table(rung3, time_to_target_rows(rung3, 10, limit), limit)
+        mccfr = bench_mccfr.run_game(
+            rung3, 0.1, args.mccfr_seeds, args.mccfr_cap, "nashzoo os,nashzoo es,C++"
+        )
+        text += (
+            f"\n\nOS- and ES-MCCFR on `{rung3}` to NashConv 0.1 (bench_mccfr's protocol: wall "
+            f"time, median over {args.mccfr_seeds} seeds, evaluation off the clock, a run "
+            f"still above the target after {args.mccfr_cap:g} s counts as n/a):\n\n" + mccfr
+        )
+    load_after = os.getloadavg()
+    slopes = {name: slope(rows, name) for name in ("nashzoo cfr_plus", "OpenSpiel C++", "LiteEFG")}
+    slope_line = ", ".join(
+        f"{n} {s:.2f}" if s is not None else f"{n} n/a" for n, s in slopes.items()
+    )
+    print(text)
+    print(f"\nlog-log slope of ms/iteration against histories: {slope_line}")
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"# wrote {args.plot}", file=sys.stderr)
+    if args.markdown:
+        notes = [
+            "",
+            f"Log-log slope of CPU ms per iteration against histories: {slope_line}.",
+            "",
+            f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
+            f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
+            f"numpy {version('numpy')}, open_spiel {version('open_spiel')}, "
+            f"LiteEFG {version('LiteEFG')}.",
+            f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after: the 2 cores "
+            "were shared with other jobs, so times are CPU seconds of the benchmark process "
+            "(each contender single-threaded; LiteEFG set to one thread) and the ratios come "
+            "from the same run.",
+            f"- Per-iteration figures: median of {args.rounds} round-robin rounds of about "
+            f"{args.budget:g} CPU s per contender. nashzoo's is the whole `Trainer.run` loop.",
+            "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
+            "one CFR+ learner's tables; peak: the resident-memory high-water mark of a fresh "
+            "process compiling the tree and setting up one learner (imports excluded).",
+            "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "
+            f"--max-rung {args.max_rung} --markdown BENCHMARKS.md --plot docs/scale.png`.",
+        ]
+        intro = (
+            "How the cost of one CFR+ iteration grows with the game, nashzoo against "
+            "OpenSpiel's C++ `CFRPlusSolver` and LiteEFG's CFR+ graph, with nashzoo's compile "
+            "time and memory per history (`benchmarks/bench_scale.py`); the plot is "
+            "[docs/scale.png](docs/scale.png)."
+        )
+        write_section(args.markdown, SECTION, "\n".join([intro, "", text, *notes]))
+        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

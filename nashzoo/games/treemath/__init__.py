@@ -1,0 +1,61 @@
+"""Tree arithmetic over a :class:`~nashzoo.games.tree.CompiledTree`: the one home of every
+kernel the learners, the evaluator and the LP share.
+
+A *strategy* here is a ``[num_infosets, num_actions]`` float array of action probabilities for
+every information set of every player (zeros on illegal actions). No kernel makes a Python call
+per history. Modules:
+
+* :mod:`.terminal`: per-terminal reach and the reference counterfactual values;
+* :mod:`.response`: exact best responses, expected returns and NashConv;
+* :mod:`.sequence`: the sequence form (realization plans, the fused counterfactual pass of the
+  full-width learners, the bottom-up value backup of the sampling ones);
+* :mod:`.matching`: regret matching (the ONE implementation), row sums and normalisations;
+* :mod:`.walks`: batched sampled walks (Deep CFR's traversals) and inverse-CDF sampling.
+
+Notation: for a terminal ``z``, ``pi_p(z)`` is the product of player ``p``'s action probabilities on
+the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
+"""
+
+from nashzoo.games.treemath.matching import (
+    RegretMatcher,
+    behaviour_strategy,
+    regret_matching,
+    row_sums,
+    uniform_strategy,
+)
+from nashzoo.games.treemath.response import best_response, expected_returns, nash_conv
+from nashzoo.games.treemath.sequence import (
+    CounterfactualPass,
+    OwnDepth,
+    SequenceForm,
+    counterfactual_pass,
+    node_paths,
+    realization_plan,
+    sequence_form,
+)
+from nashzoo.games.treemath.terminal import counterfactual_values, terminal_reach
+from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sampled_walks
+
+__all__ = [
+    "CounterfactualPass",
+    "OwnDepth",
+    "RegretMatcher",
+    "SampledWalks",
+    "SequenceForm",
+    "WalkDepth",
+    "behaviour_strategy",
+    "best_response",
+    "counterfactual_pass",
+    "counterfactual_values",
+    "expected_returns",
+    "nash_conv",
+    "node_paths",
+    "realization_plan",
+    "regret_matching",
+    "row_sums",
+    "sample_cdf",
+    "sampled_walks",
+    "sequence_form",
+    "terminal_reach",
+    "uniform_strategy",
+]

@@ -1,0 +1,37 @@
+"""One cache for the index arrays the kernels derive from a tree: built once per tree and kind,
+dropped with the tree (a compiled tree is immutable, so its derived indexes never go stale)."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from nashzoo.games.tree import CompiledTree
+
+T = TypeVar("T")
+
+_CACHE: weakref.WeakKeyDictionary[CompiledTree, dict[str, Any]] = weakref.WeakKeyDictionary()
+_LOCK = threading.RLock()
+
+
+def per_tree(tree: CompiledTree, kind: str, build: Callable[[CompiledTree], T]) -> T:
+    """``build(tree)``, computed on the first call for this ``(tree, kind)`` and then reused."""
+    entries = _CACHE.get(tree)
+    if entries is not None and kind in entries:
+        return entries[kind]
+    with _LOCK:
+        entries = _CACHE.setdefault(tree, {})
+        if kind not in entries:
+            entries[kind] = build(tree)
+        return entries[kind]
+
+
+def frozen(array: np.ndarray) -> np.ndarray:
+    """A contiguous, read-only copy (or view) of ``array``: cached indexes are shared."""
+    array = np.ascontiguousarray(array)
+    array.setflags(write=False)
+    return array

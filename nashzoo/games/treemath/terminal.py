@@ -1,0 +1,90 @@
+"""Per-terminal reference kernels: each player's reach of every terminal, and counterfactual
+values computed from whole terminal paths.
+
+They are a few gathers, cumulative products and ``np.bincount`` calls over the
+``[num_terminals, max_moves]`` sequence matrices of the tree (``tree.terminal_sequences``), written
+straight from the definitions; the sequence-form kernels the learners and the evaluator run are
+tested against them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nashzoo.games.tree import CompiledTree
+
+
+def _flat(tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
+    """Strategy as a flat vector with a trailing 1.0 at the padding index."""
+    flat = np.empty(tree.num_sequences + 1)
+    flat[:-1] = strategy.reshape(-1)
+    flat[-1] = 1.0
+    return flat
+
+
+def _reach_from_flat(tree: CompiledTree, flat: np.ndarray) -> np.ndarray:
+    """``terminal_reach`` from a flat strategy. The gather is laid out ``[moves, terminals]`` and
+    the moves multiplied column by column, in path order: the same products, bit for bit, as a
+    row-wise ``prod(axis=1)``, several times faster (numpy reduces short rows slowly)."""
+    out = np.empty((tree.num_players, tree.num_terminals))
+    for p, seqs in enumerate(tree.terminal_sequences):
+        probs = flat[seqs.T]
+        row = out[p]
+        row[:] = probs[0]
+        for k in range(1, probs.shape[0]):
+            row *= probs[k]
+    return out
+
+
+def terminal_reach(tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
+    """``[num_players, num_terminals]``: each player's own reach ``pi_p(z)``."""
+    return _reach_from_flat(tree, _flat(tree, strategy))
+
+
+def _others_reach(tree: CompiledTree, reach: np.ndarray, player: int) -> np.ndarray:
+    """``pi_c(z) * prod_{q != player} pi_q(z)`` for every terminal."""
+    if reach.shape[0] == 2:  # the common case, without np.delete's copy
+        return tree.terminal_chance_reach * reach[1 - player]
+    others = np.delete(reach, player, axis=0).prod(axis=0)
+    return tree.terminal_chance_reach * others
+
+
+def _exclusive_suffix(probs: np.ndarray) -> np.ndarray:
+    """``out[z, k] = prod_{j > k} probs[z, j]`` (zero-safe: no division)."""
+    out = np.ones_like(probs)
+    if probs.shape[1] > 1:
+        out[:, :-1] = np.cumprod(probs[:, :0:-1], axis=1)[:, ::-1]
+    return out
+
+
+def _exclusive_prefix(probs: np.ndarray) -> np.ndarray:
+    """``out[z, k] = prod_{j < k} probs[z, j]``."""
+    out = np.ones_like(probs)
+    if probs.shape[1] > 1:
+        out[:, 1:] = np.cumprod(probs[:, :-1], axis=1)
+    return out
+
+
+def counterfactual_values(
+    tree: CompiledTree, strategy: np.ndarray, player: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counterfactual action values and own reach of ``player``'s information sets.
+
+    Returns:
+        ``(q, reach)``: ``q[I, a]`` is the counterfactual value of taking ``a`` at ``I``
+        (Zinkevich et al. 2007: sum over terminals below ``I.a`` of
+        ``pi_{-i}(z) u_i(z) pi_i(I.a -> z)``), zero for other players' infosets;
+        ``reach[I]`` is ``pi_i(I)``, player ``i``'s own probability of reaching ``I``
+        (what the average strategy is weighted by).
+    """
+    flat = _flat(tree, strategy)
+    reach = terminal_reach(tree, strategy)
+    seqs = tree.terminal_sequences[player]
+    probs = flat[seqs]
+    weight = _others_reach(tree, reach, player) * tree.terminal_utility[:, player]
+    contrib = weight[:, None] * _exclusive_suffix(probs)
+    n_seq = tree.num_sequences
+    q = np.bincount(seqs.ravel(), weights=contrib.ravel(), minlength=n_seq + 1)[:n_seq]
+    own = np.zeros(tree.num_infosets + 1)
+    own[seqs.ravel() // tree.num_actions] = _exclusive_prefix(probs).ravel()
+    return q.reshape(tree.num_infosets, tree.num_actions), own[:-1]
