@@ -10,6 +10,7 @@ from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
 from nashzoo.agents.fixed import fixed_policy
 from nashzoo.agents.policy import PolicyError, TabularPolicy, UniformPolicy
+from nashzoo.envs import GYMNASIUM_IDS
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.games import IllegalActionError
 
@@ -184,10 +185,7 @@ def test_every_game_is_registered_with_gymnasium():
     assert env.spec.id == "nashzoo/KuhnPoker-v0"
 
 
-@pytest.mark.parametrize(
-    "env_id",
-    ["nashzoo/RPS-v0", "nashzoo/MatrixGame-v0", "nashzoo/KuhnPoker-v0", "nashzoo/LeducHoldem-v0"],
-)
+@pytest.mark.parametrize("env_id", list(GYMNASIUM_IDS))  # every game nashzoo ships
 @pytest.mark.parametrize("seat", [0, 1, "random"])
 def test_gymnasium_make_passes_both_checkers(env_id, seat):
     import gymnasium
