@@ -1,11 +1,16 @@
 """Environment speed: random play through nashzoo's public ``env()`` against its peers, in the
 same run.
 
-Rows are Kuhn poker and Leduc hold'em. Columns (episodes per second, higher is better):
+Rows are Kuhn poker, Leduc hold'em and Liar's dice (one die each, six sides: 294,883
+histories), the last twice: as ``liars_dice_v0.env()`` gives it (too big for the env's lookup
+tables under ``tabulate="auto"``, so it steps the game's states with its memo of the histories
+reached) and with ``tabulate=True`` (the whole tree tabulated first; the one-off cost of
+compiling the tree and building the tables is printed). Columns (episodes per second, higher is
+better):
 
-* nashzoo ``kuhn_poker_v0.env()`` / ``leduc_holdem_v0.env()``, the default (illegal actions
-  raise): the raw env under the one wrapper ``env()`` applies, nashzoo's
-  ``OrderEnforcingWrapper`` (PettingZoo's, with faster attribute forwarding);
+* nashzoo ``kuhn_poker_v0.env()`` / ``leduc_holdem_v0.env()`` / ``liars_dice_v0.env()``, the
+  default (illegal actions raise): the raw env under the one wrapper ``env()`` applies,
+  nashzoo's ``OrderEnforcingWrapper`` (PettingZoo's, with faster attribute forwarding);
 * nashzoo ``env(illegal_action="penalize")``: the raw env under the one wrapper that mode
   applies, ``PenalizeIllegalWrapper`` (PettingZoo's order checks and terminate-with-penalty
   convention);
@@ -14,8 +19,8 @@ Rows are Kuhn poker and Leduc hold'em. Columns (episodes per second, higher is b
   the penalize mode used to be (so what PettingZoo's wrappers cost);
 
 all driven the PettingZoo way (``agent_iter``, ``last``, ``step``, dead steps included);
-* OpenSpiel's ``open_spiel.python.rl_environment.Environment("kuhn_poker" / "leduc_poker")``
-  (``reset`` / ``step`` on ``TimeStep``s);
+* OpenSpiel's ``open_spiel.python.rl_environment.Environment("kuhn_poker" / "leduc_poker" /
+  "liars_dice")`` (``reset`` / ``step`` on ``TimeStep``s);
 * PettingZoo's own ``pettingzoo.classic.leduc_holdem_v4`` (RLCard), Leduc only, when ``rlcard``
   and ``pygame-ce`` are installed (``pip install 'pettingzoo[classic]'``); otherwise the script
   says so and leaves the column out.
@@ -24,7 +29,11 @@ Every column plays the same policy with the same code: a uniformly random legal 
 with ``random.Random(seed)`` (legal actions read from the action mask, or from OpenSpiel's
 ``legal_actions``); every env is seeded. Each measurement times ``--episodes`` episodes after a
 warm-up; the implementations take turns, ``--repeats`` rounds, and the median is reported, so
-load from other processes hits every column alike. Ratios are nashzoo / peer from this run.
+load from other processes hits every column alike. The clock is this process's CPU time
+(``--clock cpu``, the default): every column runs single-threaded in this process (OpenSpiel's
+C++ included), so CPU time is what each one costs, while wall time on a shared machine also
+counts the waits for a free core (``--clock wall`` on an idle machine). Ratios are nashzoo / peer
+from this run.
 
 Run: ``.venv/bin/python benchmarks/bench_env.py [--quick] [--markdown BENCHMARKS.md]``.
 """
@@ -46,17 +55,19 @@ from pathlib import Path
 import numpy as np
 from _common import write_section
 
-from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0
+from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, liars_dice_v0
+from nashzoo.games import compile_tree, load_game
 
 SECTION = "## Environment speed"
 Runner = Callable[[int], int]  # plays n episodes, returns the number of decisions made
 
 
-def pettingzoo_classic_stack(module: object) -> object:
+def pettingzoo_classic_stack(module: object, **kwargs: object) -> object:
     """The raw env under PettingZoo's classic terminate-with-penalty wrapper stack."""
     from pettingzoo.utils import wrappers
 
-    env = wrappers.TerminateIllegalWrapper(module.raw_env(), illegal_reward=-1)  # type: ignore[attr-defined]
+    raw = module.raw_env(**kwargs)  # type: ignore[attr-defined]
+    env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
     return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
 
 
@@ -131,7 +142,9 @@ def pettingzoo_leduc_runner(seed: int) -> Runner:
     return run
 
 
-def measure(runners: dict[str, Runner], episodes: int, repeats: int) -> dict[str, dict]:
+def measure(
+    runners: dict[str, Runner], episodes: int, repeats: int, clock: Callable[[], float]
+) -> dict[str, dict]:
     """Median episodes/s of each runner; the runners take turns within every round."""
     rates: dict[str, list[float]] = {name: [] for name in runners}
     decisions: dict[str, int] = {}
@@ -139,9 +152,9 @@ def measure(runners: dict[str, Runner], episodes: int, repeats: int) -> dict[str
         run(max(50, episodes // 20))  # warm-up: imports, caches, table building
     for _ in range(repeats):
         for name, run in runners.items():
-            start = time.perf_counter()
+            start = clock()
             decisions[name] = run(episodes)
-            rates[name].append(episodes / (time.perf_counter() - start))
+            rates[name].append(episodes / (clock() - start))
     return {
         name: {
             "eps": statistics.median(values),
@@ -158,10 +171,17 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, help="episodes per measurement")
     parser.add_argument("--repeats", type=int, help="measurement rounds (median reported)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time.process_time (default; robust on a shared machine) or time.perf_counter",
+    )
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
     args = parser.parse_args()
-    episodes = args.episodes or (2_000 if args.quick else 20_000)
-    repeats = args.repeats or (3 if args.quick else 5)
+    episodes = args.episodes or (2_000 if args.quick else 10_000)
+    repeats = args.repeats or (3 if args.quick else 7)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
     try:
         import open_spiel  # noqa: F401
@@ -178,20 +198,36 @@ def main() -> None:
         )
 
     load_before = os.getloadavg()
+    liars = load_game("liars_dice")
+    start = clock()
+    histories = compile_tree(liars).num_nodes
+    compiled = clock() - start
+    start = clock()
+    liars_dice_v0.env(tabulate=True)  # builds the env tables from the compiled tree
+    tabulated = clock() - start
+    one_off = (
+        f"native liars_dice ({args.clock} time): compile_tree {compiled:.1f} s for "
+        f"{histories:,} histories "
+        f"({compiled / histories * 1e6:.1f} us per history); env tables built from it in "
+        f"{tabulated:.1f} s; `liars_dice_v0.env()` itself compiles nothing"
+    )
+    print(f"# {one_off}", flush=True)
     rows = []
-    for label, module, os_game in (
-        ("Kuhn poker", kuhn_poker_v0, "kuhn_poker"),
-        ("Leduc hold'em", leduc_holdem_v0, "leduc_poker"),
+    for label, module, os_game, kwargs in (
+        ("Kuhn poker", kuhn_poker_v0, "kuhn_poker", {}),
+        ("Leduc hold'em", leduc_holdem_v0, "leduc_poker", {}),
+        ("Liar's dice (states, the default)", liars_dice_v0, "liars_dice", {}),
+        ("Liar's dice (`tabulate=True`)", liars_dice_v0, "liars_dice", {"tabulate": True}),
     ):
         runners = {
-            "nashzoo": nashzoo_runner(module.env(), args.seed),
-            "penalize": nashzoo_runner(module.env(illegal_action="penalize"), args.seed),
-            "pz_stack": nashzoo_runner(pettingzoo_classic_stack(module), args.seed),
+            "nashzoo": nashzoo_runner(module.env(**kwargs), args.seed),
+            "penalize": nashzoo_runner(module.env(illegal_action="penalize", **kwargs), args.seed),
+            "pz_stack": nashzoo_runner(pettingzoo_classic_stack(module, **kwargs), args.seed),
             "openspiel": openspiel_runner(os_game, args.seed),
         }
         if pz_leduc is not None and os_game == "leduc_poker":
             runners["pettingzoo"] = pz_leduc
-        rows.append((label, measure(runners, episodes, repeats)))
+        rows.append((label, measure(runners, episodes, repeats, clock)))
     load_after = os.getloadavg()
 
     def cell(result: dict | None) -> str:
@@ -234,9 +270,10 @@ def main() -> None:
         " running)"
     )
     print(f"# {machine}; {', '.join(versions)}; {load}")
+    clock_text = "CPU time of the benchmark process" if args.clock == "cpu" else "wall-clock time"
     print(
-        f"# random play, episodes/s (decisions per episode); median of {repeats} rounds of "
-        f"{episodes} episodes, seed {args.seed}"
+        f"# random play, episodes/s (decisions per episode) in {clock_text}; median of "
+        f"{repeats} rounds of {episodes} episodes, seed {args.seed}"
     )
     print(table, flush=True)
     for note in notes:
@@ -263,7 +300,8 @@ def main() -> None:
                 "",
                 "Random play (uniformly random legal actions, same policy code and seed for "
                 "every column) through each library's public environment API. nashzoo's "
-                "`kuhn_poker_v0.env()` / `leduc_holdem_v0.env()` as a user gets them, "
+                "`kuhn_poker_v0.env()` / `leduc_holdem_v0.env()` / `liars_dice_v0.env()` as a "
+                "user gets them, "
                 "everything `env()` returns included, driven with `agent_iter`/`last`/`step` "
                 "(dead steps included): the default `env()` is the raw env under one wrapper, "
                 "nashzoo's `OrderEnforcingWrapper` (PettingZoo's order checks, faster "
@@ -281,18 +319,26 @@ def main() -> None:
                 "Ratios are measured in the same run with the implementations taking turns. "
                 "RLCard's Leduc is a variant (blinds instead of antes, its own action set), "
                 "so its random games are shorter; per decision the gap is larger than per "
-                "episode.",
+                "episode. Liar's dice (one die each, six sides, OpenSpiel's `liars_dice`) has "
+                '294,883 histories, more than `tabulate="auto"` tabulates (100,000), so '
+                "`liars_dice_v0.env()` steps the game's states, remembering the histories it "
+                "reaches (at most 65,536 nodes); the last row forces the lookup tables of the "
+                "whole tree (`tabulate=True`) for comparison.",
                 "",
                 table,
                 "",
                 f"- Date {today}; {machine}; {', '.join(versions)}.",
-                f"- {load}; with other processes running, single rounds vary (see the "
-                "ranges below) while the columns, taking turns, share the load alike.",
+                f"- {load}: the machine was shared with other jobs. Episodes per second are "
+                f"measured in {clock_text} (`--clock {args.clock}`), which waiting for a core "
+                "does not inflate; single rounds still vary (see the ranges below) while the "
+                "columns, taking turns, share the load alike.",
                 f"- Median of {repeats} rounds of {episodes:,} episodes each; range over the "
                 f"rounds: {spreads}.",
+                f"- One-off: {one_off}.",
                 *[f"- {note}." for note in notes],
                 f"- Reproduce: `.venv/bin/python benchmarks/bench_env.py "
-                f"{'--quick ' if args.quick else ''}--markdown BENCHMARKS.md`.",
+                f"{'--quick ' if args.quick else ''}--clock {args.clock} --markdown "
+                "BENCHMARKS.md`.",
                 "",
             ]
         )

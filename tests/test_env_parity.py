@@ -1,9 +1,12 @@
-"""The env and the rules agree on every history of every game.
+"""The env and the rules agree on every history of every game, in both env modes.
 
 Expected values come from the ``State`` API alone (``State.child`` from the root); the env is
 driven through its public wrapped ``env()``, with the chance outcomes of each history forced
 through ``reset(options={"chance_outcomes": ...})``. At every decision node and at the end the
 two must give identical infoset keys, tensors, action masks, the agent to move and returns.
+Every turn-based game is checked with the env stepping its lookup tables (``tabulate=True``) and
+stepping the game's states (``tabulate=False``); the two modes also draw the same chance
+outcomes from the same seed.
 
 The env's action-mask rule, stated in ``State`` terms: an agent sees the legal mask of its
 information set when it acts at that information set (``State.legal_actions_mask()`` where it is
@@ -21,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, matrix_game_v0, rps_v0
+from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, liars_dice_v0, matrix_game_v0, rps_v0
 from nashzoo.games import Game, State, load_game
 
 
@@ -121,18 +124,25 @@ def assert_env_ends(env: Any, want: Expected, where: tuple[int, ...]) -> None:
     assert env.agents == []
 
 
-CASES: list[tuple[str, ModuleType, str, dict[str, Any]]] = [
-    ("rps", rps_v0, "rps", {}),
+TURN_BASED: list[tuple[str, ModuleType, str, dict[str, Any]]] = [
     ("kuhn", kuhn_poker_v0, "kuhn_poker", {}),
     ("leduc", leduc_holdem_v0, "leduc_poker", {}),
-    ("matrix_2x3", matrix_game_v0, "matrix", {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
-    ("matrix_3x1", matrix_game_v0, "matrix", {"row_payoffs": [[1], [2], [3]]}),
-    ("matrix_1x4", matrix_game_v0, "matrix", {"row_payoffs": [[1, -1, 2, 0]]}),
+    ("liars_dice_3", liars_dice_v0, "liars_dice", {"dice_sides": 3}),
+    ("liars_dice_2x2", liars_dice_v0, "liars_dice", {"numdice": 2, "dice_sides": 2}),
+]
+CASES: list[tuple[str, ModuleType, str, dict[str, Any], dict[str, Any]]] = [
+    ("rps", rps_v0, "rps", {}, {}),
+    *((f"{n}_tables", m, g, p, {"tabulate": True}) for n, m, g, p in TURN_BASED),
+    *((f"{n}_states", m, g, p, {"tabulate": False}) for n, m, g, p in TURN_BASED),
+    ("matrix_2x3", matrix_game_v0, "matrix", {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}, {}),
+    ("matrix_3x1", matrix_game_v0, "matrix", {"row_payoffs": [[1], [2], [3]]}, {}),
+    ("matrix_1x4", matrix_game_v0, "matrix", {"row_payoffs": [[1, -1, 2, 0]]}, {}),
     (
         "prisoners_dilemma",
         matrix_game_v0,
         "matrix",
         {"row_payoffs": [[3, 0], [5, 1]], "col_payoffs": [[3, 5], [0, 1]]},
+        {},
     ),
 ]
 _VIEWS: dict[str, GameViews] = {}
@@ -146,13 +156,15 @@ def views_of(game_name: str, params: dict[str, Any]) -> GameViews:
 
 
 @pytest.mark.parametrize(
-    ("module", "game_name", "params"), [pytest.param(*c[1:], id=c[0]) for c in CASES]
+    ("module", "game_name", "params", "env_kwargs"),
+    [pytest.param(*c[1:], id=c[0]) for c in CASES],
 )
 def test_every_history_through_env_matches_state(
-    module: ModuleType, game_name: str, params: dict[str, Any]
+    module: ModuleType, game_name: str, params: dict[str, Any], env_kwargs: dict[str, Any]
 ) -> None:
     views = views_of(game_name, params)
-    env = module.env(**params)
+    env = module.env(**params, **env_kwargs)
+    assert env.unwrapped.tabulated is env_kwargs.get("tabulate", True)
     for history, flags in views.terminals:
         deal = [a for a, chance in zip(history, flags, strict=True) if chance]
         env.reset(seed=0, options={"chance_outcomes": deal})
@@ -167,15 +179,17 @@ def test_every_history_through_env_matches_state(
 
 
 @pytest.mark.parametrize(
-    ("module", "game_name", "params"), [pytest.param(*c[1:], id=c[0]) for c in CASES]
+    ("module", "game_name", "params", "env_kwargs"),
+    [pytest.param(*c[1:], id=c[0]) for c in CASES],
 )
 def test_random_env_play_stays_on_the_state_tree(
-    module: ModuleType, game_name: str, params: dict[str, Any]
+    module: ModuleType, game_name: str, params: dict[str, Any], env_kwargs: dict[str, Any]
 ) -> None:
     """Sampled (not forced) chance outcomes and random actions: every node the env reaches is
     a node of the State tree and looks the same, and every terminal is reached only legally."""
     views = views_of(game_name, params)
-    env = module.env(**params)
+    env = module.env(**params, **env_kwargs)
+    assert env.unwrapped.tabulated is env_kwargs.get("tabulate", True)
     rnd = random.Random(1)
     reached = set()
     for episode in range(300):
@@ -193,3 +207,42 @@ def test_random_env_play_stays_on_the_state_tree(
     assert reached <= {h for h, _ in views.terminals}
     if len(views.terminals) <= 30:
         assert len(reached) == len(views.terminals)  # small games: every ending is reached
+
+
+@pytest.mark.parametrize(
+    ("module", "params"),
+    [
+        pytest.param(kuhn_poker_v0, {}, id="kuhn"),
+        pytest.param(leduc_holdem_v0, {}, id="leduc"),
+        pytest.param(liars_dice_v0, {"dice_sides": 4}, id="liars_dice_4"),
+        pytest.param(liars_dice_v0, {"numdice": 2, "dice_sides": 2}, id="liars_dice_2x2"),
+    ],
+)
+def test_both_modes_play_the_same_seeded_games(module: ModuleType, params: dict[str, Any]) -> None:
+    """Same seed, same actions: the tables and the states draw the same chance outcomes and
+    show the same everything, episode after episode (reset without a seed keeps drawing)."""
+    tables = module.env(tabulate=True, **params)
+    states = module.env(tabulate=False, **params)
+    rnd = random.Random(7)
+    tables.reset(seed=3)
+    states.reset(seed=3)
+    for _ in range(200):
+        while tables.agents:
+            for env in (tables, states):
+                assert env.unwrapped.history == tables.unwrapped.history
+            assert states.agent_selection == tables.agent_selection
+            assert states.rewards == tables.rewards and states.infos == tables.infos
+            for agent in tables.possible_agents:
+                ours, theirs = tables.observe(agent), states.observe(agent)
+                assert ours.keys() == theirs.keys()
+                for k in ours:
+                    assert ours[k].dtype == theirs[k].dtype
+                    assert ours[k].tobytes() == theirs[k].tobytes()
+            obs, _, terminated, truncated, _ = tables.last()
+            legal = np.flatnonzero(obs["action_mask"]).tolist()
+            action = None if terminated or truncated else legal[rnd.randrange(len(legal))]
+            tables.step(action)
+            states.step(action)
+        assert not states.agents
+        tables.reset()
+        states.reset()

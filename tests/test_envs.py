@@ -9,6 +9,7 @@ import pickle
 import random
 import warnings
 from collections import Counter
+from inspect import signature
 from types import ModuleType
 from typing import Any
 
@@ -22,10 +23,12 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper as PZOrderEnforcingW
 
 from nashzoo.envs import (
     ENV_MODULES,
+    PETTINGZOO_REGISTRY,
     GameAECEnv,
     env_names,
     kuhn_poker_v0,
     leduc_holdem_v0,
+    liars_dice_v0,
     make_env,
     matrix_game_v0,
     registry_id,
@@ -48,10 +51,20 @@ MODULE_KWARGS: list[tuple[ModuleType, dict[str, Any]]] = [
     (matrix_game_v0, {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
     (matrix_game_v0, {"row_payoffs": [[1], [2], [3]]}),
     (matrix_game_v0, {"row_payoffs": [[1, -1, 2, 0]]}),
+    (matrix_game_v0, {"row_payoffs": [[1, -2, 0], [0, 3, -1]], "pad_actions": True}),
+    (matrix_game_v0, {"row_payoffs": [[1], [2], [3]], "pad_actions": True}),
     (kuhn_poker_v0, {}),
     (leduc_holdem_v0, {}),
+    (kuhn_poker_v0, {"tabulate": False}),
+    (leduc_holdem_v0, {"tabulate": False}),
+    (liars_dice_v0, {}),
+    (liars_dice_v0, {"dice_sides": 3}),
 ]
-IDS = ["rps", "matrix_biased_rps", "matrix_2x3", "matrix_3x1", "matrix_1x4", "kuhn", "leduc"]
+IDS = [
+    *("rps", "matrix_biased_rps", "matrix_2x3", "matrix_3x1", "matrix_1x4"),
+    *("matrix_2x3_padded", "matrix_3x1_padded", "kuhn", "leduc"),
+    *("kuhn_states", "leduc_states", "liars_dice", "liars_dice_3_sides"),
+]
 PARALLEL = [(m, kw) for m, kw in MODULE_KWARGS if hasattr(m, "parallel_env")]
 PARALLEL_IDS = [
     i for i, (m, _) in zip(IDS, MODULE_KWARGS, strict=True) if m in (rps_v0, matrix_game_v0)
@@ -114,12 +127,22 @@ def test_pettingzoo_seed_test(module: ModuleType, kwargs: dict, illegal_action: 
 @pytest.mark.parametrize(("module", "kwargs"), PARALLEL, ids=PARALLEL_IDS)
 def test_pettingzoo_parallel_tests(module: ModuleType, kwargs: dict) -> None:
     parallel_api_test(module.parallel_env(**kwargs), num_cycles=300)
-    parallel_seed_test(lambda: module.parallel_env(**kwargs), num_cycles=100)
+    if kwargs.get("pad_actions"):
+        return  # parallel_seed_test samples without the mask: padding ids are illegal by design
+    # PettingZoo < 1.25's parallel_seed_test has no num_cycles (it runs its own fixed count).
+    cycles = {"num_cycles": 100} if "num_cycles" in signature(parallel_seed_test).parameters else {}
+    parallel_seed_test(lambda: module.parallel_env(**kwargs), **cycles)
 
 
 # --- names, registry, spaces ---------------------------------------------------------------
 def test_modules_names_and_metadata() -> None:
-    assert env_names() == ["rps_v0", "matrix_game_v0", "kuhn_poker_v0", "leduc_holdem_v0"]
+    assert env_names() == [
+        "rps_v0",
+        "matrix_game_v0",
+        "kuhn_poker_v0",
+        "leduc_holdem_v0",
+        "liars_dice_v0",
+    ]
     for name, module in ENV_MODULES.items():
         kwargs = {"preset": "rps"} if module is matrix_game_v0 else {}
         env = module.env(**kwargs)
@@ -131,6 +154,7 @@ def test_modules_names_and_metadata() -> None:
         assert str(env) == name
 
 
+@pytest.mark.skipif(not PETTINGZOO_REGISTRY, reason="PettingZoo < 1.27 has no env registry")
 def test_pettingzoo_registry() -> None:
     assert registry_id("kuhn_poker_v0") == "nashzoo/kuhn_poker-v0"
     for name in env_names():
@@ -170,9 +194,10 @@ def test_spaces(module: ModuleType, kwargs: dict) -> None:
         space = env.observation_space(agent)
         assert space["observation"].shape == (game.infoset_tensor_size,)
         assert space["observation"].dtype == np.float32
-        assert space["action_mask"].shape == (game.num_actions_of(p),)
+        size = game.num_actions if kwargs.get("pad_actions") else game.num_actions_of(p)
+        assert space["action_mask"].shape == (size,)
         assert space["action_mask"].dtype == np.int8
-        assert env.action_space(agent).n == game.num_actions_of(p)
+        assert env.action_space(agent).n == size
     assert env.observation_space("player_0") is not env.observation_space("player_1")
     env.reset(seed=3)
     for agent in env.possible_agents:
@@ -226,8 +251,9 @@ def test_chance_outcomes_follow_the_game_probabilities() -> None:
     assert all(650 < c < 850 for c in public.values()), public  # 750 each
 
 
-def test_forced_chance_outcomes() -> None:
-    env = kuhn_poker_v0.env()
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_forced_chance_outcomes(tabulate: bool) -> None:
+    env = kuhn_poker_v0.env(tabulate=tabulate)
     env.reset(seed=0, options={"chance_outcomes": [K, J]})
     assert env.infos == {"player_0": {"infoset_key": "K|"}, "player_1": {"infoset_key": "J|"}}
     env.step(0)
@@ -240,7 +266,7 @@ def test_forced_chance_outcomes() -> None:
     env.reset(options={"unknown option": 1})  # PettingZoo's api_test passes arbitrary options
     # A forced public card that is not in the deck fails at the step that deals it, and the
     # step changes nothing.
-    env = leduc_holdem_v0.env()
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(seed=0, options={"chance_outcomes": [Js, Ks, Js]})
     env.step(C)
     before = snapshot(env)
@@ -253,8 +279,9 @@ def test_forced_chance_outcomes() -> None:
 
 
 # --- illegal actions -----------------------------------------------------------------------
-def test_illegal_action_raises_changes_nothing_and_retry_works() -> None:
-    env = leduc_holdem_v0.env()
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_illegal_action_raises_changes_nothing_and_retry_works(tabulate: bool) -> None:
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(seed=5, options={"chance_outcomes": [Qh, Ks]})
     before = snapshot(env)
     for bad in (F, 3, -1, "raise", 1.5, 1.0, "1", True, np.True_, None, np.array([1, 2])):
@@ -285,6 +312,8 @@ def test_step_with_an_action_after_the_end_is_refused() -> None:
 GAMES_FOR_PROPERTIES = [
     (kuhn_poker_v0, {}),
     (leduc_holdem_v0, {}),
+    (leduc_holdem_v0, {"tabulate": False}),
+    (liars_dice_v0, {}),
     (matrix_game_v0, {"row_payoffs": [[1, -2, 0], [0, 3, -1]]}),
 ]
 
@@ -601,7 +630,11 @@ def test_render_without_mode_warns() -> None:
     ("factory", "kwargs", "match"),
     [
         (kuhn_poker_v0.env, {"foo": 1}, "unknown keyword arguments \\['foo'\\]; valid: "),
-        (kuhn_poker_v0.env, {"preset": "rps"}, "illegal_action, render_agent, render_mode"),
+        (
+            kuhn_poker_v0.env,
+            {"preset": "rps"},
+            "illegal_action, pad_actions, render_agent, render_mode",
+        ),
         (kuhn_poker_v0.raw_env, {"illegal_action": "penalize"}, "option of kuhn_poker_v0.env"),
         (leduc_holdem_v0.env, {"illegal_action": "ignore"}, "'raise', 'penalize'"),
         (leduc_holdem_v0.env, {"render_mode": "rgb_array"}, "'ansi', 'human'"),
@@ -609,8 +642,17 @@ def test_render_without_mode_warns() -> None:
         (rps_v0.env, {"row_payoffs": [[1]]}, "unknown keyword"),
         (matrix_game_v0.env, {}, "preset=NAME or row_payoffs"),
         (matrix_game_v0.env, {"preset": "nope"}, "valid presets"),
-        (matrix_game_v0.parallel_env, {"payoffs": [[1]]}, "col_payoffs, illegal_action, preset"),
+        (
+            matrix_game_v0.parallel_env,
+            {"payoffs": [[1]]},
+            "col_payoffs, illegal_action, pad_actions",
+        ),
         (matrix_game_v0.raw_env, {"row_payoffs": [[1, 2], [3]]}, "rectangular"),
+        (kuhn_poker_v0.env, {"tabulate": "yes"}, "tabulate must be 'auto', True or False"),
+        (rps_v0.env, {"tabulate": False}, "simultaneous-move.*use tabulate=True"),
+        (liars_dice_v0.env, {"numdice": 0}, "numdice must be an integer >= 1"),
+        (liars_dice_v0.env, {"dice_sides": 2.5}, "dice_sides must be an integer >= 2"),
+        (liars_dice_v0.env, {"sides": 4}, "unknown keyword.*bidding_rule, dice_sides"),
     ],
 )
 def test_bad_kwargs_are_clear_value_errors(factory: Any, kwargs: dict, match: str) -> None:
@@ -639,8 +681,9 @@ def test_game_state_and_legal_actions() -> None:
     assert raw.legal_actions() == state.legal_actions() == [F, C, R]
 
 
-def test_copy_and_pickle_continue_identically() -> None:
-    env = leduc_holdem_v0.env()
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_copy_and_pickle_continue_identically(tabulate: bool) -> None:
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(seed=21)
     env.step(C)
     for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
@@ -668,5 +711,44 @@ def test_order_enforcing_wrapper_keeps_pettingzoo_checks() -> None:
     next(iterator)
     with pytest.raises(AssertionError, match="need to call step\\(\\) or reset\\(\\)"):
         next(iterator)
-    with pytest.raises(AttributeError, match="private attribute"):
+    with pytest.raises(AttributeError, match="'_node'"):  # private: not forwarded to the env
         _ = env._node
+
+
+# --- tables or states --------------------------------------------------------------------
+def test_auto_mode_tabulates_small_games_and_steps_states_of_big_ones(monkeypatch) -> None:
+    from nashzoo.envs import aec
+
+    assert kuhn_poker_v0.env().unwrapped.tabulated
+    assert leduc_holdem_v0.env().unwrapped.tabulated
+    assert liars_dice_v0.env(dice_sides=4).unwrapped.tabulated  # 8,181 histories
+
+    def no_compiling(game: Any) -> None:
+        raise AssertionError(f"{game.id} was compiled")
+
+    monkeypatch.setattr(aec, "compile_tree", no_compiling)
+    env = liars_dice_v0.env()  # 294,883 histories: stepped through its states
+    assert not env.unwrapped.tabulated
+    env.reset(seed=0)
+    for _ in env.agent_iter():  # always the highest legal action: the strongest bid, then Liar
+        obs, _, terminated, _, _ = env.last()
+        env.step(None if terminated else int(np.flatnonzero(obs["action_mask"])[-1]))
+    assert env.unwrapped.history[2:] == [11, 12]
+
+
+def test_auto_mode_counts_a_game_without_a_size_lazily(monkeypatch) -> None:
+    from nashzoo.envs import lazy
+    from nashzoo.games import LiarsDiceGame
+
+    class Unsized(LiarsDiceGame):
+        def num_histories(self) -> None:
+            return None
+
+    assert lazy.count_histories(Unsized(dice_sides=4), 10**6) == 8181
+    assert lazy.count_histories(Unsized(dice_sides=4), 100) == 100  # stops at the limit
+    monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
+    monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1146)
+    assert not GameAECEnv(Unsized(dice_sides=3)).tabulated  # 1,147 histories
+    monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
+    monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1147)
+    assert GameAECEnv(Unsized(dice_sides=3)).tabulated

@@ -428,7 +428,7 @@ def test_matrix_action_names_must_be_distinct_non_empty_strings(names: object, m
 
 # --- load_game errors ----------------------------------------------------------------------
 def test_game_names() -> None:
-    assert set(game_names()) == {"rps", "matrix", "kuhn_poker", "leduc_poker"}
+    assert set(game_names()) == {"rps", "matrix", "kuhn_poker", "leduc_poker", "liars_dice"}
     assert load_game("kuhn").name == "kuhn_poker"
     assert load_game("leduc").name == "leduc_poker"
     game = load_game("kuhn_poker")

@@ -1,21 +1,33 @@
 """One generic PettingZoo ``AECEnv`` over any nashzoo :class:`~nashzoo.games.Game`.
 
-The environment holds no rules. Everything it knows comes from the game:
+The environment holds no rules. Everything it knows comes from the game, in one of two modes
+(``tabulate=`` of :class:`GameAECEnv`):
 
-* the game tree (who moves, which actions are legal, where each action leads, chance
-  probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which enumerates the game's
-  own ``State`` API once;
-* what each player sees at each node (``State.infoset_key(player)`` and
-  ``State.infoset_tensor(player)``), read from the ``State`` once per node when the env tables
-  for a game are first built (cached per ``game.id``);
-* text for people from ``State.describe(player)``.
+* **tables** (``tabulate=True``): the game tree (who moves, which actions are legal, where each
+  action leads, chance probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which
+  enumerates the game's own ``State`` API once, and what each player sees at each node
+  (``State.infoset_key(player)`` and ``State.infoset_tensor(player)``), read from the ``State``
+  once per node when the env tables for a game are first built (cached per ``game.id``).
+  Stepping then only follows integer node indices through pre-built Python lists (no ``State``
+  is built during play), the fastest way to play a small game many times;
+* **states** (``tabulate=False``, :mod:`nashzoo.envs.lazy`): the env steps the game's
+  ``State`` objects, asking them for keys, tensors, masks and returns as the game goes, and
+  remembers the histories reached (at most :data:`~nashzoo.envs.lazy.MEMO_MAX_NODES`, then it
+  starts again), so the openings every episode replays cost about what the tables cost. Nothing
+  is enumerated: this plays games far too big to tabulate.
 
-Stepping then only follows integer node indices through pre-built Python lists, which is what
-makes the env fast (no Python ``State`` object is built during play). ``tests/test_env_parity.py``
-walks every history of every game both through the env and through ``State.child`` and asserts
-identical infoset keys, tensors, masks and returns, so the fast path cannot drift from the rules.
-The price is that the game tree must be small enough to enumerate, which holds for every game
-nashzoo ships (Leduc hold'em has 9,457 nodes).
+``tabulate="auto"`` (the default) uses the tables when the game has at most
+:data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000), and the states
+otherwise. The size comes from ``Game.num_histories()`` when the game declares it (Liar's dice
+does, by formula); otherwise the env counts the tree lazily, walking at most that many
+histories, once per game. Simultaneous-move games (``parallelizable=True``) always use the
+tables (see the masks below).
+
+Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game
+through the env in each mode and through ``State.child`` and asserts identical infoset keys,
+tensors, masks, agents to move, returns and, for one seed, the same sampled chance outcomes.
+
+Text for people comes from ``State.describe(player)``.
 
 Conventions (those of PettingZoo's classic environments):
 
@@ -25,12 +37,16 @@ Conventions (those of PettingZoo's classic environments):
   "action_mask": Box(0, 1, (n,), int8)})`` with ``n = game.num_actions_of(player)``: that is
   ``game.num_actions`` for every agent except in a non-square matrix game, where the row and
   column players have their own counts (so even an unmasked ``action_space(agent).sample()``
-  is an id the agent can use). ``observation`` is the agent's information
-  state tensor; ``action_mask`` is the legal actions at the agent's information set when the
-  agent acts there and zeros otherwise (so it is zeros while the other player is to move in
-  poker, and at the end). In a matrix game the second mover cannot tell whether the first has
-  moved, so its mask shows its actions from the start, which is what a simultaneous-move
-  (parallel) view needs;
+  is an id the agent can use); ``pad_actions=True`` gives every agent ``game.num_actions``
+  instead, the extra ids always masked out (identical spaces, for libraries that need them).
+  ``observation`` is the agent's information state tensor; ``action_mask`` is the legal
+  actions at the agent's information set when the agent acts there and zeros otherwise (so
+  it is zeros while the other player is to move in poker, and at the end). In a matrix game
+  the second mover cannot tell whether the first has moved, so its mask shows its actions
+  from the start, which is what a simultaneous-move (parallel) view needs. In the states mode
+  an agent's mask is zeros whenever it is not to move: the same rule wherever an agent's key
+  tells whether it is to move (every turn-based game nashzoo ships), which is why
+  simultaneous-move games keep the tables;
 * ``infos[agent]["infoset_key"]`` is ``State.infoset_key(player)`` (keys are unique among one
   player's information sets; the tensor also encodes the player);
 * rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
@@ -59,6 +75,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 from pettingzoo.utils.env_logger import EnvLogger
 
+from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.cache import GameCache
@@ -98,6 +115,7 @@ class EnvTables:
     view_key: list[str]  # view id -> State.infoset_key(player)
     view_tensor: list[np.ndarray]  # view id -> State.infoset_tensor(player) (read-only)
     view_mask: list[np.ndarray]  # view id -> int8 mask of game.num_actions_of(p) (read-only)
+    view_mask_padded: list[np.ndarray]  # view id -> the same mask padded to game.num_actions
 
     @property
     def num_nodes(self) -> int:
@@ -121,6 +139,19 @@ class EnvTables:
 def env_tables(game: Game) -> EnvTables:
     """The :class:`EnvTables` of ``game`` (built on first use, then cached per game)."""
     return _TABLES(game)
+
+
+def _use_tables(game: Game, tabulate: bool | str, parallelizable: bool) -> bool:
+    if tabulate == "auto":
+        return parallelizable or small_enough(game)
+    if not isinstance(tabulate, bool):
+        raise ValueError(f"tabulate must be 'auto', True or False, got {tabulate!r}")
+    if parallelizable and not tabulate:
+        raise ValueError(
+            "tabulate=False cannot serve a parallelizable (simultaneous-move) env: the second "
+            "mover's action mask before its turn comes from the tables; use tabulate=True"
+        )
+    return tabulate
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -164,6 +195,7 @@ def _build_tables(game: Game) -> EnvTables:
     view_key: list[str] = []
     view_tensor: list[np.ndarray] = []
     view_mask: list[np.ndarray] = []
+    view_mask_padded: list[np.ndarray] = []
     view: list[tuple[int, ...]] = []
     for state in states:
         ids = []
@@ -180,6 +212,9 @@ def _build_tables(game: Game) -> EnvTables:
                 if iset is not None and tree.infoset_player[iset] == p:
                     mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
                 view_mask.append(_readonly(mask))
+                padded = np.zeros(game.num_actions, dtype=np.int8)
+                padded[: mask.size] = mask
+                view_mask_padded.append(_readonly(padded))
             ids.append(vid)
         view.append(tuple(ids))
     return EnvTables(
@@ -197,6 +232,7 @@ def _build_tables(game: Game) -> EnvTables:
         view_key=view_key,
         view_tensor=view_tensor,
         view_mask=view_mask,
+        view_mask_padded=view_mask_padded,
     )
 
 
@@ -213,10 +249,19 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             card, like a spectator.
         parallelizable: set ``metadata["is_parallelizable"]``: true only for games whose every
             player moves once per cycle without seeing the others' moves (matrix games).
+        tabulate: ``"auto"`` (default), ``True`` (step through lookup tables of the whole
+            tree, built once per game) or ``False`` (step the game's ``State`` objects; nothing
+            is enumerated). See the module docstring; ``tabulated`` tells which was chosen.
+        pad_actions: give every agent the same spaces, ``Discrete(game.num_actions)`` and an
+            action mask of that length, where the seats' action counts differ (a non-square
+            matrix game): the extra ids are always masked out and illegal. Multi-agent
+            libraries that stack agents (Tianshou, SuperSuit's vector envs) need identical
+            spaces. Games whose seats already agree are unchanged.
         **game_params: parameters for ``load_game`` when ``game`` is a name.
 
     Raises:
-        ValueError: unknown game, bad game parameters, or a bad ``render_mode``/``render_agent``.
+        ValueError: unknown game, bad game parameters, a bad ``render_mode``/``render_agent``
+            or ``tabulate``.
     """
 
     def __init__(
@@ -227,6 +272,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         render_mode: str | None = None,
         render_agent: str | None = None,
         parallelizable: bool = False,
+        tabulate: bool | str = "auto",
+        pad_actions: bool = False,
         **game_params: Any,
     ) -> None:
         super().__init__()
@@ -248,9 +295,23 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             "is_parallelizable": bool(parallelizable),
             "render_fps": 1,
         }
-        self._tables = env_tables(self.game)
+        self.tabulated = _use_tables(self.game, tabulate, parallelizable)
+        self._tables = env_tables(self.game) if self.tabulated else None
+        # The states mode: the memo of nodes reached, and the current one.
+        self._memo = None if self.tabulated else NodeMemo(self.game)
+        self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
-        sizes = [self.game.num_actions_of(p) for p in range(self.game.num_players)]
+        self.pad_actions = bool(pad_actions)
+        tables = self._tables
+        self._view_mask = (
+            None
+            if tables is None
+            else (tables.view_mask_padded if pad_actions else tables.view_mask)
+        )
+        sizes = [
+            self.game.num_actions if pad_actions else self.game.num_actions_of(p)
+            for p in range(self.game.num_players)
+        ]
         self._observation_spaces = {
             a: self._make_observation_space(sizes[p]) for p, a in enumerate(self.possible_agents)
         }
@@ -325,6 +386,27 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             node = t.chance_children[node][min(i, len(cdf) - 1)]
         return node
 
+    def _follow_forced_node(self, node: Node, forced: list[int], pos: int) -> tuple[Node, int]:
+        """:meth:`_follow_forced` for the states mode."""
+        while pos < len(forced) and node.player == CHANCE:
+            if forced[pos] not in node.outcomes:
+                raise IllegalActionError(
+                    f"forced chance outcome {forced[pos]!r} is not possible at history "
+                    f"{node.state.history()}; possible outcomes are: "
+                    f"{', '.join(map(str, node.outcomes))}"
+                )
+            node = self._memo.child(node, forced[pos])
+            pos += 1
+        return node, pos
+
+    def _sample_chance_node(self, node: Node) -> Node:
+        """:meth:`_sample_chance` for the states mode (the same draw for the same uniform)."""
+        while node.player == CHANCE:
+            i = bisect_right(node.cdf, self._uniform())
+            outcome = node.outcomes[min(i, len(node.cdf) - 1)]
+            node = node.kids.get(outcome) or self._memo.child(node, outcome)
+        return node
+
     # --- AEC API -------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game.
@@ -348,7 +430,11 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "options['chance_outcomes'] must be a sequence of integers, "
                 f"got {forced_outcomes!r}"
             )
-        node, pos = self._follow_forced(0, forced, 0)  # raises before anything changes
+        # Forced outcomes raise before anything changes.
+        if self.tabulated:
+            node, pos = self._follow_forced(0, forced, 0)
+        else:
+            start, pos = self._follow_forced_node(self._memo.root, forced, 0)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
@@ -360,7 +446,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._skip_agent_selection = None
-        self._enter(self._sample_chance(node), self.agents[0])
+        if self.tabulated:
+            self._enter(self._sample_chance(node), self.agents[0])
+        else:
+            self._enter_node(self._sample_chance_node(start), self.agents[0])
         if self.render_mode == "human":
             self.render()
 
@@ -374,9 +463,21 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         who = t.player[node]
         if who >= 0:
             self.agent_selection = self.possible_agents[who]
-            return
-        # Terminal: pay everyone, terminate everyone; the agent after the mover leaves first.
-        returns = t.returns[node]
+        else:
+            self._end(t.returns[node], mover)
+
+    def _enter_node(self, node: Node, mover: str) -> None:
+        """:meth:`_enter` for the states mode."""
+        self._cur = node
+        keys = node.keys
+        self.infos = {a: {"infoset_key": keys[p]} for p, a in enumerate(self.possible_agents)}
+        if node.player >= 0:
+            self.agent_selection = self.possible_agents[node.player]
+        else:
+            self._end(node.returns, mover)
+
+    def _end(self, returns: Sequence[float], mover: str) -> None:
+        """Terminal: pay everyone, terminate everyone; the agent after the mover leaves first."""
         self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
@@ -393,13 +494,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        node = self._node
         a = action_index(action)
         if a is None:
             raise IllegalActionError(
                 self._illegal_message(action, agent, "is not an integer action id")
             )
-        kids = self._tables.children[node]
+        if not self.tabulated:
+            if a not in self._cur.legal:
+                raise IllegalActionError(self._illegal_message(action, agent))
+            self._step_node(a, agent)
+            return
+        kids = self._tables.children[self._node]
         child = kids[a] if 0 <= a < len(kids) else -1
         if child < 0:
             raise IllegalActionError(self._illegal_message(action, agent))
@@ -411,28 +516,57 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.render_mode == "human":
             self.render()
 
+    def _step_node(self, a: int, agent: str) -> None:
+        """:meth:`step` for the states mode (``a`` is a legal action id)."""
+        cur = self._cur
+        child = cur.kids.get(a) or self._memo.child(cur, a)
+        if child.player == CHANCE:
+            child, self._forced_pos = self._follow_forced_node(
+                child, self._forced, self._forced_pos
+            )
+            child = self._sample_chance_node(child)
+        self._cumulative_rewards[agent] = 0.0
+        self._enter_node(child, agent)
+        if self.render_mode == "human":
+            self.render()
+
+    def _is_legal(self, action: int) -> bool:
+        """Whether the integer id ``action`` (inside the action space) is legal now."""
+        if self.tabulated:
+            return self._tables.children[self._node][action] >= 0
+        return action in self._cur.legal
+
     def _illegal_message(self, action: Any, agent: str, why: str = "is not legal") -> str:
-        t = self._tables
-        names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in t.legal[self._node])
+        names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in self.legal_actions())
         return (
-            f"action {action!r} {why} for {agent} at history {t.history(self._node)} "
+            f"action {action!r} {why} for {agent} at history {self.history} "
             f"of {self.metadata['name']}; legal actions are: {names}"
         )
 
     def observe(self, agent: str) -> ObsDict:
         """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies)."""
+        if not self.tabulated:
+            p = self._agent_index[agent]
+            view = self._cur.views[p] or self._memo.view(self._cur, p, self._action_spaces[agent].n)
+            return {"observation": view[0].copy(), "action_mask": view[1].copy()}
         t = self._tables
         vid = t.view[self._node][self._agent_index[agent]]
-        return {"observation": t.view_tensor[vid].copy(), "action_mask": t.view_mask[vid].copy()}
+        mask = self._view_mask[vid]
+        return {"observation": t.view_tensor[vid].copy(), "action_mask": mask.copy()}
 
     # --- game-level views ----------------------------------------------------------------
     @property
     def history(self) -> list[int]:
         """Every action and chance outcome of the current game so far."""
+        if not self.tabulated:
+            return self._cur.state.history()
         return self._tables.history(self._node)
 
     def game_state(self) -> State:
-        """The nashzoo ``State`` of the current game (rebuilt from the history)."""
+        """The nashzoo ``State`` of the current game (rebuilt from the history in the tables
+        mode; the states mode holds it)."""
+        if not self.tabulated:
+            return self._cur.state
         state = self.game.new_initial_state()
         for a in self.history:
             state = state.child(a)
@@ -440,6 +574,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of ``agent_selection`` (empty once the game is over)."""
+        if not self.tabulated:
+            return list(self._cur.legal)
         return list(self._tables.legal[self._node])
 
     def render(self) -> str | None:
@@ -449,7 +585,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "render() was called without a render_mode; pass render_mode='ansi' or 'human'"
             )
             return None
-        if self._node < 0:
+        if self._node < 0 and self._cur is None:
             raise RuntimeError("call reset() before render()")
         player = None if self.render_agent is None else self._agent_index[self.render_agent]
         text = f"[{self.metadata['name']}]\n" + self.game_state().describe(player)
@@ -496,7 +632,12 @@ def _forwarded(name: str) -> property:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
 
-    return property(get, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
+    def put(self: OrderEnforcingWrapper, value: Any) -> None:
+        # PettingZoo < 1.25's BaseWrapper copies these from the wrapped env after every reset
+        # and step; writing through keeps the one copy that the getter reads.
+        setattr(self.env, name, value)
+
+    return property(get, put, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
@@ -580,7 +721,7 @@ class PenalizeIllegalWrapper(OrderEnforcingWrapper):
         if dead:
             raw.step(action)  # PettingZoo's "when an agent is dead, the only valid action is None"
             return
-        if raw._tables.children[raw._node][a] >= 0:
+        if raw._is_legal(a):
             raw.step(a)
             return
         # Terminate with penalty, exactly as PettingZoo's TerminateIllegalWrapper does.
@@ -643,6 +784,7 @@ def check_kwargs(name: str, given: Iterable[str], valid: Sequence[str]) -> None:
 __all__ = [
     "ILLEGAL_ACTION_MODES",
     "RENDER_MODES",
+    "TABULATE_MAX_HISTORIES",
     "EnvTables",
     "GameAECEnv",
     "OrderEnforcingWrapper",

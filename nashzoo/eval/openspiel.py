@@ -5,11 +5,12 @@ Two kinds of games line up with an OpenSpiel game, one information set for one:
 * **bridged games** (``load_game("openspiel:...")``, :mod:`nashzoo.games.openspiel`): their
   information-set keys *are* OpenSpiel's ``information_state_string``, so the map is the
   compiled tree's own key index, with no walk of anything;
-* **twins**: nashzoo's native Kuhn and Leduc poker use the same encoding as OpenSpiel's
-  ``kuhn_poker`` and ``leduc_poker`` (same deal order, same action ids). For them both trees are
-  walked in parallel once per game, checking at every node that they agree (player to move,
-  legal actions, chance probabilities, returns) and recording which OpenSpiel
-  information-state string belongs to which nashzoo information set.
+* **twins**: nashzoo's native Kuhn poker, Leduc poker and Liar's dice use the same encoding as
+  OpenSpiel's ``kuhn_poker``, ``leduc_poker`` and ``liars_dice`` (same deal order, same action
+  ids, the same parameters). For them both trees are walked in parallel once per game, checking
+  at every node that they agree (player to move, legal actions, chance probabilities, returns)
+  and recording which OpenSpiel information-state string belongs to which nashzoo information
+  set.
 
 With that map a policy moves between the two libraries exactly:
 
@@ -38,8 +39,14 @@ from nashzoo.games.base import CHANCE, TERMINAL
 from nashzoo.games.cache import GameCache
 from nashzoo.games.openspiel import OpenSpielGame, import_pyspiel, is_pyspiel_game
 
-OPENSPIEL_NAMES: dict[str, str] = {"kuhn_poker": "kuhn_poker", "leduc_poker": "leduc_poker"}
-"""nashzoo game id -> OpenSpiel game name, for the native games whose trees are identical."""
+OPENSPIEL_NAMES: dict[str, str] = {
+    "kuhn_poker": "kuhn_poker",
+    "leduc_poker": "leduc_poker",
+    "liars_dice": "liars_dice",
+}
+"""nashzoo game name -> OpenSpiel game name, for the native games whose trees are identical
+(loaded with the same parameters: ``liars_dice(dice_sides=4)`` is OpenSpiel's
+``liars_dice(dice_sides=4)``)."""
 
 
 @dataclass(frozen=True)
@@ -68,12 +75,12 @@ def infoset_map(game: Game | str) -> InfosetMap:
 
 
 def _build_twin_map(game: Game) -> InfosetMap:
-    if game.id not in OPENSPIEL_NAMES:
+    if game.name not in OPENSPIEL_NAMES:
         raise ValueError(
             f"no OpenSpiel twin for {game.id}; supported: {', '.join(OPENSPIEL_NAMES)} and every "
             "game loaded through the bridge (load_game('openspiel:<game string>'))"
         )
-    os_game = import_pyspiel().load_game(OPENSPIEL_NAMES[game.id])
+    os_game = import_pyspiel().load_game(OPENSPIEL_NAMES[game.name], game.params)
     tree = compile_tree(game)
     index: dict[str, int] = {}
     states: list[Any] = [None] * tree.num_infosets

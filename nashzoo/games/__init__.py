@@ -10,6 +10,7 @@ from nashzoo.games.base import (
 )
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
+from nashzoo.games.liars_dice import LiarsDiceGame
 from nashzoo.games.matrix import PRESETS as MATRIX_PRESETS
 from nashzoo.games.matrix import MatrixGame
 from nashzoo.games.openspiel import OpenSpielGame, OpenSpielState
@@ -32,6 +33,7 @@ __all__ = [
     "IllegalActionError",
     "KuhnPokerGame",
     "LeducPokerGame",
+    "LiarsDiceGame",
     "MatrixGame",
     "OpenSpielGame",
     "OpenSpielState",

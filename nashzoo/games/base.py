@@ -73,6 +73,15 @@ class Game(ABC):
         check_player(self, player)
         return self.num_actions
 
+    def num_histories(self) -> int | None:
+        """Number of histories (tree nodes, chance and terminal ones included), or ``None``.
+
+        Optional: a game that can count its tree without enumerating it says so here (Liar's
+        dice does, by formula). The environments use it to decide whether to tabulate the tree;
+        for ``None`` they count lazily, stopping at their limit.
+        """
+        return None
+
     @abstractmethod
     def new_initial_state(self) -> State:
         """The root of the game tree (a chance node for the card games)."""

@@ -3,8 +3,8 @@
 Three doors, one shape. Whatever door a game comes in by, the result is a :class:`Game`, and
 nothing past :func:`~nashzoo.games.compile_tree` knows which door it was:
 
-* **built-in games**: ``rps``, ``matrix``, ``kuhn_poker``, ``leduc_poker`` (and the games added
-  beside them in this package);
+* **built-in games**: ``rps``, ``matrix``, ``kuhn_poker``, ``leduc_poker``, ``liars_dice`` (and
+  the games added beside them in this package);
 * **registered games**: a user's own ``Game`` subclass, registered at import time with
   :func:`register_game`, or by an installed package through the ``nashzoo.games`` entry-point
   group (``[project.entry-points."nashzoo.games"] my_game = "my_pkg.games:MyGame"``), which is
@@ -29,6 +29,7 @@ from typing import Any
 from nashzoo.games.base import Game
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
+from nashzoo.games.liars_dice import LiarsDiceGame
 from nashzoo.games.matrix import PRESETS, MatrixGame
 from nashzoo.games.openspiel import PREFIX as OPENSPIEL_PREFIX
 from nashzoo.games.openspiel import is_pyspiel_game, load_openspiel
@@ -74,6 +75,7 @@ BUILTIN_GAMES: dict[str, GameFactory] = {
     "matrix": _matrix,
     "kuhn_poker": _no_params(KuhnPokerGame, "kuhn_poker"),
     "leduc_poker": _no_params(LeducPokerGame, "leduc_poker"),
+    "liars_dice": LiarsDiceGame,
 }
 """The games nashzoo ships, by name. User games go through :func:`register_game`."""
 

@@ -1,0 +1,187 @@
+"""Native Liar's dice against OpenSpiel's ``liars_dice``: every history side by side, the known
+sizes and numbers, properties of random play, and the game through the training stack."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nashzoo.agents import uniform_policy
+from nashzoo.eval import nash_conv, solve_game
+from nashzoo.games import LiarsDiceGame, compile_tree, load_game
+from nashzoo.train import train
+
+pyspiel = pytest.importorskip("pyspiel")
+
+SMALL = [
+    {"dice_sides": 3},
+    {"dice_sides": 4},
+    {"numdice": 2, "dice_sides": 2},
+    {"dice_sides": 3, "bidding_rule": "reset-quantity"},
+    {"numdice": 2, "dice_sides": 2, "bidding_rule": "reset-quantity"},
+]
+
+
+def walk_side_by_side(params: dict) -> int:
+    """Walk every history of nashzoo's and OpenSpiel's game together, asserting they agree."""
+    ours = load_game("liars_dice", **params)
+    theirs = pyspiel.load_game("liars_dice", params)
+    assert ours.num_actions == theirs.num_distinct_actions()
+    assert ours.infoset_tensor_size == theirs.information_state_tensor_shape()[0]
+    stack = [(ours.new_initial_state(), theirs.new_initial_state())]
+    count = 0
+    while stack:
+        mine, os_state = stack.pop()
+        count += 1
+        where = os_state.history()
+        assert mine.history() == where
+        assert mine.current_player() == os_state.current_player(), where
+        for p in range(2):
+            assert mine.infoset_key(p) == os_state.information_state_string(p), (where, p)
+            tensor = np.asarray(os_state.information_state_tensor(p), dtype=np.float32)
+            assert mine.infoset_tensor(p).tobytes() == tensor.tobytes(), (where, p)
+        if os_state.is_terminal():
+            assert mine.returns().tolist() == os_state.returns(), where
+            continue
+        np.testing.assert_array_equal(mine.returns(), [0.0, 0.0])
+        assert mine.legal_actions() == os_state.legal_actions(), where
+        if os_state.is_chance_node():
+            assert mine.chance_outcomes() == os_state.chance_outcomes(), where
+        else:
+            mask = np.zeros(ours.num_actions, dtype=np.int8)
+            mask[os_state.legal_actions()] = 1
+            assert mine.legal_actions_mask().tobytes() == mask.tobytes(), where
+        for a in mine.legal_actions():
+            assert mine.action_to_string(a) == os_state.action_to_string(a), (where, a)
+            stack.append((mine.child(a), os_state.child(a)))
+    assert count == ours.num_histories()
+    return count
+
+
+@pytest.mark.parametrize("params", SMALL, ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+def test_every_history_matches_openspiel(params: dict) -> None:
+    walk_side_by_side(params)
+
+
+def test_every_history_of_the_default_game_matches_openspiel() -> None:
+    assert walk_side_by_side({}) == 294_883
+
+
+def test_default_sizes_and_uniform_nash_conv() -> None:
+    game = load_game("liars_dice")
+    assert game == LiarsDiceGame(numdice=1, dice_sides=6) and game.id == "liars_dice"
+    tree = compile_tree(game)
+    assert (tree.num_nodes, tree.num_infosets) == (294_883, 24_576)
+    assert tree.infoset_tensors.shape == (24_576, 21) and tree.num_actions == 13
+    # pyspiel.nash_conv(liars_dice, pyspiel.UniformRandomPolicy(game)) (C++, 12 s, so pinned).
+    assert nash_conv(game, uniform_policy(game)) == pytest.approx(1.5614886463844795, abs=1e-9)
+
+
+@pytest.mark.parametrize("spec", ["liars_dice(dice_sides=4)", "liars_dice(numdice=2,dice_sides=2)"])
+def test_uniform_nash_conv_and_policies_match_openspiel(spec: str) -> None:
+    from nashzoo.eval.openspiel import from_openspiel, infoset_map, to_openspiel, to_pyspiel
+
+    os_game = infoset_map(spec).openspiel_game
+    uniform = uniform_policy(spec)
+    theirs = pyspiel.nash_conv(os_game, pyspiel.UniformRandomPolicy(os_game))
+    assert nash_conv(spec, uniform) == pytest.approx(theirs, abs=1e-9)
+    assert pyspiel.nash_conv(os_game, to_pyspiel(spec, uniform)) == pytest.approx(theirs, abs=1e-9)
+    trained = train(spec, "cfr_plus", iterations=50).average_policy
+    assert nash_conv(spec, trained) == pytest.approx(
+        pyspiel.nash_conv(os_game, to_pyspiel(spec, trained)), abs=1e-9
+    )
+    back = from_openspiel(spec, to_openspiel(spec, trained))
+    np.testing.assert_array_equal(back.probs, trained.probs)
+
+
+@pytest.mark.parametrize(
+    ("spec", "value"),
+    [
+        ("liars_dice(dice_sides=3)", 1 / 9),
+        ("liars_dice(dice_sides=4)", 1 / 16),
+        ("liars_dice(numdice=2,dice_sides=2)", 7 / 8),
+    ],
+)
+def test_game_value_matches_openspiels_sequence_form_lp(spec: str, value: float) -> None:
+    """The values are OpenSpiel's ``sequence_form_lp`` answers (checked live where its cvxopt
+    is installed); an equilibrium (NashConv 0) confirms them without it."""
+    solution = solve_game(spec)
+    np.testing.assert_allclose(solution.value, [value, -value], atol=1e-9)
+    assert nash_conv(spec, solution.policy) < 1e-9
+    try:
+        from open_spiel.python.algorithms import sequence_form_lp
+    except ImportError:
+        return
+    theirs, *_ = sequence_form_lp.solve_zero_sum_game(pyspiel.load_game(spec))
+    assert solution.value[0] == pytest.approx(theirs, abs=1e-6)
+
+
+def test_cfr_plus_reaches_low_nash_conv() -> None:
+    result = train("liars_dice(dice_sides=4)", "cfr_plus", iterations=300)
+    assert nash_conv("liars_dice(dice_sides=4)", result.average_policy) < 1e-3
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from([{}, {"dice_sides": 3}, {"numdice": 2, "dice_sides": 4}]),
+    choices=st.lists(st.integers(0, 10**6), min_size=30, max_size=30),
+)
+def test_random_play_properties(params: dict, choices: list[int]) -> None:
+    """Zero-sum returns, masks equal to the legal actions, bids strictly rising, parents
+    untouched by their children, and the key telling whose turn it is."""
+    game = load_game("liars_dice", **params)
+    state = game.new_initial_state()
+    for choice in choices:
+        if state.is_terminal():
+            break
+        legal = state.legal_actions()
+        if not state.is_chance_node():
+            mask = state.legal_actions_mask()
+            assert np.flatnonzero(mask).tolist() == legal
+            key = state.infoset_key(state.current_player())
+            assert len(key.split()) - 1 == len(state.history()) - game.total_dice
+            assert legal[-1] == game.liar or not state.history()[game.total_dice :]
+        before = (state.history(), state.infoset_key(0), state.infoset_key(1))
+        child = state.child(legal[choice % len(legal)])
+        assert (state.history(), state.infoset_key(0), state.infoset_key(1)) == before
+        state = child
+    if state.is_terminal():
+        returns = state.returns()
+        assert sorted(returns.tolist()) == [-1.0, 1.0]
+        bids = state.history()[game.total_dice :]
+        assert bids[-1] == game.liar and bids[:-1] == sorted(set(bids[:-1]))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"numdice": 0}, "numdice must be an integer >= 1, got 0"),
+        ({"numdice": 1.5}, "numdice must be an integer >= 1"),
+        ({"numdice": True}, "numdice must be an integer >= 1, got True"),
+        ({"dice_sides": 1}, "dice_sides must be an integer >= 2, got 1"),
+        ({"dice_sides": "6"}, "dice_sides must be an integer >= 2, got '6'"),
+        ({"bidding_rule": "highest"}, "bidding_rule must be one of"),
+        ({"players": 3}, "unexpected keyword argument 'players'"),
+    ],
+)
+def test_bad_parameters_are_one_line_value_errors(params: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match) as info:
+        load_game("liars_dice", **params)
+    assert "\n" not in str(info.value)
+
+
+def test_describe_shows_what_each_player_may_see() -> None:
+    game = load_game("liars_dice")
+    state = game.new_initial_state()
+    for action in (2, 4, 3, 7):  # dice 3 and 5; bids 1-4, 2-2
+        state = state.child(action)
+    assert "player 1 dice: hidden" in state.describe(0)
+    assert "player 0 dice: 3" in state.describe(0)
+    assert "bids: player 0 1-4, player 1 2-2" in state.describe(1)
+    assert "to move: player 0" in state.describe()
+    end = state.child(game.liar).describe(1)
+    assert "player 0 dice: 3" in end and "player 1 dice: 5" in end  # a call shows all dice
+    assert "Liar called on 2-2: 0 dice count as 2s (2 needed)" in end
+    assert "result: player 0 +1, player 1 -1" in end
