@@ -97,6 +97,7 @@ def measure_compile(spec: str) -> dict:
     """Compile ``spec`` and set up one CFR+ learner in THIS process; return the numbers."""
     from nashzoo.agents import make_learner
 
+    make_learner("cfr_plus", "kuhn_poker", 0)  # imports and one-time kernel compilation
     game = load_game(spec)
     base = _reset_peak_rss()
     start = time.process_time()
@@ -508,7 +509,8 @@ def main() -> None:
             f"{args.budget:g} CPU s per contender. nashzoo's is the whole `Trainer.run` loop.",
             "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
             "one CFR+ learner's tables; peak: the resident-memory high-water mark of a fresh "
-            "process compiling the tree and setting up one learner (imports excluded).",
+            "process compiling the tree and setting up one learner (imports and the one-time "
+            "compilation of the optional numba kernels excluded).",
             "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "
             f"--max-rung {args.max_rung} --markdown BENCHMARKS.md --plot docs/scale.png`.",
         ]
