@@ -225,8 +225,11 @@ def run_rung(rung: Rung, args: argparse.Namespace) -> Row:
         makers["nashzoo cfr_plus"] = lambda: nashzoo_runner(rung.nashzoo, "cfr_plus")
         if rung.number < 5:
             makers["nashzoo dcfr"] = lambda: nashzoo_runner(rung.nashzoo, "dcfr")
-    makers["OpenSpiel C++"] = lambda: openspiel_runner(rung.openspiel)
-    lite = liteefg_setup(rung.openspiel) if rung.number <= args.liteefg_max_rung else None
+    peers = rung.number <= args.peers_max_rung
+    if peers:
+        makers["OpenSpiel C++"] = lambda: openspiel_runner(rung.openspiel)
+    lite_ok = peers and rung.number <= args.liteefg_max_rung
+    lite = liteefg_setup(rung.openspiel) if lite_ok else None
     if lite is not None:
         makers["LiteEFG"] = lambda: bench_cfr.liteefg_loop(*lite)
     if rung.number < 5:
@@ -450,6 +453,14 @@ def main() -> None:
         help="also time CFR+ to NashConv 1e-3 and OS/ES-MCCFR to NashConv 0.1 on rung 3",
     )
     parser.add_argument("--targets-only", action="store_true", help="only the rung-3 targets")
+    parser.add_argument("--only-rung", type=int, help="run just this rung of the ladder")
+    parser.add_argument(
+        "--peers-max-rung",
+        type=int,
+        default=5,
+        help="run OpenSpiel and "
+        "LiteEFG only up to this rung (their largest runs take many minutes)",
+    )
     parser.add_argument(
         "--check-every",
         type=int,
@@ -466,6 +477,8 @@ def main() -> None:
     rungs = [r for r in RUNGS if r.number <= args.max_rung]
     if args.max_rung >= 5:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
+    if args.only_rung is not None:
+        rungs = [r for r in rungs if r.number == args.only_rung]
     load_before = os.getloadavg()
     rows = [] if args.targets_only else [run_rung(r, args) for r in rungs]
     text = "" if args.targets_only else table(rows)
