@@ -295,6 +295,10 @@ class _SB3Learner(Learner):
     def _before_learn(self) -> None:
         """Per-chunk adjustments (DQN: this chunk's epsilon)."""
 
+    def _self_play_opponents(self) -> list[Policy]:
+        """The pool self-play draws its opponents from (the frozen snapshots)."""
+        return list(self._snapshots)
+
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {}, {}
 
@@ -365,7 +369,7 @@ class _SB3Learner(Learner):
             if self.iterations % cfg.snapshot_every == 0:
                 self._snapshots.append(self.average_policy())
                 del self._snapshots[: -cfg.snapshot_pool]
-            self.env.set_opponent(self._snapshots)
+            self.env.set_opponent(self._self_play_opponents())
         else:
             self.env.set_opponent(opponent)
         moves_before = self.env.moves
