@@ -44,7 +44,8 @@ def test_the_entropy_slot_holds_entropy_minus_alpha_times_the_reverse_kl_to_the_
 
 def test_rps_last_iterate_stays_nearer_the_equilibrium_than_plain_ppo_self_play():
     def distances(name, config):
-        learner = make_learner(name, "rps", 0, {"steps_per_iteration": 256, **config}, seed=0)
+        config = {"steps_per_iteration": 128, "learning_rate": 3e-3, "n_epochs": 4, **config}
+        learner = make_learner(name, "rps", 0, config, seed=0)
         out = []
         for _ in range(8):
             learner.step(TabularPolicy.uniform("rps"))  # ignored: self-play
@@ -52,11 +53,10 @@ def test_rps_last_iterate_stays_nearer_the_equilibrium_than_plain_ppo_self_play(
             out.append(np.abs(row - 1 / 3).max())
         return np.array(out)
 
-    fast = {"learning_rate": 3e-3}
-    mmd = distances("mmd_ppo", {**fast, "alpha": 0.5, "magnet_every": 0})
-    ppo = distances("ppo", {**fast, "mode": "self_play", "snapshot_every": 1, "snapshot_pool": 1})
-    assert mmd.max() < 0.11 and ppo.max() > 0.2
-    assert mmd.mean() < 0.6 * ppo.mean()
+    mmd = distances("mmd_ppo", {"alpha": 0.5, "magnet_every": 0})
+    ppo = distances("ppo", {"mode": "self_play", "snapshot_every": 1, "snapshot_pool": 1})
+    assert mmd.max() < 0.11 and ppo.max() > 0.3  # PPO drifts toward one action, MMD does not
+    assert mmd.mean() < 0.5 * ppo.mean()
 
 
 def test_kuhn_self_play_refreshes_the_magnet_and_checkpoints_it(tmp_path):

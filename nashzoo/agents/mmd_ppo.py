@@ -13,12 +13,15 @@ the objective, not the machinery. Each update maximises, at every state of the r
 under PPO's clipped trust region (the proximal term of mirror descent, ``KL(pi, pi_old) / eta``,
 enforced the way PPO enforces it). ``rho`` is the *magnet*: the reverse KL pulls the policy
 toward it, which makes the regularised game strongly monotone; its solution is a quantal
-response equilibrium, and MMD's last iterate converges to it (the paper's Theorem 3.4). To reach
+response equilibrium (QRE), and MMD's last iterate converges to it linearly. To reach
 a Nash equilibrium rather than a QRE, the paper moves the magnet toward the current policy
 (``rho <- rho^(1 - eta_m) pi^eta_m``) or anneals ``alpha`` toward zero; here the magnet is
 *refreshed* to a frozen copy of the current policy every ``magnet_every`` learner steps (the
 geometric step with ``eta_m = 1``, taken every ``magnet_every`` steps; ``magnet_every=0`` keeps the
-uniform magnet of the QRE setting) and ``alpha`` may decay as ``alpha / (1 + t / alpha_decay)``.
+uniform magnet of the QRE setting) and ``alpha`` may decay as ``alpha / (1 + t / alpha_decay)``,
+the learning rate with it: the paper's guarantee needs a step size proportional to ``alpha``
+(``eta <= alpha / L^2``, rate ``1 / (1 + eta * alpha)`` per step), so the step size shrinks with
+the temperature.
 The entropy bonus is the pull toward the uniform policy (``H(pi) = log|A| - KL(pi || uniform)``).
 
 How it is built on Stable-Baselines3 (sb3-contrib's MaskablePPO, with action masks):
@@ -48,6 +51,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.utils import ConstantSchedule
 
 from nashzoo.agents.base import LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
@@ -142,23 +146,26 @@ class MMDPPOConfig(PPOConfig):
         mode: ``"self_play"`` (default; MMD is a self-play method) or ``"opponent"``.
         snapshot_every, snapshot_pool: 1 and 1: the opponent is the policy as it was at the
             start of the current learner step (simultaneous updates of both seats).
-        alpha: weight of the reverse KL toward the magnet, in chips (0.05).
-        alpha_decay: learner steps over which ``alpha`` halves (``alpha / (1 + t / decay)``);
-            0 (default) keeps it constant.
+        alpha: weight of the reverse KL toward the magnet, in chips (0.2: on Kuhn, 0.1 with the
+            default learning rate drifted away from the equilibrium within a minute).
+        alpha_decay: learner steps over which ``alpha`` and the learning rate halve (both are
+            scaled by ``1 / (1 + t / decay)``); 0 (default) keeps them constant.
         magnet_every: learner steps between two refreshes of the magnet to the current policy
-            (10); 0 keeps the uniform magnet (the method then converges to a QRE, not a Nash
-            equilibrium, unless ``alpha`` decays).
+            (50: long enough for the policy to settle near the current magnet's QRE first; on
+            Kuhn refreshing every 5 or 20 steps was less stable); 0 keeps the uniform magnet
+            (the method then converges to a QRE, not a Nash equilibrium, unless ``alpha``
+            decays).
         ent_coef: weight of the entropy bonus (the pull toward uniform; 0.0).
-        learning_rate: 1e-3.
-        n_epochs: 4.
+        learning_rate: 1e-3 and n_epochs: 4 (chosen together with ``alpha`` in one-to-two
+            minute Kuhn runs; not tuned further).
     """
 
     mode: Mode = "self_play"
     snapshot_every: int = 1
     snapshot_pool: int = 1
-    alpha: float = 0.05
+    alpha: float = 0.2
     alpha_decay: int = 0
-    magnet_every: int = 10
+    magnet_every: int = 50
     learning_rate: float = 1e-3
     n_epochs: int = 4
 
@@ -226,7 +233,10 @@ class MMDPPOLearner(PPOLearner):
         model: MMDPPO = self.model  # type: ignore[assignment]
         if cfg.magnet_every and self.iterations % cfg.magnet_every == 0 and self.iterations:
             model.refresh_magnet()
-        model.set_temperatures(self._alpha(), cfg.ent_coef)
+        alpha = self._alpha()
+        model.set_temperatures(alpha, cfg.ent_coef)
+        if cfg.alpha:
+            model.lr_schedule = ConstantSchedule(cfg.learning_rate * alpha / cfg.alpha)
 
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         magnet = self.model.policy.magnet  # type: ignore[union-attr]
