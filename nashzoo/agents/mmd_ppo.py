@@ -200,21 +200,7 @@ class MMDPPOLearner(PPOLearner):
 
     def _make_model(self) -> BaseAlgorithm:
         cfg = self.config
-        return MMDPPO(
-            self.env,
-            alpha=cfg.alpha,
-            ent_coef=cfg.ent_coef,
-            learning_rate=cfg.learning_rate,
-            n_steps=cfg.steps_per_iteration,
-            batch_size=min(cfg.batch_size, cfg.steps_per_iteration),
-            n_epochs=cfg.n_epochs,
-            gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda,
-            clip_range=cfg.clip_range,
-            policy_kwargs={"net_arch": list(cfg.net_arch)},
-            device=self.device,
-            verbose=0,
-        )
+        return MMDPPO(self.env, alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs())
 
     def _self_play_opponents(self) -> list[Policy]:
         # The opponent is frozen for a whole learner step: materialise it once over every

@@ -461,23 +461,24 @@ class PPOLearner(_SB3Learner):
         return "maskable" if self.config.masked else "ppo"
 
     def _make_model(self) -> BaseAlgorithm:
+        algo = MaskablePPO if self.config.masked else PPO
+        return algo("MlpPolicy", self.env, ent_coef=self.config.ent_coef, **self._ppo_kwargs())
+
+    def _ppo_kwargs(self) -> dict[str, Any]:
+        """PPO's settings from the config (all but the policy and the entropy coefficient)."""
         cfg = self.config
-        algo = MaskablePPO if cfg.masked else PPO
-        return algo(
-            "MlpPolicy",
-            self.env,
-            learning_rate=cfg.learning_rate,
-            n_steps=cfg.steps_per_iteration,
-            batch_size=min(cfg.batch_size, cfg.steps_per_iteration),
-            n_epochs=cfg.n_epochs,
-            gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda,
-            clip_range=cfg.clip_range,
-            ent_coef=cfg.ent_coef,
-            policy_kwargs={"net_arch": list(cfg.net_arch)},
-            device=self.device,
-            verbose=0,
-        )
+        return {
+            "learning_rate": cfg.learning_rate,
+            "n_steps": cfg.steps_per_iteration,
+            "batch_size": min(cfg.batch_size, cfg.steps_per_iteration),
+            "n_epochs": cfg.n_epochs,
+            "gamma": cfg.gamma,
+            "gae_lambda": cfg.gae_lambda,
+            "clip_range": cfg.clip_range,
+            "policy_kwargs": {"net_arch": list(cfg.net_arch)},
+            "device": self.device,
+            "verbose": 0,
+        }
 
 
 @register
