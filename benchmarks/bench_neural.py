@@ -354,6 +354,7 @@ def levels_table(runs: list[dict]) -> str:
     for run in runs:
         groups.setdefault((run["game"], run["label"]), []).append(run)
     head = ["game", "learner", "seeds", *[f"held from {c:.0f} s" for c in CHECKPOINTS]]
+    head += ["typical in the second half", "iterations"]
     rows = []
     for (game, label), group in groups.items():
         row = [game, label, str(len(group))]
@@ -362,9 +363,20 @@ def levels_table(runs: list[dict]) -> str:
             if any(level is None for level in levels):
                 row.append("")
                 continue
-            row.append(f"{np.median(levels):.3f} [{min(levels):.3f}-{max(levels):.3f}]")
+            row.append(_spread(levels))
+        # The median evaluation of each run's second half: where a noisy last iterate hovers.
+        halves = [
+            float(np.median([v for _, t, v in run["points"] if t >= run["budget"] / 2]))
+            for run in group
+        ]
+        row.append(_spread(halves))
+        row.append(f"{int(np.median([run['points'][-1][0] for run in group])):,}")
         rows.append(row)
     return _markdown(head, rows)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{np.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
 
 
 def report_levels(args: argparse.Namespace) -> None:
@@ -375,7 +387,10 @@ def report_levels(args: argparse.Namespace) -> None:
     loads = [r["load"] for r in runs]
     notes = [
         "Exploitability (NashConv / 2) held from each checkpoint on: per seed the worst exact "
-        "evaluation at or after that training time, then the median over seeds and [min-max]. "
+        "evaluation at or after that training time, then the median over seeds and [min-max]; "
+        "'typical in the second half' is each run's median evaluation over the second half of "
+        "its budget (median [min-max] over seeds); 'iterations' is the median number of "
+        "Trainer iterations at the end (one step of each seat's learner each). "
         "Training time only, single-threaded (`torch.set_num_threads(1)`); evaluation off the "
         "clock. Self-play in the Trainer: one learner per seat (`ppo`, `mmd_ppo`: each seat's "
         "learner self-plays, the joint policy takes seat 0 from the first and seat 1 from the "
@@ -392,6 +407,8 @@ def report_levels(args: argparse.Namespace) -> None:
         "`.venv/bin/python benchmarks/bench_neural.py levels-report runs.json --markdown "
         "BENCHMARKS.md`.",
     ]
+    if args.note:
+        notes.append(f"- {args.note}")
     print(table + "\n" + "\n".join(notes))
     if args.markdown:
         write_section(args.markdown, LEVELS_SECTION, table + "\n\n" + "\n".join(notes))
@@ -412,6 +429,7 @@ def levels_main(argv: list[str]) -> None:
     report = sub.add_parser("levels-report", help="table of levels held from JSON files")
     report.add_argument("files", type=Path, nargs="+")
     report.add_argument("--markdown", type=Path)
+    report.add_argument("--note", default="", help="a reading of the results, added as a note")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     (run_levels if args.command == "levels" else report_levels)(args)
