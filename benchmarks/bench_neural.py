@@ -401,11 +401,14 @@ def report_levels(args: argparse.Namespace) -> None:
         f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
         f"torch {torch.__version__}, stable-baselines3 {version('stable-baselines3')}. The "
         "machine was shared with other jobs (load average at the end of each run "
-        f"{min(loads):.1f}-{max(loads):.1f} on 2 cores), so each run had about one core.",
+        f"{min(loads):.1f}-{max(loads):.1f} on 2 cores): with the load above 2, a run got less "
+        "than a core, so these times are wall-clock times on a crowded machine.",
         "- Reproduce: `.venv/bin/python benchmarks/bench_neural.py levels GAME LEARNER --seeds 0 "
-        "1 2 --budget SECONDS --out runs.json` per row (the budget and configuration above), then "
-        "`.venv/bin/python benchmarks/bench_neural.py levels-report runs.json --markdown "
-        "BENCHMARKS.md`.",
+        "1 2 --budget 600 --out docs/results/neural_levels/runs.json` per row (`--config` and "
+        "`--label` as above; the Kuhn rows were evaluated every 15 s, Leduc every 30 s), then "
+        "`.venv/bin/python benchmarks/bench_neural.py levels-report "
+        "docs/results/neural_levels/runs.json --markdown BENCHMARKS.md`; the curves behind this "
+        "table are in that file.",
     ]
     if args.note:
         notes.append(f"- {args.note}")
