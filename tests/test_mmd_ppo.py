@@ -81,4 +81,6 @@ def test_config_validation():
         MMDPPOConfig(alpha=-1.0)
     with pytest.raises(ValueError, match="magnet_every"):
         MMDPPOConfig(magnet_every=-2)
+    with pytest.raises(ValueError, match="masked"):
+        MMDPPOConfig(masked=False)
     assert MMDPPOConfig().mode == "self_play"

@@ -178,6 +178,11 @@ class MMDPPOConfig(PPOConfig):
                 f"MMDPPOConfig.alpha and ent_coef must be >= 0, got {self.alpha} and "
                 f"{self.ent_coef}"
             )
+        if not self.masked:
+            raise ValueError(
+                "MMDPPOConfig.masked must be True: the KL to the magnet is taken over the legal "
+                "actions (leave masked at its default)"
+            )
         for name in ("alpha_decay", "magnet_every"):
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 0:
