@@ -32,6 +32,7 @@ register_lazy("nfsp", "nashzoo.agents.nfsp", "neural")
 register_lazy("deep_cfr", "nashzoo.agents.deep_cfr", "neural")
 register_lazy("ppo", "nashzoo.agents.sb3_baseline", "rl")
 register_lazy("dqn", "nashzoo.agents.sb3_baseline", "rl")
+register_lazy("mmd_ppo", "nashzoo.agents.mmd_ppo", "rl")
 
 __all__ = [
     "CFR",
