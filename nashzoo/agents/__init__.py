@@ -14,7 +14,14 @@ from nashzoo.agents.mccfr import (
     OSMCCFRConfig,
     OutcomeSamplingMCCFR,
 )
-from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy, UniformPolicy
+from nashzoo.agents.policy import (
+    BatchPolicy,
+    Infoset,
+    Policy,
+    PolicyError,
+    TabularPolicy,
+    UniformPolicy,
+)
 from nashzoo.agents.registry import (
     import_plugins,
     learner_class,
@@ -37,6 +44,7 @@ __all__ = [
     "CFR",
     "DCFR",
     "XFP",
+    "BatchPolicy",
     "CFRConfig",
     "CFRPlus",
     "CFRPlusConfig",

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,9 +32,7 @@ from nashzoo.agents.policy import Policy, PolicyError, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import check_player
-from nashzoo.io import ArraySpec, LearnerCheckpoint
-
-_LOADING: ContextVar[bool] = ContextVar("nashzoo_fixed_loading", default=False)
+from nashzoo.io import ArraySpec
 
 Strategy = Mapping[str, Sequence[float]] | Sequence[float] | np.ndarray
 """A fixed strategy: ``{infoset_key: probabilities}`` or one mixed strategy (matrix games)."""
@@ -155,6 +152,7 @@ class UniformLearner(Learner):
 
     name: ClassVar[str] = "uniform"
     Config: ClassVar[type[LearnerConfig]] = UniformConfig
+    learns: ClassVar[bool] = False
 
     def _setup(self) -> None:
         self._policy = uniform_policy(self.game)
@@ -213,12 +211,26 @@ class FixedLearner(Learner):
 
     name: ClassVar[str] = "fixed"
     Config: ClassVar[type[LearnerConfig]] = FixedConfig
+    learns: ClassVar[bool] = False
     config: FixedConfig
+
+    def __init__(
+        self,
+        game: Game | str,
+        seat: int,
+        config: LearnerConfig | dict[str, Any] | None = None,
+        *,
+        seed: int = 0,
+        restoring: bool = False,
+    ) -> None:
+        self._restoring = restoring
+        super().__init__(game, seat, config, seed=seed)
 
     def _setup(self) -> None:
         # Validate the strategy (or read the file) now, so a bad config fails at construction;
-        # when loading a checkpoint the stored rows are used instead (see ``load``).
-        self._policy: TabularPolicy | None = None if _LOADING.get() else self._build()
+        # a learner restored from a checkpoint plays the stored rows instead (the file it was
+        # configured with may have moved), set by ``_load_state_arrays``.
+        self._policy: TabularPolicy | None = None if self._restoring else self._build()
 
     def _build(self) -> TabularPolicy:
         if self.config.path is not None:
@@ -262,17 +274,12 @@ class FixedLearner(Learner):
         return {"probs": np.asarray(self.policy.probs)}
 
     @classmethod
-    def from_checkpoint(
-        cls, checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+    def _instance_to_restore(
+        cls, game: Game, seat: int, config: dict[str, Any], seed: int
     ) -> FixedLearner:
-        """Restore a saved fixed learner from the rows stored in the checkpoint."""
-        token = _LOADING.set(True)
-        try:
-            learner = super().from_checkpoint(checkpoint, game, name=name)
-        finally:
-            _LOADING.reset(token)
-        assert isinstance(learner, FixedLearner)
-        return learner
+        """A learner that skips building its policy from the config: the checkpoint's rows are
+        what a saved fixed learner plays."""
+        return cls(game, seat, config, seed=seed, restoring=True)
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         tree = compile_tree(self.game)
