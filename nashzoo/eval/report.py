@@ -282,84 +282,100 @@ def markdown_summary(
         "",
     ]
     if board:
-        lines += ["## Self-play leaderboard", ""]
-        head = (
-            "| rank | learner | runs | final exploitability | "
-            + " | ".join(f"time to {t:g}" for t in thresholds)
-            + " | work/s | verdict |"
-        )
-        lines += [head, "|" + "---|" * (6 + len(thresholds))]
-        for rank, e in enumerate(board, 1):
-            m, c = e.final_exploitability
-            final = f"{m:.4g}" + (f" ± {c:.2g}" if math.isfinite(c) else "")
-            times = " | ".join(_fmt_time(e.time_to[t], e.runs) for t in thresholds)
-            lines.append(
-                f"| {rank} | {e.learner} | {e.runs} | {final} | {times} | "
-                f"{e.work_per_second:.3g} | {e.verdict} |"
-            )
-        lines += ["", "## Same algorithm on both seats: do they reach equilibrium?", ""]
-        for e in board:
-            lines.append(f"- **{e.learner}** {e.verdict}.")
-        fastest = [e for e in board if e.time_to[thresholds[0]][2] == e.runs]
-        if fastest:
-            best = min(fastest, key=lambda e: e.time_to[thresholds[0]][0])
-            lines.append(
-                f"- Fastest to exploitability {thresholds[0]:g} in every seed: **{best.learner}** "
-                f"({fmt_seconds(best.time_to[thresholds[0]][0])} on average)."
-            )
-        lines.append("")
+        lines += _leaderboard_section(board, thresholds)
     if cross is not None:
-        names = cross.learners
-        lines += [
-            "## Different algorithms: which side gets closer to equilibrium?",
-            "",
-            "Final seat exploitability of the row learner when the column learner holds the "
-            "other seat (both seatings and all seeds pooled; lower is closer to equilibrium):",
-            "",
-            "| row \\ column | " + " | ".join(names) + " |",
-            "|---|" + "---|" * len(names),
-        ]
-        for i, name in enumerate(names):
-            cells = [
-                "—" if not math.isfinite(v) else f"{v:.3g}" for v in cross.seat_exploitability[i]
-            ]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines += [
-            "",
-            "Payoff the row learner earned against the column learner while learning:",
-            "",
-        ]
-        lines += ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-        for i, name in enumerate(names):
-            cells = ["—" if not math.isfinite(v) else f"{v:+.3f}" for v in cross.payoff[i]]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines += ["", "In plain words:", ""]
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                w = cross.wins[i, j]
-                if not math.isfinite(w):
-                    continue
-                a, b = names[i], names[j]
-                ea, eb = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
-                if w == 0.5:
-                    closer = f"a draw on closeness to equilibrium ({ea:.3g} vs {eb:.3g})"
-                else:
-                    winner, loser, we, le = (a, b, ea, eb) if w > 0.5 else (b, a, eb, ea)
-                    closer = (
-                        f"**{winner}** gets closer to equilibrium ({we:.3g} vs {le:.3g}; in "
-                        f"{max(w, 1 - w):.0%} of runs)"
-                    )
-                    if we > le:  # the run-by-run count and the means disagree
-                        closer = (
-                            f"**{winner}** is closer to equilibrium in {max(w, 1 - w):.0%} of "
-                            f"runs, but the mean favours {loser} ({le:.3g} vs {we:.3g}): "
-                            f"{loser} won its runs by more"
-                        )
-                lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
-        lines.append("")
+        lines += _cross_play_section(cross)
     if failures:
         lines += ["## Failed runs", ""]
-        for f in failures:
-            lines.append(f"- {f['run_id']}: {f['error']}")
+        lines += [f"- {failure['run_id']}: {failure['error']}" for failure in failures]
         lines.append("")
     return "\n".join(lines)
+
+
+def _leaderboard_section(
+    board: Sequence[LeaderboardEntry], thresholds: Sequence[float]
+) -> list[str]:
+    """The self-play table, each learner's verdict, and the fastest to the first threshold."""
+    lines = ["## Self-play leaderboard", ""]
+    head = (
+        "| rank | learner | runs | final exploitability | "
+        + " | ".join(f"time to {t:g}" for t in thresholds)
+        + " | work/s | verdict |"
+    )
+    lines += [head, "|" + "---|" * (6 + len(thresholds))]
+    for rank, entry in enumerate(board, 1):
+        mean, ci = entry.final_exploitability
+        final = f"{mean:.4g}" + (f" ± {ci:.2g}" if math.isfinite(ci) else "")
+        times = " | ".join(_fmt_time(entry.time_to[t], entry.runs) for t in thresholds)
+        lines.append(
+            f"| {rank} | {entry.learner} | {entry.runs} | {final} | {times} | "
+            f"{entry.work_per_second:.3g} | {entry.verdict} |"
+        )
+    lines += ["", "## Same algorithm on both seats: do they reach equilibrium?", ""]
+    lines += [f"- **{entry.learner}** {entry.verdict}." for entry in board]
+    first = thresholds[0]
+    always_reached = [entry for entry in board if entry.time_to[first][2] == entry.runs]
+    if always_reached:
+        best = min(always_reached, key=lambda entry: entry.time_to[first][0])
+        lines.append(
+            f"- Fastest to exploitability {first:g} in every seed: **{best.learner}** "
+            f"({fmt_seconds(best.time_to[first][0])} on average)."
+        )
+    lines.append("")
+    return lines
+
+
+def _matrix_table(names: Sequence[str], values: np.ndarray, spec: str) -> list[str]:
+    """A row-by-column Markdown table of ``values`` (``—`` where there is no number)."""
+    lines = ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for name, row in zip(names, values, strict=True):
+        cells = ["—" if not math.isfinite(v) else format(v, spec) for v in row]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cross_play_section(cross: CrossPlay) -> list[str]:
+    """The seat-exploitability and payoff matrices, then one sentence per pair of learners."""
+    names = cross.learners
+    lines = [
+        "## Different algorithms: which side gets closer to equilibrium?",
+        "",
+        "Final seat exploitability of the row learner when the column learner holds the "
+        "other seat (both seatings and all seeds pooled; lower is closer to equilibrium):",
+        "",
+    ]
+    lines += _matrix_table(names, cross.seat_exploitability, ".3g")
+    lines += ["", "Payoff the row learner earned against the column learner while learning:", ""]
+    lines += _matrix_table(names, cross.payoff, "+.3f")
+    lines += ["", "In plain words:", ""]
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            if math.isfinite(cross.wins[i, j]):
+                a, b = names[i], names[j]
+                closer = _closer_to_equilibrium(cross, i, j)
+                lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
+    lines.append("")
+    return lines
+
+
+def _closer_to_equilibrium(cross: CrossPlay, i: int, j: int) -> str:
+    """Which of learners ``i`` and ``j`` ends closer to equilibrium, in words (the fraction of
+    runs it wins, and the means when they disagree with that count)."""
+    win_fraction = cross.wins[i, j]
+    exploit_i, exploit_j = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
+    if win_fraction == 0.5:
+        return f"a draw on closeness to equilibrium ({exploit_i:.3g} vs {exploit_j:.3g})"
+    i_wins = win_fraction > 0.5
+    winner, loser = (cross.learners[i], cross.learners[j])[:: 1 if i_wins else -1]
+    winner_exploit, loser_exploit = (exploit_i, exploit_j) if i_wins else (exploit_j, exploit_i)
+    share = max(win_fraction, 1 - win_fraction)
+    if winner_exploit > loser_exploit:  # the run-by-run count and the means disagree
+        return (
+            f"**{winner}** is closer to equilibrium in {share:.0%} of runs, but the mean "
+            f"favours {loser} ({loser_exploit:.3g} vs {winner_exploit:.3g}): {loser} won its "
+            "runs by more"
+        )
+    return (
+        f"**{winner}** gets closer to equilibrium ({winner_exploit:.3g} vs {loser_exploit:.3g}; "
+        f"in {share:.0%} of runs)"
+    )
