@@ -76,39 +76,55 @@ def fixed_policy(
             information set).
     """
     game = load_game(game)
-    tree = compile_tree(game)
     chosen = _seats(game, seats)
-    base = TabularPolicy.uniform(game)
     if isinstance(strategy, Mapping):
-        wanted = np.concatenate([tree.infosets_of(s) for s in chosen])
-        for key in strategy:
-            index = tree.infoset_index.get(key)
-            if index is None:
-                raise PolicyError(
-                    f"information set {key!r} does not exist in {game.id}; valid keys look "
-                    f"like {list(tree.infoset_keys[:4])}"
-                )
-            if int(tree.infoset_player[index]) not in chosen:
-                raise PolicyError(
-                    f"information set {key!r} belongs to seat {int(tree.infoset_player[index])}, "
-                    f"but the strategy is for seat(s) {chosen}; pass seats=... to match"
-                )
-        missing = [tree.infoset_keys[i] for i in wanted if tree.infoset_keys[i] not in strategy]
-        if missing:
+        return _per_infoset_policy(game, strategy, chosen)
+    return _mixed_strategy_policy(game, strategy, chosen)
+
+
+def _per_infoset_policy(
+    game: Game, strategy: Mapping[str, Sequence[float]], seats: list[int]
+) -> TabularPolicy:
+    """``strategy``'s rows, which must cover exactly the information sets of ``seats``; uniform
+    rows at the other seats."""
+    tree = compile_tree(game)
+    for key in strategy:
+        index = tree.infoset_index.get(key)
+        if index is None:
             raise PolicyError(
-                f"the strategy has no probabilities for information set {missing[0]!r} of "
-                f"{game.id} ({len(missing)} missing); list every information set of seat(s) "
-                f"{chosen}"
+                f"information set {key!r} does not exist in {game.id}; valid keys look "
+                f"like {list(tree.infoset_keys[:4])}"
             )
-        return TabularPolicy.from_dict(game, strategy, default=base)
+        if int(tree.infoset_player[index]) not in seats:
+            raise PolicyError(
+                f"information set {key!r} belongs to seat {int(tree.infoset_player[index])}, "
+                f"but the strategy is for seat(s) {seats}; pass seats=... to match"
+            )
+    wanted = np.concatenate([tree.infosets_of(s) for s in seats])
+    missing = [tree.infoset_keys[i] for i in wanted if tree.infoset_keys[i] not in strategy]
+    if missing:
+        raise PolicyError(
+            f"the strategy has no probabilities for information set {missing[0]!r} of "
+            f"{game.id} ({len(missing)} missing); list every information set of seat(s) "
+            f"{seats}"
+        )
+    return TabularPolicy.from_dict(game, strategy, default=TabularPolicy.uniform(game))
+
+
+def _mixed_strategy_policy(
+    game: Game, strategy: Sequence[float] | np.ndarray, seats: list[int]
+) -> TabularPolicy:
+    """One mixed strategy played at the single information set of each of ``seats`` (over all
+    ``num_actions`` ids, or over the seat's legal actions only); uniform rows elsewhere."""
+    tree = compile_tree(game)
     row = np.asarray(strategy, dtype=np.float64)
     if row.ndim != 1:
         raise PolicyError(
             f"a single mixed strategy must be a 1-D list of probabilities, got shape {row.shape}; "
             "for a strategy per information set pass {infoset_key: probabilities}"
         )
-    probs = np.array(base.probs)
-    for seat in chosen:
+    probs = np.array(TabularPolicy.uniform(game).probs)
+    for seat in seats:
         infosets = tree.infosets_of(seat)
         if infosets.size != 1:
             raise PolicyError(
