@@ -62,15 +62,15 @@ def trend_slope(points: Sequence[Mapping[str, Any]]) -> float | None:
     """Least-squares slope of log10(exploitability) against log10(wall seconds) over the
     second half (in log time) of the run (at least the last ``MIN_TREND_POINTS`` points):
     about -1 for CFR+-like, -0.5 for sampled methods, 0 when stuck; ``None`` with fewer points."""
-    xs, ys = [], []
-    for p in points:
-        t, e = float(p["wall_seconds"]), float(p["exploitability"])
-        if t > 0 and e > 0:
-            xs.append(math.log10(t))
-            ys.append(math.log10(e))
-    if len(xs) < MIN_TREND_POINTS:
+    log_times, log_exploits = [], []
+    for point in points:
+        seconds, exploit = float(point["wall_seconds"]), float(point["exploitability"])
+        if seconds > 0 and exploit > 0:
+            log_times.append(math.log10(seconds))
+            log_exploits.append(math.log10(exploit))
+    if len(log_times) < MIN_TREND_POINTS:
         return None
-    x, y = np.asarray(xs), np.asarray(ys)
+    x, y = np.asarray(log_times), np.asarray(log_exploits)
     keep = x >= (x.min() + x.max()) / 2
     if keep.sum() < MIN_TREND_POINTS:
         keep = x >= np.sort(x)[-MIN_TREND_POINTS]
@@ -132,21 +132,21 @@ def leaderboard(
         by_learner[str(run_rows[0]["learner_seat0"])].append(_points(run_rows))
     entries = []
     for learner, runs in by_learner.items():
-        runs = [r for r in runs if r]
-        finals = [float(r[-1]["exploitability"]) for r in runs]
-        firsts = [float(r[0]["exploitability"]) for r in runs]
+        runs = [run for run in runs if run]
+        finals = [float(run[-1]["exploitability"]) for run in runs]
+        firsts = [float(run[0]["exploitability"]) for run in runs]
         reach = {}
-        for t in thresholds:
-            times = [time_to(r, t, "wall_seconds") for r in runs]
-            hit = [v for v in times if v is not None]
-            m, c = mean_ci(hit) if hit else (math.nan, math.nan)
-            reach[t] = (m, c, len(hit))
+        for threshold in thresholds:
+            times = [time_to(run, threshold, "wall_seconds") for run in runs]
+            reached = [seconds for seconds in times if seconds is not None]
+            mean, ci = mean_ci(reached) if reached else (math.nan, math.nan)
+            reach[threshold] = (mean, ci, len(reached))
         speed = [
-            float(r[-1]["total_work"]) / float(r[-1]["wall_seconds"])
-            for r in runs
-            if float(r[-1]["wall_seconds"]) > 0
+            float(run[-1]["total_work"]) / float(run[-1]["wall_seconds"])
+            for run in runs
+            if float(run[-1]["wall_seconds"]) > 0
         ]
-        slopes = [s for s in (trend_slope(r) for r in runs) if s is not None]
+        slopes = [slope for slope in map(trend_slope, runs) if slope is not None]
         slope = float(np.median(slopes)) if slopes else None
         final = mean_ci(finals)
         entries.append(
@@ -160,7 +160,7 @@ def leaderboard(
                 verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds),
             )
         )
-    entries.sort(key=lambda e: (e.final_exploitability[0], e.learner))
+    entries.sort(key=lambda entry: (entry.final_exploitability[0], entry.learner))
     return entries
 
 
@@ -204,31 +204,32 @@ def learning_payoff(points: Sequence[Mapping[str, Any]], seat: int) -> float:
 
 def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
     """The cross-play matrix, or ``None`` when the rows hold no cross-play runs."""
-    runs = [r for r in _runs([r for r in rows if r["mode"] == "cross"]).values() if r]
+    runs = [run for run in _runs([r for r in rows if r["mode"] == "cross"]).values() if run]
     if not runs:
         return None
     names = sorted(
-        {str(r[0]["learner_seat0"]) for r in runs} | {str(r[0]["learner_seat1"]) for r in runs}
+        {str(run[0]["learner_seat0"]) for run in runs}
+        | {str(run[0]["learner_seat1"]) for run in runs}
     )
-    index = {n: i for i, n in enumerate(names)}
-    n = len(names)
+    index = {name: i for i, name in enumerate(names)}
     exploit: dict[tuple[int, int], list[float]] = defaultdict(list)
     payoff: dict[tuple[int, int], list[float]] = defaultdict(list)
     wins: dict[tuple[int, int], list[float]] = defaultdict(list)
     for run_rows in runs:
-        pts = _points(run_rows)
-        last = pts[-1]
-        a, b = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
-        ea, eb = float(last["seat_exploitability_seat0"]), float(last["seat_exploitability_seat1"])
-        exploit[a, b].append(ea)
-        exploit[b, a].append(eb)
-        payoff[a, b].append(learning_payoff(pts, 0))
-        payoff[b, a].append(learning_payoff(pts, 1))
-        wins[a, b].append(float(ea < eb) + 0.5 * float(ea == eb))
-        wins[b, a].append(float(eb < ea) + 0.5 * float(ea == eb))
+        points = _points(run_rows)
+        last = points[-1]
+        seat0, seat1 = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
+        exploit0 = float(last["seat_exploitability_seat0"])
+        exploit1 = float(last["seat_exploitability_seat1"])
+        exploit[seat0, seat1].append(exploit0)
+        exploit[seat1, seat0].append(exploit1)
+        payoff[seat0, seat1].append(learning_payoff(points, 0))
+        payoff[seat1, seat0].append(learning_payoff(points, 1))
+        wins[seat0, seat1].append(float(exploit0 < exploit1) + 0.5 * float(exploit0 == exploit1))
+        wins[seat1, seat0].append(float(exploit1 < exploit0) + 0.5 * float(exploit0 == exploit1))
 
     def matrix(data: Mapping[tuple[int, int], list[float]]) -> np.ndarray:
-        out = np.full((n, n), np.nan)
+        out = np.full((len(names), len(names)), np.nan)
         for (i, j), values in data.items():
             out[i, j] = float(np.mean(values))
         return out
