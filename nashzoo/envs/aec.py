@@ -37,14 +37,16 @@ Conventions (those of PettingZoo's classic environments):
   "action_mask": Box(0, 1, (n,), int8)})`` with ``n = game.num_actions_of(player)``: that is
   ``game.num_actions`` for every agent except in a non-square matrix game, where the row and
   column players have their own counts (so even an unmasked ``action_space(agent).sample()``
-  is an id the agent can use). ``observation`` is the agent's information
-  state tensor; ``action_mask`` is the legal actions at the agent's information set when the
-  agent acts there and zeros otherwise (so it is zeros while the other player is to move in
-  poker, and at the end). In a matrix game the second mover cannot tell whether the first has
-  moved, so its mask shows its actions from the start, which is what a simultaneous-move
-  (parallel) view needs. In the states mode an agent's mask is zeros whenever it is not to
-  move: the same rule wherever an agent's key tells whether it is to move (every turn-based game
-  nashzoo ships), which is why simultaneous-move games keep the tables;
+  is an id the agent can use); ``pad_actions=True`` gives every agent ``game.num_actions``
+  instead, the extra ids always masked out (identical spaces, for libraries that need them).
+  ``observation`` is the agent's information state tensor; ``action_mask`` is the legal
+  actions at the agent's information set when the agent acts there and zeros otherwise (so
+  it is zeros while the other player is to move in poker, and at the end). In a matrix game
+  the second mover cannot tell whether the first has moved, so its mask shows its actions
+  from the start, which is what a simultaneous-move (parallel) view needs. In the states mode
+  an agent's mask is zeros whenever it is not to move: the same rule wherever an agent's key
+  tells whether it is to move (every turn-based game nashzoo ships), which is why
+  simultaneous-move games keep the tables;
 * ``infos[agent]["infoset_key"]`` is ``State.infoset_key(player)`` (keys are unique among one
   player's information sets; the tensor also encodes the player);
 * rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
@@ -113,6 +115,7 @@ class EnvTables:
     view_key: list[str]  # view id -> State.infoset_key(player)
     view_tensor: list[np.ndarray]  # view id -> State.infoset_tensor(player) (read-only)
     view_mask: list[np.ndarray]  # view id -> int8 mask of game.num_actions_of(p) (read-only)
+    view_mask_padded: list[np.ndarray]  # view id -> the same mask padded to game.num_actions
 
     @property
     def num_nodes(self) -> int:
@@ -192,6 +195,7 @@ def _build_tables(game: Game) -> EnvTables:
     view_key: list[str] = []
     view_tensor: list[np.ndarray] = []
     view_mask: list[np.ndarray] = []
+    view_mask_padded: list[np.ndarray] = []
     view: list[tuple[int, ...]] = []
     for state in states:
         ids = []
@@ -208,6 +212,9 @@ def _build_tables(game: Game) -> EnvTables:
                 if iset is not None and tree.infoset_player[iset] == p:
                     mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
                 view_mask.append(_readonly(mask))
+                padded = np.zeros(game.num_actions, dtype=np.int8)
+                padded[: mask.size] = mask
+                view_mask_padded.append(_readonly(padded))
             ids.append(vid)
         view.append(tuple(ids))
     return EnvTables(
@@ -225,6 +232,7 @@ def _build_tables(game: Game) -> EnvTables:
         view_key=view_key,
         view_tensor=view_tensor,
         view_mask=view_mask,
+        view_mask_padded=view_mask_padded,
     )
 
 
@@ -244,6 +252,11 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         tabulate: ``"auto"`` (default), ``True`` (step through lookup tables of the whole
             tree, built once per game) or ``False`` (step the game's ``State`` objects; nothing
             is enumerated). See the module docstring; ``tabulated`` tells which was chosen.
+        pad_actions: give every agent the same spaces, ``Discrete(game.num_actions)`` and an
+            action mask of that length, where the seats' action counts differ (a non-square
+            matrix game): the extra ids are always masked out and illegal. Multi-agent
+            libraries that stack agents (Tianshou, SuperSuit's vector envs) need identical
+            spaces. Games whose seats already agree are unchanged.
         **game_params: parameters for ``load_game`` when ``game`` is a name.
 
     Raises:
@@ -260,6 +273,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         render_agent: str | None = None,
         parallelizable: bool = False,
         tabulate: bool | str = "auto",
+        pad_actions: bool = False,
         **game_params: Any,
     ) -> None:
         super().__init__()
@@ -287,7 +301,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._memo = None if self.tabulated else NodeMemo(self.game)
         self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
-        sizes = [self.game.num_actions_of(p) for p in range(self.game.num_players)]
+        self.pad_actions = bool(pad_actions)
+        tables = self._tables
+        self._view_mask = (
+            None
+            if tables is None
+            else (tables.view_mask_padded if pad_actions else tables.view_mask)
+        )
+        sizes = [
+            self.game.num_actions if pad_actions else self.game.num_actions_of(p)
+            for p in range(self.game.num_players)
+        ]
         self._observation_spaces = {
             a: self._make_observation_space(sizes[p]) for p, a in enumerate(self.possible_agents)
         }
@@ -527,7 +551,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             return {"observation": view[0].copy(), "action_mask": view[1].copy()}
         t = self._tables
         vid = t.view[self._node][self._agent_index[agent]]
-        return {"observation": t.view_tensor[vid].copy(), "action_mask": t.view_mask[vid].copy()}
+        mask = self._view_mask[vid]
+        return {"observation": t.view_tensor[vid].copy(), "action_mask": mask.copy()}
 
     # --- game-level views ----------------------------------------------------------------
     @property
@@ -607,7 +632,12 @@ def _forwarded(name: str) -> property:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
 
-    return property(get, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
+    def put(self: OrderEnforcingWrapper, value: Any) -> None:
+        # PettingZoo < 1.25's BaseWrapper copies these from the wrapped env after every reset
+        # and step; writing through keeps the one copy that the getter reads.
+        setattr(self.env, name, value)
+
+    return property(get, put, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
 
 
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
