@@ -16,6 +16,7 @@ from nashzoo.agents import (
     fixed_policy,
     learner_class,
     learner_names,
+    learning_learner_names,
     load_learner,
     make_learner,
     uniform_policy,
@@ -85,6 +86,9 @@ def test_learners_are_registered() -> None:
     # the non-learning baselines say so (a race leaves them out unless named)
     assert not UniformLearner.learns and not FixedLearner.learns
     assert learner_class("cfr").learns and learner_class("xfp").learns
+    learning = learning_learner_names()
+    assert "uniform" not in learning and "fixed" not in learning
+    assert {"cfr", "nfsp", "ppo"} <= set(learning)
 
 
 def test_uniform_learner_does_no_work(tmp_path: Path) -> None:
