@@ -14,11 +14,19 @@ from nashzoo.agents.mccfr import (
     OSMCCFRConfig,
     OutcomeSamplingMCCFR,
 )
-from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy, UniformPolicy
+from nashzoo.agents.policy import (
+    BatchPolicy,
+    Infoset,
+    Policy,
+    PolicyError,
+    TabularPolicy,
+    UniformPolicy,
+)
 from nashzoo.agents.registry import (
     import_plugins,
     learner_class,
     learner_names,
+    learning_learner_names,
     make_learner,
     register,
     register_lazy,
@@ -38,6 +46,7 @@ __all__ = [
     "CFR",
     "DCFR",
     "XFP",
+    "BatchPolicy",
     "CFRConfig",
     "CFRPlus",
     "CFRPlusConfig",
@@ -63,6 +72,7 @@ __all__ = [
     "import_plugins",
     "learner_class",
     "learner_names",
+    "learning_learner_names",
     "load_learner",
     "load_policy_file",
     "make_learner",
