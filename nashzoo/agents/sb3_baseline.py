@@ -276,7 +276,6 @@ class SB3Policy(NetworkPolicy):
 class _SB3Learner(Learner):
     """Shared machinery of the Stable-Baselines3 learners (not registered itself)."""
 
-    model_free: ClassVar[bool] = True
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     model: BaseAlgorithm
 
