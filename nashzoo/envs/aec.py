@@ -4,24 +4,30 @@ The environment holds no rules. Everything it knows comes from the game, in one 
 (``tabulate=`` of :class:`GameAECEnv`):
 
 * **tables** (``tabulate=True``): the game tree (who moves, which actions are legal, where each
-  action leads, chance probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which
-  enumerates the game's own ``State`` API once, and what each player sees at each node
+  action leads, chance probabilities, payoffs) gathered in bulk from the arrays of
+  :func:`nashzoo.games.compile_tree`, and what each player sees at each node
   (``State.infoset_key(player)`` and ``State.infoset_tensor(player)``), read from the ``State``
-  once per node when the env tables for a game are first built (cached per ``game.id``).
-  Stepping then only follows integer node indices through pre-built Python lists (no ``State``
-  is built during play), the fastest way to play a small game many times;
+  once per node when the env tables for a game are first built (cached per ``game.id``; the
+  States are made one depth at a time, so only two levels of them are alive). Stepping then only
+  follows integer node indices through pre-built Python lists (no ``State`` is built during
+  play);
 * **states** (``tabulate=False``, :mod:`nashzoo.envs.lazy`): the env steps the game's
   ``State`` objects, asking them for keys, tensors, masks and returns as the game goes, and
   remembers the histories reached (at most :data:`~nashzoo.envs.lazy.MEMO_MAX_NODES`, then it
   starts again), so the openings every episode replays cost about what the tables cost. Nothing
   is enumerated: this plays games far too big to tabulate.
 
-``tabulate="auto"`` (the default) uses the tables when the game has at most
-:data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000), and the states
-otherwise. The size comes from ``Game.num_histories()`` when the game declares it (Liar's dice
-does, by formula); otherwise the env counts the tree lazily, walking at most that many
-histories, once per game. Simultaneous-move games (``parallelizable=True``) always use the
-tables (see the masks below).
+``tabulate="auto"`` (the default) decides by cost. The tables cost, up front, the compile plus
+one ``State`` per history (Liar's dice, 294,883 histories: about 2 s of compile through the
+generic walk and 2 s of tables on a shared 2-core machine) and about 500 bytes per history
+held; the states cost nothing up front and, once their memo holds the histories play keeps
+reaching, step about as fast as the tables (``benchmarks/bench_env.py`` measures both), paying
+only for histories reached the first time. So ``"auto"`` uses the tables when the game has at
+most :data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000: a fraction of a
+second to build) and the states otherwise, which never compiles the tree. The size comes from
+``Game.num_histories()`` when the game declares it (Liar's dice does, by formula); otherwise
+the env counts the tree lazily, walking at most that many histories, once per game.
+Simultaneous-move games (``parallelizable=True``) always use the tables (see the masks below).
 
 Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game
 through the env in each mode and through ``State.child`` and asserts identical infoset keys,
@@ -435,7 +441,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         Raises:
             IllegalActionError: a forced chance outcome is not possible where it is used.
         """
-        forced_outcomes = (options or {}).get("chance_outcomes", ())
+        forced_outcomes = options.get("chance_outcomes", ()) if options else ()
         try:
             forced = [action_index(o) for o in forced_outcomes]
         except TypeError:
