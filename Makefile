@@ -6,7 +6,15 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
-.PHONY: setup race test lint bench clean
+MIN_VENV := .venv-min
+# The torch-free tests: environments, games, exact evaluation, tabular learners, tournaments.
+MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent.py \
+	tests/test_games.py tests/test_eval.py tests/test_cfr.py tests/test_mccfr.py tests/test_xfp.py \
+	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py
+
+RLLIB_VENV := .venv-rllib
+
+.PHONY: setup race test test-min test-rllib lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -25,6 +33,29 @@ test: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
 	$(BIN)/python -m pytest
 
+# The core dependencies at exactly their declared lower bounds (pyproject.toml's `>=` read as
+# `==`), in a venv of their own, running the tests that need nothing else.
+test-min: $(MIN_VENV)/.installed
+	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm) '
+	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(MIN_TESTS)
+
+$(MIN_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(MIN_VENV)
+	sed -n '/^dependencies = \[/,/^\]/p' pyproject.toml | grep -o '"[^"]*"' | tr -d '"' \
+		| sed 's/>=/==/' > $(MIN_VENV)/lowest.txt
+	$(MIN_VENV)/bin/python -m pip install --quiet -c $(MIN_VENV)/lowest.txt -e . "pytest>=7" "hypothesis>=6"
+	@touch $@
+
+# RLlib pins its own Gymnasium, so its adapter is tested in a venv of its own (`rllib` extra).
+test-rllib: $(RLLIB_VENV)/.installed
+	$(RLLIB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_rllib.py
+
+$(RLLIB_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet $(TORCH)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet -e ".[rllib]" "pytest>=7" "hypothesis>=6"
+	@touch $@
+
 lint: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
 	$(BIN)/ruff format --check nashzoo tests benchmarks
@@ -33,4 +64,4 @@ bench: setup
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .ruff_cache

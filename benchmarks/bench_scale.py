@@ -430,7 +430,7 @@ def main() -> None:
     parser.add_argument("--max-rung", type=int, default=4, help="largest rung to run (1-5)")
     parser.add_argument("--rung5", default="liars_dice(dice_sides=9)", help="rung 5's game")
     parser.add_argument("--rung5-openspiel", default="liars_dice(dice_sides=9)")
-    parser.add_argument("--rung5-histories", type=int, default=42_467_338)
+    parser.add_argument("--rung5-histories", type=int, default=42_467_257)
     parser.add_argument("--rounds", type=int, default=3, help="round-robin rounds")
     parser.add_argument("--budget", type=float, default=1.0, help="CPU seconds per round")
     parser.add_argument("--compile-timeout", type=float, default=1800.0)
@@ -448,6 +448,13 @@ def main() -> None:
         action="store_true",
         help="also time CFR+ to NashConv 1e-3 and OS/ES-MCCFR to NashConv 0.1 on rung 3",
     )
+    parser.add_argument("--targets-only", action="store_true", help="only the rung-3 targets")
+    parser.add_argument(
+        "--check-every",
+        type=int,
+        default=10,
+        help="CFR+ iterations between NashConv checks in the time-to-target runs",
+    )
     parser.add_argument("--mccfr-seeds", type=int, default=3)
     parser.add_argument("--mccfr-cap", type=float, default=120.0, help="seconds per MCCFR run")
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
@@ -459,12 +466,13 @@ def main() -> None:
     if args.max_rung >= 5:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
     load_before = os.getloadavg()
-    rows = [run_rung(r, args) for r in rungs]
-    text = table(rows)
-    if args.targets:
+    rows = [] if args.targets_only else [run_rung(r, args) for r in rungs]
+    text = "" if args.targets_only else table(rows)
+    if args.targets or args.targets_only:
         rung3 = RUNGS[2].nashzoo
         limit = 5000
-        text += "\n\n" + target_table(rung3, time_to_target_rows(rung3, 10, limit), limit)
+        found = time_to_target_rows(rung3, args.check_every, limit)
+        text += "\n\n" + target_table(rung3, found, limit)
         mccfr = bench_mccfr.run_game(
             rung3, 0.1, args.mccfr_seeds, args.mccfr_cap, "nashzoo os,nashzoo es,C++"
         )

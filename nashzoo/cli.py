@@ -36,11 +36,32 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
-def _csv_list(text: str) -> tuple[str, ...]:
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not items:
-        raise argparse.ArgumentTypeError("expected a comma-separated list")
-    return items
+def _learner_list(text: str) -> tuple[str, ...]:
+    """Comma-separated learner specs (commas inside ``name(...)`` do not split)."""
+    from nashzoo.train.settings import SettingsError, split_specs
+
+    try:
+        return tuple(split_specs(text))
+    except SettingsError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _settings_options(parser: argparse.ArgumentParser) -> None:
+    """``--config FILE`` and ``--set LEARNER.FIELD=VALUE`` (see nashzoo.train.settings)."""
+    parser.add_argument(
+        "--config",
+        dest="config_file",
+        metavar="FILE",
+        help="learner settings: a YAML/TOML file with a 'learners' table of LABEL: {FIELD: "
+        "VALUE, algorithm: NAME}",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="LEARNER.FIELD=VALUE",
+        help="set one learner config field (repeatable; wins over --config)",
+    )
 
 
 def _number_type(kind: type, low: float, *, strict: bool) -> Any:
@@ -106,9 +127,13 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
         "workers",
         "backend",
         "address",
+        "config_file",
+        "logger",
     ):
         if hasattr(args, key):
             fields[key] = getattr(args, key)
+    if hasattr(args, "sets"):
+        fields["sets"] = tuple(args.sets)
     if hasattr(args, "budget_seconds"):
         fields["budget_seconds"] = None if args.budget_seconds == 0 else args.budget_seconds
     if hasattr(args, "no_self_play"):
@@ -191,6 +216,17 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
         "--force", action="store_true", help="replace a run already in --out (default: refuse)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _settings_options(parser)
+    _logger_option(parser, "in --out (default runs/train)")
+
+
+def _logger_option(parser: argparse.ArgumentParser, where: str) -> None:
+    parser.add_argument(
+        "--logger",
+        choices=("tensorboard", "wandb", "csv"),
+        help=f"also log exploitability, seat exploitability, work and the learners' own "
+        f"metrics {where}: TensorBoard, Weights & Biases (offline) or metrics.csv",
+    )
 
 
 def _eval_every(text: str) -> Any:
@@ -229,11 +265,14 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
         raise UsageError("--opponent needs --learner")
     if args.resume and args.force:
         raise UsageError("--resume continues the run in --out; --force replaces it: choose one")
+    seats = _seat_settings(args, seat0, seat1)
+    if seats is not None:
+        seat0, seat1 = seats[0].algorithm, seats[1].algorithm
     typed = _typed_run(args, seat0, seat1)
     if args.out is None:
         if args.resume or args.checkpoint_every or args.force:
             raise UsageError("--resume, --force and --checkpoint-every need --out FOLDER")
-        return _train_once(args, _new_config(typed), None)
+        return _train_once(args, _new_config(typed), None, seats)
     folder = check_output_folder(args.out)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
@@ -243,7 +282,27 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
             config = _new_config(typed)
             _check_learners(config)
             run_folder.start(folder, config, force=args.force)
-        return _train_once(args, config, folder)
+        return _train_once(args, config, folder, seats)
+
+
+def _seat_settings(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> Any:
+    """Each seat's learner setting (``--config``, ``--set``, ``NAME(FIELD=VALUE)``), or
+    ``None`` when no learner is named (a resumed run keeps the settings it was started with)."""
+    from nashzoo.train.settings import seat_settings
+
+    if seat0 is None:
+        if args.config_file or args.sets:
+            raise UsageError("--config and --set set up a new run; a resumed run keeps its own")
+        return None
+    seats = seat_settings(
+        [seat0, seat1 or seat0], config_file=args.config_file, sets=args.sets or ()
+    )
+    if args.resume and (args.config_file or args.sets or any(s.overrides for s in seats)):
+        raise UsageError(
+            "--config, --set and NAME(FIELD=VALUE) set up a new run; a resumed run "
+            "keeps its own settings"
+        )
+    return seats
 
 
 def _new_config(typed: dict[str, Any]) -> Any:
@@ -265,17 +324,22 @@ def _check_learners(config: Any) -> None:
         learner_class(name).check_game(game)
 
 
-def _train_once(args: argparse.Namespace, config: Any, folder: Path | None) -> int:
+def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seats: Any) -> int:
     """Build or load the trainer for ``config``, train to its total budget, write the outputs."""
     from nashzoo.train import PrintEval, Trainer
     from nashzoo.train.run_folder import CHECKPOINT_FILE, check_checkpoint
 
     checkpoint = None if folder is None else folder / CHECKPOINT_FILE
     progress = None if not args.no_progress else False
+    callbacks: list[Any] = [PrintEval()]
+    if args.logger is not None:
+        from nashzoo.train.loggers import make_logger
+
+        callbacks.append(make_logger(args.logger, folder or "runs/train"))
     if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
         trainer = Trainer.load(
             checkpoint,
-            callbacks=[PrintEval()],
+            callbacks=callbacks,
             progress=progress,
             checkpoint_path=checkpoint,
             checkpoint_every=config.checkpoint_every,
@@ -287,9 +351,10 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None) -> i
             _load_game(config.game),
             config.learners[0],
             config.learners[1],
+            configs=(None, None) if seats is None else [seat.config() for seat in seats],
             seed=config.seed,
             eval_every=_eval_every(config.eval_every),
-            callbacks=[PrintEval()],
+            callbacks=callbacks,
             progress=progress,
             checkpoint_path=checkpoint,
             checkpoint_every=config.checkpoint_every,
@@ -325,7 +390,7 @@ def _cmd_duel(args: argparse.Namespace) -> int:
 
 # --- eval ------------------------------------------------------------------------------------
 def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
-    """A TabularPolicy from a policy JSON, a learner checkpoint or a trainer checkpoint."""
+    """A TabularPolicy from a policy JSON, a checkpoint or a Stable-Baselines3 .zip."""
     from nashzoo.agents.loading import load_policy_file
 
     policy = load_policy_file(path, game)
@@ -479,7 +544,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--game",
         help=f"{GAME_HELP} (default kuhn_poker)",
     )
-    race.add_argument("--learners", type=_csv_list, help="comma-separated names (default: all)")
+    race.add_argument(
+        "--learners",
+        type=_learner_list,
+        help="comma-separated learners (default: all); LABEL=NAME(FIELD=VALUE,...) races one "
+        "algorithm under a config of its own, e.g. nfsp,nfsp_small=nfsp(hidden_sizes=[32])",
+    )
     race.add_argument("--seeds", type=_positive_int, help="seeds per pairing (default 3)")
     race.add_argument(
         "--budget-seconds",
@@ -518,11 +588,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
+    _settings_options(race)
+    _logger_option(race, "in each run's folder, --out/runs/RUN_ID")
     race.set_defaults(func=_cmd_race)
 
     train = sub.add_parser("train", help="train a learner (self-play) or a pair to a checkpoint")
     _game_arg(train, default=None)
-    train.add_argument("--learner", help="learner name, e.g. cfr_plus (required unless --resume)")
+    train.add_argument(
+        "--learner",
+        help="learner, e.g. cfr_plus or nfsp(hidden_sizes=[32]) (required unless --resume)",
+    )
     train.add_argument("--opponent", help="learner on seat 1 (default: the same: self-play)")
     _train_common(train)
     train.set_defaults(func=_cmd_train)
@@ -535,8 +610,10 @@ def build_parser() -> argparse.ArgumentParser:
     duel.set_defaults(func=_cmd_duel)
 
     ev = sub.add_parser("eval", help="exact NashConv/exploitability of a policy or checkpoint")
-    ev.add_argument("path", help="policy .json, learner checkpoint .npz or trainer checkpoint")
-    ev.add_argument("--game", help="check the file is for this game")
+    ev.add_argument(
+        "path", help="policy .json, checkpoint .npz, or Stable-Baselines3 .zip (needs --game)"
+    )
+    ev.add_argument("--game", help="check the file is for this game (the game of an SB3 .zip)")
     ev.add_argument("--json", action="store_true", help="print JSON")
     ev.set_defaults(func=_cmd_eval)
 
@@ -544,7 +621,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tournament",
         help="round robin between agents",
         description="Entrants: uniform, equilibrium, fixed:P1,P2,... (matrix games), a policy "
-        ".json or a checkpoint .npz; NAME=SPEC names one.",
+        ".json, a checkpoint .npz or a Stable-Baselines3 .zip; NAME=SPEC names one.",
     )
     _game_arg(tour)
     tour.add_argument("entrants", nargs="+", help="two or more entrant specs")

@@ -9,7 +9,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
 
 from nashzoo.agents.fixed import fixed_policy
-from nashzoo.agents.policy import PolicyError, TabularPolicy
+from nashzoo.agents.policy import PolicyError, TabularPolicy, UniformPolicy
+from nashzoo.envs import GYMNASIUM_IDS
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.games import IllegalActionError
 
@@ -162,3 +163,104 @@ def test_non_square_matrix_game_masks_cover_all_game_actions(rows):
         assert terminated and reward in {
             float(v) * (1 if seat == 0 else -1) for r in rows for v in r
         }
+
+
+# --- Gymnasium registration ------------------------------------------------------------------
+GYM_KWARGS = {"nashzoo/MatrixGame-v0": {"row_payoffs": [[1, -1, 0], [-1, 1, 2]]}}
+
+
+def test_every_game_is_registered_with_gymnasium():
+    import gymnasium
+
+    from nashzoo.envs import ENV_MODULES, GYMNASIUM_IDS, gymnasium_id
+
+    assert gymnasium_id("kuhn_poker_v0") == "nashzoo/KuhnPoker-v0"
+    assert gymnasium_id("leduc_holdem_v0") == "nashzoo/LeducHoldem-v0"
+    assert gymnasium_id("rps_v0") == "nashzoo/RPS-v0"
+    assert sorted(GYMNASIUM_IDS.values()) == sorted(m.GAME for m in ENV_MODULES.values())
+    for env_id in GYMNASIUM_IDS:
+        assert gymnasium.spec(env_id).entry_point == "nashzoo.envs.single_agent:SingleAgentEnv"
+    # The module prefix imports nashzoo.envs itself (for callers that never imported it).
+    env = gymnasium.make("nashzoo.envs:nashzoo/KuhnPoker-v0")
+    assert env.spec.id == "nashzoo/KuhnPoker-v0"
+
+
+@pytest.mark.parametrize("env_id", list(GYMNASIUM_IDS))  # every game nashzoo ships
+@pytest.mark.parametrize("seat", [0, 1, "random"])
+def test_gymnasium_make_passes_both_checkers(env_id, seat):
+    import gymnasium
+
+    kwargs = {"seat": seat, "opponent": UniformPolicy(), **GYM_KWARGS.get(env_id, {})}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any checker warning fails the test, except the one
+        # Gymnasium's checker always gives for a made env: it notes the wrappers make() applies.
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version")
+        env = gymnasium.make(env_id, **kwargs)
+        assert env.spec.id == env_id and env.spec.kwargs["seat"] == seat
+        assert isinstance(env.unwrapped, SingleAgentEnv)
+        gymnasium_check_env(env, skip_render_check=True)
+        sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+        sb3_checker.check_env(gymnasium.make(env_id, **kwargs), warn=True)
+
+
+def test_gymnasium_make_kwargs_reach_the_env():
+    import gymnasium
+
+    always_paper = fixed_policy("rps", [0, 1, 0])
+    env = gymnasium.make("nashzoo/RPS-v0", seat=1, opponent=always_paper, render_mode="ansi")
+    _, info = env.reset(seed=0)
+    assert info["seat"] == 1 and info["infoset_key"] == "p1"
+    assert "rps" in env.render()
+    _, reward, terminated, _, _ = env.step(SCISSORS)
+    assert reward == 1.0 and terminated
+    matrix = gymnasium.make("nashzoo/MatrixGame-v0", preset="matching_pennies")
+    assert matrix.unwrapped.game.num_actions == 2
+    with pytest.raises(ValueError, match="seat must be 0, 1 or 'random'"):
+        gymnasium.make("nashzoo/KuhnPoker-v0", seat=2)
+
+
+def test_maskable_ppo_trains_on_a_made_env():
+    pytest.importorskip("sb3_contrib")
+    import gymnasium
+    from sb3_contrib import MaskablePPO
+
+    env = gymnasium.make("nashzoo/KuhnPoker-v0", seat="random")
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0)
+    model.learn(total_timesteps=64)  # reads action_masks() through make()'s wrappers
+    assert model.num_timesteps == 64
+
+
+def test_masked_observation_puts_the_mask_in_the_observation():
+    import gymnasium
+
+    from nashzoo.envs.single_agent import MaskedObservation
+
+    env = MaskedObservation(gymnasium.make("nashzoo/LeducHoldem-v0", seat=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version")
+        gymnasium_check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    assert set(obs) == {"observations", "action_mask"} and obs["action_mask"].dtype == np.float32
+    np.testing.assert_array_equal(obs["action_mask"], [0, 1, 1])  # no bet to fold to yet
+    obs, *_ = env.step(2)  # raise
+    np.testing.assert_array_equal(obs["action_mask"], env.unwrapped.action_masks())
+    with pytest.raises(ValueError, match="must differ"):
+        MaskedObservation(SingleAgentEnv("kuhn_poker"), obs_key="x", mask_key="x")
+
+
+def test_gymnasium_make_any_game():
+    import gymnasium
+
+    from nashzoo.games import load_game
+
+    game = load_game("matrix", row_payoffs=[[1, -1, 0], [-1, 1, 2]])  # any Game, or its name
+    env = gymnasium.make("nashzoo/Game-v0", game=game, seat=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version")
+        gymnasium_check_env(env, skip_render_check=True)
+    assert env.spec.id == "nashzoo/Game-v0" and env.unwrapped.game is game
+    assert gymnasium.make("nashzoo/Game-v0", game="leduc_poker").unwrapped.game.num_actions == 3
+    with pytest.raises(TypeError, match="game"):
+        gymnasium.make("nashzoo/Game-v0")  # the game is required

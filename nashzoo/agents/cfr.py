@@ -155,8 +155,7 @@ class _FullWidthCFR(Learner):
         return {"regrets": self._regrets.copy(), "strategy_sum": self._strategy_sum.copy()}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        own = np.zeros(self._regrets.shape, dtype=bool)
-        own[self._rows] = self._own_legal
+        own = self._update_mask  # this seat's legal cells: where the tables may be non-zero
         arrays = self.checked_state_arrays(
             arrays,
             {

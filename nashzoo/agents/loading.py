@@ -56,7 +56,10 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
     * a policy ``.json`` (:meth:`TabularPolicy.save`, the race's ``average_policy.json``);
     * a learner checkpoint ``.npz`` (:meth:`Learner.save`): its average policy;
     * a trainer checkpoint ``.npz`` (``Trainer.save``, the ``checkpoint.npz`` that ``nashzoo
-      train`` and ``race`` write): the joint average policy of its two learners.
+      train`` and ``race`` write): the joint average policy of its two learners;
+    * a Stable-Baselines3 model ``.zip`` (PPO, A2C, MaskablePPO, DQN trained on the game's
+      information-set tensors, e.g. on ``gymnasium.make("nashzoo/KuhnPoker-v0")``), read by
+      :func:`nashzoo.agents.adapters.from_sb3` and materialised; it needs ``game``.
 
     ``game`` (optional) checks the file is for that game. Raises PolicyError / CheckpointError
     with a message naming the file.
@@ -66,8 +69,19 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
         raise FileNotFoundError(f"no such file: {path}")
     if file.suffix == ".json":
         return TabularPolicy.load(file, game)
+    if file.suffix == ".zip":
+        if game is None:
+            raise PolicyError(
+                f"{path}: a Stable-Baselines3 .zip does not say its game; name it "
+                f"(e.g. nashzoo eval {path} --game kuhn_poker)"
+            )
+        from nashzoo.agents.adapters import from_sb3
+
+        return TabularPolicy.from_policy(game, from_sb3(file, game))
     if file.suffix != ".npz":
-        raise PolicyError(f"{path}: expected a policy .json or a checkpoint .npz")
+        raise PolicyError(
+            f"{path}: expected a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip"
+        )
     if not is_trainer_checkpoint(file):
         learner = load_learner(file, game)
         return TabularPolicy.from_policy(learner.game, learner.average_policy())

@@ -16,7 +16,8 @@ module                 game             parallel_env
 
 Registration: PettingZoo 1.27 has a Gymnasium-style registry (``pettingzoo.register`` /
 ``pettingzoo.make``) but no plugin discovery, so importing this package registers the envs under
-the ``nashzoo`` namespace::
+the ``nashzoo`` namespace (older PettingZoo, 1.24 to 1.26, has no registry: there the envs are
+used through their modules or :func:`make_env`, and :data:`PETTINGZOO_REGISTRY` is ``False``)::
 
     import pettingzoo
     import nashzoo.envs  # registers nashzoo/kuhn_poker-v0, nashzoo/rps-v0, ...
@@ -25,7 +26,17 @@ the ``nashzoo`` namespace::
     par = pettingzoo.make("parallel", "nashzoo/rps-v0")
 
 :class:`~nashzoo.envs.single_agent.SingleAgentEnv` is the Gymnasium single-agent view: one seat
-learns, the opponent's Policy moves inside ``step()`` (what Stable-Baselines3 trains on).
+learns, the opponent's Policy moves inside ``step()`` (what Stable-Baselines3 trains on). Importing
+this package registers it with Gymnasium for every game, under the CamelCase of the PettingZoo
+name (:data:`GYMNASIUM_IDS`); the seat, the opponent Policy (default uniform), ``illegal_action``,
+``render_mode`` and the game parameters are ``make`` keyword arguments::
+
+    import gymnasium
+    import nashzoo.envs
+
+    env = gymnasium.make("nashzoo/LeducHoldem-v0", seat="random", opponent=policy)
+    env = gymnasium.make("nashzoo.envs:nashzoo/KuhnPoker-v0")  # imports nashzoo.envs itself
+    env = gymnasium.make("nashzoo/Game-v0", game="my_game")  # any game: registered, a Game
 
 :func:`make_env` does the same by versioned module name without touching the registry:
 ``make_env("kuhn_poker_v0", render_mode="ansi")``. :func:`env` makes one for ANY game,
@@ -38,6 +49,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+import gymnasium
 import pettingzoo
 from pettingzoo import AECEnv, ParallelEnv
 
@@ -52,6 +64,9 @@ ENV_MODULES: dict[str, ModuleType] = {
 """Versioned env name -> per-game module."""
 
 NAMESPACE = "nashzoo"
+
+PETTINGZOO_REGISTRY: bool = hasattr(pettingzoo, "aec_registry")
+"""Whether this PettingZoo has the env registry (1.27+) the envs were registered in."""
 
 
 def env_names() -> list[str]:
@@ -119,7 +134,35 @@ def registry_id(name: str) -> str:
     return f"{NAMESPACE}/{base}-v{version}"
 
 
+_ACRONYMS = {"rps": "RPS"}
+
+
+def gymnasium_id(name: str) -> str:
+    """Gymnasium id of the single-agent view of a versioned env name:
+    ``kuhn_poker_v0`` -> ``nashzoo/KuhnPoker-v0``, ``rps_v0`` -> ``nashzoo/RPS-v0``."""
+    base, _, version = name.rpartition("_v")
+    camel = "".join(_ACRONYMS.get(part, part.capitalize()) for part in base.split("_"))
+    return f"{NAMESPACE}/{camel}-v{version}"
+
+
+GYMNASIUM_IDS: dict[str, str] = {gymnasium_id(name): m.GAME for name, m in ENV_MODULES.items()}
+"""Gymnasium id of the single-agent view of each built-in game -> nashzoo game name."""
+
+GYMNASIUM_ANY_GAME = f"{NAMESPACE}/Game-v0"
+"""Gymnasium id of the single-agent view of any game, given as ``game=`` (any name
+:func:`~nashzoo.games.load_game` accepts, or a ``Game``):
+``gymnasium.make("nashzoo/Game-v0", game="my_game")``."""
+
+
 def _register() -> None:
+    entry_point = "nashzoo.envs.single_agent:SingleAgentEnv"
+    for env_id, game in GYMNASIUM_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(env_id, entry_point=entry_point, kwargs={"game": game})
+    if GYMNASIUM_ANY_GAME not in gymnasium.registry:
+        gymnasium.register(GYMNASIUM_ANY_GAME, entry_point=entry_point)
+    if not PETTINGZOO_REGISTRY:
+        return  # PettingZoo < 1.27: no registry to register in (see the module docstring)
     for name, module in ENV_MODULES.items():
         env_id = registry_id(name)
         if env_id not in pettingzoo.aec_registry:
@@ -132,11 +175,15 @@ _register()
 
 __all__ = [
     "ENV_MODULES",
+    "GYMNASIUM_ANY_GAME",
+    "GYMNASIUM_IDS",
+    "PETTINGZOO_REGISTRY",
     "GameAECEnv",
     "SingleAgentEnv",
     "agent_name",
     "env",
     "env_names",
+    "gymnasium_id",
     "kuhn_poker_v0",
     "leduc_holdem_v0",
     "liars_dice_v0",

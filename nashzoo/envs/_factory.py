@@ -21,7 +21,7 @@ from nashzoo.envs.aec import (
     wrap_env,
 )
 
-ENV_KWARGS = ("render_mode", "render_agent", "tabulate")
+ENV_KWARGS = ("render_mode", "render_agent", "tabulate", "pad_actions")
 """Keyword arguments every ``raw_env`` accepts; ``env`` also takes ``illegal_action``."""
 
 

@@ -43,14 +43,16 @@ Conventions (those of PettingZoo's classic environments):
   "action_mask": Box(0, 1, (n,), int8)})`` with ``n = game.num_actions_of(player)``: that is
   ``game.num_actions`` for every agent except in a non-square matrix game, where the row and
   column players have their own counts (so even an unmasked ``action_space(agent).sample()``
-  is an id the agent can use). ``observation`` is the agent's information
-  state tensor; ``action_mask`` is the legal actions at the agent's information set when the
-  agent acts there and zeros otherwise (so it is zeros while the other player is to move in
-  poker, and at the end). In a matrix game the second mover cannot tell whether the first has
-  moved, so its mask shows its actions from the start, which is what a simultaneous-move
-  (parallel) view needs. In the states mode an agent's mask is zeros whenever it is not to
-  move: the same rule wherever an agent's key tells whether it is to move (every turn-based game
-  nashzoo ships), which is why simultaneous-move games keep the tables;
+  is an id the agent can use); ``pad_actions=True`` gives every agent ``game.num_actions``
+  instead, the extra ids always masked out (identical spaces, for libraries that need them).
+  ``observation`` is the agent's information state tensor; ``action_mask`` is the legal
+  actions at the agent's information set when the agent acts there and zeros otherwise (so
+  it is zeros while the other player is to move in poker, and at the end). In a matrix game
+  the second mover cannot tell whether the first has moved, so its mask shows its actions
+  from the start, which is what a simultaneous-move (parallel) view needs. In the states mode
+  an agent's mask is zeros whenever it is not to move: the same rule wherever an agent's key
+  tells whether it is to move (every turn-based game nashzoo ships), which is why
+  simultaneous-move games keep the tables;
 * ``infos[agent]["infoset_key"]`` is ``State.infoset_key(player)`` (keys are unique among one
   player's information sets; the tensor also encodes the player);
 * rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
@@ -124,6 +126,7 @@ class EnvTables:
     view_key: list[str]  # view id -> State.infoset_key(player)
     view_tensor: list[np.ndarray]  # view id -> State.infoset_tensor(player) (read-only)
     view_mask: list[np.ndarray]  # view id -> int8 mask of game.num_actions_of(p) (read-only)
+    view_mask_padded: list[np.ndarray]  # view id -> the same mask padded to game.num_actions
 
     @property
     def num_nodes(self) -> int:
@@ -207,7 +210,7 @@ def _build_tables(game: Game) -> EnvTables:
     returns: list[tuple[float, ...]] = [(0.0,) * game.num_players] * num_nodes
     for node, row in zip(tree.terminal_nodes.tolist(), tree.terminal_utility.tolist(), strict=True):
         returns[node] = tuple(row)
-    view, view_key, view_tensor, view_mask = _views(game, tree, parent, action)
+    view, view_key, view_tensor, view_mask, view_mask_padded = _views(game, tree, parent, action)
     return EnvTables(
         game=game,
         player=player,
@@ -223,23 +226,30 @@ def _build_tables(game: Game) -> EnvTables:
         view_key=view_key,
         view_tensor=view_tensor,
         view_mask=view_mask,
+        view_mask_padded=view_mask_padded,
     )
 
 
-def _views(
-    game: Game, tree: CompiledTree, parent: list[int], action: list[int]
-) -> tuple[list[tuple[int, ...]], list[str], list[np.ndarray], list[np.ndarray]]:
-    """Every node's view id per player, and each view's key, tensor and mask, from the States.
+_Views = tuple[
+    list[tuple[int, ...]], list[str], list[np.ndarray], list[np.ndarray], list[np.ndarray]
+]
+"""Node -> view ids, and per view id: key, tensor, mask, padded mask."""
+
+
+def _views(game: Game, tree: CompiledTree, parent: list[int], action: list[int]) -> _Views:
+    """Every node's view id per player, and each view's key, tensor and masks, from the States.
 
     A view is one (player, ``State.infoset_key(player)``); its tensor is read from the first
     State showing it, and its mask is the legal mask of that key's information set when the
-    player owns one (zeros otherwise). States are made level by level (breadth-first order:
-    a level's parents are the level before), so only two levels are alive at once."""
+    player owns one (zeros otherwise), also padded to ``game.num_actions`` (``pad_actions``).
+    States are made level by level (breadth-first order: a level's parents are the level
+    before), so only two levels are alive at once."""
     players = range(game.num_players)
     ids: list[dict[str, int]] = [{} for _ in players]
     view_key: list[str] = []
     view_tensor: list[np.ndarray] = []
     view_mask: list[np.ndarray] = []
+    view_mask_padded: list[np.ndarray] = []
     view: list[tuple[int, ...]] = []
     sizes = [game.num_actions_of(p) for p in players]
     starts = tree.level_starts.tolist()
@@ -267,9 +277,12 @@ def _views(
                     if iset is not None and tree.infoset_player[iset] == p:
                         mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
                     view_mask.append(_readonly(mask))
+                    padded = np.zeros(game.num_actions, dtype=np.int8)
+                    padded[: mask.size] = mask
+                    view_mask_padded.append(_readonly(padded))
                 node_ids.append(vid)
             view.append(tuple(node_ids))
-    return view, view_key, view_tensor, view_mask
+    return view, view_key, view_tensor, view_mask, view_mask_padded
 
 
 class GameAECEnv(AECEnv[str, ObsDict, int]):
@@ -288,6 +301,11 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         tabulate: ``"auto"`` (default), ``True`` (step through lookup tables of the whole
             tree, built once per game) or ``False`` (step the game's ``State`` objects; nothing
             is enumerated). See the module docstring; ``tabulated`` tells which was chosen.
+        pad_actions: give every agent the same spaces, ``Discrete(game.num_actions)`` and an
+            action mask of that length, where the seats' action counts differ (a non-square
+            matrix game): the extra ids are always masked out and illegal. Multi-agent
+            libraries that stack agents (Tianshou, SuperSuit's vector envs) need identical
+            spaces. Games whose seats already agree are unchanged.
         **game_params: parameters for ``load_game`` when ``game`` is a name.
 
     Raises:
@@ -304,6 +322,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         render_agent: str | None = None,
         parallelizable: bool = False,
         tabulate: bool | str = "auto",
+        pad_actions: bool = False,
         **game_params: Any,
     ) -> None:
         super().__init__()
@@ -332,7 +351,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
         self._seats = tuple(enumerate(self.possible_agents))
-        sizes = [self.game.num_actions_of(p) for p in range(self.game.num_players)]
+        self.pad_actions = bool(pad_actions)
+        tables = self._tables
+        self._view_mask = (
+            None
+            if tables is None
+            else (tables.view_mask_padded if pad_actions else tables.view_mask)
+        )
+        sizes = [
+            self.game.num_actions if pad_actions else self.game.num_actions_of(p)
+            for p in range(self.game.num_players)
+        ]
         self._observation_spaces = {
             a: self._make_observation_space(sizes[p]) for p, a in enumerate(self.possible_agents)
         }
@@ -599,7 +628,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             return {"observation": view[0].copy(), "action_mask": view[1].copy()}
         t = self._tables
         vid = t.view[self._node][self._agent_index[agent]]
-        return {"observation": t.view_tensor[vid].copy(), "action_mask": t.view_mask[vid].copy()}
+        mask = self._view_mask[vid]
+        return {"observation": t.view_tensor[vid].copy(), "action_mask": mask.copy()}
 
     # --- game-level views ----------------------------------------------------------------
     @property
@@ -679,7 +709,12 @@ def _forwarded(name: str) -> property:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
 
-    return property(get, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
+    def put(self: OrderEnforcingWrapper, value: Any) -> None:
+        # PettingZoo < 1.25's BaseWrapper copies these from the wrapped env after every reset
+        # and step; writing through keeps the one copy that the getter reads.
+        setattr(self.env, name, value)
+
+    return property(get, put, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
 
 
 class _AgentIterator(AECOrderEnforcingIterator):

@@ -7,6 +7,9 @@ Player 0 picks a row, player 1 a column without seeing the row; both are paid wh
 moved. With ``m`` rows and ``n`` columns, ``player_0`` has the action space ``Discrete(m)`` and
 ``player_1`` ``Discrete(n)``, each with an action mask of its own length; the observation
 tensor is ``2 + max(m, n)`` floats for both (see :mod:`nashzoo.games.matrix`).
+``pad_actions=True`` gives both agents identical spaces instead (``Discrete(max(m, n))``, masks
+of that length with the extra ids masked out), which Tianshou and SuperSuit's vector envs
+require.
 
 Example::
 
@@ -19,8 +22,8 @@ Example::
     )  # rewards == {"player_0": 1.0, "player_1": 1.0}
 
 Keyword arguments besides the game parameters: ``render_mode`` (``None``, ``"ansi"``,
-``"human"``), ``render_agent`` and ``illegal_action``: ``"raise"`` (the default) or, for
-:func:`env` only, ``"penalize"`` (PettingZoo's terminate-with-penalty convention);
+``"human"``), ``render_agent``, ``pad_actions`` and ``illegal_action``: ``"raise"`` (the
+default) or, for :func:`env` only, ``"penalize"`` (PettingZoo's terminate-with-penalty convention);
 :func:`parallel_env` accepts only ``"raise"``.
 """
 

@@ -24,7 +24,14 @@ This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's Maskabl
 
 The rules come from the game through the PettingZoo env (:class:`~nashzoo.envs.aec.GameAECEnv`);
 this class only routes turns. It passes ``gymnasium.utils.env_checker.check_env`` and
-Stable-Baselines3's ``check_env``.
+Stable-Baselines3's ``check_env``, built directly or through ``gymnasium.make``: importing
+:mod:`nashzoo.envs` registers it for every game (ids in :data:`nashzoo.envs.GYMNASIUM_IDS`)::
+
+    import gymnasium
+    import nashzoo.envs  # registers nashzoo/KuhnPoker-v0, nashzoo/LeducHoldem-v0, ...
+
+    env = gymnasium.make("nashzoo/KuhnPoker-v0", seat=1, opponent=some_policy)
+    env = gymnasium.make("nashzoo/MatrixGame-v0", preset="matching_pennies")
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import gymnasium
+import gymnasium.utils
 import numpy as np
 from gymnasium import spaces
 
@@ -41,7 +49,7 @@ from nashzoo.games import Game, IllegalActionError, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
-__all__ = ["SingleAgentEnv", "remap_illegal"]
+__all__ = ["MaskedObservation", "SingleAgentEnv", "remap_illegal"]
 
 _MAX_EMPTY_EPISODES = 1000
 
@@ -72,6 +80,8 @@ class SingleAgentEnv(gymnasium.Env):
             episode). Default: uniform over the legal actions.
         illegal_action: ``"remap"`` (default) or ``"raise"``.
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the learner's view as text).
+        **game_params: parameters for :func:`~nashzoo.games.load_game` when ``game`` is a name
+            (``SingleAgentEnv("matrix", preset="matching_pennies")``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
@@ -84,8 +94,9 @@ class SingleAgentEnv(gymnasium.Env):
         *,
         illegal_action: Literal["remap", "raise"] = "remap",
         render_mode: str | None = None,
+        **game_params: Any,
     ) -> None:
-        self.game = load_game(game)
+        self.game = load_game(game, **game_params)
         if self.game.num_players != 2:
             raise ValueError(f"SingleAgentEnv needs a two-player game; {self.game.id} is not")
         if seat != "random" and (not isinstance(seat, (int, np.integer)) or not 0 <= int(seat) < 2):
@@ -244,3 +255,34 @@ class SingleAgentEnv(gymnasium.Env):
                 )
             env.step(int(rng.choice(probs.size, p=probs / total)))
             self.moves += 1
+
+
+class MaskedObservation(gymnasium.ObservationWrapper, gymnasium.utils.RecordConstructorArgs):
+    """The single-agent view with the action mask inside the observation:
+    ``Dict({obs_key: Box(0, 1, (D,), float32), mask_key: Box(0, 1, (num_actions,), float32)})``.
+
+    The layout libraries that mask through the observation read; the defaults are the key names
+    of RLlib's action-masking RLModule (``"observations"``, ``"action_mask"``).
+    """
+
+    def __init__(
+        self, env: gymnasium.Env, obs_key: str = "observations", mask_key: str = "action_mask"
+    ) -> None:
+        gymnasium.utils.RecordConstructorArgs.__init__(self, obs_key=obs_key, mask_key=mask_key)
+        gymnasium.ObservationWrapper.__init__(self, env)
+        if not callable(getattr(env.unwrapped, "action_masks", None)):
+            raise TypeError(f"MaskedObservation wraps a SingleAgentEnv, got {env.unwrapped!r}")
+        if obs_key == mask_key:
+            raise ValueError(f"obs_key and mask_key must differ, both are {obs_key!r}")
+        self.obs_key, self.mask_key = obs_key, mask_key
+        n = int(env.action_space.n)
+        self.observation_space = spaces.Dict(
+            {
+                obs_key: env.observation_space,
+                mask_key: spaces.Box(0.0, 1.0, (n,), dtype=np.float32),
+            }
+        )
+
+    def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
+        mask = self.env.unwrapped.action_masks().astype(np.float32)
+        return {self.obs_key: observation, self.mask_key: mask}

@@ -20,6 +20,9 @@ Entrants are built by :func:`load_entrant` from a spec:
 ``PATH.npz``
     a learner checkpoint (its average policy plays) or a trainer checkpoint such as the
     ``checkpoint.npz`` of ``nashzoo train`` and ``race`` (the joint average policy plays).
+``PATH.zip``
+    a Stable-Baselines3 model trained on the game's information-set tensors
+    (:func:`nashzoo.agents.adapters.from_sb3`; the same network plays both seats).
 
 ``NAME=SPEC`` names an entrant explicitly (e.g. ``cfr=runs/cfr/policy.json``).
 """
@@ -77,7 +80,7 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
     if not path.exists():
         raise ValueError(
             f"entrant {spec!r} is neither a built-in ({', '.join(BUILTIN_ENTRANTS)}) nor an "
-            "existing .json policy / .npz checkpoint file"
+            "existing .json policy / .npz checkpoint / Stable-Baselines3 .zip file"
         )
     policy = load_policy_file(path, game)
     stem = path.parent.name if path.stem in ("average_policy", "checkpoint") else path.stem

@@ -35,6 +35,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from nashzoo.games.base import CHANCE, TERMINAL, Game, State, check_player
+from nashzoo.games.liars_dice_tree import build_liars_dice_tree
+from nashzoo.games.tree import CompiledTree
 
 BIDDING_RULES = ("reset-face", "reset-quantity")
 _DEFAULTS = {"numdice": 1, "dice_sides": 6, "bidding_rule": "reset-face"}
@@ -100,6 +102,11 @@ class LiarsDiceGame(Game):
         self._chance = tuple((k, 1.0 / sides) for k in range(sides))
         self._win = (np.array([1.0, -1.0]), np.array([-1.0, 1.0]))
         self._deals: dict[tuple[int, ...], Deal] = {}
+
+    def compile_arrays(self) -> CompiledTree:
+        """The whole tree as arrays without a State per history (``compile_tree`` calls this;
+        :mod:`nashzoo.games.liars_dice_tree`, checked against the generic walk in tests)."""
+        return build_liars_dice_tree(self)
 
     def new_initial_state(self) -> LiarsDiceState:
         return LiarsDiceState(self, (), (), CHANCE, self.deal(()), "")

@@ -67,8 +67,10 @@ from nashzoo.io import (
 )
 from nashzoo.io.fields import FileFormatError, field, number
 from nashzoo.train.callbacks import Callback
+from nashzoo.train.loggers import LOGGERS, make_logger
 from nashzoo.train.result import EvalRecord, write_csv
 from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.settings import LearnerSetting, parse_learner_spec, resolve_settings
 from nashzoo.train.trainer import Trainer
 
 NON_LEARNING = ("uniform", "fixed")
@@ -81,9 +83,11 @@ class RaceConfig:
 
     Attributes:
         game: game name (default ``"kuhn_poker"``).
-        learners: learner names; ``None`` (default) means every registered learner that can
-            play the game and whose optional extra is installed (non-learning ``uniform`` and
-            ``fixed`` excluded).
+        learners: learner specs: names, or labelled settings such as
+            ``"nfsp_small=nfsp(hidden_sizes=[32])"`` (:mod:`nashzoo.train.settings`), so one
+            algorithm can race under several configs; ``None`` (default) means every
+            registered learner that can play the game and whose optional extra is installed
+            (non-learning ``uniform`` and ``fixed`` excluded).
         seeds: number of seeds per pairing (default 3), seeds ``0..seeds-1``.
         budget_seconds: training seconds per run (default 10.0); ``None`` for no time limit.
         budget_iterations: trainer iterations per run (default ``None``).
@@ -102,6 +106,11 @@ class RaceConfig:
             they register learners defined outside nashzoo (default none).
         force: start over in an ``out`` that already holds a race, deleting its runs (default
             False: such a folder is refused unless ``resume``).
+        config_file: a YAML/TOML file of learner settings (``--config``), read when the race
+            is planned (and again on ``--resume``: runs whose settings changed are re-run).
+        sets: ``LABEL.FIELD=VALUE`` overrides (``--set``), applied last.
+        logger: ``"tensorboard"``, ``"wandb"`` (offline) or ``"csv"``: each run also logs its
+            metrics in its folder ``out/runs/RUN_ID`` (:mod:`nashzoo.train.loggers`).
     """
 
     game: str = "kuhn_poker"
@@ -121,6 +130,9 @@ class RaceConfig:
     evals_per_decade: int = 8
     plots: bool = True
     plugins: tuple[str, ...] = ()
+    config_file: str | None = None
+    sets: tuple[str, ...] = ()
+    logger: str | None = None
     force: bool = False
 
     def __post_init__(self) -> None:
@@ -133,23 +145,22 @@ class RaceConfig:
             and (self.budget_work is None)
         ):
             raise ValueError("give a budget: budget_seconds, budget_iterations or budget_work")
+        if self.logger is not None and self.logger not in LOGGERS:
+            raise ValueError(f"logger must be one of {', '.join(LOGGERS)}, got {self.logger!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         if not (self.self_play or self.cross_play):
             raise ValueError("nothing to race: enable self_play or cross_play")
         if self.learners is not None:
-            known = set(learner_names())
-            unknown = [n for n in self.learners if n not in known]
-            if unknown:
-                raise ValueError(
-                    f"unknown learner(s) {unknown}; valid learners: {', '.join(sorted(known))}"
-                )
-            twice = sorted({n for n in self.learners if self.learners.count(n) > 1})
+            labels = [parse_learner_spec(spec)[0] for spec in self.learners]
+            twice = sorted({n for n in labels if labels.count(n) > 1})
             if twice:
                 raise ValueError(
                     f"learner(s) {twice} listed more than once; list each learner once "
-                    "(--seeds sets how many runs each gets)"
+                    "(--seeds sets how many runs each gets; LABEL=NAME(...) races a second "
+                    "config)"
                 )
+        self.learner_settings()  # unknown learners, fields or values: one-line SettingsError
         if self.resume and self.force:
             raise ValueError("resume keeps the race in out and force deletes it: choose one")
 
@@ -176,7 +187,7 @@ class RaceConfig:
             raise ValueError(
                 f"budget_seconds must be a positive number, got {self.budget_seconds!r}"
             )
-        for name in ("learners", "thresholds", "plugins"):
+        for name in ("learners", "thresholds", "plugins", "sets"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
                 raise ValueError(f"{name} must be a tuple, got {value!r}")
@@ -188,6 +199,19 @@ class RaceConfig:
             raise ValueError(f"thresholds must be positive numbers, got {self.thresholds!r}")
         for module in self.plugins:
             check_module_name(module)
+        for name in ("config_file", "logger"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a string, got {value!r}")
+        if not all(isinstance(item, str) for item in self.sets):
+            raise ValueError(f"sets must be LEARNER.FIELD=VALUE strings, got {self.sets!r}")
+
+    def learner_settings(self) -> dict[str, LearnerSetting]:
+        """Every raced learner's label, algorithm and checked config overrides."""
+        names = self.learners
+        if names is None:
+            names = tuple(n for n in learner_names() if n not in NON_LEARNING)
+        return resolve_settings(names, config_file=self.config_file, sets=self.sets)
 
     def budget_text(self) -> str:
         parts = []
@@ -221,6 +245,9 @@ class RaceJob:
     budget_work: int | None
     evals_per_decade: int = 8
     plugins: tuple[str, ...] = ()
+    algorithms: tuple[str, str] | None = None  # per seat; None: the learners' names
+    configs: tuple[dict[str, Any], dict[str, Any]] = ({}, {})  # full config per seat
+    logger: str | None = None
 
     @property
     def mode(self) -> str:
@@ -255,7 +282,14 @@ def usable_learners(
 
 def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
     """The jobs of a race and the learners skipped (with the reason)."""
-    usable, skipped = usable_learners(config.game, config.learners)
+    settings = config.learner_settings()
+    algorithms = sorted({s.algorithm for s in settings.values()})
+    ok, reasons = usable_learners(config.game, algorithms)
+    usable = [label for label, s in settings.items() if s.algorithm in ok]
+    skipped = {
+        label: reasons[s.algorithm] for label, s in settings.items() if s.algorithm in reasons
+    }
+    full = {label: settings[label].full_config() for label in usable}
     pairs: list[tuple[str, str]] = []
     if config.self_play:
         pairs += [(a, a) for a in usable]
@@ -271,6 +305,9 @@ def plan(config: RaceConfig) -> tuple[list[RaceJob], dict[str, str]]:
             config.budget_work,
             config.evals_per_decade,
             tuple(config.plugins),
+            (settings[pair[0]].algorithm, settings[pair[1]].algorithm),
+            (full[pair[0]], full[pair[1]]),
+            config.logger,
         )
         for pair in pairs
         for seed in range(config.seeds)
@@ -312,14 +349,20 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
     try:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
         recorder = _RaceRecorder()
+        callbacks: list[Callback] = [recorder]
+        if job.logger is not None:
+            group = Path(out).resolve().name
+            callbacks.append(make_logger(job.logger, folder, name=job.run_id, group=group))
         eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
+        algorithms = job.algorithms or job.learners
         trainer = Trainer(
             job.game,
-            job.learners[0],
-            job.learners[1],
+            algorithms[0],
+            algorithms[1],
+            configs=job.configs,
             seed=job.seed,
             eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
-            callbacks=[recorder],
+            callbacks=callbacks,
             progress=False,
         )
         _limit_threads()
@@ -337,6 +380,7 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
             "run_id": job.run_id,
             "job": dataclasses.asdict(job),
             "mode": job.mode,
+            "configs": [learner.config.to_dict() for learner in trainer.learners],
             "iterations": result.iterations,
             "train_seconds": result.train_seconds,
             "eval_seconds": result.eval_seconds,
@@ -430,7 +474,7 @@ def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
         raise FileFormatError(f"{path} is not a race config; remove it or start with --force")
     fields = {f.name for f in dataclasses.fields(RaceConfig)} - {"resume", "force"}
     config = {k: v for k, v in stored.items() if k in fields}
-    for key in ("learners", "thresholds", "plugins"):
+    for key in ("learners", "thresholds", "plugins", "sets"):
         if isinstance(config.get(key), list):
             config[key] = tuple(config[key])
     try:
@@ -463,6 +507,8 @@ def _rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                         "seat": seat,
                         "learner": learners[seat],
                         "opponent": learners[1 - seat],
+                        "algorithm": (job.get("algorithms") or learners)[seat],
+                        "config": json.dumps(res.get("configs", [{}, {}])[seat], sort_keys=True),
                         "seed": job["seed"],
                         "checkpoint": k,
                         "iteration": point["iteration"],
@@ -786,6 +832,7 @@ def write_reports(
         "cross_play": None if cross is None else cross.to_dict(),
         "failures": [{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         "skipped": skipped,
+        "learner_configs": _learner_configs(results),
     }
     atomic_write_bytes(out / "summary.json", json.dumps(summary, indent=1).encode())
     atomic_write_bytes(out / "summary.md", markdown.encode())
@@ -796,6 +843,18 @@ def write_reports(
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )
+
+
+def _learner_configs(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each raced label's algorithm and full config, as its runs recorded them."""
+    out: dict[str, dict[str, Any]] = {}
+    for res in results:
+        job = res["job"]
+        for seat, label in enumerate(job["learners"]):
+            algorithm = (job.get("algorithms") or job["learners"])[seat]
+            config = res.get("configs", [{}, {}])[seat]
+            out.setdefault(label, {"algorithm": algorithm, "config": config})
+    return out
 
 
 PLOT_FILES = ("exploitability_vs_time.png", "exploitability_vs_work.png", "crossplay_heatmap.png")

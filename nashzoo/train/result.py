@@ -105,6 +105,7 @@ class TrainResult:
         stopped_by: ``"iterations"``, ``"seconds"``, ``"work"`` or ``"callback"``.
         history: the evaluation records, in order.
         average_policy: the joint average policy (seat ``p``'s rows from seat ``p``'s learner).
+        configs: each seat's full learner config (every field, defaults included).
     """
 
     game_id: str
@@ -118,6 +119,7 @@ class TrainResult:
     stopped_by: str
     history: tuple[EvalRecord, ...]
     average_policy: TabularPolicy = field(repr=False)
+    configs: tuple[dict[str, Any], ...] = ()
 
     @property
     def final(self) -> EvalRecord | None:
@@ -141,6 +143,8 @@ class TrainResult:
             out[f"learner{p}"] = name
         out["seed"] = self.seed
         out["schedule"] = self.schedule
+        for p, config in enumerate(self.configs):
+            out[f"config{p}"] = json.dumps(config, sort_keys=True)
         return out
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -161,6 +165,7 @@ class TrainResult:
             "train_seconds": self.train_seconds,
             "eval_seconds": self.eval_seconds,
             "stopped_by": self.stopped_by,
+            "configs": list(self.configs),
             "final": None if self.final is None else self.final.to_dict(),
             "history": [record.to_dict() for record in self.history],
         }

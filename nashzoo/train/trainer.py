@@ -346,6 +346,7 @@ class Trainer:
             stopped_by=stopped_by,
             history=self.history,
             average_policy=self.average_policy(),
+            configs=tuple(lr.config.to_dict() for lr in self.learners),
         )
 
     # --- checkpoints ---------------------------------------------------------------------------

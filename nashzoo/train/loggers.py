@@ -1,0 +1,220 @@
+"""Experiment tracking through the Trainer's callbacks: TensorBoard, Weights & Biases, or CSV.
+
+Each logger is a :class:`~nashzoo.train.callbacks.Callback` that writes, against both the
+trainer iteration (the step axis) and the training wall time (evaluation excluded):
+
+* at every evaluation: ``eval/nash_conv``, ``eval/exploitability`` (NashConv / players),
+  ``eval/seat{p}_exploitability``, ``eval/seat{p}_value`` and each seat's cumulative work
+  ``work/seat{p}_{iterations,nodes_touched,env_steps}``;
+* every ``step_every`` iterations: each learner's own numeric step metrics
+  (``seat{p}/{name}``: losses, buffer sizes, epsilons, mean returns, ...).
+
+``make_logger("tensorboard" | "wandb" | "csv", folder)`` builds one (what ``--logger`` on
+``nashzoo train`` and ``race`` does). TensorBoard needs the ``tensorboard`` package (the
+``tracking`` extra); its wall-clock axis is the training time. Weights & Biases needs ``wandb``;
+``mode="offline"`` (the default here) writes the run to the folder for ``wandb sync``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nashzoo.train.callbacks import Callback
+from nashzoo.train.result import write_csv
+
+if TYPE_CHECKING:
+    from nashzoo.train.result import EvalRecord, TrainResult
+    from nashzoo.train.trainer import Trainer
+
+__all__ = [
+    "LOGGERS",
+    "CSVLogger",
+    "MetricsLogger",
+    "TensorBoardLogger",
+    "WandbLogger",
+    "make_logger",
+]
+
+LOGGERS = ("tensorboard", "wandb", "csv")
+
+
+def _numbers(prefix: str, metrics: dict[str, Any]) -> dict[str, float]:
+    """The finite numeric entries of ``metrics`` (bools and text are left out)."""
+    out = {}
+    for key, value in metrics.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[f"{prefix}{key}"] = float(value)
+    return out
+
+
+class MetricsLogger(Callback):
+    """Turns trainer events into named scalars; subclasses write them (:meth:`write`).
+
+    Args:
+        step_every: log the learners' step metrics every this many iterations (default 10;
+            evaluations are always logged).
+    """
+
+    def __init__(self, step_every: int = 10) -> None:
+        if not isinstance(step_every, int) or step_every < 1:
+            raise ValueError(f"step_every must be a positive integer, got {step_every!r}")
+        self.step_every = step_every
+
+    def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
+        """Record ``scalars`` at ``iteration`` / ``train_seconds``."""
+        raise NotImplementedError
+
+    def run_config(self, trainer: Trainer) -> dict[str, Any]:
+        """What the run is: game, learners, seeds and each seat's full config."""
+        return {
+            "game": trainer.game.id,
+            "seed": trainer.seed,
+            "learners": [lr.name for lr in trainer.learners],
+            "configs": [lr.config.to_dict() for lr in trainer.learners],
+        }
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        iteration = int(metrics["iteration"])
+        if iteration % self.step_every == 0:
+            scalars: dict[str, float] = {}
+            for p, seat in enumerate(metrics["seats"]):
+                scalars.update(_numbers(f"seat{p}/", seat))
+            self.write(scalars, iteration, float(metrics["train_seconds"]))
+        return None
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        scalars = {"eval/nash_conv": record.nash_conv, "eval/exploitability": record.exploitability}
+        for p, value in enumerate(record.values):
+            scalars[f"eval/seat{p}_value"] = value
+            if record.seat_exploitability is not None:
+                scalars[f"eval/seat{p}_exploitability"] = record.seat_exploitability[p]
+            scalars.update(_numbers(f"work/seat{p}_", dict(record.work[p])))
+        self.write(scalars, record.iteration, record.train_seconds)
+        return None
+
+
+class CSVLogger(MetricsLogger):
+    """Long-form ``metrics.csv`` in ``folder``: one row per (iteration, metric), with the
+    training seconds; written atomically at the end of the run."""
+
+    def __init__(self, folder: str | os.PathLike[str], step_every: int = 10) -> None:
+        super().__init__(step_every)
+        self.path = Path(folder) / "metrics.csv"
+        self.rows: list[dict[str, Any]] = []
+
+    def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
+        self.rows += [
+            {"iteration": iteration, "train_seconds": train_seconds, "metric": k, "value": v}
+            for k, v in scalars.items()
+        ]
+
+    def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
+        write_csv(self.path, self.rows)
+
+
+class TensorBoardLogger(MetricsLogger):
+    """TensorBoard event files in ``folder`` (``tensorboard --logdir folder``). The step axis
+    is the iteration; the wall-time axis ("relative") is the training time."""
+
+    def __init__(self, folder: str | os.PathLike[str], step_every: int = 10) -> None:
+        super().__init__(step_every)
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError as err:
+            raise ImportError(
+                f"--logger tensorboard needs torch and tensorboard (pip install "
+                f"'nashzoo[tracking]'): {err}"
+            ) from None
+        self.writer = SummaryWriter(log_dir=str(folder))
+        self._start = time.time()
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        config = self.run_config(trainer)
+        self.writer.add_text("run", "\n".join(f"    {k}: {v}" for k, v in config.items()))
+
+    def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
+        walltime = self._start + train_seconds
+        for key, value in scalars.items():
+            self.writer.add_scalar(key, value, global_step=iteration, walltime=walltime)
+
+    def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
+        self.writer.close()
+
+
+class WandbLogger(MetricsLogger):
+    """A Weights & Biases run per training run, in ``folder``; ``iteration`` and
+    ``train_seconds`` are logged with every point, so either can be the x axis.
+
+    Args:
+        folder: where wandb writes (``folder/wandb``).
+        project: the W&B project (default ``"nashzoo"``).
+        mode: ``"offline"`` (default: nothing leaves the machine; ``wandb sync`` uploads
+            later), ``"online"`` or ``"disabled"``.
+        name, group: the run's name and group (a race groups its runs).
+    """
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        step_every: int = 10,
+        *,
+        project: str = "nashzoo",
+        mode: str = "offline",
+        name: str | None = None,
+        group: str | None = None,
+    ) -> None:
+        super().__init__(step_every)
+        try:
+            import wandb
+        except ImportError as err:
+            raise ImportError(
+                f"--logger wandb needs wandb (pip install 'nashzoo[tracking]'): {err}"
+            ) from None
+        if mode not in ("offline", "online", "disabled"):
+            raise ValueError(f"mode must be 'offline', 'online' or 'disabled', got {mode!r}")
+        self.wandb = wandb
+        self.folder = Path(folder)
+        self.kwargs = {"project": project, "mode": mode, "name": name, "group": group}
+        self.run: Any = None
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.run = self.wandb.init(
+            dir=str(self.folder),
+            config=self.run_config(trainer),
+            reinit="create_new",
+            settings=self.wandb.Settings(silent=True),
+            **self.kwargs,
+        )
+        self.run.define_metric("iteration")
+        self.run.define_metric("train_seconds")
+        self.run.define_metric("*", step_metric="iteration")
+
+    def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
+        self.run.log({**scalars, "iteration": iteration, "train_seconds": train_seconds})
+
+    def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
+        self.run.finish()
+
+
+def make_logger(
+    kind: str,
+    folder: str | os.PathLike[str],
+    *,
+    step_every: int = 10,
+    name: str | None = None,
+    group: str | None = None,
+) -> MetricsLogger:
+    """``"tensorboard"``, ``"wandb"`` (offline; ``name``/``group`` name the W&B run) or
+    ``"csv"``, writing in ``folder``."""
+    if kind == "tensorboard":
+        return TensorBoardLogger(folder, step_every)
+    if kind == "wandb":
+        return WandbLogger(folder, step_every, name=name, group=group)
+    if kind == "csv":
+        return CSVLogger(folder, step_every)
+    raise ValueError(f"logger must be one of {', '.join(LOGGERS)}, got {kind!r}")

@@ -1,0 +1,97 @@
+"""Experiment tracking (nashzoo.train.loggers): CSV, TensorBoard and Weights & Biases (offline)
+through the Trainer's callbacks, and --logger on `nashzoo train` and `race`."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+
+import pytest
+
+from nashzoo.cli import main
+from nashzoo.train import LambdaCallback, Trainer
+from nashzoo.train.loggers import CSVLogger, make_logger
+
+
+def _run(logger, iterations=40):
+    trainer = Trainer(
+        "kuhn_poker", "cfr_plus", "xfp", seed=0, eval_every=10, callbacks=[logger], progress=False
+    )
+    return trainer.run(iterations=iterations)
+
+
+def test_csv_logger_records_evaluations_and_step_metrics(tmp_path):
+    result = _run(CSVLogger(tmp_path, step_every=5))
+    with open(tmp_path / "metrics.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    evals = [r for r in rows if r["metric"] == "eval/exploitability"]
+    assert [int(r["iteration"]) for r in evals] == [rec.iteration for rec in result.history]
+    assert [float(r["value"]) for r in evals] == [rec.exploitability for rec in result.history]
+    seat1 = [r for r in rows if r["metric"] == "eval/seat1_exploitability"]
+    assert float(seat1[-1]["value"]) == result.final.seat_exploitability[1]
+    work = [r for r in rows if r["metric"] == "work/seat0_nodes_touched"]
+    assert int(float(work[-1]["value"])) == result.final.work[0]["nodes_touched"]
+    steps = {int(r["iteration"]) for r in rows if r["metric"] == "seat0/iterations"}
+    assert steps == {5, 10, 15, 20, 25, 30, 35, 40}
+    assert all(float(r["train_seconds"]) >= 0 for r in rows)
+
+
+def test_bad_logger_arguments_are_clear():
+    with pytest.raises(ValueError, match="logger must be one of tensorboard, wandb, csv"):
+        make_logger("mlflow", "x")
+    with pytest.raises(ValueError, match="step_every must be a positive integer"):
+        CSVLogger("x", step_every=0)
+
+
+def test_tensorboard_logger_writes_both_axes(tmp_path):
+    pytest.importorskip("torch.utils.tensorboard")
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    result = _run(make_logger("tensorboard", tmp_path))
+    events = accumulator.EventAccumulator(str(tmp_path))
+    events.Reload()
+    scalars = events.Scalars("eval/exploitability")
+    assert [s.step for s in scalars] == [rec.iteration for rec in result.history]
+    assert [s.value for s in scalars] == pytest.approx([r.exploitability for r in result.history])
+    # the wall-time axis is the training time (evaluation excluded)
+    gaps = [b.wall_time - a.wall_time for a, b in itertools.pairwise(scalars)]
+    train = [b.train_seconds - a.train_seconds for a, b in itertools.pairwise(result.history)]
+    assert gaps == pytest.approx(train, abs=1e-3)
+    assert "seat0/iterations" in events.Tags()["scalars"]
+
+
+def test_wandb_logger_offline(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    logger = make_logger("wandb", tmp_path, name="cfr_plus-vs-xfp", group="test")
+    seen = {}
+
+    def before_finish(trainer, result):  # runs before the logger closes the W&B run
+        seen.update(summary=dict(logger.run.summary), config=dict(logger.run.config))
+
+    trainer = Trainer(
+        "kuhn_poker",
+        "cfr_plus",
+        "xfp",
+        seed=0,
+        eval_every=10,
+        callbacks=[LambdaCallback(on_training_end=before_finish), logger],
+        progress=False,
+    )
+    result = trainer.run(iterations=40)
+    assert seen["summary"]["eval/exploitability"] == pytest.approx(result.exploitability)
+    assert seen["summary"]["iteration"] == 40
+    assert seen["config"]["configs"] == [{"averaging_delay": 0}, {}]
+    assert list((tmp_path / "wandb").glob("offline-run-*/run-*.wandb"))
+
+
+def test_cli_train_and_race_take_logger(tmp_path, capsys):
+    argv = ["train", "--learner", "cfr", "--iterations", "20", "--no-progress", "--logger", "csv"]
+    assert main([*argv, "--out", str(tmp_path / "t")]) == 0
+    assert (tmp_path / "t" / "metrics.csv").exists()
+    argv = ["race", "--learners", "cfr,xfp", "--seeds", "1", "--budget-iterations", "20"]
+    argv += ["--backend", "serial", "--no-plots", "--no-progress", "--logger", "csv"]
+    assert main([*argv, "--out", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / "runs" / "self-xfp-seed0" / "metrics.csv").exists()
+    capsys.readouterr()
+    assert main(["train", "--learner", "cfr", "--iterations", "1", "--logger", "mlflow"]) == 2
+    assert "invalid choice: 'mlflow'" in capsys.readouterr().err
