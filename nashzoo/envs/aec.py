@@ -23,9 +23,10 @@ machine: 0.05 s of vectorised compile, then about 2 s of views) and about 500 by
 held; the states cost nothing up front and, once their memo holds the histories play keeps
 reaching, step within about 5% of the tables, paying only for histories reached the first time
 (``benchmarks/bench_env.py``: over its 70,000 random Liar's dice games, which keep reaching new
-histories, the states ran 5-25% slower than the tables on a shared machine). So ``"auto"`` uses the tables when the game has at
-most :data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000: a fraction of a
-second to build) and the states otherwise, which never compiles the tree. The size comes from
+histories, the states ran 5-25% slower than the tables on a shared machine). So ``"auto"``
+uses the tables when the game has at most :data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES`
+histories (100,000: a fraction of a second to build) and the states otherwise, which never
+compiles the tree. The size comes from
 ``Game.num_histories()`` when the game declares it (Liar's dice does, by formula); otherwise
 the env counts the tree lazily, walking at most that many histories, once per game.
 Simultaneous-move games (``parallelizable=True``) always use the tables (see the masks below).
