@@ -23,11 +23,23 @@ offer, and which favours OpenSpiel. Both sides run with
 
 Run: ``.venv/bin/python benchmarks/bench_neural.py [--quick] [--markdown BENCHMARKS.md]``
 (``--markdown`` replaces only the ``## Neural learners`` section).
+
+Levels held (``levels`` sub-command): noisy learners are reported as the *level held* from a
+checkpoint on, the worst exploitability (NashConv / 2) of any evaluation at or after that
+training time, per seed, then its median and range over seeds. One command runs one learner on
+one game for several seeds (sequentially, single-threaded) and appends the curves to a JSON file;
+``levels-report`` turns one or more such files into the ``## Neural learners: levels held``
+section::
+
+    .venv/bin/python benchmarks/bench_neural.py levels leduc_poker deep_cfr --seeds 0 1 2 \
+        --budget 600 --out runs.json [--config '{"traversals": 2000}'] [--label NAME]
+    .venv/bin/python benchmarks/bench_neural.py levels-report runs.json --markdown BENCHMARKS.md
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -290,7 +302,146 @@ def _markdown(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+# --- levels held over seeds -----------------------------------------------------------------------
+LEVELS_SECTION = "## Neural learners: levels held"
+CHECKPOINTS = (30.0, 60.0, 120.0, 300.0, 600.0)
+
+
+def level_held(points: list[list[float]], since: float) -> float | None:
+    """Worst exploitability evaluated at or after ``since`` training seconds (None if the run
+    has no evaluation that late)."""
+    later = [value for _, seconds, value in points if seconds >= since]
+    return max(later) if later else None
+
+
+def run_levels(args: argparse.Namespace) -> None:
+    """Train one learner on one game for each seed and append its curves to ``args.out``."""
+    config = json.loads(args.config) if args.config else None
+    label = args.label or args.learner
+    runs = json.loads(args.out.read_text()) if args.out.exists() else []
+    for seed in args.seeds:
+        curve = run_nashzoo(
+            args.game,
+            args.learner,
+            args.budget,
+            args.eval_every,
+            "exploitability",
+            None,
+            config,
+            seed,
+        )
+        runs.append(
+            {
+                "game": args.game,
+                "learner": args.learner,
+                "label": label,
+                "config": config,
+                "seed": seed,
+                "budget": args.budget,
+                "points": curve.points,
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "load": os.getloadavg()[0],
+            }
+        )
+        args.out.write_text(json.dumps(runs, indent=1))
+        _, seconds, value = curve.final()
+        print(f"# {args.game} {label} seed {seed}: {value:.4f} at {seconds:.0f} s", flush=True)
+
+
+def levels_table(runs: list[dict]) -> str:
+    """Median [min-max] over seeds of the level held from each checkpoint on."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for run in runs:
+        groups.setdefault((run["game"], run["label"]), []).append(run)
+    head = ["game", "learner", "seeds", *[f"held from {c:.0f} s" for c in CHECKPOINTS]]
+    head += ["typical in the second half", "iterations"]
+    rows = []
+    for (game, label), group in groups.items():
+        row = [game, label, str(len(group))]
+        for checkpoint in CHECKPOINTS:
+            levels = [level_held(run["points"], checkpoint) for run in group]
+            if any(level is None for level in levels):
+                row.append("")
+                continue
+            row.append(_spread(levels))
+        # The median evaluation of each run's second half: where a noisy last iterate hovers.
+        halves = [
+            float(np.median([v for _, t, v in run["points"] if t >= run["budget"] / 2]))
+            for run in group
+        ]
+        row.append(_spread(halves))
+        row.append(f"{int(np.median([run['points'][-1][0] for run in group])):,}")
+        rows.append(row)
+    return _markdown(head, rows)
+
+
+def _spread(values: list[float]) -> str:
+    return f"{np.median(values):.3f} [{min(values):.3f}-{max(values):.3f}]"
+
+
+def report_levels(args: argparse.Namespace) -> None:
+    runs = [run for file in args.files for run in json.loads(file.read_text())]
+    table = levels_table(runs)
+    configs = sorted({f"{r['label']}: {json.dumps(r['config'])}" for r in runs})
+    dates = sorted({r["date"] for r in runs})
+    loads = [r["load"] for r in runs]
+    notes = [
+        "Exploitability (NashConv / 2) held from each checkpoint on: per seed the worst exact "
+        "evaluation at or after that training time, then the median over seeds and [min-max]; "
+        "'typical in the second half' is each run's median evaluation over the second half of "
+        "its budget (median [min-max] over seeds); 'iterations' is the median number of "
+        "Trainer iterations at the end (one step of each seat's learner each). "
+        "Training time only, single-threaded (`torch.set_num_threads(1)`); evaluation off the "
+        "clock. Self-play in the Trainer: one learner per seat (`ppo`, `mmd_ppo`: each seat's "
+        "learner self-plays, the joint policy takes seat 0 from the first and seat 1 from the "
+        "second), so a learner gets half of the training time.",
+        "",
+        "- Configurations (`None` = defaults): " + "; ".join(configs) + ".",
+        f"- Runs between {dates[0]} and {dates[-1]}; {os.cpu_count()}-core "
+        f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
+        f"torch {torch.__version__}, stable-baselines3 {version('stable-baselines3')}. The "
+        "machine was shared with other jobs (load average at the end of each run "
+        f"{min(loads):.1f}-{max(loads):.1f} on 2 cores): with the load above 2, a run got less "
+        "than a core, so these times are wall-clock times on a crowded machine.",
+        "- Reproduce: `.venv/bin/python benchmarks/bench_neural.py levels GAME LEARNER --seeds 0 "
+        "1 2 --budget 600 --out docs/results/neural_levels/runs.json` per row (`--config` and "
+        "`--label` as above; the Kuhn rows were evaluated every 15 s, Leduc every 30 s), then "
+        "`.venv/bin/python benchmarks/bench_neural.py levels-report "
+        "docs/results/neural_levels/runs.json --markdown BENCHMARKS.md`; the curves behind this "
+        "table are in that file.",
+    ]
+    if args.note:
+        notes.append(f"- {args.note}")
+    print(table + "\n" + "\n".join(notes))
+    if args.markdown:
+        write_section(args.markdown, LEVELS_SECTION, table + "\n\n" + "\n".join(notes))
+
+
+def levels_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="bench_neural.py levels|levels-report")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("levels", help="train one learner for several seeds")
+    run.add_argument("game")
+    run.add_argument("learner")
+    run.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    run.add_argument("--budget", type=float, default=600.0, help="training seconds per seed")
+    run.add_argument("--eval-every", type=float, default=15.0, help="training seconds")
+    run.add_argument("--config", help="learner config as JSON (both seats)")
+    run.add_argument("--label", help="row label (default: the learner name)")
+    run.add_argument("--out", type=Path, required=True, help="JSON file the curves go to")
+    report = sub.add_parser("levels-report", help="table of levels held from JSON files")
+    report.add_argument("files", type=Path, nargs="+")
+    report.add_argument("--markdown", type=Path)
+    report.add_argument("--note", default="", help="a reading of the results, added as a note")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    (run_levels if args.command == "levels" else report_levels)(args)
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in ("levels", "levels-report"):
+        levels_main(sys.argv[1:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick",

@@ -84,7 +84,7 @@ def test_self_play_and_cross_play_through_the_trainer():
     learner = DeepCFR("kuhn_poker", 1, SMALL)
     metrics = learner.step(make_learner("uniform", "kuhn_poker", 0).current_policy())
     assert metrics["nodes_touched"] > 200 and metrics["advantage_samples"] > 0
-    assert not learner.model_free
+    assert learner.learns
 
 
 def test_before_training_both_policies_are_uniform():

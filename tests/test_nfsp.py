@@ -43,7 +43,7 @@ def test_self_play_through_the_trainer_on_kuhn_and_leduc():
         assert record.iteration == 3
         assert 0.0 < record.exploitability < 5.0
         learner = make_learner("nfsp", game, 0, SMALL)
-        assert learner.model_free and learner.name == "nfsp"
+        assert learner.learns and learner.name == "nfsp"
 
 
 def test_cross_play_against_cfr_and_work_counters():

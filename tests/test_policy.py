@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nashzoo.agents import Infoset, PolicyError, TabularPolicy
+from nashzoo.agents import BatchPolicy, Infoset, Policy, PolicyError, TabularPolicy
 from nashzoo.games import compile_tree, load_game
 
 
@@ -118,6 +118,34 @@ def test_from_policy_object_and_tensor_lookup() -> None:
     assert policy.action_probabilities(anonymous).tolist() == [0.75, 0.25]
     # and materialising a TabularPolicy gives the same object back
     assert TabularPolicy.from_policy("kuhn_poker", policy) is policy
+
+
+class BatchTensorPolicy(TensorPolicy):
+    """TensorPolicy that also answers batches, counting the batch calls."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def action_probabilities_batch(
+        self, players: np.ndarray, tensors: np.ndarray, legal_masks: np.ndarray
+    ) -> np.ndarray:
+        self.batches.append(len(tensors))
+        king = tensors[:, 4] == 1.0
+        return np.where(king[:, None], [0.25, 0.75], [0.75, 0.25])
+
+
+def test_a_batch_policy_is_materialised_in_one_call() -> None:
+    batched = BatchTensorPolicy()
+    assert isinstance(batched, BatchPolicy) and isinstance(batched, Policy)
+    assert not isinstance(TensorPolicy(), BatchPolicy)
+    policy = TabularPolicy.from_policy("kuhn_poker", batched)
+    assert batched.batches == [12]
+    np.testing.assert_array_equal(
+        policy.probs, TabularPolicy.from_policy("kuhn_poker", TensorPolicy()).probs
+    )
+    seat_rows = kuhn_tree().infosets_of(1)
+    TabularPolicy.from_policy("kuhn_poker", batched, rows=seat_rows)
+    assert batched.batches == [12, 6]
 
 
 def test_from_policy_errors_name_the_infoset() -> None:

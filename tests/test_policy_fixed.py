@@ -14,7 +14,9 @@ from nashzoo.agents import (
     TabularPolicy,
     UniformLearner,
     fixed_policy,
+    learner_class,
     learner_names,
+    learning_learner_names,
     load_learner,
     make_learner,
     uniform_policy,
@@ -81,6 +83,12 @@ def test_learners_are_registered() -> None:
     assert {"uniform", "fixed"} <= set(learner_names())
     assert isinstance(make_learner("uniform", "kuhn_poker", 0), UniformLearner)
     assert isinstance(make_learner("fixed", "rps", 1, {"strategy": [1.0, 0.0, 0.0]}), FixedLearner)
+    # the non-learning baselines say so (a race leaves them out unless named)
+    assert not UniformLearner.learns and not FixedLearner.learns
+    assert learner_class("cfr").learns and learner_class("xfp").learns
+    learning = learning_learner_names()
+    assert "uniform" not in learning and "fixed" not in learning
+    assert {"cfr", "nfsp", "ppo"} <= set(learning)
 
 
 def test_uniform_learner_does_no_work(tmp_path: Path) -> None:

@@ -144,4 +144,4 @@ def test_config_validation_and_registry_names():
     with pytest.raises(ValueError, match="steps_per_iteration"):
         PPOConfig(steps_per_iteration=1)
     assert make_learner("ppo", "kuhn_poker", 0).name == "ppo"
-    assert make_learner("dqn", "kuhn_poker", 1).model_free
+    assert make_learner("dqn", "kuhn_poker", 1).learns

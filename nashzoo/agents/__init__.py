@@ -14,11 +14,19 @@ from nashzoo.agents.mccfr import (
     OSMCCFRConfig,
     OutcomeSamplingMCCFR,
 )
-from nashzoo.agents.policy import Infoset, Policy, PolicyError, TabularPolicy, UniformPolicy
+from nashzoo.agents.policy import (
+    BatchPolicy,
+    Infoset,
+    Policy,
+    PolicyError,
+    TabularPolicy,
+    UniformPolicy,
+)
 from nashzoo.agents.registry import (
     import_plugins,
     learner_class,
     learner_names,
+    learning_learner_names,
     make_learner,
     register,
     register_lazy,
@@ -32,11 +40,13 @@ register_lazy("nfsp", "nashzoo.agents.nfsp", "neural")
 register_lazy("deep_cfr", "nashzoo.agents.deep_cfr", "neural")
 register_lazy("ppo", "nashzoo.agents.sb3_baseline", "rl")
 register_lazy("dqn", "nashzoo.agents.sb3_baseline", "rl")
+register_lazy("mmd_ppo", "nashzoo.agents.mmd_ppo", "rl")
 
 __all__ = [
     "CFR",
     "DCFR",
     "XFP",
+    "BatchPolicy",
     "CFRConfig",
     "CFRPlus",
     "CFRPlusConfig",
@@ -62,6 +72,7 @@ __all__ = [
     "import_plugins",
     "learner_class",
     "learner_names",
+    "learning_learner_names",
     "load_learner",
     "load_policy_file",
     "make_learner",

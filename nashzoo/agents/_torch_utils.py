@@ -373,14 +373,6 @@ def masked_softmax_np(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Torch softmax over the legal entries of each row (``mask`` bool); zeros on illegal ones."""
-    very_negative = torch.finfo(logits.dtype).min
-    masked = torch.where(mask, logits, torch.full_like(logits, very_negative))
-    probs = torch.softmax(masked, dim=-1) * mask
-    return probs / probs.sum(dim=-1, keepdim=True).clamp_min(1e-30)
-
-
 class NetworkPolicy:
     """Frozen copies of networks read as a Policy over information-set tensors.
 

@@ -68,8 +68,9 @@ class Learner(ABC):
     Config: ClassVar[type[LearnerConfig]] = LearnerConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     """Which of the opponent's policies ``step`` needs."""
-    model_free: ClassVar[bool] = False
-    """True for learners that learn only from env episodes (never read the tree)."""
+    learns: ClassVar[bool] = True
+    """False for baselines whose strategy never changes (``uniform``, ``fixed``): a race leaves
+    them out unless they are named."""
 
     def __init__(
         self,
@@ -224,7 +225,9 @@ class Learner(ABC):
             )
         meta = checkpoint.meta
         try:
-            learner = cls(checkpoint.game, meta["seat"], meta["config"], seed=meta["seed"])
+            learner = cls._instance_to_restore(
+                checkpoint.game, meta["seat"], meta["config"], meta["seed"]
+            )
         except Exception as err:
             raise CheckpointError(
                 f"{name}: its config does not build a {cls.name} learner ({err})"
@@ -249,6 +252,14 @@ class Learner(ABC):
         learner.nodes_touched = work["nodes_touched"]
         learner.env_steps = work["env_steps"]
         return learner
+
+    @classmethod
+    def _instance_to_restore(
+        cls, game: Game, seat: int, config: dict[str, Any], seed: int
+    ) -> Learner:
+        """The fresh learner :meth:`from_checkpoint` fills from the stored arrays; a learner whose
+        ``_setup`` reads something the checkpoint replaces (a file) overrides it to skip that."""
+        return cls(game, seat, config, seed=seed)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} seat={self.seat} game={self.game.id}>"

@@ -180,7 +180,6 @@ class DeepCFR(Learner):
     name: ClassVar[str] = "deep_cfr"
     Config: ClassVar[type[LearnerConfig]] = DeepCFRConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
-    model_free: ClassVar[bool] = False
     config: DeepCFRConfig
 
     @classmethod

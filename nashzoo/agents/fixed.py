@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,9 +32,7 @@ from nashzoo.agents.policy import Policy, PolicyError, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import check_player
-from nashzoo.io import ArraySpec, LearnerCheckpoint
-
-_LOADING: ContextVar[bool] = ContextVar("nashzoo_fixed_loading", default=False)
+from nashzoo.io import ArraySpec
 
 Strategy = Mapping[str, Sequence[float]] | Sequence[float] | np.ndarray
 """A fixed strategy: ``{infoset_key: probabilities}`` or one mixed strategy (matrix games)."""
@@ -79,39 +76,55 @@ def fixed_policy(
             information set).
     """
     game = load_game(game)
-    tree = compile_tree(game)
     chosen = _seats(game, seats)
-    base = TabularPolicy.uniform(game)
     if isinstance(strategy, Mapping):
-        wanted = np.concatenate([tree.infosets_of(s) for s in chosen])
-        for key in strategy:
-            index = tree.infoset_index.get(key)
-            if index is None:
-                raise PolicyError(
-                    f"information set {key!r} does not exist in {game.id}; valid keys look "
-                    f"like {list(tree.infoset_keys[:4])}"
-                )
-            if int(tree.infoset_player[index]) not in chosen:
-                raise PolicyError(
-                    f"information set {key!r} belongs to seat {int(tree.infoset_player[index])}, "
-                    f"but the strategy is for seat(s) {chosen}; pass seats=... to match"
-                )
-        missing = [tree.infoset_keys[i] for i in wanted if tree.infoset_keys[i] not in strategy]
-        if missing:
+        return _per_infoset_policy(game, strategy, chosen)
+    return _mixed_strategy_policy(game, strategy, chosen)
+
+
+def _per_infoset_policy(
+    game: Game, strategy: Mapping[str, Sequence[float]], seats: list[int]
+) -> TabularPolicy:
+    """``strategy``'s rows, which must cover exactly the information sets of ``seats``; uniform
+    rows at the other seats."""
+    tree = compile_tree(game)
+    for key in strategy:
+        index = tree.infoset_index.get(key)
+        if index is None:
             raise PolicyError(
-                f"the strategy has no probabilities for information set {missing[0]!r} of "
-                f"{game.id} ({len(missing)} missing); list every information set of seat(s) "
-                f"{chosen}"
+                f"information set {key!r} does not exist in {game.id}; valid keys look "
+                f"like {list(tree.infoset_keys[:4])}"
             )
-        return TabularPolicy.from_dict(game, strategy, default=base)
+        if int(tree.infoset_player[index]) not in seats:
+            raise PolicyError(
+                f"information set {key!r} belongs to seat {int(tree.infoset_player[index])}, "
+                f"but the strategy is for seat(s) {seats}; pass seats=... to match"
+            )
+    wanted = np.concatenate([tree.infosets_of(s) for s in seats])
+    missing = [tree.infoset_keys[i] for i in wanted if tree.infoset_keys[i] not in strategy]
+    if missing:
+        raise PolicyError(
+            f"the strategy has no probabilities for information set {missing[0]!r} of "
+            f"{game.id} ({len(missing)} missing); list every information set of seat(s) "
+            f"{seats}"
+        )
+    return TabularPolicy.from_dict(game, strategy, default=TabularPolicy.uniform(game))
+
+
+def _mixed_strategy_policy(
+    game: Game, strategy: Sequence[float] | np.ndarray, seats: list[int]
+) -> TabularPolicy:
+    """One mixed strategy played at the single information set of each of ``seats`` (over all
+    ``num_actions`` ids, or over the seat's legal actions only); uniform rows elsewhere."""
+    tree = compile_tree(game)
     row = np.asarray(strategy, dtype=np.float64)
     if row.ndim != 1:
         raise PolicyError(
             f"a single mixed strategy must be a 1-D list of probabilities, got shape {row.shape}; "
             "for a strategy per information set pass {infoset_key: probabilities}"
         )
-    probs = np.array(base.probs)
-    for seat in chosen:
+    probs = np.array(TabularPolicy.uniform(game).probs)
+    for seat in seats:
         infosets = tree.infosets_of(seat)
         if infosets.size != 1:
             raise PolicyError(
@@ -155,6 +168,7 @@ class UniformLearner(Learner):
 
     name: ClassVar[str] = "uniform"
     Config: ClassVar[type[LearnerConfig]] = UniformConfig
+    learns: ClassVar[bool] = False
 
     def _setup(self) -> None:
         self._policy = uniform_policy(self.game)
@@ -213,12 +227,26 @@ class FixedLearner(Learner):
 
     name: ClassVar[str] = "fixed"
     Config: ClassVar[type[LearnerConfig]] = FixedConfig
+    learns: ClassVar[bool] = False
     config: FixedConfig
+
+    def __init__(
+        self,
+        game: Game | str,
+        seat: int,
+        config: LearnerConfig | dict[str, Any] | None = None,
+        *,
+        seed: int = 0,
+        restoring: bool = False,
+    ) -> None:
+        self._restoring = restoring
+        super().__init__(game, seat, config, seed=seed)
 
     def _setup(self) -> None:
         # Validate the strategy (or read the file) now, so a bad config fails at construction;
-        # when loading a checkpoint the stored rows are used instead (see ``load``).
-        self._policy: TabularPolicy | None = None if _LOADING.get() else self._build()
+        # a learner restored from a checkpoint plays the stored rows instead (the file it was
+        # configured with may have moved), set by ``_load_state_arrays``.
+        self._policy: TabularPolicy | None = None if self._restoring else self._build()
 
     def _build(self) -> TabularPolicy:
         if self.config.path is not None:
@@ -262,17 +290,12 @@ class FixedLearner(Learner):
         return {"probs": np.asarray(self.policy.probs)}
 
     @classmethod
-    def from_checkpoint(
-        cls, checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+    def _instance_to_restore(
+        cls, game: Game, seat: int, config: dict[str, Any], seed: int
     ) -> FixedLearner:
-        """Restore a saved fixed learner from the rows stored in the checkpoint."""
-        token = _LOADING.set(True)
-        try:
-            learner = super().from_checkpoint(checkpoint, game, name=name)
-        finally:
-            _LOADING.reset(token)
-        assert isinstance(learner, FixedLearner)
-        return learner
+        """A learner that skips building its policy from the config: the checkpoint's rows are
+        what a saved fixed learner plays."""
+        return cls(game, seat, config, seed=seed, restoring=True)
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         tree = compile_tree(self.game)

@@ -4,7 +4,7 @@ Heinrich, J. and Silver, D. (2016). *Deep Reinforcement Learning from Self-Play 
 Imperfect-Information Games.* arXiv:1603.01121.
 
 One learner owns one seat and learns only from episodes it plays in the PettingZoo env
-(``model_free = True``: it never reads the game tree while training):
+(it never reads the game tree while training):
 
 1. At the start of every episode pick the mode: *best response* with probability ``eta``
    (the anticipatory parameter), otherwise *average policy*.
@@ -98,7 +98,7 @@ from nashzoo.agents._torch_utils import (
     unpack_torch,
 )
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
-from nashzoo.agents.policy import Infoset, Policy, PolicyError
+from nashzoo.agents.policy import BatchPolicy, Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game
@@ -263,7 +263,6 @@ class NFSP(Learner):
     name: ClassVar[str] = "nfsp"
     Config: ClassVar[type[LearnerConfig]] = NFSPConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
-    model_free: ClassVar[bool] = True
     config: NFSPConfig
 
     # --- setup ---------------------------------------------------------------------------------
@@ -366,20 +365,8 @@ class NFSP(Learner):
             )
         return policy  # type: ignore[return-value]
 
-    def best_response_policy(self) -> NetworkPolicy:
-        """The greedy Q-network policy (no exploration), for inspection."""
-        return NFSPBehaviourPolicy(
-            self.q_net,
-            self.avg_net,
-            eta=1.0,
-            epsilon=0.0,
-            game_id=self.game.id,
-            input_size=self.input_size,
-            num_actions=self.num_actions,
-            seat=self.seat,
-        )
-
     # --- one step: play a batch of episodes, then learn -----------------------------------------
+
     def _step(self, opponent: Policy) -> dict[str, float]:
         rollout = self._play(opponent)
         self._store(rollout)
@@ -409,7 +396,9 @@ class NFSP(Learner):
         total = cfg.episodes_per_step
         q_net, avg_net = NumpyMLP(self.q_net), NumpyMLP(self.avg_net)
         epsilon = self.epsilon
-        batch_query = getattr(opponent, "action_probabilities_batch", None)
+        batch_query = (
+            opponent.action_probabilities_batch if isinstance(opponent, BatchPolicy) else None
+        )
         cache: dict[tuple[int, str], np.ndarray] = {}
         modes = (rng.random(total) < cfg.anticipatory).tolist()  # per episode: BR mode?
         # Staged own decisions, one row each.

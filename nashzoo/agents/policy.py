@@ -1,9 +1,10 @@
 """Policies: what an agent would do at every information set.
 
-* :class:`Infoset` is what a policy is asked about and :class:`Policy` the protocol
-  ``action_probabilities(infoset) -> np.ndarray[num_actions]``; both are defined with the rules in
-  :mod:`nashzoo.games.infoset` (so the environments need not import this package) and are
-  re-exported here.
+* :class:`Infoset` is what a policy is asked about, :class:`Policy` the protocol
+  ``action_probabilities(infoset) -> np.ndarray[num_actions]`` and :class:`BatchPolicy` the one
+  of a policy that also answers a batch (``action_probabilities_batch``); they are defined
+  with the rules in :mod:`nashzoo.games.infoset` (so the environments need not import this
+  package) and are re-exported here.
 * :class:`TabularPolicy` is a dense ``[num_infosets, num_actions]`` array over the compiled tree of
   one game. Any Policy can be materialised into one by querying every information set
   (:meth:`TabularPolicy.from_policy`): that is how neural agents get EXACT exploitability.
@@ -18,7 +19,14 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, as_infoset
+from nashzoo.games.infoset import (
+    BatchPolicy,
+    Infoset,
+    Policy,
+    PolicyError,
+    UniformPolicy,
+    as_infoset,
+)
 from nashzoo.io.policy_file import read_policy_file, write_policy_file
 
 _TOLERANCE = 1e-6
@@ -127,7 +135,7 @@ class TabularPolicy:
             return policy
         tree = compile_tree(game)
         query = policy.action_probabilities if isinstance(policy, Policy) else policy
-        batch = getattr(policy, "action_probabilities_batch", None)
+        batch = policy.action_probabilities_batch if isinstance(policy, BatchPolicy) else None
         if rows is None:
             if batch is not None:
                 probs = np.asarray(

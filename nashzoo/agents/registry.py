@@ -61,6 +61,21 @@ def learner_names() -> list[str]:
     return sorted(set(_REGISTRY) | set(_LAZY))
 
 
+def learning_learner_names() -> list[str]:
+    """Registered learners whose strategy changes with training (``Learner.learns``): what a
+    race runs when no learners are named. A learner whose optional extra is missing stays in the
+    list (its class cannot be asked), so the race reports it as skipped with the install hint."""
+    names = []
+    for name in learner_names():
+        try:
+            learns = learner_class(name).learns
+        except ImportError:
+            learns = True
+        if learns:
+            names.append(name)
+    return names
+
+
 def learner_class(name: str) -> type[Learner]:
     """The Learner class registered as ``name``."""
     if name not in _REGISTRY and name in _LAZY:

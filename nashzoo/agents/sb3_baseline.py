@@ -276,7 +276,6 @@ class SB3Policy(NetworkPolicy):
 class _SB3Learner(Learner):
     """Shared machinery of the Stable-Baselines3 learners (not registered itself)."""
 
-    model_free: ClassVar[bool] = True
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     model: BaseAlgorithm
 
@@ -295,6 +294,10 @@ class _SB3Learner(Learner):
 
     def _before_learn(self) -> None:
         """Per-chunk adjustments (DQN: this chunk's epsilon)."""
+
+    def _self_play_opponents(self) -> list[Policy]:
+        """The pool self-play draws its opponents from (the frozen snapshots)."""
+        return list(self._snapshots)
 
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         return {}, {}
@@ -369,7 +372,7 @@ class _SB3Learner(Learner):
             if self.iterations % cfg.snapshot_every == 0:
                 self._snapshots.append(self.average_policy())
                 del self._snapshots[: -cfg.snapshot_pool]
-            self.env.set_opponent(self._snapshots)
+            self.env.set_opponent(self._self_play_opponents())
         else:
             self.env.set_opponent(opponent)
         moves_before = self.env.moves
@@ -464,23 +467,24 @@ class PPOLearner(_SB3Learner):
         return "maskable" if self.config.masked else "ppo"
 
     def _make_model(self) -> BaseAlgorithm:
+        algo = MaskablePPO if self.config.masked else PPO
+        return algo("MlpPolicy", self.env, ent_coef=self.config.ent_coef, **self._ppo_kwargs())
+
+    def _ppo_kwargs(self) -> dict[str, Any]:
+        """PPO's settings from the config (all but the policy and the entropy coefficient)."""
         cfg = self.config
-        algo = MaskablePPO if cfg.masked else PPO
-        return algo(
-            "MlpPolicy",
-            self.env,
-            learning_rate=cfg.learning_rate,
-            n_steps=cfg.steps_per_iteration,
-            batch_size=min(cfg.batch_size, cfg.steps_per_iteration),
-            n_epochs=cfg.n_epochs,
-            gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda,
-            clip_range=cfg.clip_range,
-            ent_coef=cfg.ent_coef,
-            policy_kwargs={"net_arch": list(cfg.net_arch)},
-            device=self.device,
-            verbose=0,
-        )
+        return {
+            "learning_rate": cfg.learning_rate,
+            "n_steps": cfg.steps_per_iteration,
+            "batch_size": min(cfg.batch_size, cfg.steps_per_iteration),
+            "n_epochs": cfg.n_epochs,
+            "gamma": cfg.gamma,
+            "gae_lambda": cfg.gae_lambda,
+            "clip_range": cfg.clip_range,
+            "policy_kwargs": {"net_arch": list(cfg.net_arch)},
+            "device": self.device,
+            "verbose": 0,
+        }
 
 
 @register

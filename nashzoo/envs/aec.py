@@ -4,24 +4,32 @@ The environment holds no rules. Everything it knows comes from the game, in one 
 (``tabulate=`` of :class:`GameAECEnv`):
 
 * **tables** (``tabulate=True``): the game tree (who moves, which actions are legal, where each
-  action leads, chance probabilities, payoffs) from :func:`nashzoo.games.compile_tree`, which
-  enumerates the game's own ``State`` API once, and what each player sees at each node
+  action leads, chance probabilities, payoffs) gathered in bulk from the arrays of
+  :func:`nashzoo.games.compile_tree`, and what each player sees at each node
   (``State.infoset_key(player)`` and ``State.infoset_tensor(player)``), read from the ``State``
-  once per node when the env tables for a game are first built (cached per ``game.id``).
-  Stepping then only follows integer node indices through pre-built Python lists (no ``State``
-  is built during play), the fastest way to play a small game many times;
+  once per node when the env tables for a game are first built (cached per ``game.id``; the
+  States are made one depth at a time, so only two levels of them are alive). Stepping then only
+  follows integer node indices through pre-built Python lists (no ``State`` is built during
+  play);
 * **states** (``tabulate=False``, :mod:`nashzoo.envs.lazy`): the env steps the game's
   ``State`` objects, asking them for keys, tensors, masks and returns as the game goes, and
   remembers the histories reached (at most :data:`~nashzoo.envs.lazy.MEMO_MAX_NODES`, then it
   starts again), so the openings every episode replays cost about what the tables cost. Nothing
   is enumerated: this plays games far too big to tabulate.
 
-``tabulate="auto"`` (the default) uses the tables when the game has at most
-:data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES` histories (100,000), and the states
-otherwise. The size comes from ``Game.num_histories()`` when the game declares it (Liar's dice
-does, by formula); otherwise the env counts the tree lazily, walking at most that many
-histories, once per game. Simultaneous-move games (``parallelizable=True``) always use the
-tables (see the masks below).
+``tabulate="auto"`` (the default) decides by cost. The tables cost, up front, the compile plus
+one ``State`` per history for the views (Liar's dice, 294,883 histories, on a shared 2-core
+machine: 0.05 s of vectorised compile, then about 2 s of views) and about 500 bytes per history
+held; the states cost nothing up front and, once their memo holds the histories play keeps
+reaching, step within about 5% of the tables, paying only for histories reached the first time
+(``benchmarks/bench_env.py``: over its 70,000 random Liar's dice games, which keep reaching new
+histories, the states ran 5-25% slower than the tables on a shared machine). So ``"auto"``
+uses the tables when the game has at most :data:`~nashzoo.envs.lazy.TABULATE_MAX_HISTORIES`
+histories (100,000: a fraction of a second to build) and the states otherwise, which never
+compiles the tree. The size comes from
+``Game.num_histories()`` when the game declares it (Liar's dice does, by formula); otherwise
+the env counts the tree lazily, walking at most that many histories, once per game.
+Simultaneous-move games (``parallelizable=True``) always use the tables (see the masks below).
 
 Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game
 through the env in each mode and through ``State.child`` and asserts identical infoset keys,
@@ -74,11 +82,16 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.conversions import aec_to_parallel_wrapper
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import (
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.cache import GameCache
+from nashzoo.games.tree import CompiledTree
 
 ObsDict = dict[str, np.ndarray]
 RENDER_MODES = ("ansi", "human")
@@ -160,63 +173,46 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 
 
 def _build_tables(game: Game) -> EnvTables:
+    """The tables of ``game`` from its compiled tree: the structure (players, children, legal
+    actions, chance draws, returns) gathered from the tree's arrays in bulk, with no Python
+    work per node beyond list conversion; then what every player sees at every node, asked of
+    the ``State`` once per node, one depth at a time (only two levels of States are alive)."""
     tree = compile_tree(game)
-    num_nodes, num_players = tree.num_nodes, game.num_players
+    num_nodes, num_actions = tree.num_nodes, game.num_actions
+    node_player = tree.player
+    decision = node_player >= 0
+    player = node_player.tolist()
     parent = tree.parent.tolist()
     action = tree.action.tolist()
-    player = tree.player.tolist()
-    children = tree.children.tolist()
-    chance_prob = tree.chance_prob.tolist()
-    legal: list[tuple[int, ...]] = []
-    chance_children: list[tuple[int, ...]] = []
-    chance_outcomes: list[tuple[int, ...]] = []
-    chance_cdf: list[list[float]] = []
-    for node in range(num_nodes):
-        edges = [(a, c) for a, c in enumerate(children[node]) if c >= 0]
-        legal.append(tuple(a for a, _ in edges))
-        if player[node] == CHANCE:
-            chance_outcomes.append(tuple(a for a, _ in edges))
-            chance_children.append(tuple(c for _, c in edges))
-            cdf = np.cumsum([chance_prob[c] for _, c in edges]).tolist()
+    # Decision nodes: a child per action id (-1 where illegal), the legal ids of the infoset.
+    rows = iter(tree.children[decision, :num_actions].tolist())
+    no_children: list[int] = []
+    children = [next(rows) if d else no_children for d in decision.tolist()]
+    infoset_legal = [tuple(np.flatnonzero(row).tolist()) for row in tree.legal_mask]
+    legal: list[tuple[int, ...]] = [
+        infoset_legal[i] if i >= 0 else () for i in tree.infoset.tolist()
+    ]
+    # Chance nodes: outcomes in id order, their children and cumulative probabilities.
+    chance_children: list[tuple[int, ...]] = [()] * num_nodes
+    chance_outcomes: list[tuple[int, ...]] = [()] * num_nodes
+    no_cdf: list[float] = []
+    chance_cdf: list[list[float]] = [no_cdf] * num_nodes
+    chance = np.flatnonzero(node_player == CHANCE)
+    if chance.size:
+        kids = tree.children[chance]
+        probs = np.append(tree.chance_prob, 0.0)[kids]  # -1 (no child) reads the 0 appended
+        cdfs = np.cumsum(probs, axis=1).tolist()
+        for node, row, cdf in zip(chance.tolist(), kids.tolist(), cdfs, strict=True):
+            outcomes = tuple(a for a, c in enumerate(row) if c >= 0)
+            legal[node] = chance_outcomes[node] = outcomes
+            chance_children[node] = tuple(row[a] for a in outcomes)
+            cdf = [cdf[a] for a in outcomes]
             cdf[-1] = 1.0  # guard against rounding: a uniform draw in [0, 1) always lands
-            chance_cdf.append(cdf)
-        else:
-            chance_outcomes.append(())
-            chance_children.append(())
-            chance_cdf.append([])
-        children[node] = children[node][: game.num_actions] if player[node] >= 0 else []
-    returns = [tuple(row) for row in tree.utility.tolist()]
-
-    # What every player sees at every node, asked of the State (nodes come after their parents).
-    states: list[State] = [game.new_initial_state()]
-    for node in range(1, num_nodes):
-        states.append(states[parent[node]].child(action[node]))
-    view_ids: dict[tuple[int, str], int] = {}
-    view_key: list[str] = []
-    view_tensor: list[np.ndarray] = []
-    view_mask: list[np.ndarray] = []
-    view_mask_padded: list[np.ndarray] = []
-    view: list[tuple[int, ...]] = []
-    for state in states:
-        ids = []
-        for p in range(num_players):
-            key = state.infoset_key(p)
-            vid = view_ids.get((p, key))
-            if vid is None:
-                vid = view_ids[(p, key)] = len(view_key)
-                view_key.append(key)
-                tensor = np.array(state.infoset_tensor(p), dtype=np.float32)
-                view_tensor.append(_readonly(tensor))
-                iset = tree.infoset_index.get(key)
-                mask = np.zeros(game.num_actions_of(p), dtype=np.int8)
-                if iset is not None and tree.infoset_player[iset] == p:
-                    mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
-                view_mask.append(_readonly(mask))
-                padded = np.zeros(game.num_actions, dtype=np.int8)
-                padded[: mask.size] = mask
-                view_mask_padded.append(_readonly(padded))
-            ids.append(vid)
-        view.append(tuple(ids))
+            chance_cdf[node] = cdf
+    returns: list[tuple[float, ...]] = [(0.0,) * game.num_players] * num_nodes
+    for node, row in zip(tree.terminal_nodes.tolist(), tree.terminal_utility.tolist(), strict=True):
+        returns[node] = tuple(row)
+    view, view_key, view_tensor, view_mask, view_mask_padded = _views(game, tree, parent, action)
     return EnvTables(
         game=game,
         player=player,
@@ -234,6 +230,61 @@ def _build_tables(game: Game) -> EnvTables:
         view_mask=view_mask,
         view_mask_padded=view_mask_padded,
     )
+
+
+_Views = tuple[
+    list[tuple[int, ...]], list[str], list[np.ndarray], list[np.ndarray], list[np.ndarray]
+]
+"""Node -> view ids, and per view id: key, tensor, mask, padded mask."""
+
+
+def _views(game: Game, tree: CompiledTree, parent: list[int], action: list[int]) -> _Views:
+    """Every node's view id per player, and each view's key, tensor and masks, from the States.
+
+    A view is one (player, ``State.infoset_key(player)``); its tensor is read from the first
+    State showing it, and its mask is the legal mask of that key's information set when the
+    player owns one (zeros otherwise), also padded to ``game.num_actions`` (``pad_actions``).
+    States are made level by level (breadth-first order: a level's parents are the level
+    before), so only two levels are alive at once."""
+    players = range(game.num_players)
+    ids: list[dict[str, int]] = [{} for _ in players]
+    view_key: list[str] = []
+    view_tensor: list[np.ndarray] = []
+    view_mask: list[np.ndarray] = []
+    view_mask_padded: list[np.ndarray] = []
+    view: list[tuple[int, ...]] = []
+    sizes = [game.num_actions_of(p) for p in players]
+    starts = tree.level_starts.tolist()
+    level: list[State] = [game.new_initial_state()]
+    for depth in range(len(starts) - 1):
+        if depth:
+            base = starts[depth - 1]
+            above = level
+            level = [
+                above[parent[n] - base]._child(action[n])
+                for n in range(starts[depth], starts[depth + 1])
+            ]
+        for state in level:
+            node_ids = []
+            for p in players:
+                key = state.infoset_key(p)
+                vid = ids[p].get(key)
+                if vid is None:
+                    vid = ids[p][key] = len(view_key)
+                    view_key.append(key)
+                    tensor = np.array(state.infoset_tensor(p), dtype=np.float32)
+                    view_tensor.append(_readonly(tensor))
+                    mask = np.zeros(sizes[p], dtype=np.int8)
+                    iset = tree.infoset_index.get(key)
+                    if iset is not None and tree.infoset_player[iset] == p:
+                        mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
+                    view_mask.append(_readonly(mask))
+                    padded = np.zeros(game.num_actions, dtype=np.int8)
+                    padded[: mask.size] = mask
+                    view_mask_padded.append(_readonly(padded))
+                node_ids.append(vid)
+            view.append(tuple(node_ids))
+    return view, view_key, view_tensor, view_mask, view_mask_padded
 
 
 class GameAECEnv(AECEnv[str, ObsDict, int]):
@@ -301,6 +352,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._memo = None if self.tabulated else NodeMemo(self.game)
         self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
+        self._seats = tuple(enumerate(self.possible_agents))
         self.pad_actions = bool(pad_actions)
         tables = self._tables
         self._view_mask = (
@@ -420,7 +472,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         Raises:
             IllegalActionError: a forced chance outcome is not possible where it is used.
         """
-        forced_outcomes = (options or {}).get("chance_outcomes", ())
+        forced_outcomes = options.get("chance_outcomes", ()) if options else ()
         try:
             forced = [action_index(o) for o in forced_outcomes]
         except TypeError:
@@ -459,7 +511,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._node = node
         view = t.view[node]
         keys = t.view_key
-        self.infos = {a: {"infoset_key": keys[view[p]]} for p, a in enumerate(self.possible_agents)}
+        self.infos = {a: {"infoset_key": keys[view[p]]} for p, a in self._seats}
         who = t.player[node]
         if who >= 0:
             self.agent_selection = self.possible_agents[who]
@@ -470,7 +522,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """:meth:`_enter` for the states mode."""
         self._cur = node
         keys = node.keys
-        self.infos = {a: {"infoset_key": keys[p]} for p, a in enumerate(self.possible_agents)}
+        self.infos = {a: {"infoset_key": keys[p]} for p, a in self._seats}
         if node.player >= 0:
             self.agent_selection = self.possible_agents[node.player]
         else:
@@ -478,7 +530,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     def _end(self, returns: Sequence[float], mover: str) -> None:
         """Terminal: pay everyone, terminate everyone; the agent after the mover leaves first."""
-        self.rewards = {a: returns[p] for p, a in enumerate(self.possible_agents)}
+        self.rewards = {a: returns[p] for p, a in self._seats}
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
         n = len(self.possible_agents)
@@ -494,7 +546,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        a = action_index(action)
+        a = action if action.__class__ is int else action_index(action)
         if a is None:
             raise IllegalActionError(
                 self._illegal_message(action, agent, "is not an integer action id")
@@ -542,6 +594,33 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             f"action {action!r} {why} for {agent} at history {self.history} "
             f"of {self.metadata['name']}; legal actions are: {names}"
         )
+
+    def _was_dead_step(self, action: None) -> None:
+        """PettingZoo's ``AECEnv._was_dead_step`` (the same checks, errors and effect: the dead
+        agent leaves, the next dead one is selected, or the saved live one once none is left;
+        rewards are cleared in place), in fewer steps."""
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        terminations, truncations, rewards = self.terminations, self.truncations, self.rewards
+        assert terminations[agent] or truncations[agent], (
+            "an agent that was not dead as attempted to be removed"
+        )
+        del terminations[agent], truncations[agent], rewards[agent]
+        del self._cumulative_rewards[agent], self.infos[agent]
+        self.agents.remove(agent)
+        for other in self.agents:
+            if terminations[other] or truncations[other]:
+                if self._skip_agent_selection is None:
+                    self._skip_agent_selection = agent
+                self.agent_selection = other
+                break
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        for other in rewards:
+            rewards[other] = 0
 
     def observe(self, agent: str) -> ObsDict:
         """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies)."""
@@ -640,16 +719,41 @@ def _forwarded(name: str) -> property:
     return property(get, put, doc=f"``{name}`` of the wrapped env (only after ``reset``).")
 
 
+class _AgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's ``agent_iter`` iterator (the same stop rule and the same
+    "need to call step() or reset()" check), reading the raw env's attributes directly."""
+
+    def __init__(self, env: OrderEnforcingWrapper, max_iter: int) -> None:
+        super().__init__(env, max_iter)
+        self._raw = env.env
+
+    def __next__(self) -> str:
+        raw = self._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        env = self.env
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
 class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's ``OrderEnforcingWrapper`` with the per-step attributes forwarded directly.
 
     The base class reaches ``agent_selection``, ``terminations``, ``rewards`` and the like
     through ``__getattr__``, which Python only calls after a failed ordinary lookup: in a random
-    play-out that fallback was a third of the run time. Here those attributes are properties and
-    ``last()`` is delegated in one call. The checks and errors are PettingZoo's own (accessing
-    them before ``reset`` raises ``AttributeError``; stepping or observing before ``reset``
-    raises through ``EnvLogger``), and ``agent_iter`` still enforces ``step``/``reset`` between
-    iterations; ``tests/test_envs.py`` checks both.
+    play-out that fallback was a third of the run time. Here those attributes are properties,
+    ``last()`` and ``step()`` go to the raw env in one call, and ``agent_iter`` reads the raw
+    env's ``agents`` and ``agent_selection`` directly. The checks and errors are PettingZoo's
+    own (accessing them before ``reset`` raises ``AttributeError``; stepping or observing before
+    ``reset`` raises through ``EnvLogger``), and ``agent_iter`` still enforces ``step``/``reset``
+    between iterations; ``tests/test_envs.py`` checks both.
     """
 
     agent_selection = _forwarded("agent_selection")
@@ -662,7 +766,32 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        return self.env.last(observe)
+        raw = self.env  # AECEnv.last of the raw env, in this one call
+        agent = raw.agent_selection
+        assert agent is not None
+        return (
+            raw.observe(agent) if observe else None,
+            raw._cumulative_rewards[agent],
+            raw.terminations[agent],
+            raw.truncations[agent],
+            raw.infos[agent],
+        )
+
+    def step(self, action: int | None) -> None:
+        # PettingZoo's checks, then the raw env's step directly (not through BaseWrapper.step).
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self.env.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> _AgentIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo's: the wrapper does not show in the name

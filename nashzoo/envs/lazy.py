@@ -121,6 +121,7 @@ class NodeMemo:
         self.root = Node(self.game.new_initial_state(), self._players)
         self._size = 1
         self._views: dict[tuple[int, str, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._masks: dict[tuple[tuple[int, ...], int], np.ndarray] = {}
 
     def child(self, node: Node, action: int) -> Node:
         """The node after the legal ``action`` at ``node``."""
@@ -137,7 +138,8 @@ class NodeMemo:
         legal mask over ``num_actions`` ids when it is to move there (zeros otherwise).
 
         Both depend only on the information set, so they are kept per (player, key, to move)
-        and shared by every node of that information set.
+        and shared by every node of that information set; a mask also by its legal actions, as
+        many information sets share them.
         """
         view = node.views[player]
         if view is not None:
@@ -146,12 +148,15 @@ class NodeMemo:
         cache_key = (player, node.keys[player], mover)
         view = self._views.get(cache_key)
         if view is None:
-            mask = np.zeros(num_actions, dtype=np.int8)
-            if mover:
-                mask[[a for a in node.legal if a < num_actions]] = 1
+            legal = node.legal if mover else ()
+            mask = self._masks.get((legal, num_actions))
+            if mask is None:
+                mask = np.zeros(num_actions, dtype=np.int8)
+                mask[[a for a in legal if a < num_actions]] = 1
+                mask.setflags(write=False)
+                self._masks[(legal, num_actions)] = mask
             tensor = np.array(node.state.infoset_tensor(player), dtype=np.float32)
             tensor.setflags(write=False)
-            mask.setflags(write=False)
             view = self._views[cache_key] = (tensor, mask)
         node.views[player] = view
         return view

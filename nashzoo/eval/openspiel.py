@@ -75,6 +75,8 @@ def infoset_map(game: Game | str) -> InfosetMap:
 
 
 def _build_twin_map(game: Game) -> InfosetMap:
+    """Walk ``game`` and its OpenSpiel twin side by side, checking that they agree at every
+    history, and map each OpenSpiel information-set string to the nashzoo infoset index."""
     if game.name not in OPENSPIEL_NAMES:
         raise ValueError(
             f"no OpenSpiel twin for {game.id}; supported: {', '.join(OPENSPIEL_NAMES)} and every "
@@ -87,38 +89,51 @@ def _build_twin_map(game: Game) -> InfosetMap:
     stack = [(game.new_initial_state(), os_game.new_initial_state())]
     while stack:
         ours, theirs = stack.pop()
-        who = ours.current_player()
-
-        def mismatch(what: str, ours: Any = ours, theirs: Any = theirs) -> AssertionError:
-            return AssertionError(
-                f"{game.id} and OpenSpiel's {os_game} differ at history {ours.history()}: {what}"
-            )
-
-        if who == TERMINAL:
-            if not theirs.is_terminal() or not np.allclose(ours.returns(), theirs.returns()):
-                raise mismatch("terminal returns")
-            continue
-        if who == CHANCE:
-            if not theirs.is_chance_node() or not np.allclose(
-                ours.chance_outcomes(), theirs.chance_outcomes()
-            ):
-                raise mismatch("chance outcomes")
-            actions = [a for a, _ in ours.chance_outcomes()]
-        else:
-            if theirs.current_player() != who or ours.legal_actions() != theirs.legal_actions():
-                raise mismatch("player to move or legal actions")
-            key = theirs.information_state_string(who)
-            mine = tree.index_of(ours.infoset_key(who))
-            if index.setdefault(key, mine) != mine:
-                raise mismatch(f"OpenSpiel infoset {key!r} spans two nashzoo infosets")
-            if states[mine] is None:
-                states[mine] = theirs
-            actions = ours.legal_actions()
-        for a in actions:
-            stack.append((ours.child(a), theirs.child(a)))
+        actions = _match_twin_node(tree, os_game, ours, theirs, index, states)
+        stack.extend((ours.child(a), theirs.child(a)) for a in actions)
     if len(index) != tree.num_infosets:
         raise AssertionError(f"{game.id}: {tree.num_infosets} infosets, OpenSpiel has {len(index)}")
     return InfosetMap(os_game, index, tuple(states))
+
+
+def _match_twin_node(
+    tree: CompiledTree,
+    os_game: Any,
+    ours: Any,
+    theirs: Any,
+    index: dict[str, int],
+    states: list[Any],
+) -> list[int]:
+    """Check that nashzoo's state ``ours`` and OpenSpiel's ``theirs`` agree (terminal returns,
+    chance outcomes, player to move, legal actions); at a decision node record the OpenSpiel
+    infoset string in ``index`` and the first OpenSpiel state of the infoset in ``states``.
+    Returns the actions to walk next (none at a terminal)."""
+    who = ours.current_player()
+
+    def mismatch(what: str) -> AssertionError:
+        return AssertionError(
+            f"{tree.game_id} and OpenSpiel's {os_game} differ at history {ours.history()}: {what}"
+        )
+
+    if who == TERMINAL:
+        if not theirs.is_terminal() or not np.allclose(ours.returns(), theirs.returns()):
+            raise mismatch("terminal returns")
+        return []
+    if who == CHANCE:
+        if not theirs.is_chance_node() or not np.allclose(
+            ours.chance_outcomes(), theirs.chance_outcomes()
+        ):
+            raise mismatch("chance outcomes")
+        return [action for action, _ in ours.chance_outcomes()]
+    if theirs.current_player() != who or ours.legal_actions() != theirs.legal_actions():
+        raise mismatch("player to move or legal actions")
+    key = theirs.information_state_string(who)
+    mine = tree.index_of(ours.infoset_key(who))
+    if index.setdefault(key, mine) != mine:
+        raise mismatch(f"OpenSpiel infoset {key!r} spans two nashzoo infosets")
+    if states[mine] is None:
+        states[mine] = theirs
+    return ours.legal_actions()
 
 
 _TWIN_MAPS: GameCache[InfosetMap] = GameCache(_build_twin_map)

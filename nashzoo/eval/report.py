@@ -62,15 +62,15 @@ def trend_slope(points: Sequence[Mapping[str, Any]]) -> float | None:
     """Least-squares slope of log10(exploitability) against log10(wall seconds) over the
     second half (in log time) of the run (at least the last ``MIN_TREND_POINTS`` points):
     about -1 for CFR+-like, -0.5 for sampled methods, 0 when stuck; ``None`` with fewer points."""
-    xs, ys = [], []
-    for p in points:
-        t, e = float(p["wall_seconds"]), float(p["exploitability"])
-        if t > 0 and e > 0:
-            xs.append(math.log10(t))
-            ys.append(math.log10(e))
-    if len(xs) < MIN_TREND_POINTS:
+    log_times, log_exploits = [], []
+    for point in points:
+        seconds, exploit = float(point["wall_seconds"]), float(point["exploitability"])
+        if seconds > 0 and exploit > 0:
+            log_times.append(math.log10(seconds))
+            log_exploits.append(math.log10(exploit))
+    if len(log_times) < MIN_TREND_POINTS:
         return None
-    x, y = np.asarray(xs), np.asarray(ys)
+    x, y = np.asarray(log_times), np.asarray(log_exploits)
     keep = x >= (x.min() + x.max()) / 2
     if keep.sum() < MIN_TREND_POINTS:
         keep = x >= np.sort(x)[-MIN_TREND_POINTS]
@@ -132,21 +132,21 @@ def leaderboard(
         by_learner[str(run_rows[0]["learner_seat0"])].append(_points(run_rows))
     entries = []
     for learner, runs in by_learner.items():
-        runs = [r for r in runs if r]
-        finals = [float(r[-1]["exploitability"]) for r in runs]
-        firsts = [float(r[0]["exploitability"]) for r in runs]
+        runs = [run for run in runs if run]
+        finals = [float(run[-1]["exploitability"]) for run in runs]
+        firsts = [float(run[0]["exploitability"]) for run in runs]
         reach = {}
-        for t in thresholds:
-            times = [time_to(r, t, "wall_seconds") for r in runs]
-            hit = [v for v in times if v is not None]
-            m, c = mean_ci(hit) if hit else (math.nan, math.nan)
-            reach[t] = (m, c, len(hit))
+        for threshold in thresholds:
+            times = [time_to(run, threshold, "wall_seconds") for run in runs]
+            reached = [seconds for seconds in times if seconds is not None]
+            mean, ci = mean_ci(reached) if reached else (math.nan, math.nan)
+            reach[threshold] = (mean, ci, len(reached))
         speed = [
-            float(r[-1]["total_work"]) / float(r[-1]["wall_seconds"])
-            for r in runs
-            if float(r[-1]["wall_seconds"]) > 0
+            float(run[-1]["total_work"]) / float(run[-1]["wall_seconds"])
+            for run in runs
+            if float(run[-1]["wall_seconds"]) > 0
         ]
-        slopes = [s for s in (trend_slope(r) for r in runs) if s is not None]
+        slopes = [slope for slope in map(trend_slope, runs) if slope is not None]
         slope = float(np.median(slopes)) if slopes else None
         final = mean_ci(finals)
         entries.append(
@@ -160,7 +160,7 @@ def leaderboard(
                 verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds),
             )
         )
-    entries.sort(key=lambda e: (e.final_exploitability[0], e.learner))
+    entries.sort(key=lambda entry: (entry.final_exploitability[0], entry.learner))
     return entries
 
 
@@ -204,31 +204,32 @@ def learning_payoff(points: Sequence[Mapping[str, Any]], seat: int) -> float:
 
 def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
     """The cross-play matrix, or ``None`` when the rows hold no cross-play runs."""
-    runs = [r for r in _runs([r for r in rows if r["mode"] == "cross"]).values() if r]
+    runs = [run for run in _runs([r for r in rows if r["mode"] == "cross"]).values() if run]
     if not runs:
         return None
     names = sorted(
-        {str(r[0]["learner_seat0"]) for r in runs} | {str(r[0]["learner_seat1"]) for r in runs}
+        {str(run[0]["learner_seat0"]) for run in runs}
+        | {str(run[0]["learner_seat1"]) for run in runs}
     )
-    index = {n: i for i, n in enumerate(names)}
-    n = len(names)
+    index = {name: i for i, name in enumerate(names)}
     exploit: dict[tuple[int, int], list[float]] = defaultdict(list)
     payoff: dict[tuple[int, int], list[float]] = defaultdict(list)
     wins: dict[tuple[int, int], list[float]] = defaultdict(list)
     for run_rows in runs:
-        pts = _points(run_rows)
-        last = pts[-1]
-        a, b = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
-        ea, eb = float(last["seat_exploitability_seat0"]), float(last["seat_exploitability_seat1"])
-        exploit[a, b].append(ea)
-        exploit[b, a].append(eb)
-        payoff[a, b].append(learning_payoff(pts, 0))
-        payoff[b, a].append(learning_payoff(pts, 1))
-        wins[a, b].append(float(ea < eb) + 0.5 * float(ea == eb))
-        wins[b, a].append(float(eb < ea) + 0.5 * float(ea == eb))
+        points = _points(run_rows)
+        last = points[-1]
+        seat0, seat1 = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
+        exploit0 = float(last["seat_exploitability_seat0"])
+        exploit1 = float(last["seat_exploitability_seat1"])
+        exploit[seat0, seat1].append(exploit0)
+        exploit[seat1, seat0].append(exploit1)
+        payoff[seat0, seat1].append(learning_payoff(points, 0))
+        payoff[seat1, seat0].append(learning_payoff(points, 1))
+        wins[seat0, seat1].append(float(exploit0 < exploit1) + 0.5 * float(exploit0 == exploit1))
+        wins[seat1, seat0].append(float(exploit1 < exploit0) + 0.5 * float(exploit0 == exploit1))
 
     def matrix(data: Mapping[tuple[int, int], list[float]]) -> np.ndarray:
-        out = np.full((n, n), np.nan)
+        out = np.full((len(names), len(names)), np.nan)
         for (i, j), values in data.items():
             out[i, j] = float(np.mean(values))
         return out
@@ -282,84 +283,100 @@ def markdown_summary(
         "",
     ]
     if board:
-        lines += ["## Self-play leaderboard", ""]
-        head = (
-            "| rank | learner | runs | final exploitability | "
-            + " | ".join(f"time to {t:g}" for t in thresholds)
-            + " | work/s | verdict |"
-        )
-        lines += [head, "|" + "---|" * (6 + len(thresholds))]
-        for rank, e in enumerate(board, 1):
-            m, c = e.final_exploitability
-            final = f"{m:.4g}" + (f" ± {c:.2g}" if math.isfinite(c) else "")
-            times = " | ".join(_fmt_time(e.time_to[t], e.runs) for t in thresholds)
-            lines.append(
-                f"| {rank} | {e.learner} | {e.runs} | {final} | {times} | "
-                f"{e.work_per_second:.3g} | {e.verdict} |"
-            )
-        lines += ["", "## Same algorithm on both seats: do they reach equilibrium?", ""]
-        for e in board:
-            lines.append(f"- **{e.learner}** {e.verdict}.")
-        fastest = [e for e in board if e.time_to[thresholds[0]][2] == e.runs]
-        if fastest:
-            best = min(fastest, key=lambda e: e.time_to[thresholds[0]][0])
-            lines.append(
-                f"- Fastest to exploitability {thresholds[0]:g} in every seed: **{best.learner}** "
-                f"({fmt_seconds(best.time_to[thresholds[0]][0])} on average)."
-            )
-        lines.append("")
+        lines += _leaderboard_section(board, thresholds)
     if cross is not None:
-        names = cross.learners
-        lines += [
-            "## Different algorithms: which side gets closer to equilibrium?",
-            "",
-            "Final seat exploitability of the row learner when the column learner holds the "
-            "other seat (both seatings and all seeds pooled; lower is closer to equilibrium):",
-            "",
-            "| row \\ column | " + " | ".join(names) + " |",
-            "|---|" + "---|" * len(names),
-        ]
-        for i, name in enumerate(names):
-            cells = [
-                "—" if not math.isfinite(v) else f"{v:.3g}" for v in cross.seat_exploitability[i]
-            ]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines += [
-            "",
-            "Payoff the row learner earned against the column learner while learning:",
-            "",
-        ]
-        lines += ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-        for i, name in enumerate(names):
-            cells = ["—" if not math.isfinite(v) else f"{v:+.3f}" for v in cross.payoff[i]]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines += ["", "In plain words:", ""]
-        for i in range(len(names)):
-            for j in range(i + 1, len(names)):
-                w = cross.wins[i, j]
-                if not math.isfinite(w):
-                    continue
-                a, b = names[i], names[j]
-                ea, eb = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
-                if w == 0.5:
-                    closer = f"a draw on closeness to equilibrium ({ea:.3g} vs {eb:.3g})"
-                else:
-                    winner, loser, we, le = (a, b, ea, eb) if w > 0.5 else (b, a, eb, ea)
-                    closer = (
-                        f"**{winner}** gets closer to equilibrium ({we:.3g} vs {le:.3g}; in "
-                        f"{max(w, 1 - w):.0%} of runs)"
-                    )
-                    if we > le:  # the run-by-run count and the means disagree
-                        closer = (
-                            f"**{winner}** is closer to equilibrium in {max(w, 1 - w):.0%} of "
-                            f"runs, but the mean favours {loser} ({le:.3g} vs {we:.3g}): "
-                            f"{loser} won its runs by more"
-                        )
-                lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
-        lines.append("")
+        lines += _cross_play_section(cross)
     if failures:
         lines += ["## Failed runs", ""]
-        for f in failures:
-            lines.append(f"- {f['run_id']}: {f['error']}")
+        lines += [f"- {failure['run_id']}: {failure['error']}" for failure in failures]
         lines.append("")
     return "\n".join(lines)
+
+
+def _leaderboard_section(
+    board: Sequence[LeaderboardEntry], thresholds: Sequence[float]
+) -> list[str]:
+    """The self-play table, each learner's verdict, and the fastest to the first threshold."""
+    lines = ["## Self-play leaderboard", ""]
+    head = (
+        "| rank | learner | runs | final exploitability | "
+        + " | ".join(f"time to {t:g}" for t in thresholds)
+        + " | work/s | verdict |"
+    )
+    lines += [head, "|" + "---|" * (6 + len(thresholds))]
+    for rank, entry in enumerate(board, 1):
+        mean, ci = entry.final_exploitability
+        final = f"{mean:.4g}" + (f" ± {ci:.2g}" if math.isfinite(ci) else "")
+        times = " | ".join(_fmt_time(entry.time_to[t], entry.runs) for t in thresholds)
+        lines.append(
+            f"| {rank} | {entry.learner} | {entry.runs} | {final} | {times} | "
+            f"{entry.work_per_second:.3g} | {entry.verdict} |"
+        )
+    lines += ["", "## Same algorithm on both seats: do they reach equilibrium?", ""]
+    lines += [f"- **{entry.learner}** {entry.verdict}." for entry in board]
+    first = thresholds[0]
+    always_reached = [entry for entry in board if entry.time_to[first][2] == entry.runs]
+    if always_reached:
+        best = min(always_reached, key=lambda entry: entry.time_to[first][0])
+        lines.append(
+            f"- Fastest to exploitability {first:g} in every seed: **{best.learner}** "
+            f"({fmt_seconds(best.time_to[first][0])} on average)."
+        )
+    lines.append("")
+    return lines
+
+
+def _matrix_table(names: Sequence[str], values: np.ndarray, spec: str) -> list[str]:
+    """A row-by-column Markdown table of ``values`` (``—`` where there is no number)."""
+    lines = ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for name, row in zip(names, values, strict=True):
+        cells = ["—" if not math.isfinite(v) else format(v, spec) for v in row]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cross_play_section(cross: CrossPlay) -> list[str]:
+    """The seat-exploitability and payoff matrices, then one sentence per pair of learners."""
+    names = cross.learners
+    lines = [
+        "## Different algorithms: which side gets closer to equilibrium?",
+        "",
+        "Final seat exploitability of the row learner when the column learner holds the "
+        "other seat (both seatings and all seeds pooled; lower is closer to equilibrium):",
+        "",
+    ]
+    lines += _matrix_table(names, cross.seat_exploitability, ".3g")
+    lines += ["", "Payoff the row learner earned against the column learner while learning:", ""]
+    lines += _matrix_table(names, cross.payoff, "+.3f")
+    lines += ["", "In plain words:", ""]
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            if math.isfinite(cross.wins[i, j]):
+                a, b = names[i], names[j]
+                closer = _closer_to_equilibrium(cross, i, j)
+                lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
+    lines.append("")
+    return lines
+
+
+def _closer_to_equilibrium(cross: CrossPlay, i: int, j: int) -> str:
+    """Which of learners ``i`` and ``j`` ends closer to equilibrium, in words (the fraction of
+    runs it wins, and the means when they disagree with that count)."""
+    win_fraction = cross.wins[i, j]
+    exploit_i, exploit_j = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
+    if win_fraction == 0.5:
+        return f"a draw on closeness to equilibrium ({exploit_i:.3g} vs {exploit_j:.3g})"
+    i_wins = win_fraction > 0.5
+    winner, loser = (cross.learners[i], cross.learners[j])[:: 1 if i_wins else -1]
+    winner_exploit, loser_exploit = (exploit_i, exploit_j) if i_wins else (exploit_j, exploit_i)
+    share = max(win_fraction, 1 - win_fraction)
+    if winner_exploit > loser_exploit:  # the run-by-run count and the means disagree
+        return (
+            f"**{winner}** is closer to equilibrium in {share:.0%} of runs, but the mean "
+            f"favours {loser} ({loser_exploit:.3g} vs {winner_exploit:.3g}): {loser} won its "
+            "runs by more"
+        )
+    return (
+        f"**{winner}** gets closer to equilibrium ({winner_exploit:.3g} vs {loser_exploit:.3g}; "
+        f"in {share:.0%} of runs)"
+    )

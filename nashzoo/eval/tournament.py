@@ -195,16 +195,8 @@ def round_robin(
     """Every pair of entrants on both seats: exact payoffs, and ``episodes`` sampled matches per
     pair and seating when ``episodes > 0``."""
     game = load_game(game)
-    if game.num_players != 2:
-        raise ValueError(f"tournaments are two-player; {game.id} has {game.num_players} players")
-    if len(entrants) < 2:
-        raise ValueError("a tournament needs at least two entrants")
-    names = [e.name for e in entrants]
-    if len(set(names)) != len(names):
-        raise ValueError(f"entrant names must be unique, got {names}; name them with NAME=SPEC")
-    for e in entrants:
-        if e.policy.game.id != game.id:
-            raise PolicyError(f"entrant {e.name!r} plays {e.policy.game.id}, not {game.id}")
+    _check_entrants(game, entrants)
+    names = [entrant.name for entrant in entrants]
     n = len(entrants)
     exact_seat = np.zeros((n, n, 2))
     sampled_sum = np.zeros((n, n))
@@ -222,19 +214,16 @@ def round_robin(
         exact_seat[i, j] = expected_returns(game, joint)
         if episodes > 0:
             returns = play_matches(game, joint, episodes, rng)
-            for who, seat in ((i, 0), (j, 1)):
-                sampled_sum[who, j if who == i else i] += returns[:, seat].sum()
-                sampled_sq[who, j if who == i else i] += (returns[:, seat] ** 2).sum()
-                counts[who, j if who == i else i] += episodes
+            for me, other, seat in ((i, j, 0), (j, i, 1)):
+                sampled_sum[me, other] += returns[:, seat].sum()
+                sampled_sq[me, other] += (returns[:, seat] ** 2).sum()
+                counts[me, other] += episodes
     # exact[i, j]: i's payoff against j averaged over i in seat 0 and i in seat 1.
     exact = 0.5 * (exact_seat[:, :, 0] + exact_seat[:, :, 1].T)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = sampled_sum / counts
-        var = np.maximum(sampled_sq / counts - mean**2, 0.0) * counts / np.maximum(counts - 1, 1)
-        ci95 = 1.96 * np.sqrt(var / counts)
-    if episodes <= 0:
-        mean = np.full((n, n), np.nan)
-        ci95 = np.full((n, n), np.nan)
+    if episodes > 0:
+        mean, ci95 = _mean_and_ci95(sampled_sum, sampled_sq, counts)
+    else:
+        mean, ci95 = np.full((n, n), np.nan), np.full((n, n), np.nan)
     scores = [float(np.mean([exact[i, j] for j in range(n) if j != i])) for i in range(n)]
     ranking = tuple(sorted(range(n), key=lambda i: (-scores[i], names[i])))
     for array in (exact_seat, exact, mean, ci95):
@@ -249,3 +238,31 @@ def round_robin(
         episodes=episodes,
         ranking=ranking,
     )
+
+
+def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
+    """Raise unless ``game`` is two-player and ``entrants`` are at least two, uniquely named,
+    all playing ``game``."""
+    if game.num_players != 2:
+        raise ValueError(f"tournaments are two-player; {game.id} has {game.num_players} players")
+    if len(entrants) < 2:
+        raise ValueError("a tournament needs at least two entrants")
+    names = [entrant.name for entrant in entrants]
+    if len(set(names)) != len(names):
+        raise ValueError(f"entrant names must be unique, got {names}; name them with NAME=SPEC")
+    for entrant in entrants:
+        if entrant.policy.game.id != game.id:
+            raise PolicyError(
+                f"entrant {entrant.name!r} plays {entrant.policy.game.id}, not {game.id}"
+            )
+
+
+def _mean_and_ci95(
+    total: np.ndarray, total_sq: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean payoff and the half-width of its normal 95% interval from per-cell sums of payoffs,
+    of their squares, and counts (unbiased variance)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / counts
+        var = np.maximum(total_sq / counts - mean**2, 0.0) * counts / np.maximum(counts - 1, 1)
+        return mean, 1.96 * np.sqrt(var / counts)

@@ -7,9 +7,12 @@ can talk to any policy without importing the agents package:
   boolean ``legal_mask``. Tabular policies look up the key; neural ones read the tensor.
 * :class:`Policy`: the protocol ``action_probabilities(infoset) -> np.ndarray[num_actions]``
   (zeros on illegal actions, summing to one).
+* :class:`BatchPolicy`: the protocol of a policy that also answers many information sets in one
+  call (``action_probabilities_batch``): neural policies, and tables, so that materialising
+  them is one forward pass instead of one query per information set.
 * :class:`UniformPolicy`: uniform over the legal actions, for any game.
 
-``nashzoo.agents`` re-exports all three next to ``TabularPolicy``.
+``nashzoo.agents`` re-exports them next to ``TabularPolicy``.
 """
 
 from __future__ import annotations
@@ -98,6 +101,20 @@ class Policy(Protocol):
 
     def action_probabilities(self, infoset: Infoset) -> np.ndarray:
         """Probabilities over ``num_actions`` actions, zero on illegal ones, summing to one."""
+        ...
+
+
+@runtime_checkable
+class BatchPolicy(Protocol):
+    """A policy that answers a batch of information sets in one call (the fast path of
+    materialising it into a table, and of an opponent queried by a sampling learner)."""
+
+    def action_probabilities_batch(
+        self, players: np.ndarray, tensors: np.ndarray, legal_masks: np.ndarray
+    ) -> np.ndarray:
+        """``[n, num_actions]`` probabilities for ``n`` information sets given as their acting
+        ``players`` ``[n]``, ``tensors`` ``[n, tensor_size]`` and ``legal_masks``
+        ``[n, num_actions]``; each row as :meth:`Policy.action_probabilities` would answer."""
         ...
 
 

@@ -141,9 +141,9 @@ class Deal(NamedTuple):
     def of(cls, game: LiarsDiceGame, rolls: tuple[int, ...]) -> Deal:
         """Each player's dice as OpenSpiel keeps them: in roll order with ``-1`` for a die not
         rolled yet, sorted once every die is rolled."""
-        n, sides = game.numdice, game.dice_sides
-        faces = [k + 1 for k in rolls] + [-1] * (game.total_dice - len(rolls))
-        hands = [faces[:n], faces[n:]]
+        per_player, sides = game.numdice, game.dice_sides
+        faces = [roll + 1 for roll in rolls] + [-1] * (game.total_dice - len(rolls))
+        hands = [faces[:per_player], faces[per_player:]]
         matches: tuple[int, ...] = ()
         if len(rolls) == game.total_dice:
             hands = [sorted(h) for h in hands]

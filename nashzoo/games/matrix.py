@@ -84,6 +84,50 @@ def _check_names(action_names: Any) -> list[str]:
     return names
 
 
+def _payoffs(
+    preset: str | None,
+    row_payoffs: Sequence[Sequence[float]] | None,
+    col_payoffs: Sequence[Sequence[float]] | None,
+    *,
+    record_preset: bool,
+) -> tuple[np.ndarray, np.ndarray, list[str], dict[str, Any]]:
+    """``(row, col, default action names, params)`` of a matrix game given by a preset or by
+    its payoff matrices (``col`` defaults to ``-row``), checked; ``params`` records what makes
+    the game's id (the preset only when ``record_preset``: a game named after its preset, such
+    as ``rps``, does not repeat it)."""
+    params: dict[str, Any] = {}
+    if preset is not None:
+        if row_payoffs is not None or col_payoffs is not None:
+            raise ValueError("give either preset= or row_payoffs=/col_payoffs=, not both")
+        if preset not in PRESETS:
+            raise ValueError(
+                f"unknown matrix preset {preset!r}; valid presets: {', '.join(PRESETS)}"
+            )
+        spec = PRESETS[preset]
+        row_payoffs = spec["row_payoffs"]
+        col_payoffs = spec.get("col_payoffs")
+        default_names = list(spec["action_names"])
+        if record_preset:
+            params["preset"] = preset
+    elif row_payoffs is None:
+        raise ValueError(
+            "a matrix game needs preset=NAME or row_payoffs=[[...]]; "
+            f"valid presets: {', '.join(PRESETS)}"
+        )
+    row = _as_matrix(row_payoffs, "row_payoffs")
+    col = -row if col_payoffs is None else _as_matrix(col_payoffs, "col_payoffs")
+    if preset is None:
+        default_names = [f"a{i}" for i in range(max(row.shape))]
+        params["row_payoffs"] = row.tolist()
+        if col_payoffs is not None:
+            params["col_payoffs"] = col.tolist()
+    if col.shape != row.shape:
+        raise ValueError(
+            f"col_payoffs shape {col.shape} differs from row_payoffs shape {row.shape}"
+        )
+    return row, col, default_names, params
+
+
 class MatrixGame(Game):
     """A two-player matrix game from payoff matrices (zero-sum unless ``col_payoffs`` given).
 
@@ -108,36 +152,9 @@ class MatrixGame(Game):
         *,
         name: str = "matrix",
     ) -> None:
-        params: dict[str, Any] = {}
-        if preset is not None:
-            if row_payoffs is not None or col_payoffs is not None:
-                raise ValueError("give either preset= or row_payoffs=/col_payoffs=, not both")
-            if preset not in PRESETS:
-                raise ValueError(
-                    f"unknown matrix preset {preset!r}; valid presets: {', '.join(PRESETS)}"
-                )
-            spec = PRESETS[preset]
-            row_payoffs = spec["row_payoffs"]
-            col_payoffs = spec.get("col_payoffs")
-            default_names = list(spec["action_names"])
-            if name == "matrix":
-                params["preset"] = preset
-        elif row_payoffs is None:
-            raise ValueError(
-                "a matrix game needs preset=NAME or row_payoffs=[[...]]; "
-                f"valid presets: {', '.join(PRESETS)}"
-            )
-        row = _as_matrix(row_payoffs, "row_payoffs")
-        col = -row if col_payoffs is None else _as_matrix(col_payoffs, "col_payoffs")
-        if preset is None:
-            default_names = [f"a{i}" for i in range(max(row.shape))]
-            params["row_payoffs"] = row.tolist()
-            if col_payoffs is not None:
-                params["col_payoffs"] = col.tolist()
-        if col.shape != row.shape:
-            raise ValueError(
-                f"col_payoffs shape {col.shape} differs from row_payoffs shape {row.shape}"
-            )
+        row, col, default_names, params = _payoffs(
+            preset, row_payoffs, col_payoffs, record_preset=name == "matrix"
+        )
         self.name = name
         self.row_payoffs = row
         self.col_payoffs = col

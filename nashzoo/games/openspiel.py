@@ -230,11 +230,6 @@ class OpenSpielState(State):
         self._player = state.current_player()
         self._legal: list[int] | None = None
 
-    @property
-    def openspiel_state(self) -> Any:
-        """A copy of the underlying ``pyspiel.State`` (the original stays immutable)."""
-        return self._state.clone()
-
     def current_player(self) -> int:
         return self._player
 

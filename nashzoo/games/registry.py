@@ -249,6 +249,12 @@ def load_game(name: Any, **params: Any) -> Game:
     clash = sorted(set(spec_params) & set(params))
     if clash:
         raise ValueError(f"parameters {clash} given both in {name!r} and as keywords")
+    return _build_named(key, {**spec_params, **params})
+
+
+def _build_named(key: str, params: dict[str, Any]) -> Game:
+    """The game the factory registered (or built in) under ``key`` makes from ``params``,
+    checked to be a :class:`Game` carrying the name it was registered under."""
     factory = _factory(key)
     if factory is None:
         raise ValueError(
@@ -256,7 +262,7 @@ def load_game(name: Any, **params: Any) -> Game:
             "nashzoo.games.register_game, or --plugin MODULE on the command line)"
         )
     try:
-        game = factory(**spec_params, **params)
+        game = factory(**params)
     except TypeError as err:
         raise ValueError(f"bad parameters for {key}: {err}") from None
     if not isinstance(game, Game):

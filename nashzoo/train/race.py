@@ -47,7 +47,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from nashzoo.agents import import_plugins, learner_class, learner_names
+from nashzoo.agents import import_plugins, learner_class, learning_learner_names
 from nashzoo.agents.registry import check_module_name
 from nashzoo.eval import expected_returns
 from nashzoo.eval.report import (
@@ -73,7 +73,6 @@ from nashzoo.train.schedule import EvalSchedule
 from nashzoo.train.settings import LearnerSetting, parse_learner_spec, resolve_settings
 from nashzoo.train.trainer import Trainer
 
-NON_LEARNING = ("uniform", "fixed")
 BACKENDS = ("process", "serial", "ray")
 
 
@@ -210,7 +209,7 @@ class RaceConfig:
         """Every raced learner's label, algorithm and checked config overrides."""
         names = self.learners
         if names is None:
-            names = tuple(n for n in learner_names() if n not in NON_LEARNING)
+            names = tuple(learning_learner_names())
         return resolve_settings(names, config_file=self.config_file, sets=self.sets)
 
     def budget_text(self) -> str:
@@ -265,7 +264,7 @@ def usable_learners(
 ) -> tuple[list[str], dict[str, str]]:
     """Learners that can play ``game``: ``(usable, {skipped name: reason})``."""
     game_obj = load_game(game)
-    chosen = [n for n in learner_names() if n not in NON_LEARNING] if names is None else list(names)
+    chosen = learning_learner_names() if names is None else list(names)
     usable, skipped = [], {}
     for name in chosen:
         try:

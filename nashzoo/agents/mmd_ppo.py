@@ -1,0 +1,243 @@
+"""Magnetic Mirror Descent on Stable-Baselines3's PPO, registry name ``"mmd_ppo"``.
+
+Sokota, S., D'Orazio, R., Kolter, J. Z., Loizou, N., Lanctot, M., Mitliagkas, I., Brown, N. and
+Kroer, C. (2023). *A Unified Approach to Reinforcement Learning, Quantal Response Equilibria, and
+Two-Player Zero-Sum Games.* ICLR 2023, arXiv:2206.05825.
+
+Plain PPO in self-play is a best-response dynamic: it chases the opponent and, in a zero-sum game
+with a mixed equilibrium, cycles instead of converging (``ppo`` stays flat on Kuhn). MMD changes
+the objective, not the machinery. Each update maximises, at every state of the rollout,
+
+    E_pi[A] - alpha * KL(pi || rho) + ent_coef * H(pi)
+
+under PPO's clipped trust region (the proximal term of mirror descent, ``KL(pi, pi_old) / eta``,
+enforced the way PPO enforces it). ``rho`` is the *magnet*: the reverse KL pulls the policy
+toward it, which makes the regularised game strongly monotone; its solution is a quantal
+response equilibrium (QRE), and MMD's last iterate converges to it linearly. To reach
+a Nash equilibrium rather than a QRE, the paper moves the magnet toward the current policy
+(``rho <- rho^(1 - eta_m) pi^eta_m``) or anneals ``alpha`` toward zero; here the magnet is
+*refreshed* to a frozen copy of the current policy every ``magnet_every`` learner steps (the
+geometric step with ``eta_m = 1``, taken every ``magnet_every`` steps; ``magnet_every=0`` keeps the
+uniform magnet of the QRE setting) and ``alpha`` may decay as ``alpha / (1 + t / alpha_decay)``,
+the learning rate with it: the paper's guarantee needs a step size proportional to ``alpha``
+(``eta <= alpha / L^2``, rate ``1 / (1 + eta * alpha)`` per step), so the step size shrinks with
+the temperature.
+The entropy bonus is the pull toward the uniform policy (``H(pi) = log|A| - KL(pi || uniform)``).
+
+How it is built on Stable-Baselines3 (sb3-contrib's MaskablePPO, with action masks):
+:class:`MagnetPolicy` returns, in the slot where PPO's loss reads the action entropy, the
+regulariser ``ent_coef * H(pi) - alpha * KL(pi || rho)`` computed exactly from the masked action
+distributions, and :class:`MMDPPO` runs PPO with an entropy coefficient of one, so PPO's own
+``loss = policy_loss - mean(regulariser) + vf_coef * value_loss`` is MMD's. Advantages are not
+normalised (SB3's default normalises them), so ``alpha`` is in chips, the unit of the payoffs.
+
+Self-play: one network plays both seats (the seat is drawn per episode) against a frozen copy of
+itself taken at the start of each learner step (``snapshot_every=1``, ``snapshot_pool=1``),
+i.e. simultaneous updates of both players against the current policy, as MMD prescribes.
+
+Which policy is evaluated: the **last iterate**. MMD is a last-iterate method (the paper's
+results are all about the current policy; no average is kept or needed), so
+:meth:`average_policy` returns the current network, as for ``ppo``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.utils import ConstantSchedule
+
+from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.policy import Policy, TabularPolicy
+from nashzoo.agents.registry import register
+from nashzoo.agents.sb3_baseline import Mode, PPOConfig, PPOLearner, clone_sb3_policy
+
+__all__ = ["MMDPPO", "MMDPPOConfig", "MMDPPOLearner", "MagnetPolicy"]
+
+
+class MagnetPolicy(MaskableActorCriticPolicy):
+    """MaskablePPO's actor-critic whose "entropy" output is MMD's regulariser.
+
+    ``evaluate_actions`` returns ``ent_coef * H(pi) - alpha * KL(pi || rho)`` per state instead of
+    ``H(pi)``; ``rho`` is :attr:`magnet` (a frozen copy of this policy, or ``None`` for the
+    uniform policy over the legal actions). Everything else is MaskablePPO's.
+    """
+
+    alpha: float = 0.0
+    ent_coef: float = 0.0
+
+    def set_magnet(self, magnet: MaskableActorCriticPolicy | None) -> None:
+        """Pull toward ``magnet`` (a frozen policy; ``None``: uniform) from now on."""
+        # Held in a tuple so that torch does not register it as a sub-module (it must not be
+        # trained, saved with this policy's state dict or copied into snapshots).
+        self._magnet = (magnet,)
+
+    @property
+    def magnet(self) -> MaskableActorCriticPolicy | None:
+        return getattr(self, "_magnet", (None,))[0]
+
+    def evaluate_actions(
+        self,
+        obs: torch.Tensor,
+        actions: torch.Tensor,
+        action_masks: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        values, log_prob, _ = super().evaluate_actions(obs, actions, action_masks)
+        legal = (
+            torch.ones((obs.shape[0], self.action_space.n), dtype=torch.bool)  # type: ignore[attr-defined]
+            if action_masks is None
+            else torch.as_tensor(action_masks, dtype=torch.bool).reshape(obs.shape[0], -1)
+        )
+        log_pi = self._masked_log_probs(self, obs, legal)
+        pi = log_pi.exp()
+        magnet = self.magnet
+        if magnet is None:
+            log_rho = -torch.log(legal.sum(dim=1, keepdim=True).float()).expand_as(log_pi)
+        else:
+            with torch.no_grad():
+                log_rho = self._masked_log_probs(magnet, obs, legal)
+        zero = torch.zeros_like(log_pi)
+        kl = torch.where(legal, pi * (log_pi - log_rho), zero).sum(dim=1)
+        entropy = -torch.where(legal, pi * log_pi, zero).sum(dim=1)
+        return values, log_prob, self.ent_coef * entropy - self.alpha * kl
+
+    @staticmethod
+    def _masked_log_probs(
+        policy: MaskableActorCriticPolicy, obs: torch.Tensor, legal: torch.Tensor
+    ) -> torch.Tensor:
+        features = policy.extract_features(obs, policy.pi_features_extractor)
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
+        return torch.log_softmax(logits.masked_fill(~legal, -1e9), dim=1)
+
+
+class MMDPPO(MaskablePPO):
+    """MaskablePPO with the MMD objective (see the module docstring).
+
+    ``alpha`` weighs the reverse KL toward the magnet, ``ent_coef`` the entropy; PPO's own entropy
+    coefficient is fixed at one because :class:`MagnetPolicy` hands it the whole regulariser.
+    """
+
+    def __init__(self, env: Any, *, alpha: float, ent_coef: float, **kwargs: Any) -> None:
+        super().__init__(MagnetPolicy, env, ent_coef=1.0, normalize_advantage=False, **kwargs)
+        self.set_temperatures(alpha, ent_coef)
+        self.policy.set_magnet(None)  # type: ignore[operator]
+
+    def set_temperatures(self, alpha: float, ent_coef: float) -> None:
+        """The weights of the magnet's reverse KL and of the entropy in the next updates."""
+        self.policy.alpha = float(alpha)  # type: ignore[assignment]
+        self.policy.ent_coef = float(ent_coef)  # type: ignore[assignment]
+
+    def refresh_magnet(self) -> None:
+        """Make a frozen copy of the current policy the magnet."""
+        self.policy.set_magnet(clone_sb3_policy(self.policy))  # type: ignore[operator]
+
+
+@dataclasses.dataclass(frozen=True)
+class MMDPPOConfig(PPOConfig):
+    """MMD settings: :class:`~nashzoo.agents.sb3_baseline.PPOConfig`'s, with these changes.
+
+    Attributes:
+        mode: ``"self_play"`` (default; MMD is a self-play method) or ``"opponent"``.
+        snapshot_every, snapshot_pool: 1 and 1: the opponent is the policy as it was at the
+            start of the current learner step (simultaneous updates of both seats).
+        alpha: weight of the reverse KL toward the magnet, in chips (0.2: on Kuhn, 0.1 with the
+            default learning rate drifted away from the equilibrium within a minute).
+        alpha_decay: learner steps over which ``alpha`` and the learning rate halve (both are
+            scaled by ``1 / (1 + t / decay)``); 0 (default) keeps them constant.
+        magnet_every: learner steps between two refreshes of the magnet to the current policy
+            (50: long enough for the policy to settle near the current magnet's QRE first; on
+            Kuhn refreshing every 5 or 20 steps was less stable); 0 keeps the uniform magnet
+            (the method then converges to a QRE, not a Nash equilibrium, unless ``alpha``
+            decays).
+        ent_coef: weight of the entropy bonus (the pull toward uniform; 0.0).
+        learning_rate: 1e-3 and n_epochs: 4 (chosen together with ``alpha`` in one-to-two
+            minute Kuhn runs; not tuned further).
+    """
+
+    mode: Mode = "self_play"
+    snapshot_every: int = 1
+    snapshot_pool: int = 1
+    alpha: float = 0.2
+    alpha_decay: int = 0
+    magnet_every: int = 50
+    learning_rate: float = 1e-3
+    n_epochs: int = 4
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha)):
+            raise ValueError(f"MMDPPOConfig.alpha must be a finite number, got {self.alpha!r}")
+        if self.alpha < 0 or self.ent_coef < 0:
+            raise ValueError(
+                f"MMDPPOConfig.alpha and ent_coef must be >= 0, got {self.alpha} and "
+                f"{self.ent_coef}"
+            )
+        if not self.masked:
+            raise ValueError(
+                "MMDPPOConfig.masked must be True: the KL to the magnet is taken over the legal "
+                "actions (leave masked at its default)"
+            )
+        for name in ("alpha_decay", "magnet_every"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(
+                    f"MMDPPOConfig.{name} must be a non-negative integer (0 turns it off), "
+                    f"got {value!r}"
+                )
+
+
+@register
+class MMDPPOLearner(PPOLearner):
+    """Magnetic Mirror Descent on MaskablePPO (see the module docstring)."""
+
+    name: ClassVar[str] = "mmd_ppo"
+    Config: ClassVar[type[LearnerConfig]] = MMDPPOConfig
+    config: MMDPPOConfig  # type: ignore[assignment]
+
+    def _kind(self) -> Any:
+        return "maskable"
+
+    def _make_model(self) -> BaseAlgorithm:
+        cfg = self.config
+        return MMDPPO(self.env, alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs())
+
+    def _self_play_opponents(self) -> list[Policy]:
+        # The opponent is frozen for a whole learner step: materialise it once over every
+        # information set (one batched forward pass) instead of one network call per move, which
+        # took about a third of a step on Leduc.
+        return [TabularPolicy.from_policy(self.game, snap) for snap in self._snapshots]
+
+    def _alpha(self) -> float:
+        cfg = self.config
+        if not cfg.alpha_decay:
+            return cfg.alpha
+        return cfg.alpha / (1.0 + self.iterations / cfg.alpha_decay)
+
+    def _before_learn(self) -> None:
+        cfg = self.config
+        model: MMDPPO = self.model  # type: ignore[assignment]
+        if cfg.magnet_every and self.iterations % cfg.magnet_every == 0 and self.iterations:
+            model.refresh_magnet()
+        alpha = self._alpha()
+        model.set_temperatures(alpha, cfg.ent_coef)
+        if cfg.alpha:
+            model.lr_schedule = ConstantSchedule(cfg.learning_rate * alpha / cfg.alpha)
+
+    def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        magnet = self.model.policy.magnet  # type: ignore[union-attr]
+        state = None if magnet is None else {k: v.cpu() for k, v in magnet.state_dict().items()}
+        return {"magnet": state}, {}
+
+    def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        model: MMDPPO = self.model  # type: ignore[assignment]
+        if torch_state.get("magnet") is None:
+            model.policy.set_magnet(None)  # type: ignore[operator]
+            return
+        model.refresh_magnet()
+        model.policy.magnet.load_state_dict(torch_state["magnet"])  # type: ignore[union-attr]
