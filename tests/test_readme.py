@@ -15,7 +15,14 @@ ENV_ID = re.compile(r"nashzoo/[A-Za-z0-9_]+-v[0-9]+")
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_python_examples_run(index, capsys):
-    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
+    from nashzoo.games import game_names, unregister_game
+
+    before = set(game_names())
+    try:
+        exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
+    finally:  # a game the example registers must not leak into other tests
+        for name in set(game_names()) - before:
+            unregister_game(name)
 
 
 def test_quick_start_has_exactly_two_commands_and_ci_runs_the_test_one():
