@@ -165,6 +165,12 @@ class RaceConfig:
 
     def _check_types(self) -> None:
         """Every field of the right type (a stored race_config.json is checked the same way)."""
+        self._check_flags_and_strings()
+        self._check_counts()
+        self._check_tuples()
+        self._check_optional_strings()
+
+    def _check_flags_and_strings(self) -> None:
         flags = ("cross_play", "self_play", "resume", "plots", "force")
         for name in flags:
             if not isinstance(getattr(self, name), bool):
@@ -176,6 +182,8 @@ class RaceConfig:
             raise ValueError(f"out must be a folder path, got {self.out!r}")
         if self.address is not None and not isinstance(self.address, str):
             raise ValueError(f"address must be a string, got {self.address!r}")
+
+    def _check_counts(self) -> None:
         for name in ("seeds", "evals_per_decade", "workers", "budget_iterations", "budget_work"):
             value = getattr(self, name)
             if (value is not None or name in ("seeds", "evals_per_decade")) and not (
@@ -186,6 +194,8 @@ class RaceConfig:
             raise ValueError(
                 f"budget_seconds must be a positive number, got {self.budget_seconds!r}"
             )
+
+    def _check_tuples(self) -> None:
         for name in ("learners", "thresholds", "plugins", "sets"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, tuple):
@@ -198,6 +208,8 @@ class RaceConfig:
             raise ValueError(f"thresholds must be positive numbers, got {self.thresholds!r}")
         for module in self.plugins:
             check_module_name(module)
+
+    def _check_optional_strings(self) -> None:
         for name in ("config_file", "logger"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
@@ -348,46 +360,14 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
     try:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
         recorder = _RaceRecorder()
-        callbacks: list[Callback] = [recorder]
-        if job.logger is not None:
-            group = Path(out).resolve().name
-            callbacks.append(make_logger(job.logger, folder, name=job.run_id, group=group))
-        eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
-        algorithms = job.algorithms or job.learners
-        trainer = Trainer(
-            job.game,
-            algorithms[0],
-            algorithms[1],
-            configs=job.configs,
-            seed=job.seed,
-            eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
-            callbacks=callbacks,
-            progress=False,
-        )
+        trainer = _job_trainer(job, out, folder, recorder)
         _limit_threads()
         result = trainer.run(
             iterations=job.budget_iterations, seconds=job.budget_seconds, work=job.budget_work
         )
         result.average_policy.save(folder / "average_policy.json")
         trainer.save(folder / "checkpoint.npz")
-        history = [record.to_dict() for record in result.history]
-        for row, values in zip(history, recorder.current_values, strict=True):
-            for p, v in enumerate(values):
-                row[f"current_value_seat{p}"] = v
-        payload = {
-            "status": "ok",
-            "run_id": job.run_id,
-            "job": dataclasses.asdict(job),
-            "mode": job.mode,
-            "configs": [learner.config.to_dict() for learner in trainer.learners],
-            "iterations": result.iterations,
-            "train_seconds": result.train_seconds,
-            "eval_seconds": result.eval_seconds,
-            "stopped_by": result.stopped_by,
-            "history": history,
-            "elapsed_seconds": time.time() - started,
-        }
-        payload["checksum"] = _digest(payload)
+        payload = _ok_payload(job, trainer, result, recorder, started)
         atomic_write_bytes(folder / "result.json", json.dumps(payload, indent=1).encode())
         return payload
     except Exception as err:  # a failing run must not sink the race
@@ -400,6 +380,52 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         }
         atomic_write_bytes(folder / "error.json", json.dumps(payload, indent=1).encode())
         return payload
+
+
+def _job_trainer(job: RaceJob, out: str, folder: Path, recorder: _RaceRecorder) -> Trainer:
+    """The job's Trainer: its pair, configs and seed, evaluated at log-spaced points (and every
+    25th of the seconds budget), recorded by ``recorder`` and the job's logger if any."""
+    callbacks: list[Callback] = [recorder]
+    if job.logger is not None:
+        group = Path(out).resolve().name
+        callbacks.append(make_logger(job.logger, folder, name=job.run_id, group=group))
+    eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
+    algorithms = job.algorithms or job.learners
+    return Trainer(
+        job.game,
+        algorithms[0],
+        algorithms[1],
+        configs=job.configs,
+        seed=job.seed,
+        eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
+        callbacks=callbacks,
+        progress=False,
+    )
+
+
+def _ok_payload(
+    job: RaceJob, trainer: Trainer, result: Any, recorder: _RaceRecorder, started: float
+) -> dict[str, Any]:
+    """A finished run's ``result.json`` contents, with its checksum."""
+    history = [record.to_dict() for record in result.history]
+    for row, values in zip(history, recorder.current_values, strict=True):
+        for p, v in enumerate(values):
+            row[f"current_value_seat{p}"] = v
+    payload = {
+        "status": "ok",
+        "run_id": job.run_id,
+        "job": dataclasses.asdict(job),
+        "mode": job.mode,
+        "configs": [learner.config.to_dict() for learner in trainer.learners],
+        "iterations": result.iterations,
+        "train_seconds": result.train_seconds,
+        "eval_seconds": result.eval_seconds,
+        "stopped_by": result.stopped_by,
+        "history": history,
+        "elapsed_seconds": time.time() - started,
+    }
+    payload["checksum"] = _digest(payload)
+    return payload
 
 
 def _digest(payload: dict[str, Any]) -> str:
@@ -704,16 +730,50 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
             f"no learner can play {config.game}: "
             + "; ".join(f"{k}: {v}" for k, v in skipped.items())
         )
+    _write_race_config(out, config, jobs)
+    for name, reason in skipped.items():
+        print(f"skipping {name}: {reason}", file=stream)
+    results, todo = _stored_and_todo(config, out, jobs, stream)
+    failures: dict[str, dict[str, Any]] = {}
+    bar, on_done = _progress_reporter(config, todo, results, failures, progress, stream)
+    interrupted = False
+    try:
+        _execute(config, todo, on_done)
+    except KeyboardInterrupt:
+        interrupted = True
+        print(
+            f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
+            "run again with --resume to finish the rest",
+            file=stream,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    ordered = [results[j.run_id] for j in jobs if j.run_id in results]
+    outcome = write_reports(
+        config, ordered, list(failures.values()), skipped, interrupted, planned=len(jobs)
+    )
+    print("", file=stream)
+    print(outcome.markdown, file=stream)
+    print(f"results written to {out}/ (results.csv, summary.json, summary.md, plots)", file=stream)
+    return outcome
+
+
+def _write_race_config(out: Path, config: RaceConfig, jobs: Sequence[RaceJob]) -> None:
+    """``race_config.json``: the race's settings and its planned run ids (what resume checks)."""
     atomic_write_bytes(
         out / RACE_CONFIG_FILE,
         json.dumps(
             {**dataclasses.asdict(config), "run_ids": [j.run_id for j in jobs]}, indent=1
         ).encode(),
     )
-    for name, reason in skipped.items():
-        print(f"skipping {name}: {reason}", file=stream)
+
+
+def _stored_and_todo(
+    config: RaceConfig, out: Path, jobs: Sequence[RaceJob], stream: Any
+) -> tuple[dict[str, dict[str, Any]], list[RaceJob]]:
+    """The runs a resumed race keeps (stored, intact, same job) and the jobs left to run."""
     results: dict[str, dict[str, Any]] = {}
-    failures: dict[str, dict[str, Any]] = {}
     todo = []
     outdated = 0
     for job in jobs:
@@ -733,6 +793,19 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
             "evaluation points) and will be run again",
             file=stream,
         )
+    return results, todo
+
+
+def _progress_reporter(
+    config: RaceConfig,
+    todo: Sequence[RaceJob],
+    results: dict[str, dict[str, Any]],
+    failures: dict[str, dict[str, Any]],
+    progress: bool,
+    stream: Any,
+) -> tuple[Any, Callable[[dict[str, Any]], None]]:
+    """A progress bar (None without ``progress`` or work to do) and the callback that files
+    each finished run into ``results`` or ``failures`` and reports it."""
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
@@ -757,27 +830,7 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
         else:
             print(line, file=stream)
 
-    interrupted = False
-    try:
-        _execute(config, todo, on_done)
-    except KeyboardInterrupt:
-        interrupted = True
-        print(
-            f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
-            "run again with --resume to finish the rest",
-            file=stream,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    ordered = [results[j.run_id] for j in jobs if j.run_id in results]
-    outcome = write_reports(
-        config, ordered, list(failures.values()), skipped, interrupted, planned=len(jobs)
-    )
-    print("", file=stream)
-    print(outcome.markdown, file=stream)
-    print(f"results written to {out}/ (results.csv, summary.json, summary.md, plots)", file=stream)
-    return outcome
+    return bar, on_done
 
 
 def write_reports(
@@ -807,18 +860,8 @@ def write_reports(
         budget=config.budget_text(),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
     )
-    if interrupted:
-        of = "" if planned is None else f" of {planned}"
-        markdown = (
-            f"> **Partial results**: the race was interrupted after {len(results)}{of} runs; "
-            f"`nashzoo race --resume --out {out}` finishes it.\n\n" + markdown
-        )
-    if skipped:
-        markdown += (
-            "\n## Skipped learners\n\n"
-            + "\n".join(f"- {k}: {v}" for k, v in skipped.items())
-            + "\n"
-        )
+    markdown = _partial_note(out, len(results), planned, interrupted) + markdown
+    markdown += _skipped_section(skipped)
     summary = {
         "game": game_id,
         "budget": config.budget_text(),
@@ -842,6 +885,24 @@ def write_reports(
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )
+
+
+def _partial_note(out: Path, finished: int, planned: int | None, interrupted: bool) -> str:
+    """The summary's opening warning when the race was interrupted ("" otherwise)."""
+    if not interrupted:
+        return ""
+    of = "" if planned is None else f" of {planned}"
+    return (
+        f"> **Partial results**: the race was interrupted after {finished}{of} runs; "
+        f"`nashzoo race --resume --out {out}` finishes it.\n\n"
+    )
+
+
+def _skipped_section(skipped: dict[str, str]) -> str:
+    """The summary's list of learners that could not play the game ("" when none)."""
+    if not skipped:
+        return ""
+    return "\n## Skipped learners\n\n" + "\n".join(f"- {k}: {v}" for k, v in skipped.items()) + "\n"
 
 
 def _learner_configs(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
