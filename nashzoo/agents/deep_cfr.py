@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -63,8 +62,10 @@ from nashzoo.agents._torch_utils import (
     SoftmaxPolicy,
     TrainingDivergedError,
     build_mlp,
+    check_counts,
     check_hidden_sizes,
     check_loss,
+    check_rates,
     reinitialise,
 )
 from nashzoo.agents.base import LearnerConfig
@@ -121,21 +122,19 @@ class DeepCFRConfig(LearnerConfig):
     def __post_init__(self) -> None:
         for name in ("advantage_hidden", "strategy_hidden"):
             object.__setattr__(self, name, check_hidden_sizes(getattr(self, name), name))
-        for name in (
-            "traversals",
-            "strategy_traversals",
-            "advantage_memory",
-            "strategy_memory",
-            "advantage_steps",
-            "strategy_steps",
-            "batch_size",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"DeepCFRConfig.{name} must be a positive integer, got {value!r}")
-        lr = self.learning_rate
-        if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-            raise ValueError(f"DeepCFRConfig.learning_rate must be a positive number, got {lr!r}")
+        check_counts(
+            self,
+            (
+                "traversals",
+                "strategy_traversals",
+                "advantage_memory",
+                "strategy_memory",
+                "advantage_steps",
+                "strategy_steps",
+                "batch_size",
+            ),
+        )
+        check_rates(self, ["learning_rate"])
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(
                 f"DeepCFRConfig.max_grad_norm must be positive or None, got {self.max_grad_norm!r}"

@@ -69,7 +69,6 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -85,8 +84,10 @@ from nashzoo.agents._torch_utils import (
     SoftmaxPolicy,
     TrainingDivergedError,
     build_mlp,
+    check_counts,
     check_hidden_sizes,
     check_loss,
+    check_rates,
     hard_update,
     masked_softmax_np,
 )
@@ -158,19 +159,19 @@ class NFSPConfig(LearnerConfig):
         object.__setattr__(
             self, "hidden_sizes", check_hidden_sizes(self.hidden_sizes, "hidden_sizes")
         )
-        for name in (
-            "episodes_per_step",
-            "lanes",
-            "replay_capacity",
-            "reservoir_capacity",
-            "batch_size",
-            "learn_every",
-            "target_update_every",
-            "epsilon_decay_steps",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"NFSPConfig.{name} must be a positive integer, got {value!r}")
+        check_counts(
+            self,
+            (
+                "episodes_per_step",
+                "lanes",
+                "replay_capacity",
+                "reservoir_capacity",
+                "batch_size",
+                "learn_every",
+                "target_update_every",
+                "epsilon_decay_steps",
+            ),
+        )
         if not isinstance(self.min_buffer_to_learn, (int, np.integer)) or not (
             0 <= self.min_buffer_to_learn <= self.replay_capacity
         ):
@@ -183,10 +184,7 @@ class NFSPConfig(LearnerConfig):
         for name in ("epsilon_start", "epsilon_end", "discount"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"NFSPConfig.{name} must be in [0, 1], got {getattr(self, name)}")
-        for name in ("rl_learning_rate", "sl_learning_rate"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"NFSPConfig.{name} must be a positive number, got {value!r}")
+        check_rates(self, ("rl_learning_rate", "sl_learning_rate"))
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(
                 f"NFSPConfig.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}"
