@@ -165,6 +165,20 @@ def measure(
     }
 
 
+def _versions() -> list[str]:
+    """Python, numpy and the peers' versions (those installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    for dist in ("pettingzoo", "open_spiel", "rlcard"):
+        try:
+            installed = version(dist.replace("_", "-"))
+        except PackageNotFoundError:
+            continue
+        versions.append(f"{dist} {installed}")
+    return versions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer episodes (noisier)")
@@ -255,14 +269,7 @@ def main() -> None:
             f"{ratio(row, 'pettingzoo')} |"
         )
     table = "\n".join(lines)
-    versions = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
-    for dist in ("pettingzoo", "open_spiel", "rlcard"):
-        try:
-            from importlib.metadata import version
-
-            versions.append(f"{dist} {version(dist.replace('_', '-'))}")
-        except Exception:
-            pass
+    versions = _versions()
     machine = f"{os.cpu_count()}-core {platform.machine()} CPU, {platform.system()}"
     load = (
         f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "

@@ -489,27 +489,35 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
                 continue
             print(env.render())
             print(f"your information set: {info['infoset_key']}")
-            names = {game.action_name(a).lower(): a for a in legal}  # typed names, any case
-            prompt = "your move [" + ", ".join(f"{a}={game.action_name(a)}" for a in legal) + "]: "
-            while True:
-                print(prompt, end="", flush=True)
-                line = stdin.readline()
-                if not line:
-                    print("\nbye")
-                    return 0
-                text = line.strip().lower()
-                choice = names.get(text)
-                if choice is None and text.isdigit():
-                    choice = int(text)
-                if choice in legal:
-                    env.step(choice)
-                    break
-                print(
-                    f"'{line.strip()}' is not a legal move here; choose one of "
-                    + ", ".join(f"{a} ({game.action_name(a)})" for a in legal)
-                )
+            choice = _ask_move(game, legal, stdin)
+            if choice is None:
+                print("\nbye")
+                return 0
+            env.step(choice)
     print(f"\nfinal result after {args.hands} hand(s): {total:+g}")
     return 0
+
+
+def _ask_move(game: Any, legal: list[int], stdin: Any) -> int | None:
+    """Ask until the player types a legal action (its id or its name, any case); None when
+    the input ends."""
+    names = {game.action_name(a).lower(): a for a in legal}
+    prompt = "your move [" + ", ".join(f"{a}={game.action_name(a)}" for a in legal) + "]: "
+    while True:
+        print(prompt, end="", flush=True)
+        line = stdin.readline()
+        if not line:
+            return None
+        text = line.strip().lower()
+        choice = names.get(text)
+        if choice is None and text.isdigit():
+            choice = int(text)
+        if choice in legal:
+            return choice
+        print(
+            f"'{line.strip()}' is not a legal move here; choose one of "
+            + ", ".join(f"{a} ({game.action_name(a)})" for a in legal)
+        )
 
 
 # --- parser ----------------------------------------------------------------------------------
@@ -531,7 +539,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="on failure, show the Python traceback"
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+    _add_race_parser(sub)
+    _add_train_parser(sub)
+    _add_duel_parser(sub)
+    _add_eval_parser(sub)
+    _add_tournament_parser(sub)
+    _add_play_parser(sub)
+    return parser
 
+
+def _add_race_parser(sub: Any) -> None:
+    """``nashzoo race``: the learners, budget, where runs go and how they resume."""
     race = sub.add_parser(
         "race",
         help="which learners converge, and how fast (the main job)",
@@ -566,6 +584,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="also race every ordered pair of different learners",
     )
     race.add_argument("--no-self-play", action="store_true", help="only cross-play")
+    _race_output_options(race)
+    _settings_options(race)
+    _logger_option(race, "in each run's folder, --out/runs/RUN_ID")
+    race.set_defaults(func=_cmd_race)
+
+
+def _race_output_options(race: Any) -> None:
+    """Where a race's runs go (folder, workers, backend) and what happens to a folder that
+    already holds one."""
     race.add_argument("--out", help="output folder (default runs/race)")
     race.add_argument("--workers", type=_positive_int, help="parallel runs (default: cores)")
     race.add_argument(
@@ -588,10 +615,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
-    _settings_options(race)
-    _logger_option(race, "in each run's folder, --out/runs/RUN_ID")
-    race.set_defaults(func=_cmd_race)
 
+
+def _add_train_parser(sub: Any) -> None:
+    """``nashzoo train``: one learner in self-play (or a pair) to a checkpoint."""
     train = sub.add_parser("train", help="train a learner (self-play) or a pair to a checkpoint")
     _game_arg(train, default=None)
     train.add_argument(
@@ -602,6 +629,9 @@ def build_parser() -> argparse.ArgumentParser:
     _train_common(train)
     train.set_defaults(func=_cmd_train)
 
+
+def _add_duel_parser(sub: Any) -> None:
+    """``nashzoo duel``: two different algorithms learning against each other."""
     duel = sub.add_parser("duel", help="two different algorithms learning against each other")
     _game_arg(duel, default=None)
     duel.add_argument("seat0", help="learner on seat 0")
@@ -609,6 +639,9 @@ def build_parser() -> argparse.ArgumentParser:
     _train_common(duel)
     duel.set_defaults(func=_cmd_duel)
 
+
+def _add_eval_parser(sub: Any) -> None:
+    """``nashzoo eval``: exact NashConv/exploitability of a file."""
     ev = sub.add_parser("eval", help="exact NashConv/exploitability of a policy or checkpoint")
     ev.add_argument(
         "path", help="policy .json, checkpoint .npz, or Stable-Baselines3 .zip (needs --game)"
@@ -617,6 +650,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print JSON")
     ev.set_defaults(func=_cmd_eval)
 
+
+def _add_tournament_parser(sub: Any) -> None:
+    """``nashzoo tournament``: a round robin between entrants."""
     tour = sub.add_parser(
         "tournament",
         help="round robin between agents",
@@ -637,6 +673,9 @@ def build_parser() -> argparse.ArgumentParser:
     tour.add_argument("--no-progress", action="store_true")
     tour.set_defaults(func=_cmd_tournament)
 
+
+def _add_play_parser(sub: Any) -> None:
+    """``nashzoo play``: a human against an agent in the terminal."""
     play = sub.add_parser("play", help="play an agent in the terminal")
     _game_arg(play)
     play.add_argument(
@@ -648,7 +687,6 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--hands", type=_positive_int, default=1, help="hands to play (1)")
     play.add_argument("--seed", type=_non_negative_int, default=0)
     play.set_defaults(func=_cmd_play)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from nashzoo.agents.registry import check_module_name
 from nashzoo.io import FileFormatError
 from nashzoo.train import Trainer
 from nashzoo.train import race as race_mod
+from nashzoo.train.race import storage
 from nashzoo.train.run_folder import RunConfig
 
 OWN_ERRORS = (FileFormatError, PolicyError)
@@ -145,7 +146,7 @@ def _read_result(data: bytes) -> None:
     job = race_mod.RaceJob("kuhn_poker", ("cfr", "cfr"), 0, None, 3, None)
     (out / "runs" / job.run_id).mkdir(parents=True)
     (out / "runs" / job.run_id / "result.json").write_bytes(data)
-    payload, problem = race_mod._stored(out, job)  # never raises: a bad result is re-run
+    payload, problem = storage._stored(out, job)  # never raises: a bad result is re-run
     assert (payload is None) == bool(problem) or payload is None
 
 

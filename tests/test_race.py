@@ -12,7 +12,7 @@ import pytest
 from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.registry import _REGISTRY, register
 from nashzoo.train import race as race_mod
-from nashzoo.train.race import RaceConfig, plan, run_race
+from nashzoo.train.race import RaceConfig, backends, plan, run_race, runner
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 COLUMNS = {
@@ -114,12 +114,12 @@ def test_interrupted_race_keeps_results_and_resumes(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(job, out)
 
-    monkeypatch.setattr(race_mod, "run_job", interrupt_second)
+    monkeypatch.setattr(backends, "run_job", interrupt_second)
     outcome = run_race(cfg, progress=False)
     assert outcome.interrupted and len(outcome.results) == 1
     done = Path(cfg.out) / "runs" / calls[0] / "result.json"
     stamp = done.stat().st_mtime_ns
-    monkeypatch.setattr(race_mod, "run_job", real)
+    monkeypatch.setattr(backends, "run_job", real)
     resumed = run_race(RaceConfig(**{**cfg.__dict__, "resume": True}), progress=False)
     assert not resumed.interrupted and len(resumed.results) == 4
     assert done.stat().st_mtime_ns == stamp  # the finished run was skipped, not re-run
@@ -184,7 +184,7 @@ def _die_on_seed1(job, out):
 def test_a_dying_worker_fails_only_its_run(tmp_path):
     jobs, _ = plan(_config(tmp_path, learners=("cfr",), seeds=3))
     reports = []
-    race_mod._run_process_pool(jobs, str(tmp_path / "race"), 1, reports.append, _die_on_seed1)
+    backends._run_process_pool(jobs, str(tmp_path / "race"), 1, reports.append, _die_on_seed1)
     status = {r["run_id"]: r["status"] for r in reports}
     assert status == {
         "self-cfr-seed0": "ok",
@@ -251,11 +251,11 @@ def test_progress_bar_shows_the_live_leaders():
 
     cross = {"job": {"learners": ["cfr", "xfp"]}, "history": [{"exploitability": 0.0}]}
     results = [run("cfr", 0.02), run("xfp", 0.5), run("cfr", 0.04), run("dcfr", 0.001), cross]
-    assert race_mod._standings(results) == "leaders: dcfr 0.001, cfr 0.03, xfp 0.5"
+    assert runner._standings(results) == "leaders: dcfr 0.001, cfr 0.03, xfp 0.5"
 
 
 def test_report_verdicts_and_statistics():
-    from nashzoo.eval.report import mean_ci, trend_slope, verdict
+    from nashzoo.train.race.summary import mean_ci, trend_slope, verdict
 
     mean, half = mean_ci([1.0, 2.0, 3.0])
     assert mean == 2.0 and half == pytest.approx(4.302653 * 1.0 / 3**0.5, rel=1e-5)
@@ -270,7 +270,7 @@ def test_report_verdicts_and_statistics():
 def test_cross_play_plain_words_state_closeness_and_payoff_without_contradiction():
     import numpy as np
 
-    from nashzoo.eval.report import CrossPlay, markdown_summary
+    from nashzoo.train.race.summary import CrossPlay, markdown_summary
 
     nan = float("nan")
     cross = CrossPlay(

@@ -66,6 +66,26 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return dev
 
 
+def check_counts(cfg: Any, names: Sequence[str], *, minimum: int = 1, note: str = "") -> None:
+    """Every named field of the config ``cfg`` an integer of at least ``minimum`` (1: positive,
+    0: non-negative); the error names the config class and the field."""
+    what = "a non-negative integer" if minimum == 0 else "a positive integer"
+    for name in names:
+        value = getattr(cfg, name)
+        if not isinstance(value, (int, np.integer)) or value < minimum:
+            raise ValueError(f"{type(cfg).__name__}.{name} must be {what}{note}, got {value!r}")
+
+
+def check_rates(cfg: Any, names: Sequence[str]) -> None:
+    """Every named field of the config ``cfg`` a finite positive number (learning rates)."""
+    for name in names:
+        value = getattr(cfg, name)
+        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(
+                f"{type(cfg).__name__}.{name} must be a positive number, got {value!r}"
+            )
+
+
 def check_hidden_sizes(hidden: Sequence[int], what: str) -> tuple[int, ...]:
     """Validate a tuple of hidden layer widths (may be empty: a linear model)."""
     try:

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -63,21 +62,16 @@ from nashzoo.agents._torch_utils import (
     SoftmaxPolicy,
     TrainingDivergedError,
     build_mlp,
+    check_counts,
     check_hidden_sizes,
-    check_input_size,
     check_loss,
-    check_parameters,
-    module_dict,
-    optimizer_to,
-    pack_torch,
+    check_rates,
     reinitialise,
-    resolve_device,
-    unpack_torch,
 )
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
-from nashzoo.agents.policy import Policy, PolicyError
+from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.neural_base import NeuralLearner
+from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
-from nashzoo.games import Game
 from nashzoo.games.treemath import regret_matching, sampled_walks
 from nashzoo.io import ArraySpec
 
@@ -128,21 +122,19 @@ class DeepCFRConfig(LearnerConfig):
     def __post_init__(self) -> None:
         for name in ("advantage_hidden", "strategy_hidden"):
             object.__setattr__(self, name, check_hidden_sizes(getattr(self, name), name))
-        for name in (
-            "traversals",
-            "strategy_traversals",
-            "advantage_memory",
-            "strategy_memory",
-            "advantage_steps",
-            "strategy_steps",
-            "batch_size",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"DeepCFRConfig.{name} must be a positive integer, got {value!r}")
-        lr = self.learning_rate
-        if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-            raise ValueError(f"DeepCFRConfig.learning_rate must be a positive number, got {lr!r}")
+        check_counts(
+            self,
+            (
+                "traversals",
+                "strategy_traversals",
+                "advantage_memory",
+                "strategy_memory",
+                "advantage_steps",
+                "strategy_steps",
+                "batch_size",
+            ),
+        )
+        check_rates(self, ["learning_rate"])
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(
                 f"DeepCFRConfig.max_grad_norm must be positive or None, got {self.max_grad_norm!r}"
@@ -174,7 +166,7 @@ class RegretMatchingPolicy(NetworkPolicy):
 
 
 @register
-class DeepCFR(Learner):
+class DeepCFR(NeuralLearner):
     """Deep CFR for one seat (see the module docstring)."""
 
     name: ClassVar[str] = "deep_cfr"
@@ -182,17 +174,9 @@ class DeepCFR(Learner):
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     config: DeepCFRConfig
 
-    @classmethod
-    def check_game(cls, game: Game) -> None:
-        super().check_game(game)
-        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
-            raise ValueError(f"deep_cfr reads information-set tensors; {game.id} defines none")
-
     def _setup(self) -> None:
         cfg = self.config
-        self.device = resolve_device(cfg.device)
-        self.input_size = int(self.game.infoset_tensor_size)
-        self.num_actions = int(self.game.num_actions)
+        self._setup_device()
         self._init_rng = np.random.default_rng([self.seed, 0x64636672])  # "dcfr": init stream
         self.advantage_net = build_mlp(
             self.input_size, cfg.advantage_hidden, self.num_actions, self._init_rng
@@ -361,20 +345,15 @@ class DeepCFR(Learner):
     def _networks(self) -> dict[str, nn.Module]:
         return {"advantage_net": self.advantage_net, "strategy_net": self.strategy_net}
 
-    def save(self, path: Any) -> None:
-        """Checkpoint (refused, keeping any previous file, if a network holds NaN/inf)."""
-        check_parameters(self._networks(), learner=self.name)
-        super().save(path)
+    def _optimizers(self) -> dict[str, torch.optim.Optimizer]:
+        return {
+            "advantage_optimizer": self.advantage_optimizer,
+            "strategy_optimizer": self.strategy_optimizer,
+        }
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        torch_state = {
-            "input_size": self.input_size,
-            "nets": module_dict(self._networks().items()),
-            "advantage_optimizer": self.advantage_optimizer.state_dict(),
-            "strategy_optimizer": self.strategy_optimizer.state_dict(),
-        }
         arrays = {
-            "torch_state": pack_torch(torch_state),
+            "torch_state": self._pack_networks(self._optimizers()),
             "advantage_trained": np.array(self.advantage_trained),
             "init_rng_state": np.array(json.dumps(self._init_rng.bit_generator.state)),
         }
@@ -393,22 +372,7 @@ class DeepCFR(Learner):
                 **self.strategy_buffer.array_specs("strategy/"),
             },
         )
-        state = unpack_torch(arrays["torch_state"], self.device)
-        if int(state["input_size"]) != self.input_size:
-            raise CheckpointError(
-                f"the checkpoint's networks read {state['input_size']} features but "
-                f"{self.game.id} has information-set tensors of size {self.input_size}"
-            )
-        for name, net in self._networks().items():
-            net.load_state_dict(state["nets"][name])
-            try:
-                check_input_size(net, self.input_size, what=name)
-            except PolicyError as err:
-                raise CheckpointError(str(err)) from None
-        self.advantage_optimizer.load_state_dict(state["advantage_optimizer"])
-        self.strategy_optimizer.load_state_dict(state["strategy_optimizer"])
-        optimizer_to(self.advantage_optimizer, self.device)
-        optimizer_to(self.strategy_optimizer, self.device)
+        self._unpack_networks(arrays["torch_state"], self._optimizers())
         self.advantage_trained = bool(arrays["advantage_trained"])
         self._init_rng.bit_generator.state = json.loads(str(arrays["init_rng_state"]))
         self.advantage_buffer.load_state_arrays(arrays, "advantage/")

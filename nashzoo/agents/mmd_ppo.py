@@ -53,6 +53,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.utils import ConstantSchedule
 
+from nashzoo.agents._torch_utils import check_counts
 from nashzoo.agents.base import LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
@@ -169,8 +170,8 @@ class MMDPPOConfig(PPOConfig):
     learning_rate: float = 1e-3
     n_epochs: int = 4
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def _check_own(self) -> None:
+        super()._check_own()
         if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha)):
             raise ValueError(f"MMDPPOConfig.alpha must be a finite number, got {self.alpha!r}")
         if self.alpha < 0 or self.ent_coef < 0:
@@ -183,13 +184,7 @@ class MMDPPOConfig(PPOConfig):
                 "MMDPPOConfig.masked must be True: the KL to the magnet is taken over the legal "
                 "actions (leave masked at its default)"
             )
-        for name in ("alpha_decay", "magnet_every"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(
-                    f"MMDPPOConfig.{name} must be a non-negative integer (0 turns it off), "
-                    f"got {value!r}"
-                )
+        check_counts(self, ("alpha_decay", "magnet_every"), minimum=0, note=" (0 turns it off)")
 
 
 @register

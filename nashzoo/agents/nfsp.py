@@ -69,7 +69,6 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -85,24 +84,20 @@ from nashzoo.agents._torch_utils import (
     SoftmaxPolicy,
     TrainingDivergedError,
     build_mlp,
+    check_counts,
     check_hidden_sizes,
-    check_input_size,
     check_loss,
-    check_parameters,
+    check_rates,
     hard_update,
     masked_softmax_np,
-    module_dict,
-    optimizer_to,
-    pack_torch,
-    resolve_device,
-    unpack_torch,
 )
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.neural_base import NeuralLearner
 from nashzoo.agents.policy import BatchPolicy, Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.envs.aec import GameAECEnv, agent_name
-from nashzoo.games import Game
 from nashzoo.games.infoset import widen_mask
+from nashzoo.games.treemath import sample_cdf
 from nashzoo.io import ArraySpec
 
 __all__ = ["NFSP", "NFSPBehaviourPolicy", "NFSPConfig", "TrainingDivergedError"]
@@ -164,19 +159,19 @@ class NFSPConfig(LearnerConfig):
         object.__setattr__(
             self, "hidden_sizes", check_hidden_sizes(self.hidden_sizes, "hidden_sizes")
         )
-        for name in (
-            "episodes_per_step",
-            "lanes",
-            "replay_capacity",
-            "reservoir_capacity",
-            "batch_size",
-            "learn_every",
-            "target_update_every",
-            "epsilon_decay_steps",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"NFSPConfig.{name} must be a positive integer, got {value!r}")
+        check_counts(
+            self,
+            (
+                "episodes_per_step",
+                "lanes",
+                "replay_capacity",
+                "reservoir_capacity",
+                "batch_size",
+                "learn_every",
+                "target_update_every",
+                "epsilon_decay_steps",
+            ),
+        )
         if not isinstance(self.min_buffer_to_learn, (int, np.integer)) or not (
             0 <= self.min_buffer_to_learn <= self.replay_capacity
         ):
@@ -189,10 +184,7 @@ class NFSPConfig(LearnerConfig):
         for name in ("epsilon_start", "epsilon_end", "discount"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"NFSPConfig.{name} must be in [0, 1], got {getattr(self, name)}")
-        for name in ("rl_learning_rate", "sl_learning_rate"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"NFSPConfig.{name} must be a positive number, got {value!r}")
+        check_rates(self, ("rl_learning_rate", "sl_learning_rate"))
         if self.optimizer not in ("adam", "sgd"):
             raise ValueError(
                 f"NFSPConfig.optimizer must be 'adam' or 'sgd', got {self.optimizer!r}"
@@ -257,7 +249,7 @@ def _epsilon_greedy_probs(q: np.ndarray, mask: np.ndarray, epsilon: float) -> np
 
 
 @register
-class NFSP(Learner):
+class NFSP(NeuralLearner):
     """Neural Fictitious Self-Play for one seat (see the module docstring)."""
 
     name: ClassVar[str] = "nfsp"
@@ -266,17 +258,9 @@ class NFSP(Learner):
     config: NFSPConfig
 
     # --- setup ---------------------------------------------------------------------------------
-    @classmethod
-    def check_game(cls, game: Game) -> None:
-        super().check_game(game)
-        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
-            raise ValueError(f"nfsp reads information-set tensors; {game.id} defines none")
-
     def _setup(self) -> None:
         cfg = self.config
-        self.device = resolve_device(cfg.device)
-        self.input_size = int(self.game.infoset_tensor_size)
-        self.num_actions = int(self.game.num_actions)
+        self._setup_device()
         init_rng = np.random.default_rng([self.seed, 0x6E667370])  # "nfsp": init stream
         self.q_net = build_mlp(self.input_size, cfg.hidden_sizes, self.num_actions, init_rng)
         self.target_net = build_mlp(self.input_size, cfg.hidden_sizes, self.num_actions, init_rng)
@@ -523,7 +507,7 @@ class NFSP(Learner):
                 )
             for (key, (_, mask)), row in zip(items, rows, strict=True):
                 cache[key] = _checked_cdf(row, mask, key)
-        picks = _sample_cdf(np.stack([cache[key] for key in keys]), self.rng.random(len(lanes)))
+        picks = sample_cdf(np.stack([cache[key] for key in keys]), self.rng.random(len(lanes)))
         for lane, action in zip(lanes, picks.tolist(), strict=True):
             envs[lane].step(action)
 
@@ -551,12 +535,12 @@ class NFSP(Learner):
             explore = rng.random(rows.size) < epsilon
             if explore.any():
                 legal = masks[rows[explore]].astype(np.float64)
-                picks[explore] = _sample_cdf(np.cumsum(legal, axis=1), uniforms[rows[explore]])
+                picks[explore] = sample_cdf(np.cumsum(legal, axis=1), uniforms[rows[explore]])
             chosen[rows] = picks
         if not br.all():
             rows = np.flatnonzero(~br)
             probs = masked_softmax_np(avg_net(tensors[rows]), masks[rows])
-            chosen[rows] = _sample_cdf(np.cumsum(probs, axis=1), uniforms[rows])
+            chosen[rows] = sample_cdf(np.cumsum(probs, axis=1), uniforms[rows])
         return chosen.tolist(), greedy.tolist()
 
     def _store(self, rollout: dict[str, Any]) -> None:
@@ -646,19 +630,9 @@ class NFSP(Learner):
     def _networks(self) -> dict[str, nn.Module]:
         return {"q_net": self.q_net, "target_net": self.target_net, "avg_net": self.avg_net}
 
-    def save(self, path: Any) -> None:
-        """Checkpoint (refused, keeping any previous file, if a network holds NaN/inf)."""
-        check_parameters(self._networks(), learner=self.name)
-        super().save(path)
-
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        torch_state = {
-            "input_size": self.input_size,
-            "nets": module_dict(self._networks().items()),
-            "optimizer": self.optimizer.state_dict(),
-        }
         arrays = {
-            "torch_state": pack_torch(torch_state),
+            "torch_state": self._pack_networks({"optimizer": self.optimizer}),
             "counters": np.array([self.own_steps, self.rl_updates, self.sl_updates], np.int64),
             "update_credit": np.array(self._update_credit, dtype=np.float64),
         }
@@ -677,32 +651,12 @@ class NFSP(Learner):
                 **self.reservoir.array_specs("reservoir/"),
             },
         )
-        state = unpack_torch(arrays["torch_state"], self.device)
-        if int(state["input_size"]) != self.input_size:
-            raise CheckpointError(
-                f"the checkpoint's networks read {state['input_size']} features but "
-                f"{self.game.id} has information-set tensors of size {self.input_size}"
-            )
-        for name, net in self._networks().items():
-            net.load_state_dict(state["nets"][name])
-            try:
-                check_input_size(net, self.input_size, what=name)
-            except PolicyError as err:
-                raise CheckpointError(str(err)) from None
-        self.optimizer.load_state_dict(state["optimizer"])
-        optimizer_to(self.optimizer, self.device)
+        self._unpack_networks(arrays["torch_state"], {"optimizer": self.optimizer})
         self.own_steps, self.rl_updates, self.sl_updates = (int(x) for x in arrays["counters"])
         self._update_credit = float(arrays["update_credit"])
         self.replay.load_state_arrays(arrays, "replay/")
         self.reservoir.load_state_arrays(arrays, "reservoir/")
         self._snapshots.clear()
-
-
-def _sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Inverse-CDF sampling, one draw per row."""
-    # ``<=`` skips zero-probability (illegal) actions at the front; ``u < 1`` the ones at the end.
-    picks = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)
-    return np.minimum(picks, cdf.shape[1] - 1)
 
 
 def _checked_cdf(row: np.ndarray, mask: np.ndarray, key: tuple[int, str]) -> np.ndarray:

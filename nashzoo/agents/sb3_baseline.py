@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import random
 from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
@@ -54,8 +53,10 @@ from torch import nn
 from nashzoo.agents._torch_utils import (
     NetworkPolicy,
     TrainingDivergedError,
+    check_counts,
     check_hidden_sizes,
     check_parameters,
+    check_rates,
     pack_torch,
     resolve_device,
     unpack_torch,
@@ -72,28 +73,34 @@ __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
 Mode = Literal["opponent", "self_play"]
 
 
-def _check_common(cfg: Any, cls_name: str) -> None:
-    object.__setattr__(cfg, "net_arch", check_hidden_sizes(cfg.net_arch, "net_arch"))
-    if not isinstance(cfg.steps_per_iteration, (int, np.integer)) or cfg.steps_per_iteration < 1:
-        raise ValueError(
-            f"{cls_name}.steps_per_iteration must be a positive integer, got "
-            f"{cfg.steps_per_iteration!r}"
-        )
-    if cfg.mode not in ("opponent", "self_play"):
-        raise ValueError(f"{cls_name}.mode must be 'opponent' or 'self_play', got {cfg.mode!r}")
-    for name in ("snapshot_every", "snapshot_pool"):
-        value = getattr(cfg, name)
-        if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{cls_name}.{name} must be a positive integer, got {value!r}")
-    lr = cfg.learning_rate
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-        raise ValueError(f"{cls_name}.learning_rate must be a positive number, got {lr!r}")
-    if not 0.0 <= cfg.gamma <= 1.0:
-        raise ValueError(f"{cls_name}.gamma must be in [0, 1], got {cfg.gamma!r}")
+class SB3Config(LearnerConfig):
+    """What every SB3 learner's config has and checks alike: ``steps_per_iteration``, ``mode``,
+    the snapshot pool, ``net_arch``, ``learning_rate`` and ``gamma``. A subclass (a frozen
+    dataclass declaring those fields) checks the rest of its fields in :meth:`_check_own`."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "net_arch", check_hidden_sizes(self.net_arch, "net_arch"))
+        label = type(self).__name__
+        check_counts(self, ("steps_per_iteration",))
+        if self.mode not in ("opponent", "self_play"):
+            raise ValueError(f"{label}.mode must be 'opponent' or 'self_play', got {self.mode!r}")
+        check_counts(self, ("snapshot_every", "snapshot_pool"))
+        check_rates(self, ("learning_rate",))
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"{label}.gamma must be in [0, 1], got {self.gamma!r}")
+        self._check_own()
+
+    def _check_own(self) -> None:
+        """The subclass's own fields."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["net_arch"] = list(self.net_arch)
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOConfig(LearnerConfig):
+class PPOConfig(SB3Config):
     """PPO settings (Stable-Baselines3's defaults unless noted).
 
     Attributes:
@@ -135,23 +142,16 @@ class PPOConfig(LearnerConfig):
     ent_coef: float = 0.0
     device: str = "cpu"
 
-    def __post_init__(self) -> None:
-        _check_common(self, "PPOConfig")
-        for name in ("batch_size", "n_epochs"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"PPOConfig.{name} must be a positive integer, got {value!r}")
+    def _check_own(self) -> None:
+        check_counts(self, ("batch_size", "n_epochs"))
         if self.steps_per_iteration < 2:
-            raise ValueError("PPOConfig.steps_per_iteration must be at least 2 (PPO's n_steps)")
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["net_arch"] = list(self.net_arch)
-        return out
+            raise ValueError(
+                f"{type(self).__name__}.steps_per_iteration must be at least 2 (PPO's n_steps)"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNConfig(LearnerConfig):
+class DQNConfig(SB3Config):
     """DQN settings.
 
     Attributes:
@@ -189,31 +189,21 @@ class DQNConfig(LearnerConfig):
     gamma: float = 1.0
     device: str = "cpu"
 
-    def __post_init__(self) -> None:
-        _check_common(self, "DQNConfig")
-        for name in (
-            "buffer_size",
-            "batch_size",
-            "train_freq",
-            "target_update_interval",
-            "exploration_steps",
-        ):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"DQNConfig.{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.learning_starts, (int, np.integer)) or self.learning_starts < 0:
-            raise ValueError(
-                f"DQNConfig.learning_starts must be a non-negative integer, got "
-                f"{self.learning_starts!r}"
-            )
+    def _check_own(self) -> None:
+        check_counts(
+            self,
+            (
+                "buffer_size",
+                "batch_size",
+                "train_freq",
+                "target_update_interval",
+                "exploration_steps",
+            ),
+        )
+        check_counts(self, ("learning_starts",), minimum=0)
         for name in ("exploration_initial_eps", "exploration_final_eps"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"DQNConfig.{name} must be in [0, 1], got {getattr(self, name)}")
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["net_arch"] = list(self.net_arch)
-        return out
 
 
 def clone_sb3_policy(policy: nn.Module) -> nn.Module:

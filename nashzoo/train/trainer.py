@@ -32,6 +32,7 @@ import sys
 import time
 import warnings
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -138,21 +139,7 @@ class Trainer:
         checkpoint_every: int | None = None,
     ) -> None:
         self.game = load_game(game)
-        if self.game.num_players != 2:
-            raise ValueError(
-                f"the Trainer pairs two learners; {self.game.id} has {self.game.num_players} "
-                "players"
-            )
-        if schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-        if len(configs) != 2:
-            raise ValueError(f"configs needs one entry per seat (2), got {len(configs)}")
-        if checkpoint_every is not None and (
-            not isinstance(checkpoint_every, int) or checkpoint_every < 1
-        ):
-            raise ValueError(f"checkpoint_every must be a positive int, got {checkpoint_every!r}")
-        if checkpoint_every is not None and checkpoint_path is None:
-            raise ValueError("checkpoint_every needs checkpoint_path= (the file to write)")
+        _check_trainer_args(self.game, schedule, configs, checkpoint_path, checkpoint_every)
         self.seed = int(seed)
         derived = seat_seeds(self.seed)
         self.learners: tuple[Learner, Learner] = (
@@ -251,73 +238,62 @@ class Trainer:
         Raises:
             ValueError: no budget given, or a non-positive one.
         """
-        if iterations is None and seconds is None and work is None:
-            raise ValueError("give iterations=, seconds= or work= (or several) to bound the run")
-        if work is not None and (
-            isinstance(work, (bool, np.bool_))
-            or not isinstance(work, (int, np.integer))
-            or work < 1
-        ):
-            raise ValueError(f"work must be a positive int, got {work!r}")
-        if iterations is not None:
-            if (
-                isinstance(iterations, (bool, np.bool_))
-                or not isinstance(iterations, (int, np.integer))
-                or iterations < 0
-            ):
-                raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
-            iterations = int(iterations)
-        if seconds is not None and not seconds > 0:
-            raise ValueError(f"seconds must be positive, got {seconds!r}")
-        target = None if iterations is None else self.iteration + iterations
-        deadline = None if seconds is None else self.train_seconds + float(seconds)
-        work_target = None if work is None else self.work_done() + int(work)
-        callbacks = self.callbacks
-        has_callbacks = bool(callbacks.callbacks)
-        schedule = self.eval_schedule if self.eval_schedule.active else None
+        iterations = _checked_budget(iterations, seconds, work)
+        limits = _Limits(
+            iteration=None if iterations is None else self.iteration + iterations,
+            train_seconds=None if seconds is None else self.train_seconds + float(seconds),
+            work=None if work is None else self.work_done() + int(work),
+        )
         bar = self._progress_bar(iterations)
-        stopped_by = "iterations"
-        callbacks.on_training_start(self)
+        self.callbacks.on_training_start(self)
         try:
-            while True:
-                if target is not None and self.iteration >= target:
-                    stopped_by = "iterations"
-                    break
-                if deadline is not None and self.train_seconds >= deadline:
-                    stopped_by = "seconds"
-                    break
-                if work_target is not None and self.work_done() >= work_target:
-                    stopped_by = "work"
-                    break
-                metrics = self.step()
-                stop = has_callbacks and callbacks.on_step(self, metrics) is False
-                if bar is not None:
-                    bar.update(1)
-                if schedule is not None and schedule.due(
-                    self.iteration, self.train_seconds, self._last_eval_train_seconds
-                ):
-                    record = self.evaluate()
-                    if bar is not None:
-                        bar.set_postfix(nash_conv=f"{record.nash_conv:.3g}", refresh=False)
-                    stop = callbacks.on_eval(self, record) is False or stop
-                if (
-                    self.checkpoint_every is not None
-                    and self.iteration % self.checkpoint_every == 0
-                ):
-                    self.save(self.checkpoint_path)  # type: ignore[arg-type]
-                if stop:
+            while (stopped_by := self._stop_reason(limits)) is None:
+                if self._after_step(self.step(), bar):
                     stopped_by = "callback"
                     break
         finally:
             if bar is not None:
                 bar.close()
-        if self.final_eval and (not self._history or self._history[-1].iteration != self.iteration):
+        return self._finish(stopped_by)
+
+    def _stop_reason(self, limits: _Limits) -> str | None:
+        """Which budget is spent (checked in the order iterations, seconds, work), or None."""
+        if limits.iteration is not None and self.iteration >= limits.iteration:
+            return "iterations"
+        if limits.train_seconds is not None and self.train_seconds >= limits.train_seconds:
+            return "seconds"
+        if limits.work is not None and self.work_done() >= limits.work:
+            return "work"
+        return None
+
+    def _after_step(self, metrics: dict[str, Any], bar: Any) -> bool:
+        """Callbacks, progress, scheduled evaluation and checkpoint after one step; True when a
+        callback asked to stop."""
+        callbacks = self.callbacks
+        stop = bool(callbacks.callbacks) and callbacks.on_step(self, metrics) is False
+        if bar is not None:
+            bar.update(1)
+        schedule = self.eval_schedule
+        if schedule.active and schedule.due(
+            self.iteration, self.train_seconds, self._last_eval_train_seconds
+        ):
             record = self.evaluate()
-            callbacks.on_eval(self, record)
+            if bar is not None:
+                bar.set_postfix(nash_conv=f"{record.nash_conv:.3g}", refresh=False)
+            stop = callbacks.on_eval(self, record) is False or stop
+        if self.checkpoint_every is not None and self.iteration % self.checkpoint_every == 0:
+            self.save(self.checkpoint_path)  # type: ignore[arg-type]
+        return stop
+
+    def _finish(self, stopped_by: str) -> TrainResult:
+        """The final evaluation (if the last iteration has none), the last checkpoint, and the
+        result handed to the callbacks."""
+        if self.final_eval and (not self._history or self._history[-1].iteration != self.iteration):
+            self.callbacks.on_eval(self, self.evaluate())
         if self.checkpoint_path is not None:
             self.save(self.checkpoint_path)
         result = self.result(stopped_by)
-        callbacks.on_training_end(self, result)
+        self.callbacks.on_training_end(self, result)
         return result
 
     def work_done(self) -> int:
@@ -499,3 +475,56 @@ def train(
         **trainer_options,
     )
     return trainer.run(iterations=iterations, seconds=seconds, work=work)
+
+
+def _check_trainer_args(
+    game: Game,
+    schedule: str,
+    configs: Sequence[Any],
+    checkpoint_path: Any,
+    checkpoint_every: Any,
+) -> None:
+    """The :class:`Trainer` arguments that are checked before any learner is built."""
+    if game.num_players != 2:
+        raise ValueError(
+            f"the Trainer pairs two learners; {game.id} has {game.num_players} players"
+        )
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    if len(configs) != 2:
+        raise ValueError(f"configs needs one entry per seat (2), got {len(configs)}")
+    if checkpoint_every is not None and (
+        not isinstance(checkpoint_every, int) or checkpoint_every < 1
+    ):
+        raise ValueError(f"checkpoint_every must be a positive int, got {checkpoint_every!r}")
+    if checkpoint_every is not None and checkpoint_path is None:
+        raise ValueError("checkpoint_every needs checkpoint_path= (the file to write)")
+
+
+@dataclass(frozen=True)
+class _Limits:
+    """Where one :meth:`Trainer.run` stops: absolute iteration, training seconds and work (None:
+    no limit of that kind)."""
+
+    iteration: int | None
+    train_seconds: float | None
+    work: int | None
+
+
+def _checked_budget(iterations: Any, seconds: Any, work: Any) -> int | None:
+    """Check :meth:`Trainer.run`'s budgets; return ``iterations`` as a plain int (or None)."""
+    if iterations is None and seconds is None and work is None:
+        raise ValueError("give iterations=, seconds= or work= (or several) to bound the run")
+    if work is not None and (
+        isinstance(work, (bool, np.bool_)) or not isinstance(work, (int, np.integer)) or work < 1
+    ):
+        raise ValueError(f"work must be a positive int, got {work!r}")
+    if iterations is not None and (
+        isinstance(iterations, (bool, np.bool_))
+        or not isinstance(iterations, (int, np.integer))
+        or iterations < 0
+    ):
+        raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
+    if seconds is not None and not seconds > 0:
+        raise ValueError(f"seconds must be positive, got {seconds!r}")
+    return None if iterations is None else int(iterations)

@@ -1,0 +1,239 @@
+"""Where a race's runs go: one run (:func:`run_job`, a Trainer and its files), in this
+process, in a pool of spawned processes that exit with their parent, or on a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from nashzoo.agents import import_plugins
+from nashzoo.eval import expected_returns
+from nashzoo.io import (
+    atomic_write_bytes,
+    exit_with_parent,
+)
+from nashzoo.train.callbacks import Callback
+from nashzoo.train.loggers import make_logger
+from nashzoo.train.race.config import RaceConfig, RaceJob
+from nashzoo.train.race.storage import _digest
+from nashzoo.train.result import EvalRecord
+from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.trainer import Trainer
+
+
+class _RaceRecorder(Callback):
+    """Records the exact payoff of the CURRENT policies at each evaluation (what each side
+    earns while learning)."""
+
+    def __init__(self) -> None:
+        self.current_values: list[tuple[float, ...]] = []
+
+    def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        policies = [lr.current_policy() for lr in trainer.learners]
+        values = expected_returns(trainer.game, policies)
+        self.current_values.append(tuple(float(v) for v in values))
+        return None
+
+
+def _limit_threads() -> None:
+    """One thread per run: runs are the unit of parallelism."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def run_job(job: RaceJob, out: str) -> dict[str, Any]:
+    """Run one job and write its files; never raises for a failing learner (the error is
+    recorded in ``error.json`` and returned)."""
+    _limit_threads()
+    folder = Path(out) / "runs" / job.run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in ("result.json", "error.json"):
+        (folder / stale).unlink(missing_ok=True)
+    started = time.time()
+    try:
+        import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
+        recorder = _RaceRecorder()
+        trainer = _job_trainer(job, out, folder, recorder)
+        _limit_threads()
+        result = trainer.run(
+            iterations=job.budget_iterations, seconds=job.budget_seconds, work=job.budget_work
+        )
+        result.average_policy.save(folder / "average_policy.json")
+        trainer.save(folder / "checkpoint.npz")
+        payload = _ok_payload(job, trainer, result, recorder, started)
+        atomic_write_bytes(folder / "result.json", json.dumps(payload, indent=1).encode())
+        return payload
+    except Exception as err:  # a failing run must not sink the race
+        payload = {
+            "status": "failed",
+            "run_id": job.run_id,
+            "job": dataclasses.asdict(job),
+            "error": f"{type(err).__name__}: {err}",
+            "traceback": traceback.format_exc(),
+        }
+        atomic_write_bytes(folder / "error.json", json.dumps(payload, indent=1).encode())
+        return payload
+
+
+def _job_trainer(job: RaceJob, out: str, folder: Path, recorder: _RaceRecorder) -> Trainer:
+    """The job's Trainer: its pair, configs and seed, evaluated at log-spaced points (and every
+    25th of the seconds budget), recorded by ``recorder`` and the job's logger if any."""
+    callbacks: list[Callback] = [recorder]
+    if job.logger is not None:
+        group = Path(out).resolve().name
+        callbacks.append(make_logger(job.logger, folder, name=job.run_id, group=group))
+    eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
+    algorithms = job.algorithms or job.learners
+    return Trainer(
+        job.game,
+        algorithms[0],
+        algorithms[1],
+        configs=job.configs,
+        seed=job.seed,
+        eval_every=EvalSchedule(per_decade=job.evals_per_decade, seconds=eval_seconds),
+        callbacks=callbacks,
+        progress=False,
+    )
+
+
+def _ok_payload(
+    job: RaceJob, trainer: Trainer, result: Any, recorder: _RaceRecorder, started: float
+) -> dict[str, Any]:
+    """A finished run's ``result.json`` contents, with its checksum."""
+    history = [record.to_dict() for record in result.history]
+    for row, values in zip(history, recorder.current_values, strict=True):
+        for p, v in enumerate(values):
+            row[f"current_value_seat{p}"] = v
+    payload = {
+        "status": "ok",
+        "run_id": job.run_id,
+        "job": dataclasses.asdict(job),
+        "mode": job.mode,
+        "configs": [learner.config.to_dict() for learner in trainer.learners],
+        "iterations": result.iterations,
+        "train_seconds": result.train_seconds,
+        "eval_seconds": result.eval_seconds,
+        "stopped_by": result.stopped_by,
+        "history": history,
+        "elapsed_seconds": time.time() - started,
+    }
+    payload["checksum"] = _digest(payload)
+    return payload
+
+
+def _execute(
+    config: RaceConfig, jobs: list[RaceJob], on_done: Callable[[dict[str, Any]], None]
+) -> None:
+    out = str(config.out)
+    if not jobs:
+        return
+    workers = config.workers or min(os.cpu_count() or 1, len(jobs))
+    if config.backend == "serial" or (config.backend == "process" and workers == 1):
+        for job in jobs:
+            on_done(run_job(job, out))
+        return
+    if config.backend == "ray":
+        try:
+            import ray
+        except ImportError:
+            raise ImportError(
+                "backend 'ray' needs the ray extra: pip install 'nashzoo[ray]'"
+            ) from None
+        init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
+        if config.address:
+            init_kwargs["address"] = config.address
+        else:
+            init_kwargs["num_cpus"] = workers
+            init_kwargs["include_dashboard"] = False
+        started_here = not ray.is_initialized()
+        ray.init(**init_kwargs)
+        try:
+            remote = ray.remote(num_cpus=1)(run_job)
+            pending = {remote.remote(job, out): job for job in jobs}
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    job = pending.pop(ref)
+                    try:
+                        on_done(ray.get(ref))
+                    except Exception as err:
+                        on_done(_crashed(job, err))
+        finally:
+            if started_here and not config.address:
+                ray.shutdown()
+        return
+    _run_process_pool(jobs, out, workers, on_done)
+
+
+def _run_process_pool(
+    jobs: list[RaceJob],
+    out: str,
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None],
+    runner: Callable[[RaceJob, str], dict[str, Any]] = run_job,
+) -> None:
+    """Run ``jobs`` in a pool of ``workers`` processes, at most ``workers`` submitted at a time
+    (so every submitted job is running). A worker that dies (killed, out of memory) fails only
+    the runs in flight; the rest go on in a fresh pool. Workers exit when this process dies,
+    even by ``kill -9`` (:func:`~nashzoo.io.exit_with_parent`), removing their partial files."""
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context("spawn")
+    queue = list(reversed(jobs))
+    while queue:
+        with ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=exit_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
+            running: dict[Any, RaceJob] = {}
+            try:
+                while queue or running:
+                    while queue and len(running) < workers:
+                        job = queue.pop()
+                        running[pool.submit(runner, job, out)] = job
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        job = running.pop(future)
+                        try:
+                            on_done(future.result())
+                        except BrokenProcessPool as err:
+                            on_done(_crashed(job, err))
+                            for other in list(running):  # in flight when the pool broke
+                                other_job = running.pop(other)
+                                try:
+                                    on_done(other.result())
+                                except Exception as other_err:
+                                    on_done(_crashed(other_job, other_err))
+                            break
+                        except Exception as err:
+                            on_done(_crashed(job, err))
+                    else:
+                        continue
+                    break  # the pool is broken: start a fresh one for the rest of the queue
+            except BaseException:
+                for future in running:
+                    future.cancel()
+                raise
+
+
+def _crashed(job: RaceJob, err: BaseException) -> dict[str, Any]:
+    return {
+        "status": "failed",
+        "run_id": job.run_id,
+        "job": dataclasses.asdict(job),
+        "error": f"worker crashed: {type(err).__name__}: {err}",
+    }

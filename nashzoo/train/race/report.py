@@ -1,0 +1,156 @@
+"""The race's outputs from its finished runs: ``results.csv``, ``summary.json``,
+``summary.md`` and the plots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from nashzoo.games import load_game
+from nashzoo.io import (
+    atomic_write_bytes,
+)
+from nashzoo.train.race.config import RaceConfig
+from nashzoo.train.race.storage import _rows
+from nashzoo.train.race.summary import (
+    cross_play,
+    leaderboard,
+    markdown_summary,
+)
+from nashzoo.train.result import write_csv
+
+
+@dataclasses.dataclass(frozen=True)
+class RaceOutcome:
+    """What :func:`run_race` produced."""
+
+    out: Path
+    results: tuple[dict[str, Any], ...]
+    failures: tuple[dict[str, Any], ...]
+    skipped: dict[str, str]
+    summary: dict[str, Any]
+    markdown: str
+    interrupted: bool = False
+
+
+def write_reports(
+    config: RaceConfig,
+    results: Sequence[dict[str, Any]],
+    failures: Sequence[dict[str, Any]],
+    skipped: dict[str, str],
+    interrupted: bool = False,
+    planned: int | None = None,
+) -> RaceOutcome:
+    """Write results.csv, summary.json, summary.md and the plots from finished runs; outputs
+    an earlier race left in the folder that this one does not produce are removed."""
+    out = Path(config.out)
+    rows = _rows(results)
+    if rows:
+        write_csv(out / "results.csv", rows)
+    else:
+        (out / "results.csv").unlink(missing_ok=True)
+    board = leaderboard(rows, config.thresholds)
+    cross = cross_play(rows)
+    game_id = load_game(config.game).id
+    markdown = markdown_summary(
+        game_id,
+        board,
+        cross,
+        thresholds=config.thresholds,
+        budget=config.budget_text(),
+        failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
+    )
+    markdown = _partial_note(out, len(results), planned, interrupted) + markdown
+    markdown += _skipped_section(skipped)
+    summary = {
+        "game": game_id,
+        "budget": config.budget_text(),
+        "exploitability_convention": "NashConv / 2",
+        "runs_finished": len(results),
+        "runs_failed": len(failures),
+        "interrupted": interrupted,
+        "runs_planned": planned,
+        "leaderboard": [e.to_dict() for e in board],
+        "cross_play": None if cross is None else cross.to_dict(),
+        "failures": [{"run_id": f["run_id"], "error": f["error"]} for f in failures],
+        "skipped": skipped,
+        "learner_configs": _learner_configs(results),
+    }
+    atomic_write_bytes(out / "summary.json", json.dumps(summary, indent=1).encode())
+    atomic_write_bytes(out / "summary.md", markdown.encode())
+    for stale in PLOT_FILES:
+        (out / stale).unlink(missing_ok=True)
+    if config.plots and rows:
+        _plots(out, rows, cross, game_id)
+    return RaceOutcome(
+        out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
+    )
+
+
+def _partial_note(out: Path, finished: int, planned: int | None, interrupted: bool) -> str:
+    """The summary's opening warning when the race was interrupted ("" otherwise)."""
+    if not interrupted:
+        return ""
+    of = "" if planned is None else f" of {planned}"
+    return (
+        f"> **Partial results**: the race was interrupted after {finished}{of} runs; "
+        f"`nashzoo race --resume --out {out}` finishes it.\n\n"
+    )
+
+
+def _skipped_section(skipped: dict[str, str]) -> str:
+    """The summary's list of learners that could not play the game ("" when none)."""
+    if not skipped:
+        return ""
+    return "\n## Skipped learners\n\n" + "\n".join(f"- {k}: {v}" for k, v in skipped.items()) + "\n"
+
+
+def _learner_configs(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each raced label's algorithm and full config, as its runs recorded them."""
+    out: dict[str, dict[str, Any]] = {}
+    for res in results:
+        job = res["job"]
+        for seat, label in enumerate(job["learners"]):
+            algorithm = (job.get("algorithms") or job["learners"])[seat]
+            config = res.get("configs", [{}, {}])[seat]
+            out.setdefault(label, {"algorithm": algorithm, "config": config})
+    return out
+
+
+PLOT_FILES = ("exploitability_vs_time.png", "exploitability_vs_work.png", "crossplay_heatmap.png")
+
+
+def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> None:
+    from nashzoo.eval.plots import convergence_plot, curves_from_rows, heatmap
+
+    points = [r for r in rows if r["seat"] == 0]
+    self_rows = [r for r in points if r["mode"] == "self"]
+    if self_rows:
+        convergence_plot(
+            curves_from_rows(self_rows, key="learner", x="wall_seconds"),
+            out / PLOT_FILES[0],
+            xlabel="training wall time (s, evaluation excluded)",
+            title=f"Self-play on {game_id}: exploitability of the average policy",
+        )
+        convergence_plot(
+            curves_from_rows(
+                [r for r in self_rows if float(r["total_work"]) > 0], key="learner", x="total_work"
+            ),
+            out / PLOT_FILES[1],
+            xlabel="work (nodes touched + env steps, both seats)",
+            title=f"Self-play on {game_id}: exploitability against work",
+        )
+    if cross is not None:
+        heatmap(
+            cross.seat_exploitability,
+            cross.learners,
+            cross.learners,
+            out / PLOT_FILES[2],
+            title=f"Cross-play on {game_id}\nseat exploitability of the row learner vs column",
+            colorbar="seat exploitability (lower is better)",
+            log=True,
+        )

@@ -1,0 +1,181 @@
+"""Running a race: claim and lock the folder, keep what a resumed race finished, run the
+rest on the chosen backend with live progress, then write the reports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from nashzoo.io import (
+    atomic_write_bytes,
+    check_output_folder,
+    folder_lock,
+    remove_stale_temp_files,
+)
+from nashzoo.train.race.backends import _execute
+from nashzoo.train.race.config import RaceConfig, RaceJob, plan
+from nashzoo.train.race.report import PLOT_FILES, RaceOutcome, write_reports
+from nashzoo.train.race.storage import RACE_CONFIG_FILE, _job_dict, _stored
+
+
+def _standings(results: Iterable[dict[str, Any]], top: int = 3) -> str:
+    """The live leaderboard for the progress bar: the self-play learners with the lowest mean
+    final exploitability over their finished runs so far."""
+    finals: dict[str, list[float]] = {}
+    for res in results:
+        learners = res["job"]["learners"]
+        if learners[0] == learners[1]:
+            finals.setdefault(learners[0], []).append(res["history"][-1]["exploitability"])
+    ranked = sorted((sum(v) / len(v), name) for name, v in finals.items())
+    return "leaders: " + ", ".join(f"{name} {value:.2g}" for value, name in ranked[:top])
+
+
+def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -> RaceOutcome:
+    """Run (or resume) a race and write every output; see :mod:`nashzoo.train.race`.
+
+    ``out`` is checked before any work and locked while the race writes it (a second race on
+    the same folder is refused); a folder that already holds a race is refused unless
+    ``config.resume`` (finish it) or ``config.force`` (delete it and start over); temporary
+    files a killed race left are removed.
+    """
+    out = check_output_folder(config.out)
+    with folder_lock(out, "--out folder"):
+        remove_stale_temp_files(out)
+        _claim(out, config)
+        return _run_locked(config, out, progress, stream or sys.stdout)
+
+
+RACE_OUTPUTS = ("results.csv", "summary.json", "summary.md")
+
+
+def _claim(out: Path, config: RaceConfig) -> None:
+    """Refuse to start over a race already in ``out``, unless resuming it or forced to."""
+    existing = [n for n in (RACE_CONFIG_FILE, "runs", *RACE_OUTPUTS) if (out / n).exists()]
+    if not existing or config.resume:
+        return
+    if not config.force:
+        raise FileExistsError(
+            f"{out} already holds a race ({', '.join(existing)}); finish it with --resume "
+            "(finished runs are kept), start over with --force, or choose another --out"
+        )
+    shutil.rmtree(out / "runs", ignore_errors=True)
+    for name in (RACE_CONFIG_FILE, *RACE_OUTPUTS, *PLOT_FILES):
+        (out / name).unlink(missing_ok=True)
+
+
+def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> RaceOutcome:
+    jobs, skipped = plan(config)
+    if not jobs and not skipped:
+        raise ValueError("cross-play needs at least two learners (or add self-play)")
+    if not jobs:
+        raise ValueError(
+            f"no learner can play {config.game}: "
+            + "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        )
+    _write_race_config(out, config, jobs)
+    for name, reason in skipped.items():
+        print(f"skipping {name}: {reason}", file=stream)
+    results, todo = _stored_and_todo(config, out, jobs, stream)
+    failures: dict[str, dict[str, Any]] = {}
+    bar, on_done = _progress_reporter(config, todo, results, failures, progress, stream)
+    interrupted = False
+    try:
+        _execute(config, todo, on_done)
+    except KeyboardInterrupt:
+        interrupted = True
+        print(
+            f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
+            "run again with --resume to finish the rest",
+            file=stream,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    ordered = [results[j.run_id] for j in jobs if j.run_id in results]
+    outcome = write_reports(
+        config, ordered, list(failures.values()), skipped, interrupted, planned=len(jobs)
+    )
+    print("", file=stream)
+    print(outcome.markdown, file=stream)
+    print(f"results written to {out}/ (results.csv, summary.json, summary.md, plots)", file=stream)
+    return outcome
+
+
+def _write_race_config(out: Path, config: RaceConfig, jobs: Sequence[RaceJob]) -> None:
+    """``race_config.json``: the race's settings and its planned run ids (what resume checks)."""
+    atomic_write_bytes(
+        out / RACE_CONFIG_FILE,
+        json.dumps(
+            {**dataclasses.asdict(config), "run_ids": [j.run_id for j in jobs]}, indent=1
+        ).encode(),
+    )
+
+
+def _stored_and_todo(
+    config: RaceConfig, out: Path, jobs: Sequence[RaceJob], stream: Any
+) -> tuple[dict[str, dict[str, Any]], list[RaceJob]]:
+    """The runs a resumed race keeps (stored, intact, same job) and the jobs left to run."""
+    results: dict[str, dict[str, Any]] = {}
+    todo = []
+    outdated = 0
+    for job in jobs:
+        stored, problem = _stored(out, job) if config.resume else (None, "")
+        if stored is not None and stored.get("job") == _job_dict(job):
+            results[job.run_id] = stored
+            continue
+        outdated += stored is not None
+        if problem:
+            print(f"resuming: {problem}; running {job.run_id} again", file=stream)
+        todo.append(job)
+    if config.resume and results:
+        print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
+    if outdated:
+        print(
+            f"resuming: {outdated} stored run(s) had other settings (game, budget or "
+            "evaluation points) and will be run again",
+            file=stream,
+        )
+    return results, todo
+
+
+def _progress_reporter(
+    config: RaceConfig,
+    todo: Sequence[RaceJob],
+    results: dict[str, dict[str, Any]],
+    failures: dict[str, dict[str, Any]],
+    progress: bool,
+    stream: Any,
+) -> tuple[Any, Callable[[dict[str, Any]], None]]:
+    """A progress bar (None without ``progress`` or work to do) and the callback that files
+    each finished run into ``results`` or ``failures`` and reports it."""
+    bar = None
+    if progress and todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"race on {config.game}", unit="run", file=sys.stderr)
+
+    def on_done(payload: dict[str, Any]) -> None:
+        if payload.get("status") == "ok":
+            results[payload["run_id"]] = payload
+            last = payload["history"][-1]
+            line = (
+                f"{payload['run_id']}: exploitability {last['exploitability']:.4g} after "
+                f"{payload['train_seconds']:.1f}s, {payload['iterations']} iterations"
+            )
+        else:
+            failures[payload["run_id"]] = payload
+            line = f"{payload['run_id']}: FAILED: {payload['error']}"
+        if bar is not None:
+            bar.write(line, file=stream)
+            bar.set_postfix_str(_standings(results.values()), refresh=False)
+            bar.update(1)
+        else:
+            print(line, file=stream)
+
+    return bar, on_done
