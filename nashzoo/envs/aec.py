@@ -91,7 +91,7 @@ from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enou
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.cache import GameCache
-from nashzoo.games.tree import CompiledTree
+from nashzoo.games.tree import CompiledTree, readonly
 
 ObsDict = dict[str, np.ndarray]
 RENDER_MODES = ("ansi", "human")
@@ -165,11 +165,6 @@ def _use_tables(game: Game, tabulate: bool | str, parallelizable: bool) -> bool:
             "mover's action mask before its turn comes from the tables; use tabulate=True"
         )
     return tabulate
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
 
 
 def _build_tables(game: Game) -> EnvTables:
@@ -273,15 +268,15 @@ def _views(game: Game, tree: CompiledTree, parent: list[int], action: list[int])
                     vid = ids[p][key] = len(view_key)
                     view_key.append(key)
                     tensor = np.array(state.infoset_tensor(p), dtype=np.float32)
-                    view_tensor.append(_readonly(tensor))
+                    view_tensor.append(readonly(tensor))
                     mask = np.zeros(sizes[p], dtype=np.int8)
                     iset = tree.infoset_index.get(key)
                     if iset is not None and tree.infoset_player[iset] == p:
                         mask[np.flatnonzero(tree.legal_mask[iset])] = 1  # ids < num_actions_of(p)
-                    view_mask.append(_readonly(mask))
+                    view_mask.append(readonly(mask))
                     padded = np.zeros(game.num_actions, dtype=np.int8)
                     padded[: mask.size] = mask
-                    view_mask_padded.append(_readonly(padded))
+                    view_mask_padded.append(readonly(padded))
                 node_ids.append(vid)
             view.append(tuple(node_ids))
     return view, view_key, view_tensor, view_mask, view_mask_padded

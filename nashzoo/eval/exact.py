@@ -56,6 +56,7 @@ from nashzoo.eval.lp import constant_sum, require_two_player_constant_sum, solve
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
 from nashzoo.games.base import check_player
+from nashzoo.games.tree import readonly
 
 PolicyLike = (
     TabularPolicy
@@ -225,9 +226,8 @@ class EvalReport:
 
 
 def _readonly(values: Any) -> np.ndarray:
-    array = np.array(values, dtype=np.float64, copy=True)
-    array.setflags(write=False)
-    return array
+    """A read-only float64 copy of ``values`` (results are shared, never mutated)."""
+    return readonly(np.array(values, dtype=np.float64, copy=True))
 
 
 def expected_returns(game: Game | str, policy: PolicyLike) -> np.ndarray:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from nashzoo.games.tree import CompiledTree
+from nashzoo.games.tree import CompiledTree, readonly
 
 T = TypeVar("T")
 
@@ -32,6 +32,4 @@ def per_tree(tree: CompiledTree, kind: str, build: Callable[[CompiledTree], T]) 
 
 def frozen(array: np.ndarray) -> np.ndarray:
     """A contiguous, read-only copy (or view) of ``array``: cached indexes are shared."""
-    array = np.ascontiguousarray(array)
-    array.setflags(write=False)
-    return array
+    return readonly(np.ascontiguousarray(array))
