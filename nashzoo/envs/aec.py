@@ -165,40 +165,12 @@ def _build_tables(game: Game) -> EnvTables:
     work per node beyond list conversion; then what every player sees at every node, asked of
     the ``State`` once per node, one depth at a time (only two levels of States are alive)."""
     tree = compile_tree(game)
-    num_nodes, num_actions = tree.num_nodes, game.num_actions
-    node_player = tree.player
-    decision = node_player >= 0
-    player = node_player.tolist()
+    player = tree.player.tolist()
     parent = tree.parent.tolist()
     action = tree.action.tolist()
-    # Decision nodes: a child per action id (-1 where illegal), the legal ids of the infoset.
-    rows = iter(tree.children[decision, :num_actions].tolist())
-    no_children: list[int] = []
-    children = [next(rows) if d else no_children for d in decision.tolist()]
-    infoset_legal = [tuple(np.flatnonzero(row).tolist()) for row in tree.legal_mask]
-    legal: list[tuple[int, ...]] = [
-        infoset_legal[i] if i >= 0 else () for i in tree.infoset.tolist()
-    ]
-    # Chance nodes: outcomes in id order, their children and cumulative probabilities.
-    chance_children: list[tuple[int, ...]] = [()] * num_nodes
-    chance_outcomes: list[tuple[int, ...]] = [()] * num_nodes
-    no_cdf: list[float] = []
-    chance_cdf: list[list[float]] = [no_cdf] * num_nodes
-    chance = np.flatnonzero(node_player == CHANCE)
-    if chance.size:
-        kids = tree.children[chance]
-        probs = np.append(tree.chance_prob, 0.0)[kids]  # -1 (no child) reads the 0 appended
-        cdfs = np.cumsum(probs, axis=1).tolist()
-        for node, row, cdf in zip(chance.tolist(), kids.tolist(), cdfs, strict=True):
-            outcomes = tuple(a for a, c in enumerate(row) if c >= 0)
-            legal[node] = chance_outcomes[node] = outcomes
-            chance_children[node] = tuple(row[a] for a in outcomes)
-            cdf = [cdf[a] for a in outcomes]
-            cdf[-1] = 1.0  # guard against rounding: a uniform draw in [0, 1) always lands
-            chance_cdf[node] = cdf
-    returns: list[tuple[float, ...]] = [(0.0,) * game.num_players] * num_nodes
-    for node, row in zip(tree.terminal_nodes.tolist(), tree.terminal_utility.tolist(), strict=True):
-        returns[node] = tuple(row)
+    children, legal = _decision_tables(tree, game.num_actions)
+    chance_children, chance_outcomes, chance_cdf = _chance_tables(tree, legal)
+    returns = _returns_table(tree, game.num_players)
     view, view_key, view_tensor, view_mask, view_mask_padded = _views(game, tree, parent, action)
     return EnvTables(
         game=game,
@@ -217,6 +189,56 @@ def _build_tables(game: Game) -> EnvTables:
         view_mask=view_mask,
         view_mask_padded=view_mask_padded,
     )
+
+
+def _decision_tables(
+    tree: CompiledTree, num_actions: int
+) -> tuple[list[list[int]], list[tuple[int, ...]]]:
+    """Per node: the child per action id at decision nodes (-1 where illegal; empty elsewhere)
+    and the legal action ids of the node's information set (empty elsewhere)."""
+    decision = tree.player >= 0
+    rows = iter(tree.children[decision, :num_actions].tolist())
+    no_children: list[int] = []
+    children = [next(rows) if d else no_children for d in decision.tolist()]
+    infoset_legal = [tuple(np.flatnonzero(row).tolist()) for row in tree.legal_mask]
+    legal: list[tuple[int, ...]] = [
+        infoset_legal[i] if i >= 0 else () for i in tree.infoset.tolist()
+    ]
+    return children, legal
+
+
+def _chance_tables(
+    tree: CompiledTree, legal: list[tuple[int, ...]]
+) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], list[list[float]]]:
+    """Per node: the chance outcomes in id order, their children and cumulative probabilities
+    (empty at decision and terminal nodes); also writes each chance node's outcomes into
+    ``legal``."""
+    num_nodes = tree.num_nodes
+    chance_children: list[tuple[int, ...]] = [()] * num_nodes
+    chance_outcomes: list[tuple[int, ...]] = [()] * num_nodes
+    no_cdf: list[float] = []
+    chance_cdf: list[list[float]] = [no_cdf] * num_nodes
+    chance = np.flatnonzero(tree.player == CHANCE)
+    if chance.size:
+        kids = tree.children[chance]
+        probs = np.append(tree.chance_prob, 0.0)[kids]  # -1 (no child) reads the 0 appended
+        cdfs = np.cumsum(probs, axis=1).tolist()
+        for node, row, cdf in zip(chance.tolist(), kids.tolist(), cdfs, strict=True):
+            outcomes = tuple(a for a, c in enumerate(row) if c >= 0)
+            legal[node] = chance_outcomes[node] = outcomes
+            chance_children[node] = tuple(row[a] for a in outcomes)
+            cdf = [cdf[a] for a in outcomes]
+            cdf[-1] = 1.0  # guard against rounding: a uniform draw in [0, 1) always lands
+            chance_cdf[node] = cdf
+    return chance_children, chance_outcomes, chance_cdf
+
+
+def _returns_table(tree: CompiledTree, num_players: int) -> list[tuple[float, ...]]:
+    """Per node: every player's return at terminal nodes, zeros elsewhere."""
+    returns: list[tuple[float, ...]] = [(0.0,) * num_players] * tree.num_nodes
+    for node, row in zip(tree.terminal_nodes.tolist(), tree.terminal_utility.tolist(), strict=True):
+        returns[node] = tuple(row)
+    return returns
 
 
 _Views = tuple[
