@@ -248,6 +248,61 @@ def _epsilon_greedy_probs(q: np.ndarray, mask: np.ndarray, epsilon: float) -> np
     return probs
 
 
+class _StagedDecisions:
+    """The own decisions one :meth:`NFSP._play` call stages, one row each (tensor, mask, the
+    action played, the greedy action, whether in best-response mode), linked per episode
+    (``next_index``: decision -> the next own decision of its episode, -1 for none; ``last``:
+    episode -> its last own decision), plus every episode's return."""
+
+    def __init__(self, episodes: int) -> None:
+        self.s_rows: list[np.ndarray] = []
+        self.m_rows: list[np.ndarray] = []
+        self.actions: list[int] = []
+        self.greedy_actions: list[int] = []
+        self.br_rows: list[bool] = []
+        self.next_index: list[int] = []
+        self.last = [-1] * episodes
+        self.returns = [0.0] * episodes
+
+    def add(
+        self,
+        episodes: list[int],
+        tensors: np.ndarray,
+        masks: np.ndarray,
+        chosen: list[int],
+        greedy: list[int],
+        br: list[bool],
+    ) -> None:
+        """Stage one decision per entry of ``episodes`` (the episode each row belongs to)."""
+        base = len(self.actions)
+        last, next_index = self.last, self.next_index
+        for i, e in enumerate(episodes):
+            if last[e] >= 0:
+                next_index[last[e]] = base + i
+            last[e] = base + i
+        next_index.extend([-1] * len(episodes))
+        self.s_rows.append(tensors)
+        self.m_rows.append(masks)
+        self.actions.extend(chosen)
+        self.greedy_actions.extend(greedy)
+        self.br_rows.extend(br)
+
+    def batch(self, input_size: int, num_actions: int, env_steps: int) -> dict[str, Any]:
+        """The staged rows as arrays (what :meth:`NFSP._play` returns)."""
+        s_rows, m_rows = self.s_rows, self.m_rows
+        return {
+            "s": np.concatenate(s_rows) if s_rows else np.zeros((0, input_size), np.float32),
+            "mask": np.concatenate(m_rows) if m_rows else np.zeros((0, num_actions), bool),
+            "a": np.asarray(self.actions, dtype=np.int64),
+            "greedy": np.asarray(self.greedy_actions, dtype=np.int64),
+            "br": np.asarray(self.br_rows, dtype=bool),
+            "next": np.asarray(self.next_index, dtype=np.int64),
+            "last": np.asarray(self.last, dtype=np.int64),
+            "returns": np.asarray(self.returns, dtype=np.float32),
+            "env_steps": env_steps,
+        }
+
+
 @register
 class NFSP(NeuralLearner):
     """Neural Fictitious Self-Play for one seat (see the module docstring)."""
@@ -385,15 +440,7 @@ class NFSP(NeuralLearner):
         )
         cache: dict[tuple[int, str], np.ndarray] = {}
         modes = (rng.random(total) < cfg.anticipatory).tolist()  # per episode: BR mode?
-        # Staged own decisions, one row each.
-        s_rows: list[np.ndarray] = []
-        m_rows: list[np.ndarray] = []
-        actions: list[int] = []
-        greedy_actions: list[int] = []
-        br_rows: list[bool] = []
-        next_index: list[int] = []  # decision -> next own decision of its episode (-1: none)
-        last = [-1] * total  # episode -> its last own decision
-        returns = [0.0] * total
+        staged = _StagedDecisions(total)
         episode = list(range(len(envs)))  # lane -> episode it plays
         for env in envs:  # the first episode of every lane draws from a fresh generator state
             env.reset(seed=self._env_seed())
@@ -401,20 +448,7 @@ class NFSP(NeuralLearner):
         env_steps = 0
         active = list(range(len(envs)))
         while active:
-            own: list[int] = []
-            opp: list[int] = []
-            for lane in active:
-                env = envs[lane]
-                agent = env.agent_selection
-                if env.terminations[agent]:
-                    returns[episode[lane]] = float(env.rewards[me])
-                    if started == total:
-                        continue
-                    env.reset()
-                    episode[lane] = started
-                    started += 1
-                    agent = env.agent_selection
-                (own if agent == me else opp).append(lane)
+            own, opp, started = self._next_movers(active, episode, started, total, staged)
             active = own + opp
             if own:
                 obs = [envs[lane].observe(me) for lane in own]
@@ -422,35 +456,42 @@ class NFSP(NeuralLearner):
                 masks = widen_mask(np.stack([o["action_mask"] for o in obs]), self.num_actions)
                 br = [modes[episode[lane]] for lane in own]
                 chosen, greedy = self._act(q_net, avg_net, tensors, masks, br, epsilon)
-                base = len(actions)
-                for i, lane in enumerate(own):
-                    e = episode[lane]
-                    if last[e] >= 0:
-                        next_index[last[e]] = base + i
-                    last[e] = base + i
-                    envs[lane].step(chosen[i])
-                next_index.extend([-1] * len(own))
-                s_rows.append(tensors)
-                m_rows.append(masks)
-                actions.extend(chosen)
-                greedy_actions.extend(greedy)
-                br_rows.extend(br)
+                staged.add([episode[lane] for lane in own], tensors, masks, chosen, greedy, br)
+                for lane, a in zip(own, chosen, strict=True):
+                    envs[lane].step(a)
                 env_steps += len(own)
             if opp:
                 self._opponent_moves(opp, opponent, batch_query, cache)
                 env_steps += len(opp)
-        d = self.input_size
-        return {
-            "s": np.concatenate(s_rows) if s_rows else np.zeros((0, d), np.float32),
-            "mask": np.concatenate(m_rows) if m_rows else np.zeros((0, self.num_actions), bool),
-            "a": np.asarray(actions, dtype=np.int64),
-            "greedy": np.asarray(greedy_actions, dtype=np.int64),
-            "br": np.asarray(br_rows, dtype=bool),
-            "next": np.asarray(next_index, dtype=np.int64),
-            "last": np.asarray(last, dtype=np.int64),
-            "returns": np.asarray(returns, dtype=np.float32),
-            "env_steps": env_steps,
-        }
+        return staged.batch(self.input_size, self.num_actions, env_steps)
+
+    def _next_movers(
+        self,
+        active: list[int],
+        episode: list[int],
+        started: int,
+        total: int,
+        staged: _StagedDecisions,
+    ) -> tuple[list[int], list[int], int]:
+        """The active lanes split by who moves next (this seat, the opponent): a lane whose
+        episode ended records its return and starts the next episode, or retires once
+        ``total`` episodes have started. Returns the two lane lists and the new ``started``."""
+        envs, me = self._envs, self._agent
+        own: list[int] = []
+        opp: list[int] = []
+        for lane in active:
+            env = envs[lane]
+            agent = env.agent_selection
+            if env.terminations[agent]:
+                staged.returns[episode[lane]] = float(env.rewards[me])
+                if started == total:
+                    continue
+                env.reset()
+                episode[lane] = started
+                started += 1
+                agent = env.agent_selection
+            (own if agent == me else opp).append(lane)
+        return own, opp, started
 
     def _env_seed(self) -> Any:
         """What the lane envs are reset with: this learner's own Generator.
