@@ -426,6 +426,35 @@ def _sampler(
     return _ScenarioSampler(scenarios, table, tree.num_infosets, table_row, pad, targets)
 
 
+def _node_kinds(tree: CompiledTree, seat: int) -> np.ndarray:
+    """Every node's kind seen from ``seat``: ``_OWN``, ``_OPPONENT``, ``_CHANCE`` or
+    ``_TERMINAL``."""
+    player = tree.player.astype(np.int64)
+    kind = np.full(tree.num_nodes, _TERMINAL, dtype=np.int64)
+    kind[player >= 0] = np.where(player[player >= 0] == seat, _OWN, _OPPONENT)
+    kind[player == CHANCE] = _CHANCE
+    return kind
+
+
+def _distribution_table(tree: CompiledTree, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution at every non-terminal node: a table with one row per infoset (zeros,
+    filled with strategies later), then one per chance node (its outcome probabilities), then
+    a row of ones (the padding cell of the scenario samplers' products); and every node's row
+    in it (-1 at terminals)."""
+    n_i = tree.num_infosets
+    player = tree.player.astype(np.int64)
+    chance = np.flatnonzero(kind == _CHANCE)
+    table_row = np.full(tree.num_nodes, -1, dtype=np.int64)
+    table_row[player >= 0] = tree.infoset.astype(np.int64)[player >= 0]
+    table_row[chance] = n_i + np.arange(chance.size)
+    table = np.zeros((n_i + chance.size + 1, int(tree.children.shape[1])))
+    kids = tree.children[chance]
+    chance_probs = np.where(kids >= 0, tree.chance_prob[np.maximum(kids, 0)], 0.0)
+    table[n_i:-1] = chance_probs / chance_probs.sum(axis=1, keepdims=True)
+    table[-1] = 1.0
+    return table, table_row
+
+
 class _SeatTables:
     """The compiled tree seen from one seat, plus the seat's regret and average tables.
 
@@ -440,28 +469,14 @@ class _SeatTables:
         n_i, n_a = tree.num_infosets, tree.num_actions
         self.num_infosets, self.num_actions = n_i, n_a
         self.num_sequences = n_i * n_a
-        width = int(tree.children.shape[1])
-        player = tree.player.astype(np.int64)
-        kind = np.full(tree.num_nodes, _TERMINAL, dtype=np.int64)
-        kind[player >= 0] = np.where(player[player >= 0] == seat, _OWN, _OPPONENT)
-        kind[player == CHANCE] = _CHANCE
+        kind = _node_kinds(tree, seat)
         infoset = tree.infoset.astype(np.int64)
         self.own_rows = tree.infoset_player == seat
         self.own_mask = np.broadcast_to(self.own_rows[:, None], (n_i, n_a))
         self.legal = tree.legal_mask
         self.uniform = uniform_strategy(tree)
 
-        # Distribution at every non-terminal node: one row per infoset, then per chance node.
-        chance = np.flatnonzero(kind == _CHANCE)
-        table_row = np.full(tree.num_nodes, -1, dtype=np.int64)
-        table_row[player >= 0] = infoset[player >= 0]
-        table_row[chance] = n_i + np.arange(chance.size)
-        # The last row holds ones: the padding cell of the scenario samplers' products.
-        self._table = np.zeros((n_i + chance.size + 1, width))
-        kids = tree.children[chance]
-        chance_probs = np.where(kids >= 0, tree.chance_prob[np.maximum(kids, 0)], 0.0)
-        self._table[n_i:-1] = chance_probs / chance_probs.sum(axis=1, keepdims=True)
-        self._table[-1] = 1.0
+        self._table, table_row = _distribution_table(tree, kind)
         self._strategy_rows = self._table[:n_i, :n_a]
 
         # Sequence form (the tree-arithmetic kernels the full-width learners use too): last
