@@ -329,36 +329,17 @@ class _Walk:
         position = np.empty_like(order)
         position[order] = np.arange(order.size)
         infoset = np.frombuffer(self.infoset, dtype=np.int32)[order].astype(np.int64)
-        # Information sets in order of their first breadth-first node.
         decision = infoset >= 0
-        _, first = np.unique(infoset[decision], return_index=True)
-        rank = np.empty(len(self.keys), dtype=np.int64)
-        rank[np.argsort(first, kind="stable")] = np.arange(len(self.keys))
+        rank = _first_seen_rank(infoset[decision], len(self.keys))
         renumbered = np.argsort(rank)  # new id -> old id
         pad = len(self.keys) * num_actions
-
-        def sequences(values: np.ndarray) -> np.ndarray:
-            values = np.asarray(values, dtype=np.int64)
-            moved = values >= 0
-            out = np.full(values.shape, pad, dtype=np.int64)
-            out[moved] = (
-                rank[values[moved] // num_actions] * num_actions + values[moved] % num_actions
-            )
-            return out.astype(np.int32)
-
         parent = np.frombuffer(self.parent, dtype=np.int32)[order]
         parent = np.where(parent >= 0, position[np.maximum(parent, 0)], -1)
         terminals = position[np.frombuffer(self.terminal_nodes, dtype=np.int64)]
         by_node = np.argsort(terminals, kind="stable")
         utility = np.frombuffer(self.terminal_utility).reshape(-1, players)[by_node]
         last = np.frombuffer(self.terminal_last, dtype=np.int64).reshape(-1, players)[by_node]
-        keys = tuple(self.keys[i] for i in renumbered)
-        tensor_size = getattr(game, "infoset_tensor_size", 0)
-        tensors = (
-            np.stack(self.iset_tensor).astype(np.float32)[renumbered]
-            if self.iset_tensor
-            else np.zeros((0, tensor_size), dtype=np.float32)
-        )
+        keys, tensors = self._renumbered_labels(renumbered)
         mask = np.asarray(self.iset_mask, dtype=bool).reshape(len(self.keys), num_actions)
         tree = CompiledTree(
             game_id=game.id,
@@ -372,16 +353,51 @@ class _Walk:
             level_starts=readonly(np.concatenate(([0], np.cumsum(np.bincount(depth))))),
             infoset_player=readonly(np.asarray(self.iset_player, dtype=np.int8)[renumbered]),
             infoset_depth=readonly(np.asarray(self.iset_depth, dtype=np.int32)[renumbered]),
-            infoset_parent_sequence=readonly(sequences(self.iset_parent)[renumbered]),
+            infoset_parent_sequence=readonly(
+                _renumber_sequences(self.iset_parent, rank, num_actions, pad)[renumbered]
+            ),
             legal_mask=readonly(mask[renumbered]),
             terminal_nodes=readonly(np.sort(terminals).astype(np.int32)),
             terminal_utility=readonly(utility),
             terminal_chance_reach=readonly(np.frombuffer(self.terminal_chance)[by_node]),
-            terminal_last_sequence=readonly(np.ascontiguousarray(sequences(last).T)),
+            terminal_last_sequence=readonly(
+                np.ascontiguousarray(_renumber_sequences(last, rank, num_actions, pad).T)
+            ),
             infoset_labels=lambda: (keys, tensors),
         )
         tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
         return tree
+
+    def _renumbered_labels(self, renumbered: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
+        """The information sets' keys and tensors in the new numbering (``renumbered``: new id
+        -> old id)."""
+        keys = tuple(self.keys[i] for i in renumbered)
+        tensor_size = getattr(self.game, "infoset_tensor_size", 0)
+        tensors = (
+            np.stack(self.iset_tensor).astype(np.float32)[renumbered]
+            if self.iset_tensor
+            else np.zeros((0, tensor_size), dtype=np.float32)
+        )
+        return keys, tensors
+
+
+def _first_seen_rank(infoset: np.ndarray, num_infosets: int) -> np.ndarray:
+    """Old information set id -> new id, numbering the sets in order of their first node in
+    ``infoset`` (the decision nodes' sets in breadth-first order)."""
+    _, first = np.unique(infoset, return_index=True)
+    rank = np.empty(num_infosets, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(num_infosets)
+    return rank
+
+
+def _renumber_sequences(values: Any, rank: np.ndarray, num_actions: int, pad: int) -> np.ndarray:
+    """Sequence ids ``infoset * num_actions + action`` with the information sets renumbered by
+    ``rank``; -1 (no move yet) becomes ``pad``, the empty sequence."""
+    values = np.asarray(values, dtype=np.int64)
+    moved = values >= 0
+    out = np.full(values.shape, pad, dtype=np.int64)
+    out[moved] = rank[values[moved] // num_actions] * num_actions + values[moved] % num_actions
+    return out.astype(np.int32)
 
 
 _TREES: GameCache[CompiledTree] = GameCache(_compile)
