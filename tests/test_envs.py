@@ -379,6 +379,24 @@ def test_penalize_mode_terminates_with_minus_one() -> None:
         env.step(3)
 
 
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_is_legal_agrees_with_the_action_mask_and_end_with_penalty_ends_the_game(
+    tabulate: bool,
+) -> None:
+    """The env's public surface that the wrappers use: ``is_legal`` says what the mover's mask
+    says in both modes, and ``end_with_penalty`` ends the game without playing a move."""
+    raw = leduc_holdem_v0.raw_env(tabulate=tabulate)
+    raw.reset(seed=0, options={"chance_outcomes": [Qh, Ks]})
+    raw.step(C)
+    mask = raw.observe(raw.agent_selection)["action_mask"]
+    assert [raw.is_legal(a) for a in range(mask.size)] == [bool(m) for m in mask]
+    assert not raw.is_legal(0)  # player_1 may check or raise here, not fold
+    raw.end_with_penalty("player_1", -2.0)
+    assert all(raw.terminations.values()) and all(raw.truncations.values())
+    assert raw.rewards == {"player_0": 0, "player_1": -2.0}
+    assert raw.history == [Qh, Ks, C]
+
+
 def pettingzoo_classic_penalize(module: ModuleType, kwargs: dict) -> Any:
     """The raw env under PettingZoo's own classic terminate-with-penalty stack."""
     from pettingzoo.utils import wrappers
