@@ -312,29 +312,33 @@ def _scenarios(
     those of one child per action; elsewhere (every action taken) they are all combinations of
     one scenario per child. Counted bottom-up first, so big trees cost one pass over the nodes.
     """
-    kids = [[int(c) for c in row if c >= 0] for row in tree.children]
+    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
     count = [1] * tree.num_nodes
-    for n in range(tree.num_nodes - 1, -1, -1):  # breadth-first order: children after parents
-        if kids[n]:
-            below = [count[c] for c in kids[n]]
-            total = sum(below) if is_sampled[n] else int(np.prod(below, dtype=object))
-            count[n] = min(total, limit + 1)
+    for node in range(tree.num_nodes - 1, -1, -1):  # breadth-first: children after parents
+        if kids[node]:
+            below = [count[child] for child in kids[node]]
+            total = sum(below) if is_sampled[node] else int(np.prod(below, dtype=object))
+            count[node] = min(total, limit + 1)
     if count[0] > limit:
         return None
 
-    def walk(n: int) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
-        if not kids[n]:
-            return [((), (n,))]
-        if is_sampled[n]:
+    def walk(node: int) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
+        if not kids[node]:
+            return [((), (node,))]
+        if is_sampled[node]:
             return [
-                (((n, int(tree.action[c])), *choices), (n, *nodes))
-                for c in kids[n]
-                for choices, nodes in walk(c)
+                (((node, int(tree.action[child])), *choices), (node, *nodes))
+                for child in kids[node]
+                for choices, nodes in walk(child)
             ]
-        combos: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = [((), (n,))]
-        for c in kids[n]:
-            below = walk(c)
-            combos = [(a + b, x + y) for a, x in combos for b, y in below]
+        combos: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = [((), (node,))]
+        for child in kids[node]:
+            below = walk(child)
+            combos = [
+                (choices + more_choices, nodes + more_nodes)
+                for choices, nodes in combos
+                for more_choices, more_nodes in below
+            ]
         return combos
 
     return walk(0)
@@ -582,7 +586,7 @@ class _SeatTables:
         ``[num_sequences + 1]`` vector ending in the empty sequence's 1."""
         return self._sf.plan(1 - self.seat if opponent else self.seat, table.reshape(-1))
 
-    def counterfactual_values(self, terminal_weight: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    def backed_up_values(self, terminal_weight: np.ndarray, sigma: np.ndarray) -> np.ndarray:
         """``q[I, a] = sum_z terminal_weight[z] * pi_i(Ia -> z)`` over the terminals below each
         own move (zero elsewhere), by the shared sequence-form backup."""
         q = self._sf.backup(self.seat, terminal_weight, sigma.reshape(-1))
@@ -684,7 +688,7 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
         #    q(I, b) - sum_a sigma(a|I) q(I, a), with q the counterfactual values of the terminal
         #    weights count(z) u(z) / q_i(z).
         weight = counts * tables.term_utility / q_own
-        tables.add_regrets(tables.counterfactual_values(weight, sigma), sigma)
+        tables.add_regrets(tables.backed_up_values(weight, sigma), sigma)
 
         # 3. Average strategy.
         if self.config.averaging == "stochastic":
@@ -733,7 +737,7 @@ class ExternalSamplingMCCFR(_MCCFRMixin, Learner):
         #    q(I, a) = sum_z count(z) u(z) pi_i(Ia -> z) and regrets q(I, a) - sum_b sigma q(I, b).
         reached, touched = tables.regret_pass.sample(probs, batch, self.rng)
         weight = reached * tables.term_utility
-        tables.add_regrets(tables.counterfactual_values(weight, sigma), sigma)
+        tables.add_regrets(tables.backed_up_values(weight, sigma), sigma)
 
         # 2. Average pass.
         if config.averaging == "simple":
