@@ -121,3 +121,102 @@ def test_compiled_and_numpy_paths_agree_bit_for_bit(name: str, monkeypatch) -> N
             monkeypatch.setattr(_jit, "ENABLED", True)
             for a, b in zip(compiled, plain, strict=True):
                 np.testing.assert_array_equal(a, b)
+
+
+# Every way an iteration can fold in: CFR, CFR+ (floor, linear weight, a delayed zero weight),
+# DCFR (both discounts and the average's decay) and a floor with a positive discount.
+FOLDS = [
+    tm.IterationWeights(),
+    tm.IterationWeights(floor=True, weight=3.0),
+    tm.IterationWeights(floor=True, weight=0.0),
+    tm.IterationWeights(positive=0.9, negative=0.5, decay=0.8),
+    tm.IterationWeights(positive=0.7, floor=True, weight=2.0, decay=0.9),
+]
+
+
+def _run_steps(tree, monkeypatch, compiled: bool) -> list[np.ndarray]:
+    """Three steps of each fold on both seats from random tables, every array they touch."""
+    from nashzoo.games.treemath import _jit
+
+    monkeypatch.setattr(_jit, "ENABLED", compiled)
+    rng = np.random.default_rng(5)
+    seen = []
+    for player in range(2):
+        step = tm.FullWidthStep(tree, player)
+        own = tree.legal_mask & (tree.infoset_player == player)[:, None]
+        regrets = rng.normal(size=own.shape) * own
+        strategy_sum = rng.random(own.shape) * own
+        current = tm.regret_matching(regrets, tree.legal_mask)
+        for weights in FOLDS:
+            for _ in range(3):
+                others = _random_strategy(tree, seed=int(rng.integers(1 << 30)), sparsity=0.3)
+                current, value = step(regrets, strategy_sum, current, others, weights)
+                seen += [regrets.copy(), strategy_sum.copy(), current, np.array(value)]
+    return seen
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
+def test_full_width_step_compiled_and_numpy_agree_bit_for_bit(name: str, monkeypatch) -> None:
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): one path only")
+    tree = _tree(name)
+    compiled = _run_steps(tree, monkeypatch, True)
+    plain = _run_steps(tree, monkeypatch, False)
+    for a, b in zip(compiled, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_full_width_step_folds_as_documented() -> None:
+    """One step against the reference pass: R <- max(R + q - v, 0) * positive on the seat's
+    legal cells, S <- (S + weight * plan) * decay, and the next strategy regret-matches R."""
+    tree = _tree("kuhn_poker")
+    rng = np.random.default_rng(2)
+    own = tree.legal_mask & (tree.infoset_player == 0)[:, None]
+    regrets, strategy_sum = rng.normal(size=own.shape) * own, rng.random(own.shape) * own
+    current, others = _random_strategy(tree, seed=1), _random_strategy(tree, seed=2)
+    reference = tm.counterfactual_pass(tree, current, 0, others=others)
+    expect_r = np.maximum(regrets + (reference.q - reference.values[:, None]) * own, 0.0) * 0.5
+    expect_s = (strategy_sum + 4.0 * reference.plan) * 0.25
+    weights = tm.IterationWeights(positive=0.5, negative=0.5, floor=True, weight=4.0, decay=0.25)
+    nxt, value = tm.FullWidthStep(tree, 0)(regrets, strategy_sum, current, others, weights)
+    np.testing.assert_allclose(regrets, expect_r, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(strategy_sum, expect_s, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(nxt, tm.regret_matching(regrets, tree.legal_mask))
+    assert value == pytest.approx(reference.value, abs=1e-15)
+    assert nxt is not current and not regrets[~own].any()
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(dice_sides=3)"])
+def test_nash_conv_compiled_and_numpy_agree_bit_for_bit(name: str, monkeypatch) -> None:
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): one path only")
+    tree = _tree(name)
+    for seed, sparsity in ((1, 0.0), (2, 0.5), (3, 0.9)):
+        strategy = _random_strategy(tree, seed=seed, sparsity=sparsity)
+        compiled = tm.nash_conv(tree, strategy)
+        monkeypatch.setattr(_jit, "ENABLED", False)
+        plain = tm.nash_conv(tree, strategy)
+        monkeypatch.setattr(_jit, "ENABLED", True)
+        assert compiled[0] == plain[0]
+        np.testing.assert_array_equal(compiled[1], plain[1])
+        np.testing.assert_array_equal(compiled[2], plain[2])
+        assert tm.nash_conv_value(tree, strategy) == plain[0]
+
+
+def test_per_tree_entries_go_with_their_tree() -> None:
+    import gc
+
+    from nashzoo.games.tree import walk_states
+    from nashzoo.games.treemath import _cache
+
+    tree = walk_states(load_game("kuhn_poker"))  # a private tree, not the cached one
+    first = tm.sequence_form(tree)
+    assert tm.sequence_form(tree) is first and id(tree) in _cache._CACHE
+    key = id(tree)
+    del tree, first
+    gc.collect()
+    assert key not in _cache._CACHE

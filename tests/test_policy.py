@@ -307,3 +307,42 @@ def test_atomic_writes_get_normal_permissions(tmp_path):
     assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) == 0o644
     assert (tmp_path / "x.json").read_bytes() == b"{}"
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # no temporary file left behind
+
+
+def test_a_policy_is_checked_once(monkeypatch) -> None:
+    """Policies are immutable, so the evaluator checks one at most once: the constructor's
+    check counts, and a policy built without one is checked the first time it is evaluated."""
+    from nashzoo.agents import policy as module
+    from nashzoo.eval import nash_conv
+
+    calls = []
+    real = module.check_distributions
+    monkeypatch.setattr(
+        module, "check_distributions", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    game = load_game("kuhn_poker")
+    checked = TabularPolicy(game, TabularPolicy.uniform(game).probs)
+    assert checked.checked and len(calls) == 1
+    nash_conv(game, checked)
+    nash_conv("kuhn_poker", checked)
+    assert len(calls) == 1
+    unchecked = TabularPolicy(game, checked.probs, validate=False)
+    assert not unchecked.checked
+    first = nash_conv(game, unchecked)
+    assert unchecked.checked and len(calls) == 2
+    assert nash_conv(game, unchecked) == first and len(calls) == 2
+
+
+def test_adopt_wraps_the_table_without_a_copy() -> None:
+    from nashzoo.eval import nash_conv
+
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    table = np.array(TabularPolicy.uniform(game).probs)
+    adopted = TabularPolicy.adopt(game, tree, table)
+    assert adopted.probs is table and not table.flags.writeable and not adopted.checked
+    assert adopted.row("K|").tolist() == [0.5, 0.5]
+    bad = np.array(table)
+    bad[tree.index_of("K|")] = [0.9, 0.9]
+    with pytest.raises(PolicyError, match=r"'K\|' does not sum to one"):
+        nash_conv(game, TabularPolicy.adopt(game, tree, bad))

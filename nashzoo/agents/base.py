@@ -152,7 +152,9 @@ class Learner(ABC):
         self.iterations += 1
         self.nodes_touched += int(metrics.pop("nodes_touched", 0))
         self.env_steps += int(metrics.pop("env_steps", 0))
-        metrics.update(self.work())
+        metrics["iterations"] = self.iterations  # what work() reports, without its dict
+        metrics["nodes_touched"] = self.nodes_touched
+        metrics["env_steps"] = self.env_steps
         return metrics
 
     def work(self) -> dict[str, int]:
@@ -165,6 +167,8 @@ class Learner(ABC):
 
     def opponent_strategy(self, opponent: Policy) -> np.ndarray:
         """The opponent's policy as a ``[num_infosets, num_actions]`` array (exact)."""
+        if isinstance(opponent, TabularPolicy) and opponent.game is self.game:
+            return opponent.probs  # the common case, without from_policy's look-ups
         return TabularPolicy.from_policy(self.game, opponent).probs
 
     @property

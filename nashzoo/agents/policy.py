@@ -43,6 +43,9 @@ class TabularPolicy:
     Rows follow the compiled tree's infoset order (``tree.infoset_keys``). Instances are
     immutable: ``probs`` is read-only and every method that changes something returns a new
     policy, so a policy handed to an opponent or an evaluator can never be mutated under it.
+    Immutability also lets a policy be checked once: :attr:`checked` says its rows are known to
+    be distributions (checked by the constructor, or by the evaluator the first time it met a
+    policy built with ``validate=False``), and the evaluator does not check it again.
     """
 
     def __init__(self, game: Game | str, probs: np.ndarray, *, validate: bool = True) -> None:
@@ -60,6 +63,22 @@ class TabularPolicy:
         probs.setflags(write=False)
         self._probs = probs
         self._by_tensor: dict[bytes, int] | None = None
+        self._checked = validate
+
+    @classmethod
+    def adopt(cls, game: Game, tree: CompiledTree, probs: np.ndarray) -> TabularPolicy:
+        """A policy over ``probs`` itself, with neither the constructor's copy nor its check:
+        for a learner handing out its current strategy every step. ``tree`` must be
+        ``compile_tree(game)`` and ``probs`` a fresh C-contiguous float64 ``[I, A]`` table that
+        nobody writes again (it is made read-only here). Like one built with
+        ``validate=False``, the policy is checked by the evaluator the first time it is
+        evaluated."""
+        policy = cls.__new__(cls)
+        probs.setflags(write=False)
+        policy.game, policy.tree, policy._probs = game, tree, probs
+        policy._by_tensor = None
+        policy._checked = False
+        return policy
 
     # --- constructors ------------------------------------------------------------------------
     @classmethod
@@ -178,6 +197,19 @@ class TabularPolicy:
     def probs(self) -> np.ndarray:
         """Read-only ``[num_infosets, num_actions]`` array."""
         return self._probs
+
+    @property
+    def checked(self) -> bool:
+        """Whether the rows are known to be distributions over the legal actions."""
+        return self._checked
+
+    def check(self) -> TabularPolicy:
+        """Raise :class:`PolicyError` naming the first row that is not a distribution over its
+        legal actions; a policy that passed once is not checked again (it cannot change)."""
+        if not self._checked:
+            check_distributions(self.tree, self._probs)
+            self._checked = True
+        return self
 
     def row(self, key: str) -> np.ndarray:
         return self._probs[self.tree.index_of(key)].copy()

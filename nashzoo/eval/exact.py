@@ -50,7 +50,6 @@ from nashzoo.agents.policy import (
     Policy,
     PolicyError,
     TabularPolicy,
-    check_distributions,
 )
 from nashzoo.eval.lp import constant_sum, require_two_player_constant_sum, solve_game
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
@@ -83,18 +82,18 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
             row that is not a distribution over its legal actions; the message names the
             offending information set and says how to fix it.
     """
+    if isinstance(policy, TabularPolicy) and policy.game is game:
+        return policy.check()  # the common case, before the look-ups below
     game = load_game(game)
-    tree = compile_tree(game)
     if isinstance(policy, TabularPolicy):
         if policy.game.id != game.id:
             raise PolicyError(
                 f"the policy is for {policy.game.id}, not {game.id}; evaluate it on its own "
                 "game or build a policy for this one"
             )
-        # Rows built with validate=False (or by hand) are checked here: the check is a few
-        # vectorised comparisons, far cheaper than the evaluation itself.
-        check_distributions(tree, policy.probs)
-        return policy
+        # Rows built with validate=False (or by hand) are checked here, once per policy (it is
+        # immutable): a few vectorised comparisons, cheaper than the evaluation itself.
+        return policy.check()
     if isinstance(policy, np.ndarray):
         return TabularPolicy(game, policy)
     if isinstance(policy, Mapping):
@@ -250,14 +249,14 @@ def best_response(game: Game | str, policy: PolicyLike, player: int) -> BestResp
 
 def nash_conv(game: Game | str, policy: PolicyLike) -> float:
     """``sum_p max_{sigma'_p} u_p(sigma'_p, sigma_{-p}) - u_p(sigma)``: 0 at an equilibrium."""
-    _, tree, table = _setup(game, policy)
-    return tm.nash_conv(tree, table.probs)[0]
+    table = as_tabular(game, policy)
+    return tm.nash_conv_value(table.tree, table.probs)
 
 
 def exploitability(game: Game | str, policy: PolicyLike) -> float:
     """``NashConv / num_players``, the convention of OpenSpiel's ``exploitability``."""
-    game, tree, table = _setup(game, policy)
-    return tm.nash_conv(tree, table.probs)[0] / game.num_players
+    table = as_tabular(game, policy)
+    return tm.nash_conv_value(table.tree, table.probs) / table.game.num_players
 
 
 def seat_exploitability(game: Game | str, policy: PolicyLike, seat: int) -> float:

@@ -10,12 +10,15 @@ per history. Modules:
 * :mod:`.sequence`: the sequence form (realization plans, the fused counterfactual pass of the
   full-width learners, the bottom-up value backup of the sampling ones);
 * :mod:`.matching`: regret matching (the ONE implementation), row sums and normalisations;
+* :mod:`.fullwidth`: one full-width CFR-family iteration of a seat (pass, discounted regret and
+  average updates, regret matching) as one fused kernel;
 * :mod:`.walks`: batched sampled walks (Deep CFR's traversals) and inverse-CDF sampling.
 
 Notation: for a terminal ``z``, ``pi_p(z)`` is the product of player ``p``'s action probabilities on
 the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
 """
 
+from nashzoo.games.treemath.fullwidth import FullWidthStep, IterationWeights
 from nashzoo.games.treemath.matching import (
     RegretMatcher,
     behaviour_strategy,
@@ -23,7 +26,12 @@ from nashzoo.games.treemath.matching import (
     row_sums,
     uniform_strategy,
 )
-from nashzoo.games.treemath.response import best_response, expected_returns, nash_conv
+from nashzoo.games.treemath.response import (
+    best_response,
+    expected_returns,
+    nash_conv,
+    nash_conv_value,
+)
 from nashzoo.games.treemath.sequence import (
     CounterfactualPass,
     OwnDepth,
@@ -38,6 +46,8 @@ from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sa
 
 __all__ = [
     "CounterfactualPass",
+    "FullWidthStep",
+    "IterationWeights",
     "OwnDepth",
     "RegretMatcher",
     "SampledWalks",
@@ -49,6 +59,7 @@ __all__ = [
     "counterfactual_values",
     "expected_returns",
     "nash_conv",
+    "nash_conv_value",
     "node_paths",
     "realization_plan",
     "regret_matching",

@@ -14,17 +14,23 @@ from nashzoo.games.tree import CompiledTree, readonly
 
 T = TypeVar("T")
 
-_CACHE: weakref.WeakKeyDictionary[CompiledTree, dict[str, Any]] = weakref.WeakKeyDictionary()
+# Keyed by the tree's id, not the tree: a plain dict look-up, several times cheaper than a
+# WeakKeyDictionary's (which makes a weak reference per call), and it is on every kernel's
+# path. A finalizer drops a tree's entries when the tree dies, before its id can be reused.
+_CACHE: dict[int, dict[str, Any]] = {}
 _LOCK = threading.RLock()
 
 
 def per_tree(tree: CompiledTree, kind: str, build: Callable[[CompiledTree], T]) -> T:
     """``build(tree)``, computed on the first call for this ``(tree, kind)`` and then reused."""
-    entries = _CACHE.get(tree)
+    entries = _CACHE.get(id(tree))
     if entries is not None and kind in entries:
         return entries[kind]
     with _LOCK:
-        entries = _CACHE.setdefault(tree, {})
+        entries = _CACHE.get(id(tree))
+        if entries is None:
+            entries = _CACHE[id(tree)] = {}
+            weakref.finalize(tree, _CACHE.pop, id(tree), None)
         if kind not in entries:
             entries[kind] = build(tree)
         return entries[kind]

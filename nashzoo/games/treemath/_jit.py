@@ -1,12 +1,18 @@
-"""Optional compiled versions of the two hottest kernels, used when numba is installed.
+"""Optional compiled versions of the hottest kernels, used when numba is installed.
 
 On small trees (Kuhn: 58 histories) a full-width CFR step is some 25 numpy calls of under a
 microsecond of work each, so the Python cost of the calls, not the arithmetic, sets the speed.
 These loops do the same sums in one compiled call each: the fused counterfactual pass of a
 two-player tree (the other player's plan, the terminal gather, the bottom-up backup and the
-player's own plan) and regret matching. Every sum is taken in the numpy kernels' order, so
-both paths give the same numbers bit for bit (tests compare them). Without numba, or with
-``NASHZOO_PURE_NUMPY=1`` in the environment, nothing here is used.
+player's own plan), regret matching, one whole full-width iteration of a seat (the pass, the
+discounted regret and average updates and regret matching) and both players' best responses.
+Every sum is taken in the numpy kernels' order, so both paths give the same numbers bit for bit
+(tests compare them). Without numba, or with ``NASHZOO_PURE_NUMPY=1`` in the environment,
+nothing here is used.
+
+The static index arrays of a kernel travel packed in one int64 vector (:func:`pack`): every
+array argument costs the dispatcher a type check, about a tenth of a microsecond, which is a
+tenth of a small tree's whole step.
 """
 
 from __future__ import annotations
@@ -26,60 +32,104 @@ ENABLED = njit is not None
 """Whether the compiled kernels are in use."""
 
 
-def _two_player_pass(
-    own_sequences: np.ndarray,
-    own_parents: np.ndarray,
-    own_offsets: np.ndarray,
-    other_sequences: np.ndarray,
-    other_parents: np.ndarray,
+def _compiled(function):
+    """``function`` compiled by numba (cached on disk, without the GIL), or as it is without
+    numba (then only the tests call it, to read the loops against the numpy kernels)."""
+    return function if njit is None else njit(cache=True, nogil=True)(function)
+
+
+def pack(*arrays: np.ndarray) -> np.ndarray:
+    """One int64 vector holding ``arrays`` after a header of their boundaries: array ``k`` is
+    ``packed[packed[k]:packed[k + 1]]`` (what the kernels read)."""
+    header = len(arrays) + 1
+    bounds = np.cumsum([header] + [a.size for a in arrays])
+    return np.concatenate([bounds, *(np.asarray(a, dtype=np.int64).ravel() for a in arrays)])
+
+
+# --- building blocks, each the loop form of one numpy kernel step ----------------------------
+@_compiled
+def _plan(sequences: np.ndarray, parents: np.ndarray, flat: np.ndarray, out: np.ndarray) -> None:
+    """``SequenceForm.plan``: ``out[s] = out[parent(s)] * flat[s]``, sequences in own-depth
+    order (the caller sets the empty sequence's 1)."""
+    for i in range(sequences.shape[0]):
+        s = sequences[i]
+        out[s] = out[parents[i]] * flat[s]
+
+
+@_compiled
+def _terminal_sums(
     last_own: np.ndarray,
     last_other: np.ndarray,
     terminal_weight: np.ndarray,
-    num_actions: int,
-    own_flat: np.ndarray,
-    other_flat: np.ndarray,
+    other_plan: np.ndarray,
     q: np.ndarray,
-    plan: np.ndarray,
-    values: np.ndarray,
 ) -> None:
-    """Fill ``q`` (counterfactual values, root value last), ``plan`` (own realization plan)
-    and ``values`` (per-infoset ``sum_a sigma q``). Sequences are in own-depth order (depth
-    ``d`` is ``own_offsets[d]:own_offsets[d + 1]``), so every parent comes before its children.
-    Every sum is taken in the same order as the numpy kernels take it, so both paths give the
-    same floating-point numbers."""
-    n_seq = q.shape[0] - 1
-    other_plan = np.zeros(n_seq + 1)
-    other_plan[n_seq] = 1.0
-    for i in range(other_sequences.shape[0]):
-        s = other_sequences[i]
-        other_plan[s] = other_plan[other_parents[i]] * other_flat[s]
+    """``q = bincount(last_own, weights=terminal_weight * other_plan[last_other])``, in
+    terminal order as numpy sums it."""
     q[:] = 0.0
     for z in range(last_own.shape[0]):
         q[last_own[z]] += terminal_weight[z] * other_plan[last_other[z]]
-    pushed = np.zeros(n_seq + 1)
-    for d in range(own_offsets.shape[0] - 2, -1, -1):
-        start, stop = own_offsets[d], own_offsets[d + 1]
-        for i in range(start, stop):
-            pushed[own_parents[i]] = 0.0
-        for i in range(start, stop):
-            s = own_sequences[i]
-            pushed[own_parents[i]] += own_flat[s] * q[s]
-        for i in range(start, stop):
-            p = own_parents[i]
-            if pushed[p] == pushed[p]:  # not yet added (NaN marks a parent already added)
-                q[p] += pushed[p]
-                pushed[p] = np.nan
-    values[:] = 0.0
-    for i in range(own_sequences.shape[0]):
-        s = own_sequences[i]
-        values[s // num_actions] += own_flat[s] * q[s]
-    plan[:] = 0.0
-    plan[n_seq] = 1.0
-    for i in range(own_sequences.shape[0]):
-        s = own_sequences[i]
-        plan[s] = plan[own_parents[i]] * own_flat[s]
 
 
+@_compiled
+def _add_pushed(parents: np.ndarray, q: np.ndarray, pushed: np.ndarray) -> None:
+    """``q[parent_ids] += sums``: each distinct parent once (NaN marks one already added)."""
+    for i in range(parents.shape[0]):
+        p = parents[i]
+        if pushed[p] == pushed[p]:
+            q[p] += pushed[p]
+            pushed[p] = np.nan
+
+
+@_compiled
+def _back_up(
+    sequences: np.ndarray,
+    parents: np.ndarray,
+    offsets: np.ndarray,
+    flat: np.ndarray,
+    q: np.ndarray,
+    pushed: np.ndarray,
+) -> None:
+    """``SequenceForm.backup``'s climb: per own depth, deepest first,
+    ``q[parent] += sum_a sigma(I, a) q[I, a]``, the sums taken in sequence order."""
+    for d in range(offsets.shape[0] - 2, -1, -1):
+        start, stop = offsets[d], offsets[d + 1]
+        for i in range(start, stop):
+            pushed[parents[i]] = 0.0
+        for i in range(start, stop):
+            s = sequences[i]
+            pushed[parents[i]] += flat[s] * q[s]
+        _add_pushed(parents[start:stop], q, pushed)
+
+
+@_compiled
+def _best_back_up(
+    infosets: np.ndarray,
+    offsets: np.ndarray,
+    parent_sequence: np.ndarray,
+    legal: np.ndarray,
+    q: np.ndarray,
+    pushed: np.ndarray,
+) -> None:
+    """``SequenceForm.best_backup``'s climb: per own depth, deepest first, each information
+    set's best legal action value is added to the sequence leading to it (the sums taken in
+    information-set order)."""
+    num_actions = legal.shape[0] // parent_sequence.shape[0]
+    for d in range(offsets.shape[0] - 2, -1, -1):
+        parents = parent_sequence[infosets[offsets[d] : offsets[d + 1]]]
+        for k in range(parents.shape[0]):
+            pushed[parents[k]] = 0.0
+        for k in range(offsets[d], offsets[d + 1]):
+            first = infosets[k] * num_actions
+            best = -np.inf
+            for s in range(first, first + num_actions):
+                if legal[s] and q[s] > best:
+                    best = q[s]
+            pushed[parent_sequence[infosets[k]]] += best
+        _add_pushed(parents, q, pushed)
+
+
+@_compiled
 def _regret_matching(
     regrets: np.ndarray, legal: np.ndarray, uniform: np.ndarray, out: np.ndarray
 ) -> None:
@@ -98,9 +148,126 @@ def _regret_matching(
                 out[i, a] = uniform[i, a]
 
 
-if njit is not None:
-    two_player_pass = njit(cache=True, nogil=True)(_two_player_pass)
-    regret_matching_rows = njit(cache=True, nogil=True)(_regret_matching)
-else:
-    two_player_pass = _two_player_pass
-    regret_matching_rows = _regret_matching
+regret_matching_rows = _regret_matching
+
+
+# --- the kernels the treemath functions call -------------------------------------------------
+@_compiled
+def two_player_pass(
+    index: np.ndarray,
+    terminal_weight: np.ndarray,
+    num_actions: int,
+    own_flat: np.ndarray,
+    other_flat: np.ndarray,
+    q: np.ndarray,
+    plan: np.ndarray,
+    values: np.ndarray,
+) -> None:
+    """Fill ``q`` (counterfactual values, root value last), ``plan`` (own realization plan)
+    and ``values`` (per-infoset ``sum_a sigma q``). ``index`` packs the own sequences, their
+    parents, the own depths' offsets, the other player's sequences and parents, and each
+    terminal's last own and other sequence. Sequences are in own-depth order (depth ``d`` is
+    ``own_offsets[d]:own_offsets[d + 1]``), so every parent comes before its children. Every
+    sum is taken in the same order as the numpy kernels take it, so both paths give the same
+    floating-point numbers."""
+    own_sequences, own_parents = index[index[0] : index[1]], index[index[1] : index[2]]
+    n_seq = q.shape[0] - 1
+    work = np.zeros((2, n_seq + 1))  # the other player's plan; the sums pushed to parents
+    work[0, n_seq] = 1.0
+    _plan(index[index[3] : index[4]], index[index[4] : index[5]], other_flat, work[0])
+    last_own, last_other = index[index[5] : index[6]], index[index[6] : index[7]]
+    _terminal_sums(last_own, last_other, terminal_weight, work[0], q)
+    _back_up(own_sequences, own_parents, index[index[2] : index[3]], own_flat, q, work[1])
+    values[:] = 0.0
+    for i in range(own_sequences.shape[0]):
+        s = own_sequences[i]
+        values[s // num_actions] += own_flat[s] * q[s]
+    plan[:] = 0.0
+    plan[n_seq] = 1.0
+    _plan(own_sequences, own_parents, own_flat, plan)
+
+
+@_compiled
+def full_width_step(
+    index: np.ndarray,
+    terminal_weight: np.ndarray,
+    legal: np.ndarray,
+    uniform: np.ndarray,
+    current: np.ndarray,
+    others: np.ndarray,
+    regrets: np.ndarray,
+    strategy_sum: np.ndarray,
+    out: np.ndarray,
+    positive: float,
+    negative: float,
+    floor: bool,
+    weight: float,
+    decay: float,
+) -> float:
+    """One full-width iteration of one seat (see :class:`~nashzoo.games.treemath.FullWidthStep`
+    for the update rules): the pass of ``current`` against ``others``, then, on the seat's
+    legal sequences, ``R <- R + q - v`` discounted (``positive``/``negative``; ``floor``: a
+    non-positive entry becomes 0, as numpy's ``maximum(R, 0)``) and
+    ``S <- (S + weight * plan) * decay``, then regret matching of ``R`` into ``out``. Returns
+    the seat's expected return. ``index`` is the pass's (:func:`two_player_pass`)."""
+    num_actions = regrets.shape[1]
+    n_seq = regrets.size
+    q, plan = np.empty(n_seq + 1), np.empty(n_seq + 1)
+    values = np.empty(regrets.shape[0])
+    own_flat, other_flat = current.reshape(-1), others.reshape(-1)
+    two_player_pass(index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values)
+    flat_regrets, flat_sum = regrets.reshape(-1), strategy_sum.reshape(-1)
+    own_sequences = index[index[0] : index[1]]
+    for i in range(own_sequences.shape[0]):
+        s = own_sequences[i]
+        x = flat_regrets[s] + (q[s] - values[s // num_actions])
+        if floor and not x > 0.0 and x == x:  # numpy's maximum(x, 0.0), NaN kept
+            x = 0.0
+        flat_regrets[s] = x * (positive if x > 0.0 else negative)
+        flat_sum[s] = (flat_sum[s] + plan[s] * weight) * decay
+    _regret_matching(regrets, legal, uniform, out)
+    return q[n_seq]
+
+
+@_compiled
+def two_player_best_responses(
+    index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray, terms: np.ndarray
+) -> tuple[float, float]:
+    """Both players' best-response values against the joint ``flat`` strategy; ``terms`` gets
+    each player's terminal weight ``pi_c u_p pi_{-p}`` and own reach ``pi_p`` (rows ``2p`` and
+    ``2p + 1``: the on-policy values are their dot products, left to numpy so the sum is
+    numpy's). ``index`` packs, per player, the sequences in own-depth order and their parents,
+    then per player the last sequences before the terminals, then per player the information
+    sets in own-depth order and the depths' offsets, each information set's parent sequence,
+    and the legal mask (flat, 0/1). Sums in the numpy kernels' order (``SequenceForm.plan``,
+    ``SequenceForm.best_backup``)."""
+    n_seq = flat.shape[0]
+    work = np.empty((4, n_seq + 1))  # both plans, the values, the sums pushed to parents
+    for p in range(2):
+        work[p, n_seq] = 1.0
+        _plan(
+            index[index[2 * p] : index[2 * p + 1]],
+            index[index[2 * p + 1] : index[2 * p + 2]],
+            flat,
+            work[p],
+        )
+    last0, last1 = index[index[4] : index[5]], index[index[5] : index[6]]
+    for z in range(last0.shape[0]):
+        terms[1, z] = work[0, last0[z]]
+        terms[3, z] = work[1, last1[z]]
+        terms[0, z] = terminal_weight[0, z] * terms[3, z]
+        terms[2, z] = terminal_weight[1, z] * terms[1, z]
+    parent_sequence, legal = index[index[10] : index[11]], index[index[11] : index[12]]
+    q = work[2]
+    best0 = 0.0
+    for p in range(2):
+        q[:] = 0.0
+        last = index[index[4 + p] : index[5 + p]]
+        for z in range(last.shape[0]):
+            q[last[z]] += terms[2 * p, z]
+        infosets = index[index[6 + 2 * p] : index[7 + 2 * p]]
+        offsets = index[index[7 + 2 * p] : index[8 + 2 * p]]
+        _best_back_up(infosets, offsets, parent_sequence, legal, q, work[3])
+        if p == 0:
+            best0 = q[n_seq]
+    return best0, q[n_seq]

@@ -63,18 +63,51 @@ class SequenceForm:
     # the compiled kernels' single loop)
 
     @functools.cached_property
-    def kernel_arguments(self) -> tuple[tuple, ...]:
-        """Per player, the static leading arguments of the compiled two-player pass."""
+    def kernel_arguments(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """Per player, the static leading arguments of the compiled two-player pass: the
+        packed index (own sequences and parents, own depth offsets, the other player's
+        sequences and parents, the last own and other sequence of every terminal) and the
+        player's terminal weights."""
         return tuple(
             (
-                *self.ordered[p],
-                *self.ordered[1 - p][:2],
-                self.last_sequence[p],
-                self.last_sequence[1 - p],
+                frozen(
+                    _jit.pack(
+                        *self.ordered[p],
+                        *self.ordered[1 - p][:2],
+                        self.last_sequence[p],
+                        self.last_sequence[1 - p],
+                    )
+                ),
                 self.terminal_weight[p],
-                self.num_actions,
             )
             for p in (0, 1)
+        )
+
+    @functools.cached_property
+    def best_response_index(self) -> np.ndarray:
+        """The packed index of the compiled two-player best responses: per player the
+        sequences in own-depth order and their parents, per player the last sequence before
+        every terminal, per player the information sets in own-depth order and the depths'
+        offsets, every information set's parent sequence and the legal mask (0/1)."""
+        infosets = []
+        for player_depths in self.depths[:2]:
+            rows = [d.grid[:, 0] // self.num_actions for d in player_depths]
+            infosets += [
+                np.concatenate(rows or [_EMPTY]),
+                np.cumsum([0] + [r.size for r in rows]),
+            ]
+        legal = np.zeros(self.num_sequences, dtype=np.int64)
+        for depth in (d for player_depths in self.depths for d in player_depths):
+            legal[depth.sequences] = 1
+        return frozen(
+            _jit.pack(
+                *self.ordered[0][:2],
+                *self.ordered[1][:2],
+                *self.last_sequence[:2],
+                *infosets,
+                self.parent_sequence,
+                legal,
+            )
         )
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -236,13 +269,14 @@ def counterfactual_pass(
     once per terminal, and the player's values are pushed bottom-up through its own depth.
     """
     sf = sequence_form(tree)
-    flat = _flat(strategy)
-    other_flat = flat if others is None else _flat(others)
+    flat = flat_view(strategy)
+    other_flat = flat if others is None else flat_view(others)
     shape = (tree.num_infosets, tree.num_actions)
     if _jit.ENABLED and tree.num_players == 2:
         q, plan = np.empty(sf.num_sequences + 1), np.empty(sf.num_sequences + 1)
         values = np.empty(tree.num_infosets)
-        _jit.two_player_pass(*sf.kernel_arguments[player], flat, other_flat, q, plan, values)
+        index, weight = sf.kernel_arguments[player]
+        _jit.two_player_pass(index, weight, sf.num_actions, flat, other_flat, q, plan, values)
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
@@ -257,11 +291,14 @@ def counterfactual_pass(
     return CounterfactualPass(q_rows, values, plan[:-1].reshape(shape), float(q[-1]))
 
 
-def _flat(table: np.ndarray) -> np.ndarray:
+def flat_view(table: np.ndarray) -> np.ndarray:
     """A strategy table as a flat float64 vector (a view when it already is one)."""
-    if table.dtype == np.float64 and table.flags.c_contiguous:
-        return table.reshape(-1)
-    return np.ascontiguousarray(table, dtype=np.float64).reshape(-1)
+    if table.dtype == _FLOAT64 and table.flags.c_contiguous:
+        return table.ravel()  # a view of a C-contiguous table, faster than reshape
+    return np.ascontiguousarray(table, dtype=np.float64).ravel()
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def node_paths(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray]:
