@@ -34,8 +34,11 @@ ENABLED = njit is not None
 
 def _compiled(function):
     """``function`` compiled by numba (cached on disk, without the GIL), or as it is without
-    numba (then only the tests call it, to read the loops against the numpy kernels)."""
-    return function if njit is None else njit(cache=True, nogil=True)(function)
+    numba. Inlined into the kernels that call it (a fifth of a small tree's NashConv kernel
+    went to calls between compiled functions)."""
+    if njit is None:
+        return function
+    return njit(cache=True, nogil=True, inline="always")(function)
 
 
 def pack(*arrays: np.ndarray) -> np.ndarray:
@@ -116,17 +119,21 @@ def _best_back_up(
     information-set order)."""
     num_actions = legal.shape[0] // parent_sequence.shape[0]
     for d in range(offsets.shape[0] - 2, -1, -1):
-        parents = parent_sequence[infosets[offsets[d] : offsets[d + 1]]]
-        for k in range(parents.shape[0]):
-            pushed[parents[k]] = 0.0
-        for k in range(offsets[d], offsets[d + 1]):
+        start, stop = offsets[d], offsets[d + 1]
+        for k in range(start, stop):
+            pushed[parent_sequence[infosets[k]]] = 0.0
+        for k in range(start, stop):
             first = infosets[k] * num_actions
             best = -np.inf
             for s in range(first, first + num_actions):
                 if legal[s] and q[s] > best:
                     best = q[s]
             pushed[parent_sequence[infosets[k]]] += best
-        _add_pushed(parents, q, pushed)
+        for k in range(start, stop):
+            parent = parent_sequence[infosets[k]]
+            if pushed[parent] == pushed[parent]:  # NaN marks a parent already added
+                q[parent] += pushed[parent]
+                pushed[parent] = np.nan
 
 
 @_compiled
@@ -230,44 +237,41 @@ def full_width_step(
 
 
 @_compiled
-def two_player_best_responses(
-    index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray, terms: np.ndarray
-) -> tuple[float, float]:
-    """Both players' best-response values against the joint ``flat`` strategy; ``terms`` gets
-    each player's terminal weight ``pi_c u_p pi_{-p}`` and own reach ``pi_p`` (rows ``2p`` and
-    ``2p + 1``: the on-policy values are their dot products, left to numpy so the sum is
-    numpy's). ``index`` packs, per player, the sequences in own-depth order and their parents,
-    then per player the last sequences before the terminals, then per player the information
-    sets in own-depth order and the depths' offsets, each information set's parent sequence,
-    and the legal mask (flat, 0/1). Sums in the numpy kernels' order (``SequenceForm.plan``,
-    ``SequenceForm.best_backup``)."""
+def two_player_values(
+    index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray
+) -> tuple[float, float, float, float]:
+    """Both players' best-response values and on-policy values under the joint ``flat``
+    strategy, as :func:`nashzoo.games.treemath.nash_conv` takes them: each player's terminal
+    weights ``pi_c u_p pi_{-p}`` summed into its last sequences, then backed up its own depths
+    twice, along its own strategy (``SequenceForm.backup``) and along its best actions
+    (``SequenceForm.best_backup``). ``index`` packs, per player, the sequences in own-depth
+    order, their parents, the own depths' offsets, the last sequence before every terminal, the
+    information sets in own-depth order and their depths' offsets; then every information
+    set's parent sequence and the legal mask (flat, 0/1)."""
     n_seq = flat.shape[0]
-    work = np.empty((4, n_seq + 1))  # both plans, the values, the sums pushed to parents
+    work = np.empty((5, n_seq + 1))  # both plans, the values twice, the sums pushed to parents
     for p in range(2):
         work[p, n_seq] = 1.0
         _plan(
-            index[index[2 * p] : index[2 * p + 1]],
-            index[index[2 * p + 1] : index[2 * p + 2]],
+            index[index[6 * p] : index[6 * p + 1]],
+            index[index[6 * p + 1] : index[6 * p + 2]],
             flat,
             work[p],
         )
-    last0, last1 = index[index[4] : index[5]], index[index[5] : index[6]]
-    for z in range(last0.shape[0]):
-        terms[1, z] = work[0, last0[z]]
-        terms[3, z] = work[1, last1[z]]
-        terms[0, z] = terminal_weight[0, z] * terms[3, z]
-        terms[2, z] = terminal_weight[1, z] * terms[1, z]
-    parent_sequence, legal = index[index[10] : index[11]], index[index[11] : index[12]]
-    q = work[2]
-    best0 = 0.0
+    parent_sequence, legal = index[index[12] : index[13]], index[index[13] : index[14]]
+    best0 = on0 = 0.0
     for p in range(2):
-        q[:] = 0.0
-        last = index[index[4 + p] : index[5 + p]]
-        for z in range(last.shape[0]):
-            q[last[z]] += terms[2 * p, z]
-        infosets = index[index[6 + 2 * p] : index[7 + 2 * p]]
-        offsets = index[index[7 + 2 * p] : index[8 + 2 * p]]
-        _best_back_up(infosets, offsets, parent_sequence, legal, q, work[3])
+        segment = index[6 * p : 6 * p + 7]
+        last, other_last = (
+            index[segment[3] : segment[4]],
+            index[index[6 * (1 - p) + 3] : index[6 * (1 - p) + 4]],
+        )
+        _terminal_sums(last, other_last, terminal_weight[p], work[1 - p], work[2])
+        work[3] = work[2]
+        sequences, parents = index[segment[0] : segment[1]], index[segment[1] : segment[2]]
+        _back_up(sequences, parents, index[segment[2] : segment[3]], flat, work[3], work[4])
+        infosets, offsets = index[segment[4] : segment[5]], index[segment[5] : segment[6]]
+        _best_back_up(infosets, offsets, parent_sequence, legal, work[2], work[4])
         if p == 0:
-            best0 = q[n_seq]
-    return best0, q[n_seq]
+            best0, on0 = work[2, n_seq], work[3, n_seq]
+    return best0, work[2, n_seq], on0, work[3, n_seq]

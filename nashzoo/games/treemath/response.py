@@ -7,6 +7,13 @@ responder's own depth that keeps the best action's value at each information set
 "Accelerating Best Response Calculation in Large Extensive Games", IJCAI, for why an
 information set's value is the sum over its histories under perfect recall. Cost: one gather
 and one ``np.bincount`` over the terminals per player, then work proportional to the infosets.
+
+NashConv's on-policy values are backed up the same way along the players' own strategies
+(:meth:`~nashzoo.games.treemath.SequenceForm.backup`, a CFR step's value), not taken as BLAS
+dot products: a BLAS sum's order depends on the library, the CPU and the number of threads
+(OpenBLAS splits a long dot product across its threads), a backup's does not, so NashConv is
+the same float everywhere, and the compiled kernel (numba, two players: both players' values
+in one call) gives it bit for bit.
 """
 
 from __future__ import annotations
@@ -80,23 +87,25 @@ def nash_conv_value(tree: CompiledTree, strategy: np.ndarray) -> float:
 def _values(
     tree: CompiledTree, strategy: np.ndarray
 ) -> tuple[float, tuple[float, ...], tuple[float, ...]]:
-    """NashConv, the best-response values and the on-policy values, as floats."""
+    """NashConv, the best-response values and the on-policy values, as floats.
+
+    Both values of a player come from its terminal weights ``pi_c u_p pi_{-p}`` summed into its
+    last sequences and backed up its own depths: along its strategy (the on-policy value, as
+    a CFR step's) and along its best actions. Every sum has a fixed order, so the numbers do
+    not depend on the BLAS library or its threads, and the compiled path (one kernel on a
+    two-player tree) gives the same floats.
+    """
     sf = sequence_form(tree)
     flat = flat_view(strategy)
     if _jit.ENABLED and tree.num_players == 2:
-        terms = np.empty((4, tree.num_terminals))
-        br0, br1 = _jit.two_player_best_responses(
-            sf.best_response_index, sf.terminal_weight, flat, terms
-        )
-        # On-policy values as the numpy path takes them (BLAS dot products, the same floats).
-        on0, on1 = float(terms[0].dot(terms[1])), float(terms[2].dot(terms[3]))
+        br0, br1, on0, on1 = _jit.two_player_values(sf.nash_conv_index, sf.terminal_weight, flat)
         return (br0 - on0) + (br1 - on1), (br0, br1), (on0, on1)
     reaches = _terminal_reaches(sf, flat, tree.num_players)
     on_policy = np.empty(tree.num_players)
     br_values = np.empty(tree.num_players)
     for p in range(tree.num_players):
         weight = sf.terminal_weight[p] * _others(reaches, p)
-        on_policy[p] = weight @ reaches[p]
+        on_policy[p] = sf.backup(p, weight, flat)[-1]
         br_values[p] = sf.best_backup(p, weight)[0]
     conv = float(np.sum(br_values - on_policy))
     return conv, tuple(br_values.tolist()), tuple(on_policy.tolist())

@@ -84,31 +84,25 @@ class SequenceForm:
         )
 
     @functools.cached_property
-    def best_response_index(self) -> np.ndarray:
-        """The packed index of the compiled two-player best responses: per player the
-        sequences in own-depth order and their parents, per player the last sequence before
-        every terminal, per player the information sets in own-depth order and the depths'
-        offsets, every information set's parent sequence and the legal mask (0/1)."""
-        infosets = []
-        for player_depths in self.depths[:2]:
+    def nash_conv_index(self) -> np.ndarray:
+        """The packed index of the compiled two-player NashConv (``_jit.two_player_values``):
+        per player the sequences in own-depth order, their parents, the depths' offsets, the
+        last sequence before every terminal, the information sets in own-depth order and the
+        depths' offsets; then every information set's parent sequence and the legal mask
+        (0/1)."""
+        arrays = []
+        for p, player_depths in enumerate(self.depths[:2]):
             rows = [d.grid[:, 0] // self.num_actions for d in player_depths]
-            infosets += [
+            arrays += [
+                *self.ordered[p],
+                self.last_sequence[p],
                 np.concatenate(rows or [_EMPTY]),
                 np.cumsum([0] + [r.size for r in rows]),
             ]
         legal = np.zeros(self.num_sequences, dtype=np.int64)
         for depth in (d for player_depths in self.depths for d in player_depths):
             legal[depth.sequences] = 1
-        return frozen(
-            _jit.pack(
-                *self.ordered[0][:2],
-                *self.ordered[1][:2],
-                *self.last_sequence[:2],
-                *infosets,
-                self.parent_sequence,
-                legal,
-            )
-        )
+        return frozen(_jit.pack(*arrays, self.parent_sequence, legal))
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s realization plan of the flat strategy ``flat`` (``[num_sequences]``),
