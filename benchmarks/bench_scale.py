@@ -16,8 +16,13 @@ Per rung:
   (``cfr_plus`` and ``dcfr``), OpenSpiel's C++ ``pyspiel.CFRPlusSolver``
   (``evaluate_and_update_policy()``) and LiteEFG's ``baselines.CFRplus`` graph (one thread);
   round-robin, median over rounds;
-* milliseconds (CPU) for the exact NashConv of one policy: nashzoo's ``nash_conv(game, policy)``
-  (the public API, validation included), LiteEFG's ``exploitability`` and ``pyspiel.nash_conv``;
+* milliseconds (CPU) for the exact NashConv of one given policy: nashzoo's
+  ``nash_conv(game, policy)`` (the public API) on the loaded game and a ``TabularPolicy`` (the
+  CFR+ average), LiteEFG's ``exploitability`` of its graph's strategy on its loaded
+  environment, and ``pyspiel.nash_conv`` of a solver's average policy on the loaded game.
+  Same work on every side: the evaluation. None loads the game in the timed call, and none
+  checks the policy there (a ``TabularPolicy`` is immutable and checked once, when it is built
+  or first evaluated; LiteEFG's strategy lives in its graph);
 * correctness: nashzoo's NashConv of its CFR+ policy against ``pyspiel.nash_conv`` of the same
   policy converted to OpenSpiel (``nashzoo.eval.openspiel.to_pyspiel``).
 
@@ -97,7 +102,9 @@ def measure_compile(spec: str) -> dict:
     """Compile ``spec`` and set up one CFR+ learner in THIS process; return the numbers."""
     from nashzoo.agents import make_learner
 
-    make_learner("cfr_plus", "kuhn_poker", 0)  # imports and one-time kernel compilation
+    # Imports and the one-time kernel compilation, on a game of no rung (warming up on the
+    # measured game would leave its tree cached and time a cache hit).
+    make_learner("cfr_plus", "rps", 0)
     game = load_game(spec)
     base = _reset_peak_rss()
     start = time.process_time()
@@ -262,8 +269,9 @@ def nash_conv_times(
         average = solver.average_policy()
         timers["OpenSpiel C++"] = lambda n: [pyspiel.nash_conv(ogame, average) for _ in range(n)]
     if nashzoo_ok:
-        policy = _nashzoo_policy(rung.nashzoo)
-        timers["nashzoo"] = lambda n: [nash_conv(rung.nashzoo, policy) for _ in range(n)]
+        game = load_game(rung.nashzoo)
+        policy = _nashzoo_policy(game)
+        timers["nashzoo"] = lambda n: [nash_conv(game, policy) for _ in range(n)]
         if peers:
             check = _check_against_openspiel(rung, policy, ogame)
     if lite is not None:
@@ -311,8 +319,8 @@ def target_table(game: str, rows: list[tuple], limit: int) -> str:
     return "\n".join(lines)
 
 
-def _nashzoo_policy(spec: str):
-    trainer = Trainer(spec, "cfr_plus", "cfr_plus", final_eval=False, progress=False)
+def _nashzoo_policy(game):
+    trainer = Trainer(game, "cfr_plus", "cfr_plus", final_eval=False, progress=False)
     trainer.run(iterations=3)
     return trainer.average_policy()
 
@@ -520,6 +528,10 @@ def main() -> None:
             "from the same run.",
             f"- Per-iteration figures: median of {args.rounds} round-robin rounds of about "
             f"{args.budget:g} CPU s per contender. nashzoo's is the whole `Trainer.run` loop.",
+            "- NashConv: nashzoo's `nash_conv(game, policy)` on the loaded game and the CFR+ "
+            "average (a `TabularPolicy`, checked once when built), LiteEFG's `exploitability` of "
+            "its graph's strategy, OpenSpiel's `nash_conv` of its solver's average policy: the "
+            "same work on every side (no game loading, no policy check in the timed call).",
             "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
             "one CFR+ learner's tables; peak: the resident-memory high-water mark of a fresh "
             "process compiling the tree and setting up one learner (imports and the one-time "

@@ -225,10 +225,11 @@ def test_per_tree_entries_go_with_their_tree() -> None:
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])
 def test_on_policy_values_are_a_cfr_steps_values(name: str) -> None:
     """NashConv's on-policy value of a player is backed up along its own strategy, in a fixed
-    order: the very float a CFR step reports as its value (and no BLAS sum, whose order
-    depends on the library and its threads)."""
+    order: the very float a CFR step reports as its value and expected_returns gives (and no
+    BLAS sum, whose order depends on the library and its threads)."""
     tree = _tree(name)
     strategy = _random_strategy(tree, seed=4, sparsity=0.3)
     _, _, on_policy = tm.nash_conv(tree, strategy)
+    np.testing.assert_array_equal(tm.expected_returns(tree, strategy), on_policy)
     for player in range(2):
         assert on_policy[player] == tm.counterfactual_pass(tree, strategy, player).value

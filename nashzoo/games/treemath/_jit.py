@@ -51,6 +51,12 @@ def pack(*arrays: np.ndarray) -> np.ndarray:
 
 # --- building blocks, each the loop form of one numpy kernel step ----------------------------
 @_compiled
+def _segment(index: np.ndarray, k: int) -> np.ndarray:
+    """Array ``k`` of an index made by :func:`pack`."""
+    return index[index[k] : index[k + 1]]
+
+
+@_compiled
 def _plan(sequences: np.ndarray, parents: np.ndarray, flat: np.ndarray, out: np.ndarray) -> None:
     """``SequenceForm.plan``: ``out[s] = out[parent(s)] * flat[s]``, sequences in own-depth
     order (the caller sets the empty sequence's 1)."""
@@ -137,7 +143,7 @@ def _best_back_up(
 
 
 @_compiled
-def _regret_matching(
+def regret_matching_rows(
     regrets: np.ndarray, legal: np.ndarray, uniform: np.ndarray, out: np.ndarray
 ) -> None:
     """Row-wise regret matching of ``[rows, actions]`` regrets into ``out``."""
@@ -153,9 +159,6 @@ def _regret_matching(
         else:
             for a in range(regrets.shape[1]):
                 out[i, a] = uniform[i, a]
-
-
-regret_matching_rows = _regret_matching
 
 
 # --- the kernels the treemath functions call -------------------------------------------------
@@ -177,14 +180,13 @@ def two_player_pass(
     ``own_offsets[d]:own_offsets[d + 1]``), so every parent comes before its children. Every
     sum is taken in the same order as the numpy kernels take it, so both paths give the same
     floating-point numbers."""
-    own_sequences, own_parents = index[index[0] : index[1]], index[index[1] : index[2]]
+    own_sequences, own_parents = _segment(index, 0), _segment(index, 1)
     n_seq = q.shape[0] - 1
     work = np.zeros((2, n_seq + 1))  # the other player's plan; the sums pushed to parents
     work[0, n_seq] = 1.0
-    _plan(index[index[3] : index[4]], index[index[4] : index[5]], other_flat, work[0])
-    last_own, last_other = index[index[5] : index[6]], index[index[6] : index[7]]
-    _terminal_sums(last_own, last_other, terminal_weight, work[0], q)
-    _back_up(own_sequences, own_parents, index[index[2] : index[3]], own_flat, q, work[1])
+    _plan(_segment(index, 3), _segment(index, 4), other_flat, work[0])
+    _terminal_sums(_segment(index, 5), _segment(index, 6), terminal_weight, work[0], q)
+    _back_up(own_sequences, own_parents, _segment(index, 2), own_flat, q, work[1])
     values[:] = 0.0
     for i in range(own_sequences.shape[0]):
         s = own_sequences[i]
@@ -224,7 +226,7 @@ def full_width_step(
     own_flat, other_flat = current.reshape(-1), others.reshape(-1)
     two_player_pass(index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values)
     flat_regrets, flat_sum = regrets.reshape(-1), strategy_sum.reshape(-1)
-    own_sequences = index[index[0] : index[1]]
+    own_sequences = _segment(index, 0)
     for i in range(own_sequences.shape[0]):
         s = own_sequences[i]
         x = flat_regrets[s] + (q[s] - values[s // num_actions])
@@ -232,7 +234,7 @@ def full_width_step(
             x = 0.0
         flat_regrets[s] = x * (positive if x > 0.0 else negative)
         flat_sum[s] = (flat_sum[s] + plan[s] * weight) * decay
-    _regret_matching(regrets, legal, uniform, out)
+    regret_matching_rows(regrets, legal, uniform, out)
     return q[n_seq]
 
 
@@ -252,26 +254,25 @@ def two_player_values(
     work = np.empty((5, n_seq + 1))  # both plans, the values twice, the sums pushed to parents
     for p in range(2):
         work[p, n_seq] = 1.0
-        _plan(
-            index[index[6 * p] : index[6 * p + 1]],
-            index[index[6 * p + 1] : index[6 * p + 2]],
-            flat,
-            work[p],
-        )
-    parent_sequence, legal = index[index[12] : index[13]], index[index[13] : index[14]]
+        _plan(_segment(index, 6 * p), _segment(index, 6 * p + 1), flat, work[p])
+    parent_sequence, legal = _segment(index, 12), _segment(index, 13)
     best0 = on0 = 0.0
     for p in range(2):
-        segment = index[6 * p : 6 * p + 7]
-        last, other_last = (
-            index[segment[3] : segment[4]],
-            index[index[6 * (1 - p) + 3] : index[6 * (1 - p) + 4]],
-        )
+        o = 6 * p  # this player's six arrays: sequences, parents, offsets, last, infosets, offsets
+        last, other_last = _segment(index, o + 3), _segment(index, 6 * (1 - p) + 3)
         _terminal_sums(last, other_last, terminal_weight[p], work[1 - p], work[2])
         work[3] = work[2]
-        sequences, parents = index[segment[0] : segment[1]], index[segment[1] : segment[2]]
-        _back_up(sequences, parents, index[segment[2] : segment[3]], flat, work[3], work[4])
-        infosets, offsets = index[segment[4] : segment[5]], index[segment[5] : segment[6]]
-        _best_back_up(infosets, offsets, parent_sequence, legal, work[2], work[4])
+        _back_up(
+            _segment(index, o),
+            _segment(index, o + 1),
+            _segment(index, o + 2),
+            flat,
+            work[3],
+            work[4],
+        )
+        _best_back_up(
+            _segment(index, o + 4), _segment(index, o + 5), parent_sequence, legal, work[2], work[4]
+        )
         if p == 0:
             best0, on0 = work[2, n_seq], work[3, n_seq]
     return best0, work[2, n_seq], on0, work[3, n_seq]

@@ -61,18 +61,25 @@ def best_response(
 
 
 def expected_returns(tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
-    """Exact expected return of every player when all play ``strategy``."""
+    """Exact expected return of every player when all play ``strategy``: the on-policy values
+    of :func:`nash_conv`, the same floats (each player's terminal weights backed up along its
+    own strategy, in a fixed order)."""
     sf = sequence_form(tree)
-    flat = np.ascontiguousarray(strategy, dtype=np.float64).reshape(-1)
-    reach = _others(_terminal_reaches(sf, flat, tree.num_players), -1)
-    return sf.terminal_weight @ reach
+    flat = flat_view(strategy)
+    reaches = _terminal_reaches(sf, flat, tree.num_players)
+    return np.array(
+        [
+            sf.backup(p, sf.terminal_weight[p] * _others(reaches, p), flat)[-1]
+            for p in range(tree.num_players)
+        ]
+    )
 
 
 def nash_conv(tree: CompiledTree, strategy: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """``(nash_conv, best_response_values, on_policy_values)`` of a joint strategy.
 
     The players' plans are built once and shared by the on-policy values and every best
-    response; on a two-player tree with numba, both best responses are one compiled call.
+    response; on a two-player tree with numba, both players' values are one compiled call.
     """
     conv, best, on_policy = _values(tree, strategy)
     return conv, np.array(best), np.array(on_policy)
