@@ -17,11 +17,12 @@ Three ways in, one result (the same arrays, bit for bit, for the same game):
 from __future__ import annotations
 
 import array
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from nashzoo.games import checks
+from nashzoo.games import checks, fast_walk
 from nashzoo.games.base import CHANCE, TERMINAL, Game, State
 from nashzoo.games.cache import GameCache
 from nashzoo.games.compiled import (
@@ -32,7 +33,14 @@ from nashzoo.games.compiled import (
     renumber_sequences,
 )
 
-__all__ = ["CompiledTree", "InfosetLabels", "compile_tree", "readonly", "walk_states"]
+__all__ = [
+    "CompiledTree",
+    "InfosetLabels",
+    "compile_checked",
+    "compile_tree",
+    "readonly",
+    "walk_states",
+]
 
 
 def compile_tree(game: Game) -> CompiledTree:
@@ -49,10 +57,24 @@ def compile_tree(game: Game) -> CompiledTree:
 
 def _compile(game: Game) -> CompiledTree:
     """A game offering ``compile_arrays()`` builds its own arrays (a native game's vectorised
-    builder, tested against the generic walk); any other game is walked State by State."""
+    builder, or the bridge's walk over raw ``pyspiel`` states); any other game goes through the
+    fast walk over its States."""
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
         return builder()
+    return compile_checked(
+        game, lambda: fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))
+    )
+
+
+def compile_checked(game: Game, fast: Callable[[], CompiledTree]) -> CompiledTree:
+    """``fast()`` (a fast walk, which gives up on anything wrong), or, when it gives up, the
+    checking walk :func:`walk_states`, which raises the one-line error naming the history (or,
+    should the fast walk have given up on a sound game, returns the same tree)."""
+    try:
+        return fast()
+    except Exception:  # whatever it was, the checking walk says it with the state in hand
+        pass
     return walk_states(game)
 
 
