@@ -42,6 +42,7 @@ def assert_same_tree(built: CompiledTree, walked: CompiledTree) -> None:
             assert ours.dtype == theirs.dtype, field.name
             assert ours.flags.c_contiguous == theirs.flags.c_contiguous, field.name
             np.testing.assert_array_equal(ours, theirs, err_msg=field.name, strict=True)
+            assert ours.tobytes() == theirs.tobytes(), field.name  # -0.0 is not 0.0 here
         elif not callable(theirs):
             assert ours == theirs, field.name
     assert built.infoset_keys == walked.infoset_keys
