@@ -10,7 +10,8 @@ import pytest
 
 from nashzoo.games import CompiledTree, Game, GameDefinitionError, compile_tree, load_game
 from nashzoo.games import fast_walk as fw
-from nashzoo.games.tree import walk_states
+from nashzoo.games.card_tree import build_card_game_tree
+from nashzoo.games.tree import _compile, walk_states
 
 STATE_GAMES = [
     "kuhn_poker",
@@ -51,6 +52,14 @@ def assert_same_tree(built: CompiledTree, walked: CompiledTree) -> None:
 
 def _fast(game: Game) -> CompiledTree:
     return fw.walk(game, game.new_initial_state(), fw.state_ops(game))
+
+
+@pytest.mark.parametrize("spec", ["kuhn_poker", "leduc_poker"])
+def test_card_game_builder_is_the_checking_walk(spec: str) -> None:
+    game = load_game(spec)
+    built = build_card_game_tree(game)
+    assert_same_tree(built, walk_states(game))
+    assert_same_tree(_compile(game), built)  # what compile_tree builds these games with
 
 
 @pytest.mark.parametrize("spec", STATE_GAMES)

@@ -16,7 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.games.base import State
+from nashzoo.games.base import Game, State
+from nashzoo.games.card_tree import build_card_game_tree
+from nashzoo.games.compiled import CompiledTree
+
+
+class CardGame(Game):
+    """A game of :class:`CardGameState` s: compiled by the vectorised builder."""
+
+    def compile_arrays(self) -> CompiledTree:
+        """The compiled tree without a State per history (``games/card_tree.py``)."""
+        return build_card_game_tree(self)
 
 
 class CardGameState(State):

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, as_tensor, check_player, one_hot
-from nashzoo.games.cards import CardGameState
+from nashzoo.games.base import CHANCE, TERMINAL, as_tensor, check_player, one_hot
+from nashzoo.games.cards import CardGame, CardGameState
 
 CARD_NAMES = ("J", "Q", "K")
 _ACTION_LETTERS = "pb"
@@ -30,7 +30,7 @@ _TERMINAL_BETTING = {(0, 0), (1, 0), (1, 1), (0, 1, 0), (0, 1, 1)}
 _FOLDS = ((1, 0), (0, 1, 0))
 
 
-class KuhnPokerGame(Game):
+class KuhnPokerGame(CardGame):
     """Two-player Kuhn poker."""
 
     name = "kuhn_poker"

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, as_tensor, check_player, one_hot
-from nashzoo.games.cards import CardGameState
+from nashzoo.games.base import CHANCE, TERMINAL, as_tensor, check_player, one_hot
+from nashzoo.games.cards import CardGame, CardGameState
 
 FOLD, CALL, RAISE = 0, 1, 2
 CARD_NAMES = ("Js", "Jh", "Qs", "Qh", "Ks", "Kh")
@@ -39,7 +39,7 @@ _MAX_RAISES = 2
 _ANTE = 1
 
 
-class LeducPokerGame(Game):
+class LeducPokerGame(CardGame):
     """Two-player Leduc hold'em."""
 
     name = "leduc_poker"
