@@ -8,7 +8,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from nashzoo.games import CompiledTree, Game, GameDefinitionError, compile_tree, load_game
+from nashzoo.games import (
+    CompiledTree,
+    Game,
+    GameDefinitionError,
+    MatrixGame,
+    compile_tree,
+    load_game,
+)
 from nashzoo.games import fast_walk as fw
 from nashzoo.games.card_tree import build_card_game_tree
 from nashzoo.games.tree import _compile, walk_states
@@ -60,6 +67,20 @@ def test_card_game_builder_is_the_checking_walk(spec: str) -> None:
     built = build_card_game_tree(game)
     assert_same_tree(built, walk_states(game))
     assert_same_tree(_compile(game), built)  # what compile_tree builds these games with
+
+
+@pytest.mark.parametrize(
+    "game",
+    [
+        load_game("rps"),
+        load_game("matrix", preset="prisoners_dilemma"),
+        MatrixGame(row_payoffs=[[1, 2, 3], [4, 5, 6]]),
+        MatrixGame(row_payoffs=[[1, 2], [4, 5], [7, 8]], col_payoffs=[[0, 1], [1, 0], [2, 2]]),
+    ],
+    ids=["rps", "prisoners_dilemma", "2x3", "3x2_general_sum"],
+)
+def test_matrix_game_builder_is_the_checking_walk(game: MatrixGame) -> None:
+    assert_same_tree(_compile(game), walk_states(game))
 
 
 @pytest.mark.parametrize("spec", STATE_GAMES)
