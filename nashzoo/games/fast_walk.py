@@ -23,6 +23,7 @@ succeeds its tree is the checking walk's, array for array (``tests/test_fast_wal
 from __future__ import annotations
 
 import array
+import itertools
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -135,6 +136,14 @@ def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
         add_prob(prob)
         add_depth(depth)
         add_player(who)
+        if who == TERMINAL:  # first: most histories of a game tree are terminals
+            payoffs = returns_of(state)
+            if len(payoffs) != players:
+                raise Unexplained("returns of the wrong length")
+            add_utility(payoffs)
+            add_infoset(-1)
+            node += 1
+            continue
         if 0 <= who < players:
             key = key_of(state, who)
             legal = legal_of(state)
@@ -145,14 +154,6 @@ def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
                 raise Unexplained("a history disagrees with its information set")
             add_infoset(iset)
             edges = edges_of[iset]
-        elif who == TERMINAL:
-            payoffs = returns_of(state)
-            if len(payoffs) != players:
-                raise Unexplained("returns of the wrong length")
-            add_utility(payoffs)
-            add_infoset(-1)
-            node += 1
-            continue
         elif who == CHANCE:
             edges = outcomes_of(state)
             add_infoset(-1)
@@ -195,8 +196,9 @@ def _lay_out(game: Game, rec: _Records) -> CompiledTree:
         else np.zeros((0, tensor_size), dtype=np.float32)
     )
     mask = np.zeros((num_infosets, num_actions), dtype=bool)
-    for iset, legal in enumerate(rec.legal):
-        mask[iset, legal] = True
+    sizes = np.fromiter(map(len, rec.legal), dtype=np.int64, count=num_infosets)
+    legal = np.fromiter(itertools.chain.from_iterable(rec.legal), dtype=np.int64)
+    mask[np.repeat(np.arange(num_infosets), sizes), legal] = True
     tree = CompiledTree(
         game_id=game.id,
         num_players=players,
