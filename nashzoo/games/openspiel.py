@@ -28,9 +28,12 @@ states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) o
 players share (``phantom_ttt``'s empty board). A game without information-state tensors has
 ``infoset_tensor_size == 0``; the learners that need tensors refuse it with their own check.
 
-Speed: ``compile_tree`` walks States, so each :class:`OpenSpielState` asks OpenSpiel once for
-the player to move (at construction) and once for the legal actions (on first use); a child is
-one ``pyspiel`` call (clone and apply in C++).
+Speed: ``compile_tree`` walks raw ``pyspiel`` states with the fast walk (``games/fast_walk.py``),
+no wrapper per history: per history one call for the player to move, one for the
+information-state string and the legal actions at a decision, the returns at a terminal, and
+one clone-and-apply per child except the last, which is applied to the parent in place. The
+envs and everything else see :class:`OpenSpielState` wrappers, which ask OpenSpiel once for the
+player to move (at construction) and once for the legal actions (on first use).
 """
 
 from __future__ import annotations

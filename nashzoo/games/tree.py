@@ -3,8 +3,8 @@
 
 Three ways in, one result (the same arrays, bit for bit, for the same game):
 
-* a native game's vectorised builder (its ``compile_arrays()`` hook: Kuhn poker, Leduc
-  hold'em, Liar's dice), which makes no Python object per history;
+* a native game's vectorised builder (its ``compile_arrays()`` hook: the matrix games, Kuhn
+  poker, Leduc hold'em, Liar's dice), which makes no Python object per history;
 * the fast walk (``fast_walk``) over the States of any other game, and over raw ``pyspiel``
   states for a bridged OpenSpiel game: depth first, only the per-node numbers recorded, the
   breadth-first layout, reach probabilities, sequences and the perfect-recall check done
@@ -79,10 +79,10 @@ def compile_checked(game: Game, fast: Callable[[], CompiledTree]) -> CompiledTre
 
 
 def walk_states(game: Game) -> CompiledTree:
-    """The generic path: walk ``game``'s States depth first, every history checked, then put
-    the nodes (and information sets) in breadth-first order. Depth first keeps only one path of
-    States alive (a breadth-first frontier can hold a million), and the per-node numbers go to
-    compact typed buffers, not Python lists."""
+    """The checking walk: ``game``'s States depth first, every history checked as it is
+    visited (with the state in hand, so an error names its history), then the nodes (and
+    information sets) put in breadth-first order. The oracle every other way of compiling is
+    tested against, and what explains a game the fast walk gave up on."""
     walk = _Walk(game)
     stack = [
         (
