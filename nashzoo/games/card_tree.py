@@ -225,10 +225,11 @@ class _Sequences:
         self.pad = num_infosets * num_actions
 
     def last(self, where: np.ndarray, player: Any) -> np.ndarray:
+        """``player``'s last sequence before the pairs ``where`` (the two broadcast)."""
         sk, pairs = self.skeleton.arrays, self.pairs
-        node = pairs.node[where]
+        node, deal = pairs.node[where], pairs.deal[where]
         at, did = sk["last_node"][node, player], sk["last_action"][node, player]
-        iset = self.infosets[pairs.position[pairs.deal[where] * pairs.size + np.maximum(at, 0)]]
+        iset = self.infosets[pairs.position[deal * pairs.size + np.maximum(at, 0)]]
         return np.where(at >= 0, iset * self.num_actions + did, self.pad).astype(np.int32)
 
 
@@ -269,7 +270,7 @@ def _terminals(
         "terminal_nodes": readonly((pairs.offset + end).astype(np.int32)),
         "terminal_utility": readonly(np.stack([sign * stake, -sign * stake], axis=1)),
         "terminal_chance_reach": readonly(sk["reach"][node]),
-        "terminal_last_sequence": readonly(np.stack([sequences.last(end, p) for p in (0, 1)])),
+        "terminal_last_sequence": readonly(sequences.last(end[None, :], np.array([[0], [1]]))),
     }
 
 
