@@ -350,6 +350,26 @@ def _ratio(peer: float | None, ours: float | None) -> str:
     return "n/a" if peer is None or ours is None else f"{peer / ours:.2f}x"
 
 
+def compile_table(rungs: list[Rung], timeout: float) -> str:
+    """nashzoo's compile columns alone, each rung in a fresh process."""
+    lines = [
+        "| rung | histories | compile s (CPU) | us/history | bytes/history (tree + learner) "
+        "| peak bytes/history |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for rung in rungs:
+        c = compile_in_subprocess(rung.nashzoo, timeout)
+        if "error" in c:
+            lines.append(f"| {rung.number} | {rung.histories:,} | {c['error']} | | | |")
+            continue
+        n = c["histories"]
+        lines.append(
+            f"| {rung.number} | {n:,} | {c['compile_s']:.3g} | {1e6 * c['compile_s'] / n:.2f} "
+            f"| {(c['tree_bytes'] + c['learner_bytes']) / n:.0f} | {c['peak_bytes'] / n:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def table(rows: list[Row]) -> str:
     lines = [
         "| rung | game | histories | compile s | bytes/history (tree + learner) "
@@ -480,6 +500,9 @@ def main() -> None:
     )
     parser.add_argument("--mccfr-seeds", type=int, default=3)
     parser.add_argument("--mccfr-cap", type=float, default=120.0, help="seconds per MCCFR run")
+    parser.add_argument(
+        "--compile-only", action="store_true", help="only nashzoo's compile columns (no peers)"
+    )
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_compile:
@@ -490,6 +513,9 @@ def main() -> None:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
     if args.only_rung is not None:
         rungs = [r for r in rungs if r.number == args.only_rung]
+    if args.compile_only:
+        print(compile_table(rungs, args.compile_timeout))
+        return
     load_before = os.getloadavg()
     rows = [] if args.targets_only else [run_rung(r, args) for r in rungs]
     text = "" if args.targets_only else table(rows)
