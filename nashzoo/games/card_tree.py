@@ -137,164 +137,134 @@ class _Product:
 def build_card_game_tree(game: Game) -> CompiledTree:
     """The :class:`~nashzoo.games.compiled.CompiledTree` of Kuhn poker or Leduc hold'em,
     vectorised (see the module docstring)."""
-    skeleton = _Skeleton(game)
-    pairs = _Product(skeleton)
-    nodes, board = _node_arrays(skeleton, pairs)
-    infosets, representative = _number_infosets(skeleton, pairs, nodes, board)
-    nodes["infoset"] = infosets
-    sequences = _Sequences(skeleton, pairs, infosets, representative.size, game.num_actions)
-    level_starts = np.concatenate(
-        ([0, 1], pairs.offset + len(pairs.deals) * np.array(skeleton.level_starts))
-    )
-    return CompiledTree(
-        game_id=game.id,
-        num_players=2,
-        num_actions=game.num_actions,
-        **{name: readonly(values) for name, values in nodes.items()},
-        level_starts=readonly(level_starts),
-        **_infoset_tables(skeleton, pairs, nodes, representative, sequences),
-        **_terminals(skeleton, pairs, nodes, board, sequences),
-        infoset_labels=lambda: _labels(game, skeleton, pairs, nodes, representative),
-    )
+    return _Builder(game).tree()
 
 
-def _node_arrays(skeleton: _Skeleton, pairs: _Product) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Parent, player, action and chance probability of every node (the prefix, then the
-    pairs), and the public card of every pair (-1: none)."""
-    sk, node, deck = skeleton.arrays, pairs.node, pairs.deck
-    up = sk["parent"][node]
-    root = up < 0  # a deal: the skeleton's root under it
-    parent = pairs.position[pairs.deal * pairs.size + np.maximum(up, 0)]
-    parent[root] = 1 + pairs.cards(0, root)
-    action = sk["action"][node].copy()
-    action[root] = pairs.cards(1, root)
-    dealt = ~root & (sk["player"][np.maximum(up, 0)] == CHANCE)  # the public card's edges
-    action[dealt] = pairs.public(action[dealt], dealt)
-    prob = sk["prob"][node].copy()
-    prob[root] = skeleton.deal_probs[1]
-    board = np.full(node.size, -1)
-    shown = sk["public"][node] >= 0
-    board[shown] = pairs.public(sk["public"][node[shown]], shown)
-    prefix = np.arange(deck)
-    nodes = {
-        "parent": np.concatenate(([-1], np.zeros(deck, dtype=np.int64), parent)),
-        "player": np.concatenate(([CHANCE], np.full(deck, CHANCE), sk["player"][node])),
-        "action": np.concatenate(([-1], prefix, action)),
-        "chance_prob": np.concatenate(([1.0], np.full(deck, skeleton.deal_probs[0]), prob)),
-    }
-    dtypes = {"parent": np.int32, "player": np.int8, "action": np.int32, "chance_prob": np.float64}
-    return {name: values.astype(dtypes[name]) for name, values in nodes.items()}, board
+class _Builder:
+    """The whole tree from the skeleton and the deals: node arrays first, then the
+    information sets, their tables, the terminals, and (on first use) the labels."""
 
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.skeleton = _Skeleton(game)
+        self.sk = self.skeleton.arrays
+        self.pairs = _Product(self.skeleton)
+        self.nodes, self.board = self._node_arrays()
+        self.infosets, self.representative = self._number_infosets()
+        self.nodes["infoset"] = self.infosets
+        self.pad = self.representative.size * game.num_actions
 
-def _number_infosets(
-    skeleton: _Skeleton, pairs: _Product, nodes: dict[str, np.ndarray], board: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every node's information set (-1 off decisions), numbered by first breadth-first node,
-    and each set's first node among the pairs."""
-    sk, deck = skeleton.arrays, pairs.deck
-    player = nodes["player"][pairs.offset :]
-    decision = np.flatnonzero(player >= 0)
-    own = pairs.deals[pairs.deal[decision], player[decision]]
-    bet = sk["bet"][pairs.node[decision]]
-    code = (bet * (deck + 1) + own) * (deck + 1) + board[decision] + 1
-    values, first = np.unique(code, return_index=True)
-    dense = np.searchsorted(values, code)
-    by_first = np.argsort(first)  # new id -> the set's place in ``values``
-    rank = np.empty_like(by_first)
-    rank[by_first] = np.arange(by_first.size)
-    infoset = np.full(nodes["player"].size, -1, dtype=np.int32)
-    infoset[pairs.offset + decision] = rank[dense]
-    return infoset, decision[first[by_first]]
+    def tree(self) -> CompiledTree:
+        starts = self.pairs.offset + len(self.pairs.deals) * np.array(self.skeleton.level_starts)
+        return CompiledTree(
+            game_id=self.game.id,
+            num_players=2,
+            num_actions=self.game.num_actions,
+            **{name: readonly(values) for name, values in self.nodes.items()},
+            level_starts=readonly(np.concatenate(([0, 1], starts))),
+            **self._infoset_tables(),
+            **self._terminals(),
+            infoset_labels=self._labels,
+        )
 
+    def _node_arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """Parent, player, action and chance probability of every node (the prefix, then the
+        pairs), and the public card of every pair (-1: none)."""
+        sk, pairs, deck = self.sk, self.pairs, self.pairs.deck
+        node = pairs.node
+        up = sk["parent"][node]
+        root = up < 0  # a deal: the skeleton's root under it
+        parent = pairs.position[pairs.deal * pairs.size + np.maximum(up, 0)]
+        parent[root] = 1 + pairs.cards(0, root)
+        action = sk["action"][node].copy()
+        action[root] = pairs.cards(1, root)
+        dealt = ~root & (sk["player"][np.maximum(up, 0)] == CHANCE)  # the public card's edges
+        action[dealt] = pairs.public(action[dealt], dealt)
+        prob = sk["prob"][node].copy()
+        prob[root] = self.skeleton.deal_probs[1]
+        board = np.full(node.size, -1)
+        shown = sk["public"][node] >= 0
+        board[shown] = pairs.public(sk["public"][node[shown]], shown)
+        first_card = np.full(deck, self.skeleton.deal_probs[0])
+        nodes = {
+            "parent": np.concatenate(([-1], np.zeros(deck, dtype=np.int64), parent)),
+            "player": np.concatenate(([CHANCE], np.full(deck, CHANCE), sk["player"][node])),
+            "action": np.concatenate(([-1], np.arange(deck), action)),
+            "chance_prob": np.concatenate(([1.0], first_card, prob)),
+        }
+        dtypes = {"parent": np.int32, "player": np.int8, "action": np.int32, "chance_prob": float}
+        return {name: values.astype(dtypes[name]) for name, values in nodes.items()}, board
 
-class _Sequences:
-    """Each player's last sequence before a pair: the information set of the player's last
-    decision on the skeleton path under the same deal, times ``num_actions``, plus its action;
-    ``num_sequences`` where the player has not moved."""
+    def _number_infosets(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every node's information set (-1 off decisions), numbered by first breadth-first
+        node, and each set's first node among the pairs."""
+        pairs, deck = self.pairs, self.pairs.deck
+        player = self.nodes["player"][pairs.offset :]
+        decision = np.flatnonzero(player >= 0)
+        own = pairs.deals[pairs.deal[decision], player[decision]]
+        bet = self.sk["bet"][pairs.node[decision]]
+        code = (bet * (deck + 1) + own) * (deck + 1) + self.board[decision] + 1
+        values, first = np.unique(code, return_index=True)
+        by_first = np.argsort(first)  # new id -> the set's place in ``values``
+        rank = np.empty_like(by_first)
+        rank[by_first] = np.arange(by_first.size)
+        infoset = np.full(self.nodes["player"].size, -1, dtype=np.int32)
+        infoset[pairs.offset + decision] = rank[np.searchsorted(values, code)]
+        return infoset, decision[first[by_first]]
 
-    def __init__(
-        self,
-        skeleton: _Skeleton,
-        pairs: _Product,
-        infosets: np.ndarray,
-        num_infosets: int,
-        num_actions: int,
-    ) -> None:
-        self.skeleton, self.pairs, self.num_actions = skeleton, pairs, num_actions
-        self.infosets = infosets
-        self.pad = num_infosets * num_actions
-
-    def last(self, where: np.ndarray, player: Any) -> np.ndarray:
-        """``player``'s last sequence before the pairs ``where`` (the two broadcast)."""
-        sk, pairs = self.skeleton.arrays, self.pairs
+    def _last(self, where: np.ndarray, player: Any) -> np.ndarray:
+        """``player``'s last sequence before the pairs ``where`` (the two broadcast): the
+        information set of the player's last decision on the skeleton path under the same
+        deal, times ``num_actions``, plus its action; ``num_sequences`` before any."""
+        sk, pairs = self.sk, self.pairs
         node, deal = pairs.node[where], pairs.deal[where]
         at, did = sk["last_node"][node, player], sk["last_action"][node, player]
         iset = self.infosets[pairs.position[deal * pairs.size + np.maximum(at, 0)]]
-        return np.where(at >= 0, iset * self.num_actions + did, self.pad).astype(np.int32)
+        return np.where(at >= 0, iset * self.game.num_actions + did, self.pad).astype(np.int32)
 
+    def _infoset_tables(self) -> dict[str, np.ndarray]:
+        """Owner, own depth, owner's sequence leading in, legal mask: at each set's first
+        node."""
+        node = self.pairs.node[self.representative]
+        who = self.nodes["player"][self.pairs.offset + self.representative].astype(np.int64)
+        return {
+            "infoset_player": readonly(who.astype(np.int8)),
+            "infoset_depth": readonly(self.sk["moves"][node, who].astype(np.int32)),
+            "infoset_parent_sequence": readonly(self._last(self.representative, who)),
+            "legal_mask": readonly(self.sk["legal"][node]),
+        }
 
-def _infoset_tables(
-    skeleton: _Skeleton,
-    pairs: _Product,
-    nodes: dict[str, np.ndarray],
-    representative: np.ndarray,
-    sequences: _Sequences,
-) -> dict[str, np.ndarray]:
-    sk = skeleton.arrays
-    node = pairs.node[representative]
-    who = nodes["player"][pairs.offset + representative].astype(np.int64)
-    return {
-        "infoset_player": readonly(who.astype(np.int8)),
-        "infoset_depth": readonly(sk["moves"][node, who].astype(np.int32)),
-        "infoset_parent_sequence": readonly(sequences.last(representative, who)),
-        "legal_mask": readonly(sk["legal"][node]),
-    }
+    def _terminals(self) -> dict[str, np.ndarray]:
+        """Terminal nodes, payoffs (a fold from the betting, a showdown from the cards),
+        chance reach and each player's last sequence."""
+        pairs = self.pairs
+        end = np.flatnonzero(self.nodes["player"][pairs.offset :] == TERMINAL)
+        node = pairs.node[end]
+        folder, stake = self.sk["folder"][node], self.sk["stake"][node]
+        shown = self.skeleton.showdown(pairs.cards(0, end), pairs.cards(1, end), self.board[end])
+        sign = np.where(folder < 0, shown, np.where(folder == 1, 1, -1))
+        return {
+            "terminal_nodes": readonly((pairs.offset + end).astype(np.int32)),
+            "terminal_utility": readonly(np.stack([sign * stake, -sign * stake], axis=1)),
+            "terminal_chance_reach": readonly(self.sk["reach"][node]),
+            "terminal_last_sequence": readonly(self._last(end[None, :], np.array([[0], [1]]))),
+        }
 
+    def _labels(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """Keys and tensors of every information set, asked of the game's States at its
+        first history (states shared along common prefixes)."""
+        parent, action = self.nodes["parent"], self.nodes["action"]
+        states = {0: self.game.new_initial_state()}
 
-def _terminals(
-    skeleton: _Skeleton,
-    pairs: _Product,
-    nodes: dict[str, np.ndarray],
-    board: np.ndarray,
-    sequences: _Sequences,
-) -> dict[str, np.ndarray]:
-    """Terminal nodes, payoffs (a fold from the betting, a showdown from the cards), chance
-    reach and each player's last sequence."""
-    sk = skeleton.arrays
-    end = np.flatnonzero(nodes["player"][pairs.offset :] == TERMINAL)
-    node = pairs.node[end]
-    folder, stake = sk["folder"][node], sk["stake"][node]
-    shown = skeleton.showdown(pairs.cards(0, end), pairs.cards(1, end), board[end])
-    sign = np.where(folder < 0, shown, np.where(folder == 1, 1, -1))
-    return {
-        "terminal_nodes": readonly((pairs.offset + end).astype(np.int32)),
-        "terminal_utility": readonly(np.stack([sign * stake, -sign * stake], axis=1)),
-        "terminal_chance_reach": readonly(sk["reach"][node]),
-        "terminal_last_sequence": readonly(sequences.last(end[None, :], np.array([[0], [1]]))),
-    }
+        def state_at(position: int) -> Any:
+            if position not in states:
+                states[position] = state_at(int(parent[position]))._child(int(action[position]))
+            return states[position]
 
-
-def _labels(
-    game: Game,
-    skeleton: _Skeleton,
-    pairs: _Product,
-    nodes: dict[str, np.ndarray],
-    representative: np.ndarray,
-) -> tuple[tuple[str, ...], np.ndarray]:
-    """Keys and tensors of every information set, asked of the game's States at its first
-    history (states shared along common prefixes)."""
-    parent, action = nodes["parent"], nodes["action"]
-    states = {0: game.new_initial_state()}
-
-    def state_at(position: int) -> Any:
-        if position not in states:
-            states[position] = state_at(int(parent[position]))._child(int(action[position]))
-        return states[position]
-
-    keys, tensors = [], []
-    for position in pairs.offset + representative:
-        state = state_at(int(position))
-        who = state.current_player()
-        keys.append(state.infoset_key(who))
-        tensors.append(state.infoset_tensor(who))
-    return tuple(keys), np.stack(tensors).astype(np.float32)
+        keys, tensors = [], []
+        for position in self.pairs.offset + self.representative:
+            state = state_at(int(position))
+            who = state.current_player()
+            keys.append(state.infoset_key(who))
+            tensors.append(state.infoset_tensor(who))
+        return tuple(keys), np.stack(tensors).astype(np.float32)
