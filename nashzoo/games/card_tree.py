@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games.base import CHANCE, TERMINAL, Game
-from nashzoo.games.compiled import CompiledTree, readonly
+from nashzoo.games.compiled import CompiledTree, readonly, replayed_labels
 
 _INTS = ("parent", "action", "player", "public", "bet", "folder")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
@@ -251,20 +251,6 @@ class _Builder:
         }
 
     def _labels(self) -> tuple[tuple[str, ...], np.ndarray]:
-        """Keys and tensors of every information set, asked of the game's States at its
-        first history (states shared along common prefixes)."""
-        parent, action = self.nodes["parent"], self.nodes["action"]
-        states = {0: self.game.new_initial_state()}
-
-        def state_at(position: int) -> Any:
-            if position not in states:
-                states[position] = state_at(int(parent[position]))._child(int(action[position]))
-            return states[position]
-
-        keys, tensors = [], []
-        for position in self.pairs.offset + self.representative:
-            state = state_at(int(position))
-            who = state.current_player()
-            keys.append(state.infoset_key(who))
-            tensors.append(state.infoset_tensor(who))
-        return tuple(keys), np.stack(tensors).astype(np.float32)
+        """Keys and tensors, asked of the game's States at each set's first node."""
+        positions = self.pairs.offset + self.representative
+        return replayed_labels(self.game, self.nodes["parent"], self.nodes["action"], positions)

@@ -185,3 +185,37 @@ def renumber_sequences(values: Any, rank: np.ndarray, num_actions: int, pad: int
     out = np.full(values.shape, pad, dtype=np.int64)
     out[moved] = rank[values[moved] // num_actions] * num_actions + values[moved] % num_actions
     return out.astype(np.int32)
+
+
+def replayed_labels(
+    game: Any, parent: np.ndarray, action: np.ndarray, positions: np.ndarray
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """The key and tensor of the player to move at each node of ``positions`` (one per
+    information set), asked of the game's own States: each history is replayed from the root
+    through ``parent`` and ``action``, in path order, so histories share their common prefixes
+    and only the States of one path are alive at a time."""
+    paths = []
+    for position in positions.tolist():
+        path = []
+        while position > 0:
+            path.append(position)
+            position = int(parent[position])
+        paths.append(path[::-1])
+    keys: list[str] = [""] * len(paths)
+    tensors: list[np.ndarray] = [np.zeros(0)] * len(paths)
+    states = [game.new_initial_state()]  # along ``along``, the root first
+    along: list[int] = []
+    for i in sorted(range(len(paths)), key=paths.__getitem__):
+        path = paths[i]
+        common = 0
+        while common < min(len(along), len(path)) and along[common] == path[common]:
+            common += 1
+        del along[common:], states[common + 1 :]
+        for position in path[common:]:
+            states.append(states[-1]._child(int(action[position])))
+            along.append(position)
+        who = states[-1].current_player()
+        keys[i], tensors[i] = states[-1].infoset_key(who), states[-1].infoset_tensor(who)
+    size = getattr(game, "infoset_tensor_size", 0)
+    stacked = np.stack(tensors) if tensors else np.zeros((0, size))
+    return tuple(keys), stacked.astype(np.float32)

@@ -4,8 +4,9 @@
 (through its States) and a bridged OpenSpiel game (through raw ``pyspiel`` states, see
 ``games/openspiel.py``). Depth first, it records six numbers per history into typed buffers
 (parent, player, information set, action, edge probability, depth) and the payoffs at
-terminals; per new information set its key, owner, legal actions and tensor. A depth-first walk
-keeps only the States of one path (and their siblings) alive.
+terminals; per new information set its key, owner, legal actions and where it was found (the
+tensors are asked of the game's States there when first wanted). A depth-first walk keeps only
+the States of one path (and their siblings) alive.
 
 Everything that follows from the path is computed afterwards with numpy, one depth at a time:
 the breadth-first order (a stable sort by depth), each terminal's chance reach, each player's
@@ -32,7 +33,7 @@ import numpy as np
 
 from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game
-from nashzoo.games.compiled import CompiledTree, first_seen_rank, readonly
+from nashzoo.games.compiled import CompiledTree, first_seen_rank, readonly, replayed_labels
 
 
 class StateOps(NamedTuple):
@@ -46,7 +47,6 @@ class StateOps(NamedTuple):
     legal: Callable[[Any], list]  # legal actions, as a list
     child: Callable[[Any, int], Any]  # a new state, the parent untouched
     last_child: Callable[[Any, int], Any]  # the parent's last child asked for: may reuse it
-    tensor: Callable[[Any, int], np.ndarray]  # information-set tensor of the player to move
 
 
 def state_ops(game: Game) -> StateOps:
@@ -63,7 +63,6 @@ def state_ops(game: Game) -> StateOps:
         legal=lambda state: list(state.legal_actions()),
         child=child,
         last_child=child,
-        tensor=lambda state, player: state.infoset_tensor(player),
     )
 
 
@@ -95,17 +94,17 @@ class _Records:
         self.owner: list[int] = []
         self.legal: list[list[int]] = []
         self.edges: list[list[tuple[int, float]]] = []  # (action, 1.0) per legal action
-        self.tensors: list[np.ndarray] = []
+        self.first = array.array("q")  # the depth-first node where each set was found
 
     def new_infoset(
-        self, game: Game, state: Any, who: int, key: Any, legal: list, ops: StateOps
+        self, game: Game, state: Any, node: int, who: int, key: Any, legal: list
     ) -> int:
         legal = checks.check_legal(game, state, who, legal)
         iset = self.index[key] = len(self.owner)
         self.owner.append(who)
         self.legal.append(legal)
         self.edges.append([(a, 1.0) for a in legal])
-        self.tensors.append(ops.tensor(state, who))
+        self.first.append(node)
         return iset
 
     def take(self, name: str, dtype: Any, order: np.ndarray) -> np.ndarray:
@@ -118,7 +117,7 @@ class _Records:
 def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
     """The hot loop: one pass over every history, depth first, children in action order."""
     players = game.num_players
-    player_of, returns_of, outcomes_of, key_of, legal_of, child, last_child, _ = ops
+    player_of, returns_of, outcomes_of, key_of, legal_of, child, last_child = ops
     add_parent, add_player, add_infoset = rec.parent.append, rec.player.append, rec.infoset.append
     add_action, add_prob, add_depth = rec.action.append, rec.chance_prob.append, rec.depth.append
     add_utility = rec.utility.extend
@@ -149,7 +148,7 @@ def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
             legal = legal_of(state)
             iset = index.get(key)
             if iset is None:
-                iset = rec.new_infoset(game, state, who, key, legal, ops)
+                iset = rec.new_infoset(game, state, node, who, key, legal)
             elif legal != legals[iset] or who != owner[iset]:
                 raise Unexplained("a history disagrees with its information set")
             add_infoset(iset)
@@ -182,19 +181,14 @@ def _lay_out(game: Game, rec: _Records) -> CompiledTree:
     """The records as a :class:`CompiledTree`: breadth-first, information sets numbered by
     their first breadth-first node, paths checked for perfect recall."""
     players, num_actions, num_infosets = game.num_players, game.num_actions, len(rec.owner)
-    nodes, rank, terminal_nodes, utility = _breadth_first(rec, players, num_infosets)
+    nodes, rank, terminal_nodes, utility, found = _breadth_first(rec, players, num_infosets)
     if not np.isfinite(utility).all():
         raise Unexplained("a payoff is not finite")
     own_depth, own_last, reach, last = _paths(nodes, players, num_actions, num_infosets)
     renumbered = np.argsort(rank)  # new id -> old id
     keys = list(rec.index)
     keys = tuple(keys[i] for i in renumbered)
-    tensor_size = getattr(game, "infoset_tensor_size", 0)
-    tensors = (
-        np.stack(rec.tensors).astype(np.float32)[renumbered]
-        if rec.tensors
-        else np.zeros((0, tensor_size), dtype=np.float32)
-    )
+    found = found[renumbered]  # each set's first depth-first node, by new id
     mask = np.zeros((num_infosets, num_actions), dtype=bool)
     sizes = np.fromiter(map(len, rec.legal), dtype=np.int64, count=num_infosets)
     legal = np.fromiter(itertools.chain.from_iterable(rec.legal), dtype=np.int64)
@@ -212,7 +206,7 @@ def _lay_out(game: Game, rec: _Records) -> CompiledTree:
         terminal_utility=readonly(utility),
         terminal_chance_reach=readonly(reach),
         terminal_last_sequence=readonly(last.astype(np.int32)),
-        infoset_labels=lambda: (keys, tensors),
+        infoset_labels=lambda: (keys, replayed_labels(game, nodes.parent, nodes.action, found)[1]),
     )
     tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
     return tree
@@ -220,10 +214,11 @@ def _lay_out(game: Game, rec: _Records) -> CompiledTree:
 
 def _breadth_first(
     rec: _Records, players: int, num_infosets: int
-) -> tuple[_Nodes, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[_Nodes, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The nodes by depth (a stable sort of the depth-first order, which within one depth is
     already parent-then-action order), the information sets' renumbering (old id -> new id),
-    the terminals' positions and their payoffs in that order. Each depth-first buffer is let go
+    the terminals' positions and their payoffs in that order, and where each information set
+    was found (by old id). Each depth-first buffer is let go
     as soon as it is reordered, so the two copies of a column are alive one at a time."""
     depth = np.frombuffer(rec.depth, dtype=np.uint16)
     level_starts = np.concatenate(([0], np.cumsum(np.bincount(depth))))
@@ -238,6 +233,7 @@ def _breadth_first(
     rec.utility = None
     parent = position[rec.take("parent", np.int32, order)]
     parent[0] = -1  # the root, the only node of depth 0
+    found = position[np.frombuffer(rec.first, dtype=np.int64)]
     del position
     infoset = rec.take("infoset", np.int32, order)
     decision = infoset >= 0
@@ -251,7 +247,7 @@ def _breadth_first(
         chance_prob=rec.take("chance_prob", np.float64, order),
         level_starts=level_starts,
     )
-    return nodes, rank, terminals[by_node], utility
+    return nodes, rank, terminals[by_node], utility, found
 
 
 def _paths(

@@ -236,8 +236,8 @@ class OpenSpielGame(Game):
 
 def _raw_ops(game: OpenSpielGame) -> fast_walk.StateOps:
     """What the fast walk asks a raw ``pyspiel`` state, as unbound C++ methods where OpenSpiel
-    answers directly (the information sets' tensors, made once each, go through
-    :class:`OpenSpielState` so that they are exactly what the envs see)."""
+    answers directly (the information sets' tensors are asked later, through
+    :class:`OpenSpielState`, as the envs see them)."""
     state_type = import_pyspiel().State
 
     def advanced(state: Any, action: int) -> Any:
@@ -252,7 +252,6 @@ def _raw_ops(game: OpenSpielGame) -> fast_walk.StateOps:
         legal=state_type.legal_actions,
         child=state_type.child,
         last_child=advanced,
-        tensor=lambda state, player: OpenSpielState(game, state).infoset_tensor(player),
     )
 
 
