@@ -18,7 +18,7 @@ walk goes, through :mod:`nashzoo.games.checks`.
 It is optimistic: on anything wrong (a failed check, a history disagreeing with its information
 set, any exception from the game) it raises, and ``tree.compile_checked`` runs the checking walk
 ``tree.walk_states`` instead, which raises the one-line error naming the history. When it
-succeeds its tree is the checking walk's, array for array (``tests/test_fast_walk.py``).
+succeeds its tree is the checking walk's, array for array (``tests/test_compile_paths.py``).
 """
 
 from __future__ import annotations
@@ -218,8 +218,8 @@ def _breadth_first(
     """The nodes by depth (a stable sort of the depth-first order, which within one depth is
     already parent-then-action order), the information sets' renumbering (old id -> new id),
     the terminals' positions and their payoffs in that order, and where each information set
-    was found (by old id). Each depth-first buffer is let go
-    as soon as it is reordered, so the two copies of a column are alive one at a time."""
+    was found (by old id). Each depth-first buffer is let go as soon as it is reordered, so the
+    two copies of a column are alive one at a time."""
     depth = np.frombuffer(rec.depth, dtype=np.uint16)
     level_starts = np.concatenate(([0], np.cumsum(np.bincount(depth))))
     order = np.argsort(depth, kind="stable").astype(np.int32)  # position -> depth-first id
