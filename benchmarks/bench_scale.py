@@ -99,26 +99,35 @@ class Row:
 
 # --- nashzoo compile and memory, in a fresh process --------------------------------------------
 def measure_compile(spec: str) -> dict:
-    """Compile ``spec`` and set up one CFR+ learner in THIS process; return the numbers."""
-    from nashzoo.agents import make_learner
+    """Compile ``spec`` and set up one CFR+ learner in THIS process; return the numbers.
 
-    # Imports and the one-time kernel compilation, on a game of no rung (warming up on the
-    # measured game would leave its tree cached and time a cache hit).
-    make_learner("cfr_plus", "rps", 0)
+    Peak memory is that of the first compile (the cached tree the learner then uses). The time
+    is the median over compiles repeated uncached until one CPU second is spent (at most 50;
+    the first, cold one included): a small game's single cold compile measures the
+    interpreter's first calls more than the game."""
+    from nashzoo.agents import make_learner
+    from nashzoo.games.tree import _compile
+
+    make_learner("cfr_plus", "rps", 0)  # imports and one-time kernel compilation (not a rung)
     game = load_game(spec)
     base = _reset_peak_rss()
     start = time.process_time()
     tree = compile_tree(game)
-    seconds = time.process_time() - start
+    times = [time.process_time() - start]
     sf = tm.sequence_form(tree)
     learner = make_learner("cfr_plus", game, 0)
     peak = _status_kib("VmHWM") * 1024 - base
+    while sum(times) < 1.0 and len(times) < 50:
+        start = time.process_time()
+        _compile(game)
+        times.append(time.process_time() - start)
     sf_bytes = sum(a.nbytes for a in _arrays(sf))
     learner_bytes = sum(v.nbytes for v in vars(learner).values() if isinstance(v, np.ndarray))
     return {
         "histories": tree.num_nodes,
         "infosets": tree.num_infosets,
-        "compile_s": seconds,
+        "compile_s": statistics.median(times),
+        "compile_runs": len(times),
         "tree_bytes": tree.nbytes() + sf_bytes,
         "learner_bytes": learner_bytes,
         "peak_bytes": peak,
@@ -347,6 +356,26 @@ def _ratio(peer: float | None, ours: float | None) -> str:
     return "n/a" if peer is None or ours is None else f"{peer / ours:.2f}x"
 
 
+def compile_table(rungs: list[Rung], timeout: float) -> str:
+    """nashzoo's compile columns alone, each rung in a fresh process."""
+    lines = [
+        "| rung | histories | compile s (CPU) | us/history | bytes/history (tree + learner) "
+        "| peak bytes/history |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for rung in rungs:
+        c = compile_in_subprocess(rung.nashzoo, timeout)
+        if "error" in c:
+            lines.append(f"| {rung.number} | {rung.histories:,} | {c['error']} | | | |")
+            continue
+        n = c["histories"]
+        lines.append(
+            f"| {rung.number} | {n:,} | {c['compile_s']:.3g} | {1e6 * c['compile_s'] / n:.2f} "
+            f"| {(c['tree_bytes'] + c['learner_bytes']) / n:.0f} | {c['peak_bytes'] / n:.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def table(rows: list[Row]) -> str:
     lines = [
         "| rung | game | histories | compile s | bytes/history (tree + learner) "
@@ -477,6 +506,9 @@ def main() -> None:
     )
     parser.add_argument("--mccfr-seeds", type=int, default=3)
     parser.add_argument("--mccfr-cap", type=float, default=120.0, help="seconds per MCCFR run")
+    parser.add_argument(
+        "--compile-only", action="store_true", help="only nashzoo's compile columns (no peers)"
+    )
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_compile:
@@ -487,6 +519,9 @@ def main() -> None:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
     if args.only_rung is not None:
         rungs = [r for r in rungs if r.number == args.only_rung]
+    if args.compile_only:
+        print(compile_table(rungs, args.compile_timeout))
+        return
     load_before = os.getloadavg()
     rows = [] if args.targets_only else [run_rung(r, args) for r in rungs]
     text = "" if args.targets_only else table(rows)
@@ -535,7 +570,9 @@ def main() -> None:
             "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
             "one CFR+ learner's tables; peak: the resident-memory high-water mark of a fresh "
             "process compiling the tree and setting up one learner (imports and the one-time "
-            "compilation of the optional numba kernels excluded).",
+            "compilation of the optional numba kernels excluded). Compile s: CPU seconds, the "
+            "median of uncached compiles repeated in that process until one CPU second is "
+            "spent (one compile for the large rungs).",
             "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "
             f"--max-rung {args.max_rung} --markdown BENCHMARKS.md --plot docs/scale.png`.",
         ]

@@ -3,6 +3,7 @@ cross-play, exact materialisation, checkpoints, determinism and the global RNG."
 
 from __future__ import annotations
 
+import functools
 import random
 
 import numpy as np
@@ -13,7 +14,14 @@ pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
 torch.set_num_threads(1)
 
-from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
+from stable_baselines3 import DQN  # noqa: E402
+
+from nashzoo.agents import (  # noqa: E402
+    CheckpointError,
+    TabularPolicy,
+    load_learner,
+    make_learner,
+)
 from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
 from nashzoo.agents.fixed import fixed_policy  # noqa: E402
 from nashzoo.agents.sb3_baseline import DQNLearner, PPOConfig, PPOLearner  # noqa: E402
@@ -85,12 +93,20 @@ def test_cross_play_in_the_trainer_and_plain_ppo_never_plays_illegal_actions():
 
 
 @pytest.mark.parametrize(
-    ("cls", "config"), [(PPOLearner, FAST_PPO), (DQNLearner, {**FAST_DQN, "mode": "self_play"})]
+    ("cls", "config", "seat"),
+    [
+        (PPOLearner, FAST_PPO, 1),
+        (DQNLearner, {**FAST_DQN, "mode": "self_play"}, 1),
+        # Seat 0 faces bets after checking, so its transitions bootstrap from the target network;
+        # refits every 64 steps fall at other steps after a resume unless the refit clock is
+        # restored with the checkpoint (SB3's own private counter is not).
+        (DQNLearner, {**FAST_DQN, "target_update_interval": 64}, 0),
+    ],
 )
-def test_save_load_resumes_exactly_and_is_deterministic(tmp_path, cls, config):
+def test_save_load_resumes_exactly_and_is_deterministic(tmp_path, cls, config, seat):
     opponent = fixed_policy("kuhn_poker", TabularPolicy.uniform("kuhn_poker").to_dict())
-    learner = cls("kuhn_poker", 1, config, seed=7)
-    twin = cls("kuhn_poker", 1, config, seed=7)
+    learner = cls("kuhn_poker", seat, config, seed=7)
+    twin = cls("kuhn_poker", seat, config, seed=7)
     for _ in range(2):
         learner.step(opponent)
         twin.step(opponent)
@@ -106,6 +122,25 @@ def test_save_load_resumes_exactly_and_is_deterministic(tmp_path, cls, config):
     table = TabularPolicy.from_policy("kuhn_poker", learner.average_policy()).probs
     again = TabularPolicy.from_policy("kuhn_poker", restored.average_policy()).probs
     np.testing.assert_array_equal(table, again)
+    live, resumed = learner.model.policy.state_dict(), restored.model.policy.state_dict()
+    assert all(torch.equal(live[k], resumed[k]) for k in live)
+
+
+def test_dqn_refits_its_target_network_at_the_same_steps_as_stable_baselines3(monkeypatch):
+    # The learner keys target refits on the public num_timesteps instead of SB3's private call
+    # counter (so checkpoints restore it); within one run the two clocks must agree exactly
+    # (a gradient step after every env step, so a refit one step early or late shows).
+    config = {**FAST_DQN, "target_update_interval": 64, "train_freq": 1}
+    opponent = fixed_policy("kuhn_poker", TabularPolicy.uniform("kuhn_poker").to_dict())
+    ours = DQNLearner("kuhn_poker", 0, config, seed=3)
+    stock = DQNLearner("kuhn_poker", 0, config, seed=3)
+    monkeypatch.setattr(stock.model, "_on_step", functools.partial(DQN._on_step, stock.model))
+    for _ in range(2):
+        assert ours.step(opponent) == stock.step(opponent)
+    for mine, theirs in zip(
+        ours.model.q_net_target.parameters(), stock.model.q_net_target.parameters(), strict=True
+    ):
+        assert torch.equal(mine, theirs)
 
 
 def test_the_callers_global_random_state_is_left_alone():

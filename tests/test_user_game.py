@@ -21,6 +21,7 @@ from nashzoo.games import (
     CHANCE,
     GameDefinitionError,
     compile_tree,
+    fast_walk,
     game_names,
     load_game,
     register_game,
@@ -209,7 +210,7 @@ def test_malformed_games_are_refused_with_one_line(coin_bluff, method, replaceme
     assert text.startswith(f"broken_{method}:")
 
 
-def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
+def _forgetful(coin_bluff):
     """Player 1 moves twice in this variant, and its key forgets its own first move."""
 
     def legal(self):
@@ -225,7 +226,7 @@ def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
     def returns(self):
         return np.zeros(2)
 
-    game = _broken(
+    return _broken(
         coin_bluff,
         "forgetful",
         legal_actions=legal,
@@ -233,9 +234,12 @@ def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
         returns=returns,
         infoset_key=lambda self, p: "HT"[self.moves[0]] if p == 0 else f"n{len(self.moves)}",
     )
+
+
+def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
     # Player 1's second decision: key 'n3' after its own move 0 or 1, i.e. two own pasts.
     with pytest.raises(GameDefinitionError, match="own past moves"):
-        compile_tree(game)
+        compile_tree(_forgetful(coin_bluff))
 
 
 def test_a_key_shared_by_both_players_is_refused_by_name(coin_bluff):
@@ -259,3 +263,22 @@ def test_zero_sum_only_functions_refuse_a_general_sum_game(coin_bluff):
     with pytest.raises(ValueError, match="zero-sum") as info:
         solve_game(game)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        *(
+            lambda cb, m=method, r=replacement: _broken(cb, f"broken_{m}", **{m: r})
+            for method, replacement, _ in MALFORMED
+        ),
+        _forgetful,
+        lambda cb: _broken(cb, "shared_keys", infoset_key=lambda self, player: "same"),
+    ],
+)
+def test_the_fast_walk_gives_up_on_every_malformed_game(coin_bluff, make):
+    """The fast walk must not compile what the checking walk refuses: it raises, and
+    compile_tree then runs the checking walk for the one-line error (tested above)."""
+    game = make(coin_bluff)
+    with pytest.raises(Exception):  # noqa: B017 - any exception hands over to the checking walk
+        fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))

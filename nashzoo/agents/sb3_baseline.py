@@ -47,7 +47,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.utils import ConstantSchedule
+from stable_baselines3.common.utils import ConstantSchedule, polyak_update
 from torch import nn
 
 from nashzoo.agents._torch_utils import (
@@ -371,7 +371,7 @@ class _SB3Learner(Learner):
         with self._private_global_rng():
             self.model.env.seed(int(self.rng.integers(2**31 - 1)))
             self.model.action_space.seed(int(self.rng.integers(2**31 - 1)))
-            self.model._last_obs = None  # type: ignore[attr-defined]  # each chunk starts fresh
+            self.model.set_env(self.model.env, force_reset=True)  # each chunk starts fresh
             self._before_learn()
             try:
                 self.model.learn(total_timesteps=cfg.steps_per_iteration, reset_num_timesteps=False)
@@ -413,7 +413,6 @@ class _SB3Learner(Learner):
             "policy": {k: v.detach().cpu() for k, v in self.model.policy.state_dict().items()},
             "optimizer": self.model.policy.optimizer.state_dict(),
             "num_timesteps": int(self.model.num_timesteps),
-            "n_updates": int(getattr(self.model, "_n_updates", 0)),
             "snapshots": [
                 {k: v.detach().cpu() for k, v in s.policy.state_dict().items()}
                 for s in self._snapshots
@@ -435,7 +434,6 @@ class _SB3Learner(Learner):
         self.model.policy.load_state_dict(state["policy"])
         self.model.policy.optimizer.load_state_dict(state["optimizer"])
         self.model.num_timesteps = int(state["num_timesteps"])
-        self.model._n_updates = int(state["n_updates"])  # type: ignore[attr-defined]
         self._snapshots = []
         for sd in state["snapshots"]:
             snap = self._policy(0.0)
@@ -477,6 +475,25 @@ class PPOLearner(_SB3Learner):
         }
 
 
+class _TimestepClockDQN(DQN):
+    """Stable-Baselines3's DQN whose target-network clock is the public ``num_timesteps``.
+
+    SB3 times target refits with a private call counter that no public API can restore from a
+    checkpoint. With one environment that counter always equals ``num_timesteps`` (both start at
+    zero and grow by one per environment step, and the learner never resets the timestep count),
+    so keying the refit on ``num_timesteps`` changes nothing in a run, and a resumed run refits
+    at the same steps as an uninterrupted one. ``_on_step`` is SB3's documented hook for this.
+    """
+
+    def _on_step(self) -> None:
+        interval = max(self.target_update_interval // self.n_envs, 1)
+        if (self.num_timesteps // self.n_envs) % interval == 0:
+            polyak_update(self.q_net.parameters(), self.q_net_target.parameters(), self.tau)
+            polyak_update(self.batch_norm_stats, self.batch_norm_stats_target, 1.0)
+        self.exploration_rate = self.exploration_schedule(self._current_progress_remaining)
+        self.logger.record("rollout/exploration_rate", self.exploration_rate)
+
+
 @register
 class DQNLearner(_SB3Learner):
     """DQN (Stable-Baselines3) on the single-agent view of one seat."""
@@ -490,7 +507,7 @@ class DQNLearner(_SB3Learner):
 
     def _make_model(self) -> BaseAlgorithm:
         cfg = self.config
-        model = DQN(
+        model = _TimestepClockDQN(
             "MlpPolicy",
             self.env,
             learning_rate=cfg.learning_rate,
@@ -541,7 +558,6 @@ class DQNLearner(_SB3Learner):
         torch_state = {
             "replay_pos": int(buf.pos),
             "replay_full": bool(buf.full),
-            "n_calls": int(getattr(self.model, "_n_calls", 0)),
         }
         return torch_state, arrays
 
@@ -565,4 +581,3 @@ class DQNLearner(_SB3Learner):
             target[: stored.shape[0]] = stored
         buf.pos = int(torch_state["replay_pos"])
         buf.full = bool(torch_state["replay_full"])
-        self.model._n_calls = int(torch_state["n_calls"])  # type: ignore[attr-defined]

@@ -92,8 +92,9 @@ def convergence_plot(
                 warnings.simplefilter("ignore", RuntimeWarning)
                 median = np.nanmedian(data, axis=0)
                 low, high = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
-        color = colors(k % 10)
-        ax.plot(grid, median, label=f"{name} ({len(stacked)} runs)", color=color, lw=1.8)
+        # Ten colours; past ten curves the line style changes, so no two curves look alike.
+        color, style = colors(k % 10), ("-", "--", ":", "-.")[k // 10 % 4]
+        ax.plot(grid, median, label=f"{name} ({len(stacked)} runs)", color=color, ls=style, lw=1.8)
         ax.fill_between(grid, low, high, color=color, alpha=0.18, lw=0)
     ax.set_xscale("log")
     ax.set_yscale("log")

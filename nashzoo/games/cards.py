@@ -1,13 +1,32 @@
-"""What the card games share: dealing from a deck, naming deals, and the lines of ``describe``.
+"""What the card games share: dealing from a deck, settling a hand, naming deals, and the lines
+of ``describe``.
 
-Kuhn poker and Leduc hold'em deal cards uniformly from what is left of a small deck and show a
-person the same things (each player's card unless hidden, the result or who is to move); the
-rules that differ stay in each game's module.
+Kuhn poker and Leduc hold'em deal cards uniformly from what is left of a small deck, settle a
+finished hand the same way (a fold loses the folder's stake, a showdown is won by the better
+hand) and show a person the same things (each player's card unless hidden, the result or who is
+to move); the rules that differ stay in each game's module. The two halves of settling (who
+folded and for how much, from the betting alone; who wins a showdown, from the cards alone) are
+separate methods so that ``games/card_tree.py`` can compile these games without a State per
+history.
 """
 
 from __future__ import annotations
 
-from nashzoo.games.base import State
+from typing import Any
+
+import numpy as np
+
+from nashzoo.games.base import Game, State
+from nashzoo.games.card_tree import build_card_game_tree
+from nashzoo.games.compiled import CompiledTree
+
+
+class CardGame(Game):
+    """A game of :class:`CardGameState` s: compiled by the vectorised builder."""
+
+    def compile_arrays(self) -> CompiledTree:
+        """The compiled tree without a State per history (``games/card_tree.py``)."""
+        return build_card_game_tree(self)
 
 
 class CardGameState(State):
@@ -26,6 +45,31 @@ class CardGameState(State):
             return super().chance_outcomes()
         outcomes = self.legal_actions()
         return [(c, 1.0 / len(outcomes)) for c in outcomes]
+
+    def returns(self) -> np.ndarray:
+        if not self.is_terminal():
+            return np.zeros(2)
+        folder, stake = self.settlement()
+        if folder is None:
+            sign = self.showdown(self._cards[0], self._cards[1], self.board())
+        else:
+            sign = 1 if folder == 1 else -1
+        return np.array([sign * stake, -sign * stake], dtype=np.float64)
+
+    def settlement(self) -> tuple[int | None, float]:
+        """At a terminal, from the betting alone: the player who folded (``None`` at a
+        showdown) and the stake, what the loser pays."""
+        raise NotImplementedError
+
+    def board(self) -> int:
+        """The public card, -1 before it is dealt (and in games without one)."""
+        return -1
+
+    @staticmethod
+    def showdown(card_0: Any, card_1: Any, board: Any) -> Any:
+        """At a showdown, from the cards alone: +1 where player 0 wins, -1 where player 1
+        does, 0 for a split pot; numbers or numpy arrays of cards (``board`` -1: none)."""
+        raise NotImplementedError
 
     def action_to_string(self, action: int) -> str:
         if self.is_chance_node():

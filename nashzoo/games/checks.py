@@ -8,8 +8,10 @@ the same information-set key but different legal actions or different own pasts,
 the sequence form every solver and the evaluator rely on). Each check raises a one-line
 :class:`~nashzoo.games.base.GameDefinitionError` naming the game, the history and the fix.
 
-The checks cost a few comparisons per history; the built-in games pass them too, so no game is
-trusted without them.
+The checks cost a few comparisons per history. The walks run them on every game without a
+vectorised builder (a user's game, a bridged one); the built-in games, compiled by their
+builders, pass them too: the tests compare each builder with the checking walk on every
+history.
 """
 
 from __future__ import annotations

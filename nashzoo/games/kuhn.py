@@ -17,17 +17,20 @@ Information-set tensor layout (length 11, the same layout as OpenSpiel's kuhn_po
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, as_tensor, check_player, one_hot
-from nashzoo.games.cards import CardGameState
+from nashzoo.games.base import CHANCE, TERMINAL, as_tensor, check_player, one_hot
+from nashzoo.games.cards import CardGame, CardGameState
 
 CARD_NAMES = ("J", "Q", "K")
 _ACTION_LETTERS = "pb"
 _TERMINAL_BETTING = {(0, 0), (1, 0), (1, 1), (0, 1, 0), (0, 1, 1)}
+_FOLDS = ((1, 0), (0, 1, 0))
 
 
-class KuhnPokerGame(Game):
+class KuhnPokerGame(CardGame):
     """Two-player Kuhn poker."""
 
     name = "kuhn_poker"
@@ -69,19 +72,15 @@ class KuhnState(CardGameState):
             return KuhnState(self.game, (*self._cards, action), self._bets)
         return KuhnState(self.game, self._cards, (*self._bets, action))
 
-    def returns(self) -> np.ndarray:
-        if not self.is_terminal():
-            return np.zeros(2)
+    def settlement(self) -> tuple[int | None, float]:
         bets = self._bets
-        if bets in ((1, 0), (0, 1, 0)):  # the last player to act folded to a bet
-            winner = 1 - (len(bets) - 1) % 2
-            stake = 1.0
-        else:
-            winner = 0 if self._cards[0] > self._cards[1] else 1
-            stake = 2.0 if 1 in bets else 1.0
-        out = np.full(2, -stake)
-        out[winner] = stake
-        return out
+        if bets in _FOLDS:  # the last player to act folded to a bet
+            return (len(bets) - 1) % 2, 1.0
+        return None, 2.0 if 1 in bets else 1.0
+
+    @staticmethod
+    def showdown(card_0: Any, card_1: Any, board: Any) -> Any:
+        return np.sign(card_0 - card_1)  # the higher card wins; there are no ties
 
     def history(self) -> list[int]:
         return [*self._cards, *self._bets]
@@ -104,7 +103,7 @@ class KuhnState(CardGameState):
 
     def describe(self, player: int | None = None) -> str:
         lines = ["Kuhn poker (ante 1, bet 1)"]
-        showdown = self.is_terminal() and self._bets not in ((1, 0), (0, 1, 0))
+        showdown = self.is_terminal() and self._bets not in _FOLDS
         lines += self._private_card_lines(player, showdown)
         names = [self.game.action_names[a] for a in self._bets]
         lines.append(f"  betting: {', '.join(names) if names else '(none yet)'}")

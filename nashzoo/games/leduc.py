@@ -24,10 +24,12 @@ against OpenSpiel's ``information_state_tensor`` at every node).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, as_tensor, check_player, one_hot
-from nashzoo.games.cards import CardGameState
+from nashzoo.games.base import CHANCE, TERMINAL, as_tensor, check_player, one_hot
+from nashzoo.games.cards import CardGame, CardGameState
 
 FOLD, CALL, RAISE = 0, 1, 2
 CARD_NAMES = ("Js", "Jh", "Qs", "Qh", "Ks", "Kh")
@@ -37,7 +39,7 @@ _MAX_RAISES = 2
 _ANTE = 1
 
 
-class LeducPokerGame(Game):
+class LeducPokerGame(CardGame):
     """Two-player Leduc hold'em."""
 
     name = "leduc_poker"
@@ -48,6 +50,13 @@ class LeducPokerGame(Game):
 
     def new_initial_state(self) -> LeducState:
         return LeducState(self, (), ((), ()))
+
+
+def hand_strength(card: Any, board: Any) -> Any:
+    """A private card pairing the public card beats any unpaired one; otherwise the rank
+    counts (numbers or numpy arrays of cards)."""
+    rank = card // 2
+    return rank + 10 * (rank == board // 2)
 
 
 def _round_over(actions: tuple[int, ...]) -> bool:
@@ -127,27 +136,20 @@ class LeducState(CardGameState):
         rounds[rnd] = (*rounds[rnd], action)
         return LeducState(self.game, self._cards, (rounds[0], rounds[1]))
 
-    def returns(self) -> np.ndarray:
-        if not self.is_terminal():
-            return np.zeros(2)
+    def settlement(self) -> tuple[int | None, float]:
         contrib = self._contributions()
         if self._folded():
             actions = self._rounds[0] if self._rounds[0][-1] == FOLD else self._rounds[1]
-            loser = (len(actions) - 1) % 2
-        else:
-            strength = [self._hand_strength(p) for p in range(2)]
-            if strength[0] == strength[1]:
-                return np.zeros(2)
-            loser = 0 if strength[0] < strength[1] else 1
-        out = np.empty(2)
-        out[loser] = -contrib[loser]
-        out[1 - loser] = contrib[loser]
-        return out
+            folder = (len(actions) - 1) % 2
+            return folder, contrib[folder]
+        return None, contrib[0]  # a showdown follows a call: both put in the same
 
-    def _hand_strength(self, player: int) -> int:
-        rank = self._cards[player] // 2
-        pair = rank == self._cards[2] // 2
-        return 10 + rank if pair else rank
+    def board(self) -> int:
+        return self._cards[2] if len(self._cards) > 2 else -1
+
+    @staticmethod
+    def showdown(card_0: Any, card_1: Any, board: Any) -> Any:
+        return np.sign(hand_strength(card_0, board) - hand_strength(card_1, board))
 
     def history(self) -> list[int]:
         return [*self._cards[:2], *self._rounds[0], *self._cards[2:], *self._rounds[1]]

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games.base import TERMINAL, Game, State, as_tensor, check_player, one_hot
+from nashzoo.games.compiled import CompiledTree, readonly
 
 PRESETS: dict[str, dict[str, Any]] = {
     "rps": {
@@ -184,6 +185,59 @@ class MatrixGame(Game):
 
     def new_initial_state(self) -> MatrixState:
         return MatrixState(self, ())
+
+    def compile_arrays(self) -> CompiledTree:
+        """The whole tree in a few numpy calls: the root (player 0's one information set), one
+        node per row (player 1's one information set: it does not see the row), one terminal
+        per cell, row-major; keys and tensors from the States on first use."""
+        rows, cols = self.row_payoffs.shape
+        actions, cells = self.num_actions, rows * cols
+        row, col = np.divmod(np.arange(cells), cols)
+        legal = np.zeros((2, actions), dtype=bool)
+        legal[0, :rows] = legal[1, :cols] = True
+        root = self.new_initial_state()
+        arrays = {
+            "parent": np.concatenate(([-1], np.zeros(rows, dtype=np.int64), 1 + row)),
+            "player": np.repeat([0, 1, TERMINAL], [1, rows, cells]),
+            "infoset": np.repeat([0, 1, -1], [1, rows, cells]),
+            "action": np.concatenate(([-1], np.arange(rows), col)),
+            "chance_prob": np.ones(1 + rows + cells),
+            "level_starts": np.array([0, 1, 1 + rows, 1 + rows + cells]),
+            "infoset_player": np.array([0, 1]),
+            "infoset_depth": np.zeros(2),
+            "infoset_parent_sequence": np.full(2, 2 * actions),
+            "legal_mask": legal,
+            "terminal_nodes": np.arange(1 + rows, 1 + rows + cells),
+            "terminal_utility": np.stack([self.row_payoffs.ravel(), self.col_payoffs.ravel()], 1),
+            "terminal_chance_reach": np.ones(cells),
+            "terminal_last_sequence": np.stack([row, actions + col]),
+        }
+        return CompiledTree(
+            game_id=self.id,
+            num_players=2,
+            num_actions=actions,
+            **{name: readonly(values.astype(_DTYPES[name])) for name, values in arrays.items()},
+            infoset_labels=lambda: _labels(root),
+        )
+
+
+_DTYPES = {name: np.int32 for name in CompiledTree.__dataclass_fields__} | {
+    "player": np.int8,
+    "infoset_player": np.int8,
+    "chance_prob": np.float64,
+    "terminal_utility": np.float64,
+    "terminal_chance_reach": np.float64,
+    "level_starts": np.int64,
+    "legal_mask": np.bool_,
+}
+"""The dtype of each array of a compiled tree (ids are int32)."""
+
+
+def _labels(root: MatrixState) -> tuple[tuple[str, ...], np.ndarray]:
+    """Keys and tensors of the two information sets: at the root and after row 0."""
+    second = root._child(0)
+    keys = (root.infoset_key(0), second.infoset_key(1))
+    return keys, np.stack([root.infoset_tensor(0), second.infoset_tensor(1)])
 
 
 class MatrixState(State):

@@ -28,9 +28,12 @@ states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) o
 players share (``phantom_ttt``'s empty board). A game without information-state tensors has
 ``infoset_tensor_size == 0``; the learners that need tensors refuse it with their own check.
 
-Speed: ``compile_tree`` walks States, so each :class:`OpenSpielState` asks OpenSpiel once for
-the player to move (at construction) and once for the legal actions (on first use); a child is
-one ``pyspiel`` call (clone and apply in C++).
+Speed: ``compile_tree`` walks raw ``pyspiel`` states with the fast walk (``games/fast_walk.py``),
+no wrapper per history: per history one call for the player to move, one for the
+information-state string and the legal actions at a decision, the returns at a terminal, and
+one clone-and-apply per child except the last, which is applied to the parent in place. The
+envs and everything else see :class:`OpenSpielState` wrappers, which ask OpenSpiel once for the
+player to move (at construction) and once for the legal actions (on first use).
 """
 
 from __future__ import annotations
@@ -39,7 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from nashzoo.games import checks, fast_walk
 from nashzoo.games.base import CHANCE, TERMINAL, Game, State, check_player
+from nashzoo.games.compiled import CompiledTree
+from nashzoo.games.tree import compile_checked
 
 PREFIX = "openspiel:"
 """Game names starting with this are OpenSpiel game strings (``load_game`` hands them here)."""
@@ -214,8 +220,39 @@ class OpenSpielGame(Game):
     def new_initial_state(self) -> OpenSpielState:
         return OpenSpielState(self, self.openspiel_game.new_initial_state())
 
+    def compile_arrays(self) -> CompiledTree:
+        """The compiled tree by the fast walk over raw ``pyspiel`` states: no wrapper object per
+        history, and a node's last child is the node itself advanced in place (one clone fewer
+        per node). A malformed game is explained by the checking walk over
+        :class:`OpenSpielState`, as for any game."""
+        return compile_checked(
+            self,
+            lambda: fast_walk.walk(self, self.openspiel_game.new_initial_state(), _raw_ops(self)),
+        )
+
     def __reduce__(self) -> tuple:
         return (load_openspiel, (self.name,))
+
+
+def _raw_ops(game: OpenSpielGame) -> fast_walk.StateOps:
+    """What the fast walk asks a raw ``pyspiel`` state, as unbound C++ methods where OpenSpiel
+    answers directly (the information sets' tensors are asked later, through
+    :class:`OpenSpielState`, as the envs see them)."""
+    state_type = import_pyspiel().State
+
+    def advanced(state: Any, action: int) -> Any:
+        state.apply_action(action)
+        return state
+
+    return fast_walk.StateOps(
+        player=state_type.current_player,
+        returns=state_type.returns,
+        outcomes=lambda state: checks.check_chance(game, state, state.chance_outcomes()),
+        key=state_type.information_state_string,
+        legal=state_type.legal_actions,
+        child=state_type.child,
+        last_child=advanced,
+    )
 
 
 class OpenSpielState(State):

@@ -1,167 +1,46 @@
-"""``compile_tree(game)``: the whole game tree as flat numpy arrays, enumerated once.
+"""``compile_tree(game)``: the whole game tree as flat numpy arrays (a
+:class:`~nashzoo.games.compiled.CompiledTree`), enumerated once and cached per game.
 
-This is the fast path every full-width solver and the exact evaluator share. Nodes are stored in
-breadth-first order, so every node comes after its parent and the nodes of depth ``d`` are the
-slice ``level_starts[d]:level_starts[d + 1]``.
+Three ways in, one result (the same arrays, bit for bit, for the same game):
 
-Besides the per-node arrays, the tree keeps the *sequence form*: a player's sequence is a flat id
-``infoset * num_actions + action`` (``num_sequences`` is the empty sequence); every information
-set stores the sequence of its owner leading to it (``infoset_parent_sequence``) and every
-terminal the last sequence of each player on its path (``terminal_last_sequence``). Reach
-probabilities, counterfactual values and best responses are then a few gathers and
-``np.bincount`` calls per own depth (see ``treemath``), with no Python call per node.
-
-Stored: what the kernels read, in the narrowest exact dtype (int32 ids, int8 players, float64
-probabilities and payoffs). Derived on first use and then kept: ``depth``, ``children``,
-``utility`` (per node), the whole paths ``terminal_sequences``, and, for a game whose builder
-describes information sets lazily, their keys and tensors. A tree the full-width learners and
-the evaluator use never builds the per-node ``children`` and ``utility`` tables.
-
-Arrays are read-only, and the result is cached per game id: it is shared, never mutated.
+* a native game's vectorised builder (its ``compile_arrays()`` hook: the matrix games, Kuhn
+  poker, Leduc hold'em, Liar's dice), which makes no Python object per history;
+* the fast walk (``fast_walk``) over the States of any other game, and over raw ``pyspiel``
+  states for a bridged OpenSpiel game: depth first, only the per-node numbers recorded, the
+  breadth-first layout, reach probabilities, sequences and the perfect-recall check done
+  afterwards with numpy;
+* the checking walk here (:func:`walk_states`, the oracle): every history checked as it is
+  visited, with the state in hand. When the fast walk meets anything wrong it gives up and
+  this walk runs, so a malformed game is refused with the one-line error naming the history.
 """
 
 from __future__ import annotations
 
 import array
-import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from nashzoo.games import checks
+from nashzoo.games import checks, fast_walk
 from nashzoo.games.base import CHANCE, TERMINAL, Game, State
 from nashzoo.games.cache import GameCache
+from nashzoo.games.compiled import (
+    CompiledTree,
+    InfosetLabels,
+    first_seen_rank,
+    readonly,
+    renumber_sequences,
+)
 
-InfosetLabels = Callable[[], tuple[tuple[str, ...], np.ndarray]]
-"""Returns every information set's key and its ``[I, D]`` float32 tensor, in index order."""
-
-
-@dataclass(frozen=True, eq=False)
-class CompiledTree:
-    """Flat arrays describing every history of a game. Build with :func:`compile_tree`."""
-
-    game_id: str
-    num_players: int
-    num_actions: int
-    # --- nodes (breadth-first order) ---------------------------------------------------------
-    parent: np.ndarray  # [N] int32, -1 at the root
-    player: np.ndarray  # [N] int8: player id, CHANCE (-1) or TERMINAL (-4)
-    infoset: np.ndarray  # [N] int32 infoset of the acting player, -1 at chance/terminal nodes
-    action: np.ndarray  # [N] int32 action (or chance outcome) leading here from the parent
-    chance_prob: np.ndarray  # [N] float64 probability of that edge if the parent is chance, else 1
-    level_starts: np.ndarray  # [max_depth + 2] int64 offsets of each depth
-    # --- information sets --------------------------------------------------------------------
-    infoset_player: np.ndarray  # [I] int8
-    infoset_depth: np.ndarray  # [I] int32: number of moves the player made before this infoset
-    infoset_parent_sequence: np.ndarray  # [I] int32 owner's sequence leading here
-    legal_mask: np.ndarray  # [I, A] bool
-    # --- terminals ---------------------------------------------------------------------------
-    terminal_nodes: np.ndarray  # [Z] int32 node index of each terminal
-    terminal_utility: np.ndarray  # [Z, P] float64
-    terminal_chance_reach: np.ndarray  # [Z] float64 product of chance probabilities on the path
-    terminal_last_sequence: np.ndarray  # [P, Z] int32 each player's last sequence before z
-    infoset_labels: InfosetLabels  # keys and tensors, computed once when first asked for
-
-    @property
-    def num_nodes(self) -> int:
-        return int(self.parent.shape[0])
-
-    @property
-    def num_infosets(self) -> int:
-        return int(self.infoset_player.shape[0])
-
-    @property
-    def num_terminals(self) -> int:
-        return int(self.terminal_nodes.shape[0])
-
-    @property
-    def num_sequences(self) -> int:
-        """``num_infosets * num_actions``: also the padding id that reads probability 1."""
-        return self.num_infosets * self.num_actions
-
-    def infosets_of(self, player: int) -> np.ndarray:
-        """Indices of ``player``'s information sets."""
-        return np.flatnonzero(self.infoset_player == player)
-
-    def index_of(self, key: str) -> int:
-        """Index of the information set with this key (KeyError naming the key otherwise)."""
-        try:
-            return self.infoset_index[key]
-        except KeyError:
-            raise KeyError(f"no information set {key!r} in {self.game_id}") from None
-
-    def nbytes(self) -> int:
-        """Bytes held by the stored arrays (derived tables and labels not counted)."""
-        return sum(value.nbytes for value in vars(self).values() if isinstance(value, np.ndarray))
-
-    # --- information-set labels (computed once) ----------------------------------------------
-    @functools.cached_property
-    def _labels(self) -> tuple[tuple[str, ...], np.ndarray]:
-        keys, tensors = self.infoset_labels()
-        return tuple(keys), readonly(np.asarray(tensors, dtype=np.float32))
-
-    @property
-    def infoset_keys(self) -> tuple[str, ...]:
-        """Every information set's key, in index order."""
-        return self._labels[0]
-
-    @property
-    def infoset_tensors(self) -> np.ndarray:
-        """``[I, D]`` float32: every information set's tensor, in index order."""
-        return self._labels[1]
-
-    @functools.cached_property
-    def infoset_index(self) -> dict[str, int]:
-        """``{key: index}`` of every information set."""
-        return {key: i for i, key in enumerate(self.infoset_keys)}
-
-    # --- derived node tables (computed once) -------------------------------------------------
-    @functools.cached_property
-    def depth(self) -> np.ndarray:
-        """``[N]`` int32 depth of every node."""
-        sizes = np.diff(self.level_starts)
-        return readonly(np.repeat(np.arange(sizes.size, dtype=np.int32), sizes))
-
-    @functools.cached_property
-    def children(self) -> np.ndarray:
-        """``[N, B]`` int32 child node per action/outcome id, -1 where none."""
-        branching = max(self.num_actions, int(self.action.max(initial=-1)) + 1)
-        out = np.full((self.num_nodes, branching), -1, dtype=np.int32)
-        out[self.parent[1:], self.action[1:]] = np.arange(1, self.num_nodes, dtype=np.int32)
-        return readonly(out)
-
-    @functools.cached_property
-    def utility(self) -> np.ndarray:
-        """``[N, P]`` float64 returns at terminal nodes, zeros elsewhere."""
-        out = np.zeros((self.num_nodes, self.num_players))
-        out[self.terminal_nodes] = self.terminal_utility
-        return readonly(out)
-
-    @functools.cached_property
-    def terminal_sequences(self) -> tuple[np.ndarray, ...]:
-        """Per player ``[Z, L_p]`` int64: the flat sequence ids of the player's moves on the way
-        to each terminal, in order, padded with ``num_sequences`` (which reads probability 1)."""
-        pad = self.num_sequences
-        up = np.append(self.infoset_parent_sequence.astype(np.int64), pad)
-        out = []
-        for p in range(self.num_players):
-            backwards = [self.terminal_last_sequence[p].astype(np.int64)]
-            while True:
-                previous = up[backwards[-1] // self.num_actions]  # pad // A is the pad row
-                if (previous == pad).all():
-                    break
-                backwards.append(previous)
-            stacked = np.stack(backwards)  # [K, Z], last move first
-            length = (stacked != pad).sum(axis=0)
-            width = max(1, int(length.max(initial=0)))
-            k = np.arange(width)[None, :]
-            source = length[:, None] - 1 - k  # position in ``backwards`` of the k-th move
-            valid = source >= 0
-            picked = stacked[np.where(valid, source, 0), np.arange(stacked.shape[1])[:, None]]
-            out.append(readonly(np.where(valid, picked, pad)))
-        return tuple(out)
+__all__ = [
+    "CompiledTree",
+    "InfosetLabels",
+    "compile_checked",
+    "compile_tree",
+    "readonly",
+    "walk_states",
+]
 
 
 def compile_tree(game: Game) -> CompiledTree:
@@ -176,26 +55,34 @@ def compile_tree(game: Game) -> CompiledTree:
     return _TREES(game)
 
 
-def readonly(array: np.ndarray) -> np.ndarray:
-    """``array``, made read-only in place (compiled trees are shared)."""
-    array.setflags(write=False)
-    return array
-
-
 def _compile(game: Game) -> CompiledTree:
     """A game offering ``compile_arrays()`` builds its own arrays (a native game's vectorised
-    builder, tested against the generic walk); any other game is walked State by State."""
+    builder, or the bridge's walk over raw ``pyspiel`` states); any other game goes through the
+    fast walk over its States."""
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
         return builder()
+    return compile_checked(
+        game, lambda: fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))
+    )
+
+
+def compile_checked(game: Game, fast: Callable[[], CompiledTree]) -> CompiledTree:
+    """``fast()`` (a fast walk, which gives up on anything wrong), or, when it gives up, the
+    checking walk :func:`walk_states`, which raises the one-line error naming the history (or,
+    should the fast walk have given up on a sound game, returns the same tree)."""
+    try:
+        return fast()
+    except Exception:  # whatever it was, the checking walk says it with the state in hand
+        pass
     return walk_states(game)
 
 
 def walk_states(game: Game) -> CompiledTree:
-    """The generic path: walk ``game``'s States depth first, every history checked, then put
-    the nodes (and information sets) in breadth-first order. Depth first keeps only one path of
-    States alive (a breadth-first frontier can hold a million), and the per-node numbers go to
-    compact typed buffers, not Python lists."""
+    """The checking walk: ``game``'s States depth first, every history checked as it is
+    visited (with the state in hand, so an error names its history), then the nodes (and
+    information sets) put in breadth-first order. The oracle every other way of compiling is
+    tested against, and what explains a game the fast walk gave up on."""
     walk = _Walk(game)
     stack = [
         (
@@ -330,7 +217,7 @@ class _Walk:
         position[order] = np.arange(order.size)
         infoset = np.frombuffer(self.infoset, dtype=np.int32)[order].astype(np.int64)
         decision = infoset >= 0
-        rank = _first_seen_rank(infoset[decision], len(self.keys))
+        rank = first_seen_rank(infoset[decision], len(self.keys))
         renumbered = np.argsort(rank)  # new id -> old id
         pad = len(self.keys) * num_actions
         parent = np.frombuffer(self.parent, dtype=np.int32)[order]
@@ -354,14 +241,14 @@ class _Walk:
             infoset_player=readonly(np.asarray(self.iset_player, dtype=np.int8)[renumbered]),
             infoset_depth=readonly(np.asarray(self.iset_depth, dtype=np.int32)[renumbered]),
             infoset_parent_sequence=readonly(
-                _renumber_sequences(self.iset_parent, rank, num_actions, pad)[renumbered]
+                renumber_sequences(self.iset_parent, rank, num_actions, pad)[renumbered]
             ),
             legal_mask=readonly(mask[renumbered]),
             terminal_nodes=readonly(np.sort(terminals).astype(np.int32)),
             terminal_utility=readonly(utility),
             terminal_chance_reach=readonly(np.frombuffer(self.terminal_chance)[by_node]),
             terminal_last_sequence=readonly(
-                np.ascontiguousarray(_renumber_sequences(last, rank, num_actions, pad).T)
+                np.ascontiguousarray(renumber_sequences(last, rank, num_actions, pad).T)
             ),
             infoset_labels=lambda: (keys, tensors),
         )
@@ -379,25 +266,6 @@ class _Walk:
             else np.zeros((0, tensor_size), dtype=np.float32)
         )
         return keys, tensors
-
-
-def _first_seen_rank(infoset: np.ndarray, num_infosets: int) -> np.ndarray:
-    """Old information set id -> new id, numbering the sets in order of their first node in
-    ``infoset`` (the decision nodes' sets in breadth-first order)."""
-    _, first = np.unique(infoset, return_index=True)
-    rank = np.empty(num_infosets, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(num_infosets)
-    return rank
-
-
-def _renumber_sequences(values: Any, rank: np.ndarray, num_actions: int, pad: int) -> np.ndarray:
-    """Sequence ids ``infoset * num_actions + action`` with the information sets renumbered by
-    ``rank``; -1 (no move yet) becomes ``pad``, the empty sequence."""
-    values = np.asarray(values, dtype=np.int64)
-    moved = values >= 0
-    out = np.full(values.shape, pad, dtype=np.int64)
-    out[moved] = rank[values[moved] // num_actions] * num_actions + values[moved] % num_actions
-    return out.astype(np.int32)
 
 
 _TREES: GameCache[CompiledTree] = GameCache(_compile)

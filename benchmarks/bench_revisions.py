@@ -1,0 +1,190 @@
+"""Did a refactor make anything slower? nashzoo at two git revisions, timed in the same run.
+
+Each revision is checked out into a temporary git worktree and timed in its own Python process
+(``PYTHONPATH`` set to that checkout, the same interpreter and packages for both). The
+revisions alternate round by round, so load from other jobs hits both alike; the table gives
+the median over rounds of CPU milliseconds per unit of work and the ratio after / before
+(below 1: faster after).
+
+Cases: one Trainer iteration (both seats, alternating updates, no evaluation) of CFR+ on Kuhn,
+Leduc and Liar's dice and of DCFR on Leduc; one exact NashConv of the uniform policy on Leduc
+and Liar's dice (``nashzoo.eval.nash_conv``). All use only public entry points that both sides
+of a refactor keep.
+
+Run: ``.venv/bin/python benchmarks/bench_revisions.py --before REV [--after REV] [--rounds 3]
+[--markdown BENCHMARKS.md]``. ``--after`` defaults to the working tree as it is (uncommitted
+changes included); ``--markdown`` replaces only the ``## Before and after a refactor`` section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from _common import version, write_section
+
+SECTION = "## Before and after a refactor"
+ROOT = Path(__file__).resolve().parent.parent
+
+# Runs inside each checkout; prints one JSON object {case: CPU ms per unit}.
+TIMER = r"""
+import json, time
+from nashzoo.eval import nash_conv
+from nashzoo.agents import TabularPolicy
+from nashzoo.games import load_game
+from nashzoo.train import Trainer
+
+def units(n):
+    return max(1, int(SCALE * n))
+
+def trainer_ms(game, algo, n):
+    tr = Trainer(game, algo, algo, seed=0, progress=False, final_eval=False)
+    tr.run(iterations=3)  # warm-up: compiled tree, kernels, caches
+    t = time.process_time()
+    tr.run(iterations=3 + n)
+    return (time.process_time() - t) / n * 1e3
+
+def nash_conv_ms(game, n):
+    game = load_game(game)
+    policy = TabularPolicy.uniform(game)
+    nash_conv(game, policy)
+    t = time.process_time()
+    for _ in range(n):
+        nash_conv(game, policy)
+    return (time.process_time() - t) / n * 1e3
+
+out = {
+    "kuhn_poker cfr_plus iteration": trainer_ms("kuhn_poker", "cfr_plus", units(3000)),
+    "leduc_poker cfr_plus iteration": trainer_ms("leduc_poker", "cfr_plus", units(1000)),
+    "leduc_poker dcfr iteration": trainer_ms("leduc_poker", "dcfr", units(1000)),
+    "liars_dice cfr_plus iteration": trainer_ms("liars_dice", "cfr_plus", units(20)),
+    "leduc_poker nash_conv": nash_conv_ms("leduc_poker", units(300)),
+    "liars_dice nash_conv": nash_conv_ms("liars_dice", units(10)),
+}
+print(json.dumps(out))
+"""
+
+
+@contextlib.contextmanager
+def checkout(rev: str | None) -> Iterator[Path]:
+    """A directory holding nashzoo at ``rev`` (``None``: this working tree as it is)."""
+    if rev is None:
+        yield ROOT
+        return
+    with tempfile.TemporaryDirectory(prefix="nashzoo-rev-") as tmp:
+        path = Path(tmp) / "tree"
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(path), rev],
+            check=True,
+        )
+        try:
+            yield path
+        finally:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False
+            )
+
+
+def time_checkout(path: Path, scale: float) -> dict[str, float]:
+    """Run the timer in a fresh interpreter importing nashzoo from ``path``."""
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", f"SCALE = {scale}\n{TIMER}"],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"timing {path} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure(before: str, after: str | None, rounds: int, scale: float) -> dict[str, dict]:
+    """Median CPU ms per case for both revisions, alternating them round by round."""
+    runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
+    with checkout(before) as old, checkout(after) as new:
+        for r in range(rounds):
+            for side, path in (("before", old), ("after", new)):
+                runs[side].append(time_checkout(path, scale))
+                print(f"round {r + 1}/{rounds}: {side} done", file=sys.stderr, flush=True)
+    cases = runs["after"][0].keys() & runs["before"][0].keys()
+    return {
+        case: {side: statistics.median(run[case] for run in runs[side]) for side in runs}
+        for case in sorted(cases)
+    }
+
+
+def rev_label(rev: str | None) -> str:
+    if rev is None:
+        head = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        return f"working tree at {head}"
+    short = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", rev], capture_output=True, text=True
+    ).stdout.strip()
+    return f"`{rev}` ({short})" if short != rev else f"`{rev}`"
+
+
+def markdown(results: dict[str, dict], args: argparse.Namespace) -> str:
+    before, after = rev_label(args.before), rev_label(args.after)
+    lines = [
+        SECTION,
+        "",
+        "nashzoo at two revisions, timed in the same run (`benchmarks/bench_revisions.py`): "
+        "CPU ms per unit, median over rounds that alternate the revisions; ratio < 1 means "
+        "faster after.",
+        "",
+        f"| case | before: {before} | after: {after} | after / before |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for case, r in results.items():
+        lines.append(
+            f"| {case} | {r['before']:.4g} | {r['after']:.4g} | {r['after'] / r['before']:.2f} |"
+        )
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines += [
+        "",
+        f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
+        f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
+        f"numpy {version('numpy')}, numba {version('numba')}; rounds: {args.rounds}; load "
+        f"average {load:.1f} at the end (other jobs shared the machine; both revisions alike).",
+        f"- Reproduce: `.venv/bin/python benchmarks/bench_revisions.py --before {args.before}"
+        + (f" --after {args.after}" if args.after else "")
+        + f" --rounds {args.rounds}"
+        + (" --quick" if args.quick else "")
+        + "`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", required=True, help="git revision before the change")
+    parser.add_argument("--after", default=None, help="git revision after (default: this tree)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the work per case")
+    parser.add_argument("--markdown", type=Path, default=None, help="write into BENCHMARKS.md")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    results = measure(args.before, args.after, args.rounds, 0.1 if args.quick else 1.0)
+    table = markdown(results, args)
+    print(table)
+    if args.markdown:
+        write_section(args.markdown, SECTION, table)
+
+
+if __name__ == "__main__":
+    main()

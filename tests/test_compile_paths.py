@@ -1,0 +1,111 @@
+"""Every way of building a compiled tree gives the checking walk's arrays, bit for bit, and the
+fast walk gives up (so the checking walk explains) on every kind of malformed game."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from nashzoo.games import (
+    CompiledTree,
+    Game,
+    GameDefinitionError,
+    MatrixGame,
+    compile_tree,
+    load_game,
+)
+from nashzoo.games import fast_walk as fw
+from nashzoo.games.card_tree import build_card_game_tree
+from nashzoo.games.tree import _compile, walk_states
+
+STATE_GAMES = [
+    "kuhn_poker",
+    "leduc_poker",
+    "rps",
+    "matrix(preset='biased_rps')",
+    "matrix(preset='prisoners_dilemma')",
+    "liars_dice(dice_sides=3)",
+    "liars_dice(numdice=2,dice_sides=2)",
+    "liars_dice(dice_sides=3,bidding_rule='reset-quantity')",
+]
+BRIDGED_GAMES = [
+    "openspiel:kuhn_poker",
+    "openspiel:leduc_poker",
+    "openspiel:liars_dice(dice_sides=3)",
+    "openspiel:goofspiel(imp_info=True,num_cards=3)",
+    "openspiel:tiny_hanabi",
+    "openspiel:first_sealed_auction(max_value=3)",
+    "openspiel:universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
+    "firstPlayer=1 1,maxRaises=2 2,numSuits=2,numRanks=3,numHoleCards=1,numBoardCards=0 1)",
+]
+
+
+def assert_same_tree(built: CompiledTree, walked: CompiledTree) -> None:
+    """Every stored array equal in value, dtype, shape and layout; the same keys and tensors."""
+    for field in dataclasses.fields(CompiledTree):
+        ours, theirs = getattr(built, field.name), getattr(walked, field.name)
+        if isinstance(theirs, np.ndarray):
+            assert ours.dtype == theirs.dtype, field.name
+            assert ours.flags.c_contiguous == theirs.flags.c_contiguous, field.name
+            np.testing.assert_array_equal(ours, theirs, err_msg=field.name, strict=True)
+            assert ours.tobytes() == theirs.tobytes(), field.name  # -0.0 is not 0.0 here
+        elif not callable(theirs):
+            assert ours == theirs, field.name
+    assert built.infoset_keys == walked.infoset_keys
+    np.testing.assert_array_equal(built.infoset_tensors, walked.infoset_tensors, strict=True)
+
+
+def _fast(game: Game) -> CompiledTree:
+    return fw.walk(game, game.new_initial_state(), fw.state_ops(game))
+
+
+@pytest.mark.parametrize("spec", ["kuhn_poker", "leduc_poker"])
+def test_card_game_builder_is_the_checking_walk(spec: str) -> None:
+    game = load_game(spec)
+    built = build_card_game_tree(game)
+    assert_same_tree(built, walk_states(game))
+    assert_same_tree(_compile(game), built)  # what compile_tree builds these games with
+
+
+@pytest.mark.parametrize(
+    "game",
+    [
+        load_game("rps"),
+        load_game("matrix", preset="prisoners_dilemma"),
+        MatrixGame(row_payoffs=[[1, 2, 3], [4, 5, 6]]),
+        MatrixGame(row_payoffs=[[1, 2], [4, 5], [7, 8]], col_payoffs=[[0, 1], [1, 0], [2, 2]]),
+    ],
+    ids=["rps", "prisoners_dilemma", "2x3", "3x2_general_sum"],
+)
+def test_matrix_game_builder_is_the_checking_walk(game: MatrixGame) -> None:
+    assert_same_tree(_compile(game), walk_states(game))
+
+
+@pytest.mark.parametrize("spec", STATE_GAMES)
+def test_fast_walk_over_states_is_the_checking_walk(spec: str) -> None:
+    game = load_game(spec)
+    assert_same_tree(_fast(game), walk_states(game))
+
+
+@pytest.mark.parametrize("spec", BRIDGED_GAMES)
+def test_bridge_walk_over_raw_pyspiel_states_is_the_checking_walk(spec: str) -> None:
+    pytest.importorskip("pyspiel")
+    from nashzoo.games.openspiel import _raw_ops
+
+    game = load_game(spec)
+    raw = fw.walk(game, game.openspiel_game.new_initial_state(), _raw_ops(game))
+    assert_same_tree(raw, walk_states(game))
+    assert_same_tree(_fast(game), raw)  # through the OpenSpielState wrappers, too
+
+
+def test_the_bridge_walk_gives_up_on_imperfect_recall() -> None:
+    pytest.importorskip("pyspiel")
+    from nashzoo.games.openspiel import _raw_ops
+
+    game = load_game("openspiel:liars_dice_ir(dice_sides=3)")
+    with pytest.raises(fw.Unexplained):
+        fw.walk(game, game.openspiel_game.new_initial_state(), _raw_ops(game))
+    with pytest.raises(GameDefinitionError, match="perfect recall"):
+        compile_tree(game)
