@@ -32,7 +32,9 @@ Memories: the paper keeps reservoirs of raw samples and regresses on minibatches
 ``t``-weighted sums of the targets (:class:`~nashzoo.agents._torch_utils.InfosetMemory`): the
 same weighted loss as a memory that never drops a sample, over the distinct inputs only, so a
 minibatch of up to ``batch_size`` visited information sets is the exact loss rather than a
-noisy estimate of it. This is what moved Leduc off its plateau (``DeepCFRConfig.memory``).
+noisy estimate of it. This, with three hidden layers of 64 instead of one, is what moved Leduc
+off its plateau near 0.23: it now holds 0.083 from 300 training seconds on (3 seeds; see
+``DeepCFRConfig.memory`` and BENCHMARKS.md). The defaults are the same for every game.
 
 Known pitfalls on small games such as Kuhn, and the defaults that avoid them:
 
@@ -93,10 +95,9 @@ class DeepCFRConfig(LearnerConfig):
     Attributes:
         advantage_hidden: hidden layer widths of the advantage network: three layers of 64,
             as in the Leduc runs of Steinberger's Single Deep CFR paper (2019). OpenSpiel's
-            example uses one layer of 64, which cannot represent Leduc's regrets: fitted
-            full-batch to the memory's exact targets after 40 iterations it left a weighted
-            squared error of 0.13 (three layers: 0.002) and its regret-matching strategy
-            differed from the targets' by a total variation of 0.07 (three layers: 0.013).
+            example uses one layer of 64, which on Leduc fits its targets visibly worse: after
+            40 iterations it was at exploitability 0.32 against 0.19 for three layers, both
+            with the infoset memory (BENCHMARKS.md, "Deep CFR on Leduc: what held it back").
         strategy_hidden: hidden layer widths of the strategy network (three layers of 64).
         traversals: external-sampling traversals per iteration (OpenSpiel's Kuhn example:
             375; more, vectorised, is cheap here and steadies the regret estimates).
@@ -121,13 +122,11 @@ class DeepCFRConfig(LearnerConfig):
             same loss as a memory that keeps every sample, computed over the distinct inputs,
             so nothing is dropped and a minibatch of up to ``batch_size`` visited information
             sets is the exact loss. ``"reservoir"``: the paper's reservoir of raw samples,
-            minibatches of ``batch_size`` samples. On Leduc the reservoir's sampled regression
-            (batch 512, Adam 1e-3, warm start) left the one-layer network's regret-matching
-            strategy off its memory's targets by a total variation of 0.15 (35% of the
-            information sets off by more than 0.2), and exploitability near 0.5 after 100
-            iterations; the infoset memory reached 0.18 with the same network (0.14 after 62
-            iterations with three layers), where tabular external sampling with the same walks
-            is at 0.08: the network fit, not the sampling, was what held Deep CFR back.
+            minibatches of ``batch_size`` samples. On Leduc, after 40 iterations, the
+            reservoir was at exploitability 0.61 with one layer of 64 (0.37 with three), the
+            infoset memory at 0.32 (0.19 with three), and tabular external sampling with the
+            same walks, the level the sampling allows, at 0.14: the networks' fit of their
+            memory, not the sampling, was what held Deep CFR back (a plateau near 0.23).
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
