@@ -13,7 +13,7 @@ three exploitabilities (NashConv / 2) are taken exactly:
   the regrets summed exactly per information set instead of fitted by a network: the level the
   sampling alone allows. The gap between it and ``exact average`` is the network's fit.
 
-Run: ``.venv/bin/python benchmarks/bench_deep_cfr_memory.py [--iterations 60]
+Run: ``.venv/bin/python benchmarks/bench_deep_cfr_memory.py [--iterations 60] [--quick]
 [--markdown BENCHMARKS.md]`` (single-threaded; about ten minutes on a shared 2-core CPU).
 """
 
@@ -115,9 +115,12 @@ def main() -> None:
     parser.add_argument("--game", default="leduc_poker")
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--every", type=int, default=20)
+    parser.add_argument("--quick", action="store_true", help="10 iterations, for make bench")
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--note", default="")
     args = parser.parse_args()
+    if args.quick:
+        args.iterations, args.every = 10, 10
     torch.set_num_threads(1)
     game = load_game(args.game)
     rows = tabular_rows(game, 1_000, args.iterations, args.every)
