@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -15,7 +16,9 @@ def write_section(path: Path, section: str, body: str) -> None:
     if not body.startswith(section):
         body = f"{section}\n\n{body}"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = text.find(section)
+    # The heading as a whole line (a mention of it in prose is not the section).
+    heading = re.search(rf"^{re.escape(section)}$", text, flags=re.MULTILINE)
+    start = heading.start() if heading else -1
     if start < 0:
         new = text.rstrip("\n") + "\n\n" + body + "\n"
     else:

@@ -8,6 +8,8 @@ ImportError into a message naming the extra.
 * :class:`CircularBuffer` and :class:`ReservoirBuffer`: memories as preallocated numpy arrays
   (one array per field, ``capacity`` rows), never lists of Python objects. ``bytes_per_entry``
   says what one entry costs; only the filled rows go into checkpoints.
+  :class:`InfosetMemory`: per-information-set sums that stand for every sample ever added
+  (Deep CFR's default memory).
 * :func:`pack_torch` / :func:`unpack_torch`: torch state (``state_dict`` s) serialised with
   ``torch.save`` into a ``uint8`` array that rides inside the learner's ``.npz`` checkpoint, and
   read back with ``torch.load(weights_only=True)`` (no pickle of arbitrary objects).
@@ -350,6 +352,68 @@ class ReservoirBuffer(ArrayBuffer):
             self.data[name][rev_slots] = np.asarray(values)[source]
         self.added += n
         self.size = min(self.capacity, self.added)
+
+
+class InfosetMemory:
+    """Per-information-set weighted sums of regression targets: the exact loss of a memory that
+    keeps every sample.
+
+    A weighted squared error (or cross-entropy) over samples is, up to a constant, the same
+    loss over the distinct inputs, each weighted by its samples' total weight and fitted to their
+    weighted mean target. A learner that walks a compiled tree knows each sample's information
+    set, so it can keep these sums instead of the samples: no row is ever dropped (a reservoir
+    keeps a uniform subset), memory is ``[num_infosets, num_actions]`` whatever the number of
+    samples, and a minibatch of distinct rows carries far less noise than one of raw samples.
+    """
+
+    def __init__(self, num_rows: int, num_actions: int) -> None:
+        self.weight = np.zeros(int(num_rows))
+        self.sums = np.zeros((int(num_rows), int(num_actions)))
+
+    @property
+    def bytes_per_entry(self) -> int:
+        """Memory one information set's row takes (its weight and target sums, float64)."""
+        return 8 * (1 + self.sums.shape[1])
+
+    def __len__(self) -> int:
+        """Information sets with at least one sample."""
+        return int(np.count_nonzero(self.weight))
+
+    def add(self, rows: np.ndarray, targets: np.ndarray, weight: float) -> None:
+        """Samples ``targets[k]`` at information set ``rows[k]``, each of weight ``weight``."""
+        n, a = self.sums.shape
+        self.weight += weight * np.bincount(rows, minlength=n)
+        flat = (rows[:, None] * a + np.arange(a)).ravel()
+        self.sums += weight * np.bincount(flat, weights=np.ravel(targets), minlength=n * a).reshape(
+            n, a
+        )
+
+    def batch(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """``(rows, mean targets, loss weights summing to one)``: every visited row with its
+        share of the weight when there are at most ``size`` of them (the exact loss), else
+        ``size`` rows drawn in proportion to their weight, equally weighted."""
+        visited = np.flatnonzero(self.weight)
+        if visited.size <= size:
+            rows = visited
+            weights = self.weight[rows] / self.weight[rows].sum()
+        else:
+            rows = rng.choice(visited, size, p=self.weight[visited] / self.weight[visited].sum())
+            weights = np.full(size, 1.0 / size)
+        return rows, self.sums[rows] / self.weight[rows, None], weights
+
+    def state_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {f"{prefix}weight": self.weight.copy(), f"{prefix}sums": self.sums.copy()}
+
+    def array_specs(self, prefix: str) -> dict[str, ArraySpec]:
+        """What :meth:`state_arrays` stores, for :meth:`Learner.checked_state_arrays`."""
+        return {
+            f"{prefix}weight": ArraySpec(self.weight.shape, nonnegative=True),
+            f"{prefix}sums": ArraySpec(self.sums.shape),
+        }
+
+    def load_state_arrays(self, arrays: Mapping[str, np.ndarray], prefix: str) -> None:
+        self.weight[:] = arrays[f"{prefix}weight"]
+        self.sums[:] = arrays[f"{prefix}sums"]
 
 
 # --- policies ----------------------------------------------------------------------------------
