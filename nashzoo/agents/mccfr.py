@@ -112,6 +112,7 @@ from nashzoo.games.treemath import (
     regret_matching,
     row_sums,
     sequence_form,
+    terminal_spans,
     uniform_strategy,
 )
 from nashzoo.io import ArraySpec
@@ -240,20 +241,24 @@ class _CountSampler:
         targets: np.ndarray,
     ) -> None:
         n_nodes, width = tree.num_nodes, int(tree.children.shape[1])
-        parent = tree.parent
+        parent = tree.parent.astype(np.int64)
+        levels = [
+            np.arange(tree.level_starts[d], tree.level_starts[d + 1])
+            for d in range(1, len(tree.level_starts) - 1)
+        ]  # the nodes of each depth below the root (breadth-first order: parents first)
         # Chance prefix: the root, if a chance node, and every chance node reached from it
         # through chance nodes only. Its frontier is drawn as one multinomial (chance reach).
         prefix = np.zeros(n_nodes, dtype=bool)
         prefix[0] = kind[0] == _CHANCE
-        for n in range(1, n_nodes):  # breadth-first order: parents first
-            prefix[n] = prefix[parent[n]] and kind[n] == _CHANCE
+        for nodes in levels:
+            prefix[nodes] = prefix[parent[nodes]] & (kind[nodes] == _CHANCE)
         frontier = np.flatnonzero(~prefix & prefix[np.maximum(parent, 0)])
         frontier = frontier[frontier > 0]
         # Sampled depth: sampled moves on the path (the whole prefix counts as one).
         depth = np.zeros(n_nodes, dtype=np.int64)
-        for n in range(1, n_nodes):
-            p = parent[n]
-            depth[n] = 1 if prefix[p] else depth[p] + int(is_sampled[p])
+        for nodes in levels:
+            up = parent[nodes]
+            depth[nodes] = np.where(prefix[up], 1, depth[up] + is_sampled[up])
         # Slots: 0, the frontier, then per sampled depth one run of width slots per node.
         inner = np.flatnonzero(is_sampled & ~prefix)
         edge = np.full(n_nodes, -1, dtype=np.int64)  # first slot of each inner sampled node
@@ -268,29 +273,38 @@ class _CountSampler:
         slot[frontier] = 1 + np.arange(frontier.size)
         if not prefix[0]:
             slot[0] = 0
-        for n in range(1, n_nodes):
-            p = parent[n]
-            if slot[n] < 0 and not prefix[n]:
-                slot[n] = edge[p] + tree.action[n] if is_sampled[p] else slot[p]
+        for nodes in levels:
+            todo = nodes[(slot[nodes] < 0) & ~prefix[nodes]]
+            up = parent[todo]
+            slot[todo] = np.where(is_sampled[up], edge[up] + tree.action[todo], slot[up])
         self.slot = slot
         self.num_slots = offset
+        self.width = width
         self.levels = [(slot[nodes], table_row[nodes], where) for nodes, where in runs]
         self.prefix_slots = slice(1, 1 + frontier.size)
         self.prefix_probs = chance_reach[frontier] / max(chance_reach[frontier].sum(), 1e-300)
         # Nodes counted by each slot (prefix nodes count once per frontier node below them).
-        size = np.bincount(slot[~prefix], minlength=offset).astype(np.float64)
+        size = np.bincount(slot[~prefix], minlength=offset)
         size[self.prefix_slots] += tree.depth[frontier]
         self.slot_size = size
         self.target_slot = slot[targets]
 
     def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
-        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node."""
+        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node.
+
+        Only the nodes some walk reaches are drawn: on a big tree most sampled nodes of a level
+        see no walk (Liar's dice, 1024 walks: about one in ten), and a multinomial of zero
+        trials is all zeros and consumes no random numbers, so skipping them changes neither
+        the distribution nor the draws."""
         out = np.zeros(self.num_slots, dtype=np.int64)
         out[0] = walks
         if self.prefix_probs.size:
             out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
         for count_slots, rows, where in self.levels:
-            out[where] = rng.multinomial(out[count_slots], probs[rows]).ravel()
+            reached = out[count_slots]
+            hit = np.flatnonzero(reached)
+            block = out[where].reshape(-1, self.width)  # a view: one row per sampled node
+            block[hit] = rng.multinomial(reached[hit], probs[rows[hit]])
         return out
 
     def sample(
@@ -298,8 +312,8 @@ class _CountSampler:
     ) -> tuple[np.ndarray, int]:
         """How many of ``walks`` walks reach each target node, and the nodes they visit."""
         out = self.counts(probs, walks, rng)
-        # An elementwise product, not ``@``: a BLAS dot this long may wake BLAS threads.
-        return out[self.target_slot], int((out * self.slot_size).sum())
+        # Both integer: numpy's integer dot is a plain loop (no BLAS threads, no temporary).
+        return out[self.target_slot], int(np.dot(out, self.slot_size))
 
 
 def _scenarios(
@@ -310,17 +324,12 @@ def _scenarios(
     A walk's *scenario* is what it does at every sampled node it reaches: a tuple of ``(node,
     action)`` choices, with the tuple of nodes it visits. At a sampled node the scenarios are
     those of one child per action; elsewhere (every action taken) they are all combinations of
-    one scenario per child. Counted bottom-up first, so big trees cost one pass over the nodes.
+    one scenario per child. Counted first (:func:`_walk_outcomes`, a few array operations per
+    depth), so a big tree is turned down without a Python walk.
     """
-    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
-    count = [1] * tree.num_nodes
-    for node in range(tree.num_nodes - 1, -1, -1):  # breadth-first: children after parents
-        if kids[node]:
-            below = [count[child] for child in kids[node]]
-            total = sum(below) if is_sampled[node] else int(np.prod(below, dtype=object))
-            count[node] = min(total, limit + 1)
-    if count[0] > limit:
+    if _walk_outcomes(tree, is_sampled, limit) > limit:
         return None
+    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
 
     def walk(node: int) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
         if not kids[node]:
@@ -342,6 +351,26 @@ def _scenarios(
         return combos
 
     return walk(0)
+
+
+def _walk_outcomes(tree: CompiledTree, is_sampled: np.ndarray, limit: int) -> int:
+    """How many distinct outcomes one walk has (capped at ``limit + 1``), counted bottom-up,
+    one depth at a time: a node's count is the sum of its children's where a walk samples one
+    action, their product where it takes every action, 1 at a terminal."""
+    count = np.ones(tree.num_nodes)
+    starts = tree.level_starts
+    for d in range(len(starts) - 3, -1, -1):  # the deepest parents first
+        nodes = np.arange(starts[d], starts[d + 1])
+        kids = tree.children[nodes]
+        has = kids >= 0
+        below = count[np.maximum(kids, 0)]
+        total = np.where(
+            is_sampled[nodes],
+            np.where(has, below, 0.0).sum(axis=1),
+            np.where(has, below, 1.0).prod(axis=1),
+        )
+        count[nodes] = np.where(has.any(axis=1), np.minimum(total, limit + 1), 1.0)
+    return int(count[0])
 
 
 class _ScenarioSampler:
@@ -502,7 +531,7 @@ class _SeatTables:
         self.own_node_last_own = sf.parent_sequence[infoset[own_nodes]]
         self.own_node_last_opp = last_opp[own_nodes]
         self.own_node_chance = chance_reach[own_nodes]
-        order, first, after = self._depth_first(tree)
+        order, first, after = terminal_spans(tree)
         self.dfs_terminals = order
         self.own_node_first = first[own_nodes]
         self.own_node_after = after[own_nodes]
@@ -521,31 +550,6 @@ class _SeatTables:
         self.average = np.zeros((n_i, n_a))
         self._sigma: np.ndarray | None = None
         self._current: TabularPolicy | None = None
-
-    @staticmethod
-    def _depth_first(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Terminal positions (into ``tree.terminal_nodes``) in depth-first order, and for every
-        node the half-open range ``[first, after)`` of that order holding its terminals."""
-        position = np.full(tree.num_nodes, -1, dtype=np.int64)
-        position[tree.terminal_nodes] = np.arange(tree.num_terminals)
-        first = np.zeros(tree.num_nodes, dtype=np.int64)
-        after = np.zeros(tree.num_nodes, dtype=np.int64)
-        order: list[int] = []
-        stack = [(0, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                after[node] = len(order)
-                continue
-            first[node] = len(order)
-            if position[node] >= 0:
-                order.append(int(position[node]))
-                after[node] = len(order)
-                continue
-            stack.append((node, True))
-            kids = tree.children[node]
-            stack.extend((int(c), False) for c in kids[::-1] if c >= 0)
-        return np.asarray(order, dtype=np.int64), first, after
 
     # --- strategies --------------------------------------------------------------------------
     def sigma(self) -> np.ndarray:
