@@ -4,15 +4,22 @@ Lanctot, Waugh, Zinkevich & Bowling (2009), "Monte Carlo Sampling for Regret Min
 Extensive Games", NeurIPS 22. Both learners replace CFR's full-width tree walk (Zinkevich et al.
 2007) by sampled walks whose *sampled counterfactual regrets* are unbiased estimates of the true
 ones, so CFR's convergence guarantee holds in expectation at a fraction of the work per iteration.
-External sampling weights its steps linearly by default: Brown & Sandholm (2019), "Solving
+Both weight their steps linearly by default: Brown & Sandholm (2019), "Solving
 Imperfect-Information Games via Discounted Regret Minimization", AAAI, whose Linear CFR (unlike
 CFR+) is compatible with sampling; ``weighting="uniform"`` is the 2009 paper's algorithm.
+
+Defaults and the paper. The defaults are what reaches a given NashConv soonest in wall time on
+Kuhn, Leduc and Liar's dice (BENCHMARKS.md, "MCCFR speed" and "MCCFR defaults"): a large batch
+of walks per step, the exact average and linear weights. The 2009 paper's algorithms are
+``os_mccfr(trajectories_per_step=1, averaging="stochastic", weighting="uniform")`` and
+``es_mccfr(trajectories_per_step=1, averaging="simple", weighting="uniform")``.
 
 Each learner owns ONE seat ``i`` and sees its opponent only as a Policy (turned once per step into
 a ``[num_infosets, num_actions]`` table). Two learners on both seats stepped alternately is
 standard alternating-update MCCFR self-play; against another algorithm it is cross-play. A step
 runs ``B = trajectories_per_step`` independent sampled walks against the same ``sigma``: a
-mini-batch of ``B`` MCCFR iterations for this seat (``B = 1`` is exactly the paper's algorithm).
+mini-batch of ``B`` MCCFR iterations for this seat (``B = 1`` with the paper's averaging and equal
+weights is exactly the paper's algorithm).
 
 Outcome sampling (``os_mccfr``), one step:
 
@@ -35,7 +42,11 @@ Outcome sampling (``os_mccfr``), one step:
    averaging needs a last-visit counter per infoset and is biased). ``averaging="exact"``
    adds ``pi_i(I) * sigma(I)`` at *every* information set of the seat instead, computed exactly
    from ``sigma`` (seat ``i``'s own reach does not depend on the opponent or chance): the
-   expectation without the variance, at ``O(own infosets)`` per step.
+   expectation without the variance, at ``O(own infosets)`` per step. It is the default: the
+   stochastic average's weight of ``I`` changes whenever the opponent's regret matching puts
+   probability zero on some of ``I``'s histories, which on Liar's dice left NashConv above 0.4
+   after 300 steps per seat with 4096 to 2**20 walks per step (the exact average: below 0.06).
+5. Weights as in external sampling's step 4 below (linear by default).
 
 External sampling (``es_mccfr``), one step:
 
@@ -51,13 +62,14 @@ External sampling (``es_mccfr``), one step:
    that walk itself: ``B`` walks sampling seat ``i`` and chance and taking every opponent
    action, adding ``sigma(I)`` per visit. ``I`` is visited at a rate of ``pi_i(I)`` times a
    constant (the chance mass of ``I``), so the result is the reach-weighted CFR average.
-   ``averaging="exact"`` replaces the pass by the exact ``pi_i(I) * sigma(I)``, as above.
+   ``averaging="exact"`` (the default) replaces the pass by the exact ``pi_i(I) * sigma(I)``,
+   as above: one realization plan per step instead of a second sampled pass, and no variance.
 4. Weights, ``weighting="linear"`` (default; Linear CFR, Brown & Sandholm 2019): step ``t``'s
    regrets and average increment count ``t`` times, implemented as multiplying both tables by
    ``t / (t + 1)`` after step ``t`` (regret matching and the normalised average are scale-free).
    The weights are deterministic, so the sampled regrets stay unbiased for the weighted sums.
    Linear is the simplest sampling-compatible choice; BENCHMARKS.md ("MCCFR weighting") has
-   the step counts it was chosen on.
+   the step counts it was chosen on (outcome sampling: BENCHMARKS.md, "MCCFR defaults").
    ``weighting="uniform"`` counts every step once, as in the 2009 paper.
 
 How a batch is computed (on the compiled tree, ``nashzoo.games.compile_tree``; no Python State
@@ -156,20 +168,27 @@ class OSMCCFRConfig(LearnerConfig):
             OpenSpiel's default). Must be in (0, 1]: with 0, actions that regret matching gives
             probability 0 would never be sampled and could never recover.
         trajectories_per_step: independent trajectories sampled per ``step()``, all against
-            the same ``sigma``; 1 is the paper's algorithm (use it to study sampling noise per
-            walk). A step costs the same whatever the batch (see the module docstring), so a
-            larger batch buys lower-variance regrets per step for free; on Kuhn and Leduc the
-            wall time to a given NashConv keeps improving up to a few thousand walks per step,
-            hence the default 4096 (on Kuhn's 30 terminals a step is then close to an exact
-            CFR iteration; on Leduc's 5520 it is still a sample).
-        averaging: ``"stochastic"`` (stochastically-weighted averaging at the visited own
-            histories, as in the paper and OpenSpiel) or ``"exact"`` (the exact
-            ``pi_i(I) * sigma(I)`` at every own information set, ``O(infosets)`` per step).
+            the same ``sigma``; 1 is the paper's walk per iteration (to study sampling noise
+            per walk). A step costs nearly the same whatever the batch (one multinomial over
+            the terminals; see the module docstring), so a larger batch buys lower-variance
+            regrets per step for free. The default, 2**20, is where the steps to a given
+            NashConv stopped falling on Liar's dice (147,420 terminals: 51 steps per seat to
+            NashConv 0.1 with 2**20 walks, 46 with 2**22 or 2**24, 70 with 2**18, 170 with
+            2**16, uniform weights); on Kuhn and Leduc it is as fast as 65,536 or faster.
+        averaging: ``"exact"`` (the exact ``pi_i(I) * sigma(I)`` at every own information
+            set, ``O(infosets)`` per step; the default) or ``"stochastic"``
+            (stochastically-weighted averaging at the visited own histories, as in the paper
+            and OpenSpiel; biased where the opponent's support changes, module docstring).
+        weighting: ``"linear"`` (Linear CFR weights, the default: 27 instead of 51 steps per
+            seat to NashConv 0.1 on Liar's dice, 19 instead of 37 to 0.5 on Leduc, 24 instead
+            of 77 to 0.02 on Kuhn) or ``"uniform"`` (every step counts once: the paper's
+            algorithm). As for external sampling, it changes the weights, never the samples.
     """
 
     exploration: float = 0.6
-    trajectories_per_step: int = 4096
-    averaging: Literal["stochastic", "exact"] = "stochastic"
+    trajectories_per_step: int = 1 << 20
+    averaging: Literal["stochastic", "exact"] = "exact"
+    weighting: Literal["linear", "uniform"] = "linear"
 
     def __post_init__(self) -> None:
         eps = self.exploration
@@ -182,6 +201,7 @@ class OSMCCFRConfig(LearnerConfig):
         batch = _check_batch(self.trajectories_per_step, "os_mccfr")
         object.__setattr__(self, "trajectories_per_step", batch)
         _check_averaging(self.averaging, "os_mccfr", ("stochastic", "exact"))
+        _check_weighting(self.weighting, "os_mccfr")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,16 +211,21 @@ class ESMCCFRConfig(LearnerConfig):
     Attributes:
         trajectories_per_step: independent traversals per ``step()`` (each takes every action
             of the learner's seat and one sampled action elsewhere), all against the same
-            ``sigma``; 1 is the paper's algorithm (use it to study sampling noise per walk). A
+            ``sigma``; 1 is the paper's walk per iteration (to study sampling noise). A
             step costs nearly the same whatever the batch (see the module docstring), so a
             larger batch buys lower-variance regrets per step; on Kuhn and Leduc the wall time
             to a given NashConv keeps improving up to about a thousand traversals per step,
             hence the default 1024 (with linear weighting, 4096 or 16384 per step saved at
             most a few of the ~30 steps Kuhn needs to NashConv 0.02, within the seed-to-seed
-            spread, so the default stays the same for every game).
-        averaging: ``"simple"`` (the paper's simple averaging: ``sigma(I)`` added per visit by
-            walks that sample this seat and take every opponent action) or ``"exact"`` (the
-            exact ``pi_i(I) * sigma(I)`` at every own information set instead).
+            spread, so the default stays the same for every game; on Liar's dice 4096 needed 27
+            steps per seat to NashConv 0.1 instead of 46, at about the same wall time).
+        averaging: ``"exact"`` (the exact ``pi_i(I) * sigma(I)`` at every own information set;
+            the default) or ``"simple"`` (the paper's simple averaging: ``sigma(I)`` added per
+            visit by walks that sample this seat and take every opponent action). Same steps
+            to a given NashConv; the exact one replaces a second sampled pass by one
+            realization plan, which made the time to NashConv 0.1 on Liar's dice 2.7 s
+            instead of 5.1 s and to 0.5 on Leduc 18 ms instead of 29 ms (median wall times
+            on the shared development machine).
         weighting: ``"linear"`` (Linear CFR weights, Brown & Sandholm 2019: step ``t``'s
             regrets and average contribution count ``t`` times) or ``"uniform"`` (every step
             counts once: the paper's algorithm). Linear is the default because it reaches a
@@ -209,7 +234,7 @@ class ESMCCFRConfig(LearnerConfig):
     """
 
     trajectories_per_step: int = 1024
-    averaging: Literal["simple", "exact"] = "simple"
+    averaging: Literal["simple", "exact"] = "exact"
     weighting: Literal["linear", "uniform"] = "linear"
 
     def __post_init__(self) -> None:
@@ -713,6 +738,8 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
             tables.add_average(weights, sigma)
         else:
             tables.add_exact_average(sigma)
+        if self.config.weighting == "linear":
+            tables.discount(self.iterations + 1)
         tables.changed()
         touched = int((counts * tables.term_length).sum())
         return {"nodes_touched": touched, "trajectories": batch}
