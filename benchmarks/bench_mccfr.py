@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
@@ -273,6 +274,34 @@ def run_game(
     return "\n".join(lines)
 
 
+def sweep(game: str, target: float, learner: str, configs: list[str], seeds: int, cap: float):
+    """A markdown table: CPU time and steps per seat to ``target`` for each config (how the
+    defaults were chosen; BENCHMARKS.md, "MCCFR defaults")."""
+    warm_up()
+    lines = [
+        f"| {learner} config ({game}) | median CPU time to NashConv {target} | range "
+        "| median steps per seat |",
+        "|---|---:|---:|---:|",
+    ]
+    for text in configs:
+        config = json.loads(text)
+        batch = make_learner(learner, "kuhn_poker", 0, config).config.trajectories_per_step
+        found = [
+            time_to_target(
+                nashzoo_runner(game, learner, config, seed), target, cap, timer=time.process_time
+            )
+            for seed in range(seeds)
+        ]
+        times = [r["seconds"] for r in found]
+        steps = statistics.median(r["samples"] for r in found) / batch
+        lines.append(
+            f"| `{text}` | {_fmt(statistics.median(times), 's')} "
+            f"| {_fmt(min(times), 's')} - {_fmt(max(times), 's')} | {_fmt(steps)} |"
+        )
+        print(lines[-1], file=sys.stderr)
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 seeds instead of 7")
@@ -283,8 +312,24 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=30.0, help="training seconds per run")
     parser.add_argument("--only", help="comma-separated substrings of solver names to run")
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    parser.add_argument(
+        "--sweep",
+        metavar="GAME:TARGET:LEARNER",
+        help="instead: time LEARNER (os_mccfr or es_mccfr) to NashConv TARGET on GAME under "
+        "each --config (CPU time), e.g. liars_dice:0.1:os_mccfr",
+    )
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="with --sweep: a JSON object of config fields (repeatable; '{}' = the defaults)",
+    )
     args = parser.parse_args()
     seeds = args.seeds or (3 if args.quick else 7)
+    if args.sweep:
+        game, target, learner = args.sweep.split(":")
+        print(sweep(game, float(target), learner, args.config or ["{}"], seeds, args.cap))
+        return
     try:
         import pyspiel  # noqa: F401
     except ImportError as err:
