@@ -162,10 +162,19 @@ def compile_in_subprocess(spec: str, timeout: float) -> dict:
 
 # --- contenders: each is a callable running n CFR+ iterations ------------------------------
 def nashzoo_runner(spec: str, algorithm: str) -> Callable[[int], None]:
+    """``n`` Trainer iterations, as the Trainer times them (``Trainer.step``: both seats'
+    updates, policies handed over as TabularPolicy). Not ``Trainer.run``, whose result (the
+    joint average policy, built and checked once per call) would be counted once per
+    iteration on the largest rung, where a call is one iteration."""
     trainer = Trainer(
         spec, algorithm, algorithm, final_eval=False, evaluate_seats=False, progress=False
     )
-    return lambda n: trainer.run(iterations=n)
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            trainer.step()
+
+    return run
 
 
 def openspiel_runner(spec: str) -> Callable[[int], None]:
@@ -543,7 +552,8 @@ def main() -> None:
             "(each contender single-threaded; LiteEFG set to one thread) and the ratios come "
             "from the same run.",
             f"- Per-iteration figures: median of {args.rounds} round-robin rounds of about "
-            f"{args.budget:g} CPU s per contender. nashzoo's is the whole `Trainer.run` loop.",
+            f"{args.budget:g} CPU s per contender. nashzoo's is `Trainer.step` (both seats' "
+            "updates, as the Trainer times them).",
             "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
             "one CFR+ learner's tables; peak: the resident-memory high-water mark of a fresh "
             "process compiling the tree and setting up one learner (imports and the one-time "

@@ -103,6 +103,7 @@ class _FullWidthCFR(Learner):
         shape = (tree.num_infosets, tree.num_actions)
         self._regrets = np.zeros(shape)
         self._strategy_sum = np.zeros(shape)
+        self._buffers: tm.PassBuffers | None = None  # the pass's arrays, made on the first step
         self._refresh_current()
 
     # --- the algorithm -----------------------------------------------------------------------
@@ -116,8 +117,12 @@ class _FullWidthCFR(Learner):
         iteration = self.iterations + 1
         tree = self._tree
         others = np.asarray(self.opponent_strategy(opponent), dtype=np.float64)
-        result = tm.counterfactual_pass(tree, self._current, self.seat, others=others)
-        instant = result.q  # this pass's own array: updated in place (big trees, big tables)
+        if self._buffers is None:
+            self._buffers = tm.PassBuffers(tree)
+        result = tm.counterfactual_pass(
+            tree, self._current, self.seat, others=others, buffers=self._buffers
+        )
+        instant = result.q  # the pass's own array: updated in place (big trees, big tables)
         instant -= result.values[:, None]
         instant *= self._update_mask
         self._update_regrets(instant, iteration)
@@ -206,7 +211,9 @@ class DCFR(_FullWidthCFR):
     def _update_regrets(self, instant: np.ndarray, iteration: int) -> None:
         self._regrets += instant
         ta, tb = float(iteration) ** self.config.alpha, float(iteration) ** self.config.beta
-        self._regrets *= np.where(self._regrets > 0.0, ta / (ta + 1.0), tb / (tb + 1.0))
+        positive = self._regrets > 0.0  # in place: no regret-sized temporaries on big trees
+        np.multiply(self._regrets, ta / (ta + 1.0), out=self._regrets, where=positive)
+        np.multiply(self._regrets, tb / (tb + 1.0), out=self._regrets, where=~positive)
 
     def _update_average(self, plan: np.ndarray, iteration: int) -> None:
         self._strategy_sum += plan

@@ -28,6 +28,7 @@ from nashzoo.games.treemath.response import best_response, expected_returns, nas
 from nashzoo.games.treemath.sequence import (
     CounterfactualPass,
     OwnDepth,
+    PassBuffers,
     SequenceForm,
     counterfactual_pass,
     node_paths,
@@ -40,6 +41,7 @@ from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sa
 __all__ = [
     "CounterfactualPass",
     "OwnDepth",
+    "PassBuffers",
     "RegretMatcher",
     "SampledWalks",
     "SequenceForm",

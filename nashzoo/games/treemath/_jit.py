@@ -41,14 +41,16 @@ def _two_player_pass(
     q: np.ndarray,
     plan: np.ndarray,
     values: np.ndarray,
+    other_plan: np.ndarray,
+    pushed: np.ndarray,
 ) -> None:
     """Fill ``q`` (counterfactual values, root value last), ``plan`` (own realization plan)
-    and ``values`` (per-infoset ``sum_a sigma q``). Sequences are in own-depth order (depth
-    ``d`` is ``own_offsets[d]:own_offsets[d + 1]``), so every parent comes before its children.
-    Every sum is taken in the same order as the numpy kernels take it, so both paths give the
-    same floating-point numbers."""
+    and ``values`` (per-infoset ``sum_a sigma q``); ``other_plan`` and ``pushed`` are scratch
+    (sequence-sized, any contents: only entries written here are read). Sequences are in
+    own-depth order (depth ``d`` is ``own_offsets[d]:own_offsets[d + 1]``), so every parent
+    comes before its children. Every sum is taken in the same order as the numpy kernels take
+    it, so both paths give the same floating-point numbers."""
     n_seq = q.shape[0] - 1
-    other_plan = np.zeros(n_seq + 1)
     other_plan[n_seq] = 1.0
     for i in range(other_sequences.shape[0]):
         s = other_sequences[i]
@@ -56,7 +58,6 @@ def _two_player_pass(
     q[:] = 0.0
     for z in range(last_own.shape[0]):
         q[last_own[z]] += terminal_weight[z] * other_plan[last_other[z]]
-    pushed = np.zeros(n_seq + 1)
     for d in range(own_offsets.shape[0] - 2, -1, -1):
         start, stop = own_offsets[d], own_offsets[d + 1]
         for i in range(start, stop):

@@ -64,18 +64,29 @@ class SequenceForm:
 
     @functools.cached_property
     def kernel_arguments(self) -> tuple[tuple, ...]:
-        """Per player, the static leading arguments of the compiled two-player pass."""
-        return tuple(
-            (
-                *self.ordered[p],
-                *self.ordered[1 - p][:2],
-                self.last_sequence[p],
-                self.last_sequence[1 - p],
-                self.terminal_weight[p],
-                self.num_actions,
+        """Per player, the static leading arguments of the compiled two-player pass.
+
+        The terminals come sorted (stably) by the player's last sequence, so the pass adds into
+        its values in memory order instead of jumping across a table that, on big trees, is far
+        larger than the caches (Liar's dice with nine sides: 45 million sequences; the pass ran
+        a third faster this way). A stable sort keeps the terminals of each sequence in their
+        order, so every sum is the same, bit for bit, as over the unsorted terminals (and as
+        the numpy path's ``np.bincount``). Indices are stored as int32 where they fit."""
+        index = np.int32 if self.num_sequences < np.iinfo(np.int32).max else np.int64
+        arguments = []
+        for p in (0, 1):
+            order = np.argsort(self.last_sequence[p], kind="stable")
+            arguments.append(
+                (
+                    *self.ordered[p],
+                    *self.ordered[1 - p][:2],
+                    frozen(self.last_sequence[p][order].astype(index)),
+                    frozen(self.last_sequence[1 - p][order].astype(index)),
+                    frozen(self.terminal_weight[p][order]),
+                    self.num_actions,
+                )
             )
-            for p in (0, 1)
-        )
+        return tuple(arguments)
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s realization plan of the flat strategy ``flat`` (``[num_sequences]``),
@@ -219,12 +230,29 @@ class CounterfactualPass(NamedTuple):
     value: float
 
 
+class PassBuffers:
+    """The arrays one :func:`counterfactual_pass` writes, kept for the next pass.
+
+    A full-width learner makes one pass per step; on a big tree each of these arrays is
+    hundreds of megabytes, and a fresh one costs the kernel's page faults every time (Liar's
+    dice with nine sides: about 0.4 s of system time per array, more than the arithmetic). A
+    learner that keeps one ``PassBuffers`` pays that once. The results of a pass given these
+    buffers are views into them, valid until the next pass with the same buffers.
+    """
+
+    def __init__(self, tree: CompiledTree) -> None:
+        size = tree.num_sequences + 1
+        self.q, self.plan, self.scratch = np.empty(size), np.empty(size), np.empty((2, size))
+        self.values = np.empty(tree.num_infosets)
+
+
 def counterfactual_pass(
     tree: CompiledTree,
     strategy: np.ndarray,
     player: int,
     *,
     others: np.ndarray | None = None,
+    buffers: PassBuffers | None = None,
 ) -> CounterfactualPass:
     """Counterfactual values, infoset values, own realization plan and expected return of
     ``player`` under the joint ``strategy``, in one fused sequence-form pass.
@@ -234,15 +262,18 @@ def counterfactual_pass(
     numbers as :func:`nashzoo.games.treemath.counterfactual_values` (which it is tested
     against) at a fraction of the cost: the other players' plans are built top-down, gathered
     once per terminal, and the player's values are pushed bottom-up through its own depth.
+    With ``buffers`` (:class:`PassBuffers` of this tree) the compiled pass writes into them
+    instead of new arrays.
     """
     sf = sequence_form(tree)
     flat = _flat(strategy)
     other_flat = flat if others is None else _flat(others)
     shape = (tree.num_infosets, tree.num_actions)
     if _jit.ENABLED and tree.num_players == 2:
-        q, plan = np.empty(sf.num_sequences + 1), np.empty(sf.num_sequences + 1)
-        values = np.empty(tree.num_infosets)
-        _jit.two_player_pass(*sf.kernel_arguments[player], flat, other_flat, q, plan, values)
+        out = buffers if buffers is not None else PassBuffers(tree)
+        q, plan, values = out.q, out.plan, out.values
+        arguments = sf.kernel_arguments[player]
+        _jit.two_player_pass(*arguments, flat, other_flat, q, plan, values, *out.scratch)
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
