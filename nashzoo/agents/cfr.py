@@ -104,13 +104,14 @@ class _FullWidthCFR(Learner):
         self._regrets = np.zeros(shape)
         self._strategy_sum = np.zeros(shape)
         self._buffers: tm.PassBuffers | None = None  # the pass's arrays, made on the first step
+        self._current = np.empty(shape)  # private: current_policy() hands out a copy
         self._refresh_current()
 
     # --- the algorithm -----------------------------------------------------------------------
     def _refresh_current(self) -> None:
         # Regret matching over the whole table: other seats' regrets stay zero, so their rows
         # come out uniform (a valid policy) without a separate copy.
-        self._current = self._matcher(self._regrets)
+        self._matcher(self._regrets, out=self._current)
         self._current_policy: TabularPolicy | None = None
 
     def _step(self, opponent: Policy) -> dict[str, float]:

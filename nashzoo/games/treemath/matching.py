@@ -33,19 +33,20 @@ class RegretMatcher:
         count = row_sums(self.legal.astype(np.float64))[..., None]
         self.uniform = self.legal / np.maximum(count, 1)
 
-    def __call__(self, regrets: np.ndarray) -> np.ndarray:
+    def __call__(self, regrets: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The strategy, written into ``out`` when given (a float64 array of ``regrets``'
+        shape that does not overlap it: a learner that keeps one saves a fresh table, and on
+        big trees its page faults, per step)."""
+        if out is None:
+            out = np.empty(np.broadcast_shapes(regrets.shape, self.uniform.shape))
         if _jit.ENABLED and regrets.ndim == 2 and self.uniform.shape == regrets.shape:
-            out = np.empty(regrets.shape)
             _jit.regret_matching_rows(
                 np.ascontiguousarray(regrets, dtype=np.float64), self.legal, self.uniform, out
             )
             return out
         positive = np.where(self.legal, np.maximum(regrets, 0.0), 0.0)
         total = row_sums(positive)[..., None]
-        if self.uniform.shape == positive.shape:
-            out = self.uniform.copy()
-        else:
-            out = np.array(np.broadcast_to(self.uniform, positive.shape))
+        np.copyto(out, np.broadcast_to(self.uniform, positive.shape))
         return np.divide(positive, total, out=out, where=total > 0.0)
 
 
