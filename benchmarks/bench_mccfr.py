@@ -4,9 +4,9 @@ Solvers (self-play with alternating updates, as each library runs it by default)
 
 * nashzoo ``os_mccfr`` / ``es_mccfr``: two learners, one per seat, stepped alternately exactly
   as ``nashzoo.train.Trainer`` does (``l0.step(l1.current_policy());
-  l1.step(l0.current_policy())``), default configs, plus the ``averaging="exact"`` variants
-  and, for ``es_mccfr``, ``weighting="uniform"`` (the 2009 paper's equal weights; the default
-  is linear weighting);
+  l1.step(l0.current_policy())``), default configs (exact averaging, linear weighting), plus
+  the sampled-averaging variants (the paper's ``averaging="stochastic"`` / ``"simple"``) and
+  ``weighting="uniform"`` (the 2009 paper's equal weights);
 * OpenSpiel C++ ``pyspiel.OutcomeSamplingMCCFRSolver(game, 0.6, seed)`` and
   ``pyspiel.ExternalSamplingMCCFRSolver(game, seed, MCCFRAverageType.SIMPLE)`` (one episode /
   traversal per player per iteration);
@@ -14,6 +14,12 @@ Solvers (self-play with alternating updates, as each library runs it by default)
   and ``external_sampling_mccfr.ExternalSamplingSolver`` (one episode / traversal per player per
   iteration; they draw from numpy's global RNG, which this script seeds per run). Kuhn only:
   on Leduc they need minutes per run.
+
+OpenSpiel's average policies are evaluated by nashzoo's exact NashConv after
+``nashzoo.eval.openspiel.from_openspiel`` (information sets the solver never visited play
+uniformly, as in OpenSpiel's Python solvers): ``pyspiel.nash_conv`` refuses a C++ MCCFR average
+that misses an information set, which on Liar's dice is every one of them for hours. Both
+NashConvs agree to 1e-15 where both run (BENCHMARKS.md, "Cost growth").
 
 Protocol: each run trains in chunks and evaluates the exact NashConv of the average policy at
 log-spaced points (each ~10% more work than the last); only training is on the clock. The time
@@ -32,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import math
 import os
 import platform
@@ -63,6 +70,12 @@ class Runner:
     samples: Callable[[int], float]
 
 
+def warm_up() -> None:
+    """Load the optional compiled kernels once (a one-time cost of the process, not of a run)."""
+    for name in ("os_mccfr", "es_mccfr"):
+        nashzoo_runner("kuhn_poker", name, {}, 0).advance(1)
+
+
 def nashzoo_runner(game_name: str, name: str, config: dict, seed: int) -> Runner:
     game = load_game(game_name)
     tree = compile_tree(game)
@@ -85,7 +98,10 @@ def nashzoo_runner(game_name: str, name: str, config: dict, seed: int) -> Runner
 def openspiel_cpp_runner(game_name: str, kind: str, seed: int) -> Runner:
     import pyspiel
 
+    from nashzoo.eval.openspiel import from_openspiel
+
     game = pyspiel.load_game(game_name)
+    tree = compile_tree(load_game(game_name))
     # Both run one episode (OS) / traversal (ES) per player per iteration; for OS in
     # open_spiel 2.0.2 this was checked by serialising the solver after one iteration.
     if kind == "os":
@@ -98,10 +114,8 @@ def openspiel_cpp_runner(game_name: str, kind: str, seed: int) -> Runner:
             solver.run_iteration()
 
     def evaluate() -> float:
-        try:
-            return pyspiel.nash_conv(game, solver.average_policy())
-        except pyspiel.SpielError:  # an information set not visited yet has no average
-            return math.inf
+        policy = from_openspiel(game_name, solver.average_policy())
+        return nash_conv(tree, policy.probs)[0]
 
     return Runner(advance, evaluate, lambda iterations: float(iterations))
 
@@ -138,13 +152,20 @@ def openspiel_python_runner(game_name: str, kind: str, seed: int) -> Runner:
     )
 
 
-def time_to_target(runner: Runner, target: float, cap: float, growth: float = 1.1) -> dict:
-    """Train until NashConv <= target at a log-spaced evaluation point (eval off the clock)."""
+def time_to_target(
+    runner: Runner,
+    target: float,
+    cap: float,
+    growth: float = 1.1,
+    timer: Callable[[], float] = time.perf_counter,
+) -> dict:
+    """Train until NashConv <= target at a log-spaced evaluation point (eval off the clock).
+    ``timer`` is the clock: wall time by default, ``time.process_time`` for CPU time."""
     done, nxt, clock = 0, 1, 0.0
     while True:
-        start = time.perf_counter()
+        start = timer()
         runner.advance(nxt - done)
-        clock += time.perf_counter() - start
+        clock += timer() - start
         done = nxt
         value = runner.nash_conv()
         if value <= target:
@@ -158,16 +179,16 @@ def solvers(game: str, python_peers: bool) -> dict[str, tuple[str, Callable[[int
     """Solver name -> (family, seed -> Runner) for one game."""
     table: dict[str, tuple[str, Callable[[int], Runner]]] = {}
     for kind, name in (("os", "os_mccfr"), ("es", "es_mccfr")):
+        sampled = "stochastic" if kind == "os" else "simple"
         table[f"nashzoo {name}"] = (kind, lambda s, n=name: nashzoo_runner(game, n, {}, s))
-        table[f"nashzoo {name} (exact avg)"] = (
+        table[f"nashzoo {name} ({sampled} avg)"] = (
             kind,
-            lambda s, n=name: nashzoo_runner(game, n, {"averaging": "exact"}, s),
+            lambda s, n=name, a=sampled: nashzoo_runner(game, n, {"averaging": a}, s),
         )
-        if kind == "es":
-            table[f"nashzoo {name} (uniform weights)"] = (
-                kind,
-                lambda s, n=name: nashzoo_runner(game, n, {"weighting": "uniform"}, s),
-            )
+        table[f"nashzoo {name} (uniform weights)"] = (
+            kind,
+            lambda s, n=name: nashzoo_runner(game, n, {"weighting": "uniform"}, s),
+        )
         table[CPP[kind]] = (kind, lambda s, k=kind: openspiel_cpp_runner(game, k, s))
         if python_peers:
             table[f"OpenSpiel Python {kind.upper()}"] = (
@@ -185,14 +206,39 @@ def _fmt(value: float, unit: str = "") -> str:
     return f"{value:,.0f}"
 
 
-def run_game(game: str, target: float, seeds: int, cap: float, only: str | None) -> str:
-    """Run every solver on ``game`` and return the markdown table."""
+def _ratio(peer: list[dict] | None, seconds: float, cap: float) -> str:
+    """OpenSpiel C++ median time / ``seconds``; a lower bound when the C++ median run was
+    still above the target at the cap (its time is then at least the cap)."""
+    if peer is None or math.isinf(seconds):
+        return "n/a"
+    theirs = statistics.median(r["seconds"] for r in peer)
+    if math.isinf(theirs):
+        return f"> {cap / seconds:,.0f}x (C++ above the target at the {cap:g} s cap)"
+    return f"{theirs / seconds:.2f}x"
+
+
+def run_game(
+    game: str,
+    target: float,
+    seeds: int,
+    cap: float,
+    only: str | None,
+    *,
+    exact_names: bool = False,
+    timer: Callable[[], float] = time.perf_counter,
+) -> str:
+    """Run every solver on ``game`` (those whose name contains one of the comma-separated
+    ``only``, or with ``exact_names`` is one of them) and return the markdown table."""
     table = solvers(game, python_peers=game == "kuhn_poker")
-    names = [n for n in table if not only or any(s in n for s in only.split(","))]
+    wanted = only.split(",") if only else []
+    names = [
+        n for n in table if not wanted or any(n == w if exact_names else w in n for w in wanted)
+    ]
     results: dict[str, list[dict]] = {n: [] for n in names}
+    warm_up()
     for seed in range(seeds):
         for name in names:
-            r = time_to_target(table[name][1](seed), target, cap)
+            r = time_to_target(table[name][1](seed), target, cap, timer=timer)
             results[name].append(r)
             print(
                 f"# {game} seed {seed} {name:30s} {_fmt(r['seconds'], 's'):>10s} "
@@ -214,16 +260,45 @@ def run_game(game: str, target: float, seeds: int, cap: float, only: str | None)
         times = [r["seconds"] for r in results[name]]
         slowest = f"> {cap:g} s" if math.isinf(max(times)) else _fmt(max(times), "s")
         spread = f"{_fmt(min(times), 's')} - {slowest}"
-        censored = sum(math.isinf(x) for x in times)
+        censored = [r["nash_conv"] for r in results[name] if math.isinf(r["seconds"])]
         if censored:
-            spread += f" ({censored} of {seeds} runs still above the target)"
-        ratio = "n/a"
-        if CPP[kind] in results and not math.isinf(seconds):
-            ratio = f"{median(CPP[kind], 'seconds') / seconds:.2f}x"
+            spread += (
+                f" ({len(censored)} of {seeds} runs still above the target; NashConv at the "
+                f"cap {statistics.median(censored):.3g})"
+            )
+        ratio = _ratio(results.get(CPP[kind]), seconds, cap)
         lines.append(
             f"| {name} | {_fmt(seconds, 's')} | {spread} | {_fmt(median(name, 'samples'))} "
             f"| {ratio} |"
         )
+    return "\n".join(lines)
+
+
+def sweep(game: str, target: float, learner: str, configs: list[str], seeds: int, cap: float):
+    """A markdown table: CPU time and steps per seat to ``target`` for each config (how the
+    defaults were chosen; BENCHMARKS.md, "MCCFR defaults")."""
+    warm_up()
+    lines = [
+        f"| {learner} config ({game}) | median CPU time to NashConv {target} | range "
+        "| median steps per seat |",
+        "|---|---:|---:|---:|",
+    ]
+    for text in configs:
+        config = json.loads(text)
+        batch = make_learner(learner, "kuhn_poker", 0, config).config.trajectories_per_step
+        found = [
+            time_to_target(
+                nashzoo_runner(game, learner, config, seed), target, cap, timer=time.process_time
+            )
+            for seed in range(seeds)
+        ]
+        times = [r["seconds"] for r in found]
+        steps = statistics.median(r["samples"] for r in found) / batch
+        lines.append(
+            f"| `{text}` | {_fmt(statistics.median(times), 's')} "
+            f"| {_fmt(min(times), 's')} - {_fmt(max(times), 's')} | {_fmt(steps)} |"
+        )
+        print(lines[-1], file=sys.stderr)
     return "\n".join(lines)
 
 
@@ -237,8 +312,24 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=30.0, help="training seconds per run")
     parser.add_argument("--only", help="comma-separated substrings of solver names to run")
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    parser.add_argument(
+        "--sweep",
+        metavar="GAME:TARGET:LEARNER",
+        help="instead: time LEARNER (os_mccfr or es_mccfr) to NashConv TARGET on GAME under "
+        "each --config (CPU time), e.g. liars_dice:0.1:os_mccfr",
+    )
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="with --sweep: a JSON object of config fields (repeatable; '{}' = the defaults)",
+    )
     args = parser.parse_args()
     seeds = args.seeds or (3 if args.quick else 7)
+    if args.sweep:
+        game, target, learner = args.sweep.split(":")
+        print(sweep(game, float(target), learner, args.config or ["{}"], seeds, args.cap))
+        return
     try:
         import pyspiel  # noqa: F401
     except ImportError as err:
@@ -273,16 +364,20 @@ def markdown_section(tables: list[str], seeds: int, flags: str, load: tuple[floa
             "more work than the last) until NashConv is at most the target; median over "
             f"{seeds} seeds. Samples per seat: sampled trajectories (OS) or traversals (ES). "
             "nashzoo runs its default configs (`os_mccfr`: "
-            f"{os_default.trajectories_per_step} trajectories per step, epsilon "
-            f"{os_default.exploration}, stochastically-weighted averaging; `es_mccfr`: "
-            f"{es_default.trajectories_per_step} traversals per step, simple averaging, "
-            f'{es_default.weighting} weighting), the `averaging="exact"` variants and '
-            '`es_mccfr` with `weighting="uniform"` (the 2009 paper\'s equal weights per '
+            f"{os_default.trajectories_per_step:,} trajectories per step, epsilon "
+            f"{os_default.exploration}, {os_default.averaging} averaging, "
+            f"{os_default.weighting} weighting; `es_mccfr`: "
+            f"{es_default.trajectories_per_step:,} traversals per step, "
+            f"{es_default.averaging} averaging, {es_default.weighting} weighting), the "
+            "paper's sampled averaging (`stochastic` for OS, `simple` for ES) and "
+            '`weighting="uniform"` (the 2009 paper\'s equal weights per '
             "step; linear = Linear CFR weights, Brown & Sandholm 2019). OpenSpiel runs "
             "`OutcomeSamplingMCCFRSolver(game, 0.6, seed)`, "
             "`ExternalSamplingMCCFRSolver(game, seed, SIMPLE)` and, on Kuhn, the Python "
-            "solvers. Last column: OpenSpiel C++ median time / this solver's median time "
-            "from the same run (above 1 = faster than OpenSpiel's C++).",
+            "solvers; their average policies are evaluated by nashzoo's exact NashConv after "
+            "`from_openspiel` (never-visited information sets uniform; `pyspiel.nash_conv` "
+            "refuses such a policy). Last column: OpenSpiel C++ median time / this solver's "
+            "median time from the same run (above 1 = faster than OpenSpiel's C++).",
             "",
             *[t + "\n" for t in tables],
             f"- Date {datetime.date.today()}; {os.cpu_count()}-core {platform.machine()} "

@@ -233,3 +233,29 @@ def test_on_policy_values_are_a_cfr_steps_values(name: str) -> None:
     np.testing.assert_array_equal(tm.expected_returns(tree, strategy), on_policy)
     for player in range(2):
         assert on_policy[player] == tm.counterfactual_pass(tree, strategy, player).value
+
+
+@pytest.mark.parametrize("name", [*GAMES, "liars_dice(dice_sides=3)"])
+def test_terminal_spans_are_a_depth_first_walk(name: str) -> None:
+    """Against a recursive walk (children by ascending action id): every node's range holds
+    exactly the terminals below it, in depth-first order."""
+    tree = compile_tree(load_game(name)) if name.startswith("liars") else _tree(name)
+    order, first, after = tm.terminal_spans(tree)
+    position = {int(node): z for z, node in enumerate(tree.terminal_nodes)}
+    walked: list[int] = []
+    spans = {}
+
+    def walk(node: int) -> None:
+        start = len(walked)
+        if node in position:
+            walked.append(position[node])
+        for child in tree.children[node]:
+            if child >= 0:
+                walk(int(child))
+        spans[node] = (start, len(walked))
+
+    walk(0)
+    assert order.tolist() == walked
+    assert [(int(first[n]), int(after[n])) for n in range(tree.num_nodes)] == [
+        spans[n] for n in range(tree.num_nodes)
+    ]

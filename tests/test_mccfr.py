@@ -25,10 +25,13 @@ from nashzoo.train import train
 
 LEARNERS = [OutcomeSamplingMCCFR, ExternalSamplingMCCFR]
 # NashConv after train("kuhn_poker", name, iterations=300, seed=0) with the default configs
-# (ES: linear weighting; ES_UNIFORM_PIN: weighting="uniform", the paper's equal weights).
-OS_PIN = 0.005487242388360063
-ES_PIN = 0.006220056383190925
-ES_UNIFORM_PIN = 0.004961944779376226
+# (exact averaging, linear weighting; ES_UNIFORM_PIN: weighting="uniform", the paper's equal
+# weights; OS_SAMPLED_PIN: the earlier defaults, 4096 walks per step, stochastically-weighted
+# averaging and equal weights).
+OS_PIN = 0.0009136713704133714
+ES_PIN = 0.002353495971791464
+ES_UNIFORM_PIN = 0.00797547733693809
+OS_SAMPLED_PIN = 0.005487242388360063
 
 
 @pytest.fixture(params=["scenarios", "levels"])
@@ -51,13 +54,12 @@ def _random_profile(tree, rng: np.random.Generator, seat: int) -> tuple[np.ndarr
 def _one_big_step(cls, game_name: str, seat: int, batch: int, seed: int, **config):
     """One step of ``batch`` walks from random regrets; returns (learner, joint, before).
 
-    External sampling runs with uniform weights here, so that the tables hold the raw sampled
-    sums (linear weighting only rescales them; tested separately)."""
+    Both run with uniform weights here, so that the tables hold the raw sampled sums (linear
+    weighting only rescales them; tested separately)."""
     game = load_game(game_name)
     tree = compile_tree(game)
     regrets, opponent = _random_profile(tree, np.random.default_rng(seed), seat)
-    if cls is ExternalSamplingMCCFR:
-        config = {"weighting": "uniform", **config}
+    config = {"weighting": "uniform", **config}
     learner = cls(game, seat, {"trajectories_per_step": batch, **config}, seed=seed)
     learner._load_state_arrays({"regrets": regrets, "average": np.zeros_like(regrets)})
     sigma = tm.regret_matching(regrets, tree.legal_mask)
@@ -87,8 +89,8 @@ def test_both_learners_are_registered_with_documented_defaults() -> None:
     assert {"os_mccfr", "es_mccfr"} <= set(learner_names())
     assert isinstance(make_learner("os_mccfr", "kuhn_poker", 0), OutcomeSamplingMCCFR)
     assert isinstance(make_learner("es_mccfr", "kuhn_poker", 1), ExternalSamplingMCCFR)
-    assert OSMCCFRConfig() == OSMCCFRConfig(0.6, 4096, "stochastic")
-    assert ESMCCFRConfig() == ESMCCFRConfig(1024, "simple", "linear")
+    assert OSMCCFRConfig() == OSMCCFRConfig(0.6, 2**20, "exact", "linear")
+    assert ESMCCFRConfig() == ESMCCFRConfig(1024, "exact", "linear")
     assert OutcomeSamplingMCCFR.opponent_view == ExternalSamplingMCCFR.opponent_view == "current"
 
 
@@ -151,7 +153,9 @@ def _node_chance_reach(tree) -> np.ndarray:
 def test_os_stochastic_average_is_unbiased_for_reach_times_history_count(game) -> None:
     """E[increment of I] = |I| * pi_i(I) * sigma(I) per walk, against a fully mixed opponent."""
     batch = 100_000_000
-    learner, tree, joint, _, _ = _one_big_step(OutcomeSamplingMCCFR, game, 0, batch, 5)
+    learner, tree, joint, _, _ = _one_big_step(
+        OutcomeSamplingMCCFR, game, 0, batch, 5, averaging="stochastic"
+    )
     mine = tree.infoset_player == 0
     histories = np.bincount(tree.infoset[tree.infoset >= 0], minlength=tree.num_infosets)
     expected = (histories * _own_reach(tree, joint, 0))[:, None] * joint
@@ -165,7 +169,9 @@ def test_os_stochastic_average_is_unbiased_for_reach_times_history_count(game) -
 def test_es_simple_average_visits_own_infosets_at_reach_times_chance_mass(game, es_sampler) -> None:
     """E[visits of I] = pi_i(I) * sum_{h in I} pi_c(h) per walk."""
     batch = 100_000_000
-    learner, tree, joint, _, _ = _one_big_step(ExternalSamplingMCCFR, game, 1, batch, 5)
+    learner, tree, joint, _, _ = _one_big_step(
+        ExternalSamplingMCCFR, game, 1, batch, 5, averaging="simple"
+    )
     mine = tree.infoset_player == 1
     decision = tree.infoset >= 0
     chance_mass = np.bincount(
@@ -200,13 +206,14 @@ def test_es_samplers_are_chosen_by_the_number_of_walk_outcomes() -> None:
 
 
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
-def test_linear_weighting_gives_step_t_the_weight_t(game) -> None:
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_linear_weighting_gives_step_t_the_weight_t(game, name) -> None:
     """With exact averaging the increment of step t is the realization plan of its sigma, so
     the average must be sum_t t * plan(sigma_t) / (T + 1)."""
     tree = compile_tree(load_game(game))
     config = {"trajectories_per_step": 8, "averaging": "exact"}
-    a = make_learner("es_mccfr", game, 0, config, seed=1)
-    b = make_learner("es_mccfr", game, 1, config, seed=2)
+    a = make_learner(name, game, 0, config, seed=1)
+    b = make_learner(name, game, 1, config, seed=2)
     expected = np.zeros((tree.num_infosets, tree.num_actions))
     steps = 6
     for t in range(1, steps + 1):
@@ -217,10 +224,11 @@ def test_linear_weighting_gives_step_t_the_weight_t(game) -> None:
     np.testing.assert_allclose(a._state_arrays()["average"], expected / (steps + 1), atol=1e-12)
 
 
-def test_linear_weighting_only_rescales_the_first_step() -> None:
+@pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
+def test_linear_weighting_only_rescales_the_first_step(name) -> None:
     """Step 1 samples the same walks under both weightings; linear then halves the tables."""
-    uniform = _self_play("es_mccfr", "kuhn_poker", 1, seed=3, weighting="uniform")[0]
-    linear = _self_play("es_mccfr", "kuhn_poker", 1, seed=3)[0]
+    uniform = _self_play(name, "kuhn_poker", 1, seed=3, weighting="uniform")[0]
+    linear = _self_play(name, "kuhn_poker", 1, seed=3)[0]
     for key, value in uniform._state_arrays().items():
         np.testing.assert_array_equal(linear._state_arrays()[key], value / 2)
     assert linear.work() == uniform.work()
@@ -242,7 +250,9 @@ def test_es_nodes_touched_counts_both_passes(es_sampler) -> None:
     """Per walk, the regret pass visits node n with probability pi_-i(n) pi_c(n) and the
     average pass with pi_i(n) pi_c(n)."""
     batch = 200_000
-    _, tree, joint, _, metrics = _one_big_step(ExternalSamplingMCCFR, "kuhn_poker", 0, batch, 9)
+    _, tree, joint, _, metrics = _one_big_step(
+        ExternalSamplingMCCFR, "kuhn_poker", 0, batch, 9, averaging="simple"
+    )
     reach = np.ones((2, tree.num_nodes))  # own, others (incl. chance) reach of every node
     for n in range(1, tree.num_nodes):
         p = tree.parent[n]
@@ -271,7 +281,15 @@ def test_kuhn_self_play_pinned_values() -> None:
     es_uniform = train(
         "kuhn_poker", "es_mccfr", iterations=300, seed=0, config={"weighting": "uniform"}
     )
+    os_sampled = train(
+        "kuhn_poker",
+        "os_mccfr",
+        iterations=300,
+        seed=0,
+        config={"trajectories_per_step": 4096, "averaging": "stochastic", "weighting": "uniform"},
+    )
     assert os_run.nash_conv == pytest.approx(OS_PIN, rel=1e-9)
+    assert os_sampled.nash_conv == pytest.approx(OS_SAMPLED_PIN, rel=1e-9)
     assert es_run.nash_conv == pytest.approx(ES_PIN, rel=1e-9)
     assert es_uniform.nash_conv == pytest.approx(ES_UNIFORM_PIN, rel=1e-9)
 
@@ -279,8 +297,9 @@ def test_kuhn_self_play_pinned_values() -> None:
 @pytest.mark.parametrize(
     ("name", "config"),
     [
+        ("os_mccfr", {"averaging": "stochastic", "weighting": "uniform"}),  # the paper's
+        ("es_mccfr", {"averaging": "simple", "weighting": "uniform"}),  # the paper's
         ("os_mccfr", {}),
-        ("es_mccfr", {"weighting": "uniform"}),  # the paper's algorithm exactly
         ("es_mccfr", {}),
     ],
 )
@@ -333,11 +352,11 @@ def test_learns_a_best_response_to_a_fixed_uniform_opponent(name) -> None:
 # --- checkpoints ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])
 @pytest.mark.parametrize("name", ["os_mccfr", "es_mccfr"])
-@pytest.mark.parametrize("averaging", ["default", "exact"])
+@pytest.mark.parametrize("averaging", ["default", "sampled"])
 def test_save_load_resumes_bit_identically(tmp_path, game, name, averaging) -> None:
     config = {"trajectories_per_step": 16}
-    if averaging == "exact":
-        config["averaging"] = "exact"
+    if averaging == "sampled":
+        config["averaging"] = "stochastic" if name == "os_mccfr" else "simple"
     straight = _self_play(name, game, 12, seed=5, **config)
     first = _self_play(name, game, 7, seed=5, **config)
     for seat, learner in enumerate(first):
@@ -412,6 +431,7 @@ def test_same_seed_same_run_other_seed_other_run(name) -> None:
         ("os_mccfr", {"averaging": "simple"}, r"averaging must be one of \['stochastic'"),
         ("es_mccfr", {"averaging": "optimistic"}, r"averaging must be one of \['simple'"),
         ("es_mccfr", {"weighting": "dcfr"}, "weighting must be 'linear'"),
+        ("os_mccfr", {"weighting": "uniform "}, "os_mccfr: weighting must be 'linear'"),
         ("es_mccfr", {"exploration": 0.6}, "unknown es_mccfr config fields"),
     ],
 )

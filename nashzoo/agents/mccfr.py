@@ -4,15 +4,22 @@ Lanctot, Waugh, Zinkevich & Bowling (2009), "Monte Carlo Sampling for Regret Min
 Extensive Games", NeurIPS 22. Both learners replace CFR's full-width tree walk (Zinkevich et al.
 2007) by sampled walks whose *sampled counterfactual regrets* are unbiased estimates of the true
 ones, so CFR's convergence guarantee holds in expectation at a fraction of the work per iteration.
-External sampling weights its steps linearly by default: Brown & Sandholm (2019), "Solving
+Both weight their steps linearly by default: Brown & Sandholm (2019), "Solving
 Imperfect-Information Games via Discounted Regret Minimization", AAAI, whose Linear CFR (unlike
 CFR+) is compatible with sampling; ``weighting="uniform"`` is the 2009 paper's algorithm.
+
+Defaults and the paper. The defaults are what reaches a given NashConv soonest in wall time on
+Kuhn, Leduc and Liar's dice (BENCHMARKS.md, "MCCFR speed" and "MCCFR defaults"): a large batch
+of walks per step, the exact average and linear weights. The 2009 paper's algorithms are
+``os_mccfr(trajectories_per_step=1, averaging="stochastic", weighting="uniform")`` and
+``es_mccfr(trajectories_per_step=1, averaging="simple", weighting="uniform")``.
 
 Each learner owns ONE seat ``i`` and sees its opponent only as a Policy (turned once per step into
 a ``[num_infosets, num_actions]`` table). Two learners on both seats stepped alternately is
 standard alternating-update MCCFR self-play; against another algorithm it is cross-play. A step
 runs ``B = trajectories_per_step`` independent sampled walks against the same ``sigma``: a
-mini-batch of ``B`` MCCFR iterations for this seat (``B = 1`` is exactly the paper's algorithm).
+mini-batch of ``B`` MCCFR iterations for this seat (``B = 1`` with the paper's averaging and equal
+weights is exactly the paper's algorithm).
 
 Outcome sampling (``os_mccfr``), one step:
 
@@ -35,7 +42,11 @@ Outcome sampling (``os_mccfr``), one step:
    averaging needs a last-visit counter per infoset and is biased). ``averaging="exact"``
    adds ``pi_i(I) * sigma(I)`` at *every* information set of the seat instead, computed exactly
    from ``sigma`` (seat ``i``'s own reach does not depend on the opponent or chance): the
-   expectation without the variance, at ``O(own infosets)`` per step.
+   expectation without the variance, at ``O(own infosets)`` per step. It is the default: the
+   stochastic average's weight of ``I`` changes whenever the opponent's regret matching puts
+   probability zero on some of ``I``'s histories, which on Liar's dice left NashConv above 0.4
+   after 300 steps per seat with 4096 to 2**20 walks per step (the exact average: below 0.06).
+5. Weights as in external sampling's step 4 below (linear by default).
 
 External sampling (``es_mccfr``), one step:
 
@@ -51,13 +62,14 @@ External sampling (``es_mccfr``), one step:
    that walk itself: ``B`` walks sampling seat ``i`` and chance and taking every opponent
    action, adding ``sigma(I)`` per visit. ``I`` is visited at a rate of ``pi_i(I)`` times a
    constant (the chance mass of ``I``), so the result is the reach-weighted CFR average.
-   ``averaging="exact"`` replaces the pass by the exact ``pi_i(I) * sigma(I)``, as above.
+   ``averaging="exact"`` (the default) replaces the pass by the exact ``pi_i(I) * sigma(I)``,
+   as above: one realization plan per step instead of a second sampled pass, and no variance.
 4. Weights, ``weighting="linear"`` (default; Linear CFR, Brown & Sandholm 2019): step ``t``'s
    regrets and average increment count ``t`` times, implemented as multiplying both tables by
    ``t / (t + 1)`` after step ``t`` (regret matching and the normalised average are scale-free).
    The weights are deterministic, so the sampled regrets stay unbiased for the weighted sums.
    Linear is the simplest sampling-compatible choice; BENCHMARKS.md ("MCCFR weighting") has
-   the step counts it was chosen on.
+   the step counts it was chosen on (outcome sampling: BENCHMARKS.md, "MCCFR defaults").
    ``weighting="uniform"`` counts every step once, as in the 2009 paper.
 
 How a batch is computed (on the compiled tree, ``nashzoo.games.compile_tree``; no Python State
@@ -112,6 +124,7 @@ from nashzoo.games.treemath import (
     regret_matching,
     row_sums,
     sequence_form,
+    terminal_spans,
     uniform_strategy,
 )
 from nashzoo.io import ArraySpec
@@ -155,20 +168,27 @@ class OSMCCFRConfig(LearnerConfig):
             OpenSpiel's default). Must be in (0, 1]: with 0, actions that regret matching gives
             probability 0 would never be sampled and could never recover.
         trajectories_per_step: independent trajectories sampled per ``step()``, all against
-            the same ``sigma``; 1 is the paper's algorithm (use it to study sampling noise per
-            walk). A step costs the same whatever the batch (see the module docstring), so a
-            larger batch buys lower-variance regrets per step for free; on Kuhn and Leduc the
-            wall time to a given NashConv keeps improving up to a few thousand walks per step,
-            hence the default 4096 (on Kuhn's 30 terminals a step is then close to an exact
-            CFR iteration; on Leduc's 5520 it is still a sample).
-        averaging: ``"stochastic"`` (stochastically-weighted averaging at the visited own
-            histories, as in the paper and OpenSpiel) or ``"exact"`` (the exact
-            ``pi_i(I) * sigma(I)`` at every own information set, ``O(infosets)`` per step).
+            the same ``sigma``; 1 is the paper's walk per iteration (to study sampling noise
+            per walk). A step costs nearly the same whatever the batch (one multinomial over
+            the terminals; see the module docstring), so a larger batch buys lower-variance
+            regrets per step for free. The default, 2**20, is where the steps to a given
+            NashConv stopped falling on Liar's dice (147,420 terminals: 51 steps per seat to
+            NashConv 0.1 with 2**20 walks, 46 with 2**22 or 2**24, 70 with 2**18, 170 with
+            2**16, uniform weights); on Kuhn and Leduc it is as fast as 65,536 or faster.
+        averaging: ``"exact"`` (the exact ``pi_i(I) * sigma(I)`` at every own information
+            set, ``O(infosets)`` per step; the default) or ``"stochastic"``
+            (stochastically-weighted averaging at the visited own histories, as in the paper
+            and OpenSpiel; biased where the opponent's support changes, module docstring).
+        weighting: ``"linear"`` (Linear CFR weights, the default: 27 instead of 51 steps per
+            seat to NashConv 0.1 on Liar's dice, 19 instead of 37 to 0.5 on Leduc, 24 instead
+            of 77 to 0.02 on Kuhn) or ``"uniform"`` (every step counts once: the paper's
+            algorithm). As for external sampling, it changes the weights, never the samples.
     """
 
     exploration: float = 0.6
-    trajectories_per_step: int = 4096
-    averaging: Literal["stochastic", "exact"] = "stochastic"
+    trajectories_per_step: int = 1 << 20
+    averaging: Literal["stochastic", "exact"] = "exact"
+    weighting: Literal["linear", "uniform"] = "linear"
 
     def __post_init__(self) -> None:
         eps = self.exploration
@@ -181,6 +201,7 @@ class OSMCCFRConfig(LearnerConfig):
         batch = _check_batch(self.trajectories_per_step, "os_mccfr")
         object.__setattr__(self, "trajectories_per_step", batch)
         _check_averaging(self.averaging, "os_mccfr", ("stochastic", "exact"))
+        _check_weighting(self.weighting, "os_mccfr")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,16 +211,21 @@ class ESMCCFRConfig(LearnerConfig):
     Attributes:
         trajectories_per_step: independent traversals per ``step()`` (each takes every action
             of the learner's seat and one sampled action elsewhere), all against the same
-            ``sigma``; 1 is the paper's algorithm (use it to study sampling noise per walk). A
+            ``sigma``; 1 is the paper's walk per iteration (to study sampling noise). A
             step costs nearly the same whatever the batch (see the module docstring), so a
             larger batch buys lower-variance regrets per step; on Kuhn and Leduc the wall time
             to a given NashConv keeps improving up to about a thousand traversals per step,
             hence the default 1024 (with linear weighting, 4096 or 16384 per step saved at
             most a few of the ~30 steps Kuhn needs to NashConv 0.02, within the seed-to-seed
-            spread, so the default stays the same for every game).
-        averaging: ``"simple"`` (the paper's simple averaging: ``sigma(I)`` added per visit by
-            walks that sample this seat and take every opponent action) or ``"exact"`` (the
-            exact ``pi_i(I) * sigma(I)`` at every own information set instead).
+            spread, so the default stays the same for every game; on Liar's dice 4096 needed 27
+            steps per seat to NashConv 0.1 instead of 46, at about the same wall time).
+        averaging: ``"exact"`` (the exact ``pi_i(I) * sigma(I)`` at every own information set;
+            the default) or ``"simple"`` (the paper's simple averaging: ``sigma(I)`` added per
+            visit by walks that sample this seat and take every opponent action). Same steps
+            to a given NashConv; the exact one replaces a second sampled pass by one
+            realization plan, which made the time to NashConv 0.1 on Liar's dice 2.7 s
+            instead of 5.1 s and to 0.5 on Leduc 18 ms instead of 29 ms (median wall times
+            on the shared development machine).
         weighting: ``"linear"`` (Linear CFR weights, Brown & Sandholm 2019: step ``t``'s
             regrets and average contribution count ``t`` times) or ``"uniform"`` (every step
             counts once: the paper's algorithm). Linear is the default because it reaches a
@@ -208,7 +234,7 @@ class ESMCCFRConfig(LearnerConfig):
     """
 
     trajectories_per_step: int = 1024
-    averaging: Literal["simple", "exact"] = "simple"
+    averaging: Literal["simple", "exact"] = "exact"
     weighting: Literal["linear", "uniform"] = "linear"
 
     def __post_init__(self) -> None:
@@ -240,20 +266,24 @@ class _CountSampler:
         targets: np.ndarray,
     ) -> None:
         n_nodes, width = tree.num_nodes, int(tree.children.shape[1])
-        parent = tree.parent
+        parent = tree.parent.astype(np.int64)
+        levels = [
+            np.arange(tree.level_starts[d], tree.level_starts[d + 1])
+            for d in range(1, len(tree.level_starts) - 1)
+        ]  # the nodes of each depth below the root (breadth-first order: parents first)
         # Chance prefix: the root, if a chance node, and every chance node reached from it
         # through chance nodes only. Its frontier is drawn as one multinomial (chance reach).
         prefix = np.zeros(n_nodes, dtype=bool)
         prefix[0] = kind[0] == _CHANCE
-        for n in range(1, n_nodes):  # breadth-first order: parents first
-            prefix[n] = prefix[parent[n]] and kind[n] == _CHANCE
+        for nodes in levels:
+            prefix[nodes] = prefix[parent[nodes]] & (kind[nodes] == _CHANCE)
         frontier = np.flatnonzero(~prefix & prefix[np.maximum(parent, 0)])
         frontier = frontier[frontier > 0]
         # Sampled depth: sampled moves on the path (the whole prefix counts as one).
         depth = np.zeros(n_nodes, dtype=np.int64)
-        for n in range(1, n_nodes):
-            p = parent[n]
-            depth[n] = 1 if prefix[p] else depth[p] + int(is_sampled[p])
+        for nodes in levels:
+            up = parent[nodes]
+            depth[nodes] = np.where(prefix[up], 1, depth[up] + is_sampled[up])
         # Slots: 0, the frontier, then per sampled depth one run of width slots per node.
         inner = np.flatnonzero(is_sampled & ~prefix)
         edge = np.full(n_nodes, -1, dtype=np.int64)  # first slot of each inner sampled node
@@ -268,29 +298,38 @@ class _CountSampler:
         slot[frontier] = 1 + np.arange(frontier.size)
         if not prefix[0]:
             slot[0] = 0
-        for n in range(1, n_nodes):
-            p = parent[n]
-            if slot[n] < 0 and not prefix[n]:
-                slot[n] = edge[p] + tree.action[n] if is_sampled[p] else slot[p]
+        for nodes in levels:
+            todo = nodes[(slot[nodes] < 0) & ~prefix[nodes]]
+            up = parent[todo]
+            slot[todo] = np.where(is_sampled[up], edge[up] + tree.action[todo], slot[up])
         self.slot = slot
         self.num_slots = offset
+        self.width = width
         self.levels = [(slot[nodes], table_row[nodes], where) for nodes, where in runs]
         self.prefix_slots = slice(1, 1 + frontier.size)
         self.prefix_probs = chance_reach[frontier] / max(chance_reach[frontier].sum(), 1e-300)
         # Nodes counted by each slot (prefix nodes count once per frontier node below them).
-        size = np.bincount(slot[~prefix], minlength=offset).astype(np.float64)
+        size = np.bincount(slot[~prefix], minlength=offset)
         size[self.prefix_slots] += tree.depth[frontier]
         self.slot_size = size
         self.target_slot = slot[targets]
 
     def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
-        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node."""
+        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node.
+
+        Only the nodes some walk reaches are drawn: on a big tree most sampled nodes of a level
+        see no walk (Liar's dice, 1024 walks: about one in ten), and a multinomial of zero
+        trials is all zeros and consumes no random numbers, so skipping them changes neither
+        the distribution nor the draws."""
         out = np.zeros(self.num_slots, dtype=np.int64)
         out[0] = walks
         if self.prefix_probs.size:
             out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
         for count_slots, rows, where in self.levels:
-            out[where] = rng.multinomial(out[count_slots], probs[rows]).ravel()
+            reached = out[count_slots]
+            hit = np.flatnonzero(reached)
+            block = out[where].reshape(-1, self.width)  # a view: one row per sampled node
+            block[hit] = rng.multinomial(reached[hit], probs[rows[hit]])
         return out
 
     def sample(
@@ -298,8 +337,8 @@ class _CountSampler:
     ) -> tuple[np.ndarray, int]:
         """How many of ``walks`` walks reach each target node, and the nodes they visit."""
         out = self.counts(probs, walks, rng)
-        # An elementwise product, not ``@``: a BLAS dot this long may wake BLAS threads.
-        return out[self.target_slot], int((out * self.slot_size).sum())
+        # Both integer: numpy's integer dot is a plain loop (no BLAS threads, no temporary).
+        return out[self.target_slot], int(np.dot(out, self.slot_size))
 
 
 def _scenarios(
@@ -310,17 +349,12 @@ def _scenarios(
     A walk's *scenario* is what it does at every sampled node it reaches: a tuple of ``(node,
     action)`` choices, with the tuple of nodes it visits. At a sampled node the scenarios are
     those of one child per action; elsewhere (every action taken) they are all combinations of
-    one scenario per child. Counted bottom-up first, so big trees cost one pass over the nodes.
+    one scenario per child. Counted first (:func:`_walk_outcomes`, a few array operations per
+    depth), so a big tree is turned down without a Python walk.
     """
-    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
-    count = [1] * tree.num_nodes
-    for node in range(tree.num_nodes - 1, -1, -1):  # breadth-first: children after parents
-        if kids[node]:
-            below = [count[child] for child in kids[node]]
-            total = sum(below) if is_sampled[node] else int(np.prod(below, dtype=object))
-            count[node] = min(total, limit + 1)
-    if count[0] > limit:
+    if _walk_outcomes(tree, is_sampled, limit) > limit:
         return None
+    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
 
     def walk(node: int) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
         if not kids[node]:
@@ -342,6 +376,26 @@ def _scenarios(
         return combos
 
     return walk(0)
+
+
+def _walk_outcomes(tree: CompiledTree, is_sampled: np.ndarray, limit: int) -> int:
+    """How many distinct outcomes one walk has (capped at ``limit + 1``), counted bottom-up,
+    one depth at a time: a node's count is the sum of its children's where a walk samples one
+    action, their product where it takes every action, 1 at a terminal."""
+    count = np.ones(tree.num_nodes)
+    starts = tree.level_starts
+    for d in range(len(starts) - 3, -1, -1):  # the deepest parents first
+        nodes = np.arange(starts[d], starts[d + 1])
+        kids = tree.children[nodes]
+        has = kids >= 0
+        below = count[np.maximum(kids, 0)]
+        total = np.where(
+            is_sampled[nodes],
+            np.where(has, below, 0.0).sum(axis=1),
+            np.where(has, below, 1.0).prod(axis=1),
+        )
+        count[nodes] = np.where(has.any(axis=1), np.minimum(total, limit + 1), 1.0)
+    return int(count[0])
 
 
 class _ScenarioSampler:
@@ -502,7 +556,7 @@ class _SeatTables:
         self.own_node_last_own = sf.parent_sequence[infoset[own_nodes]]
         self.own_node_last_opp = last_opp[own_nodes]
         self.own_node_chance = chance_reach[own_nodes]
-        order, first, after = self._depth_first(tree)
+        order, first, after = terminal_spans(tree)
         self.dfs_terminals = order
         self.own_node_first = first[own_nodes]
         self.own_node_after = after[own_nodes]
@@ -521,31 +575,6 @@ class _SeatTables:
         self.average = np.zeros((n_i, n_a))
         self._sigma: np.ndarray | None = None
         self._current: TabularPolicy | None = None
-
-    @staticmethod
-    def _depth_first(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Terminal positions (into ``tree.terminal_nodes``) in depth-first order, and for every
-        node the half-open range ``[first, after)`` of that order holding its terminals."""
-        position = np.full(tree.num_nodes, -1, dtype=np.int64)
-        position[tree.terminal_nodes] = np.arange(tree.num_terminals)
-        first = np.zeros(tree.num_nodes, dtype=np.int64)
-        after = np.zeros(tree.num_nodes, dtype=np.int64)
-        order: list[int] = []
-        stack = [(0, False)]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                after[node] = len(order)
-                continue
-            first[node] = len(order)
-            if position[node] >= 0:
-                order.append(int(position[node]))
-                after[node] = len(order)
-                continue
-            stack.append((node, True))
-            kids = tree.children[node]
-            stack.extend((int(c), False) for c in kids[::-1] if c >= 0)
-        return np.asarray(order, dtype=np.int64), first, after
 
     # --- strategies --------------------------------------------------------------------------
     def sigma(self) -> np.ndarray:
@@ -709,6 +738,8 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
             tables.add_average(weights, sigma)
         else:
             tables.add_exact_average(sigma)
+        if self.config.weighting == "linear":
+            tables.discount(self.iterations + 1)
         tables.changed()
         touched = int((counts * tables.term_length).sum())
         return {"nodes_touched": touched, "trajectories": batch}

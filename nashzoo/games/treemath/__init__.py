@@ -5,7 +5,8 @@ A *strategy* here is a ``[num_infosets, num_actions]`` float array of action pro
 every information set of every player (zeros on illegal actions). No kernel makes a Python call
 per history. Modules:
 
-* :mod:`.terminal`: per-terminal reach and the reference counterfactual values;
+* :mod:`.terminal`: per-terminal reach, the reference counterfactual values and the
+  terminals below every node (:func:`terminal_spans`);
 * :mod:`.response`: exact best responses, expected returns and NashConv;
 * :mod:`.sequence`: the sequence form (realization plans, the fused counterfactual pass of the
   full-width learners, the bottom-up value backup of the sampling ones);
@@ -41,7 +42,7 @@ from nashzoo.games.treemath.sequence import (
     realization_plan,
     sequence_form,
 )
-from nashzoo.games.treemath.terminal import counterfactual_values, terminal_reach
+from nashzoo.games.treemath.terminal import counterfactual_values, terminal_reach, terminal_spans
 from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sampled_walks
 
 __all__ = [
@@ -68,5 +69,6 @@ __all__ = [
     "sampled_walks",
     "sequence_form",
     "terminal_reach",
+    "terminal_spans",
     "uniform_strategy",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nashzoo.games.tree import CompiledTree
+from nashzoo.games.treemath._cache import frozen, per_tree
 
 
 def _flat(tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
@@ -88,3 +89,31 @@ def counterfactual_values(
     own = np.zeros(tree.num_infosets + 1)
     own[seqs.ravel() // tree.num_actions] = _exclusive_prefix(probs).ravel()
     return q.reshape(tree.num_infosets, tree.num_actions), own[:-1]
+
+
+def terminal_spans(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, first, after)``: the terminals (positions in ``tree.terminal_nodes``) in
+    depth-first order, children visited by ascending action id, and for every node the
+    half-open range ``[first, after)`` of that order holding the terminals below it (a
+    terminal's range is itself). Sums over the terminals below every node are then two
+    gathers of one cumulative sum. Computed a depth at a time (terminal counts bottom-up,
+    offsets top-down); cached per tree."""
+    return per_tree(tree, "terminal_spans", _build_terminal_spans)
+
+
+def _build_terminal_spans(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    starts = tree.level_starts
+    below = np.zeros(tree.num_nodes, dtype=np.int64)
+    below[tree.terminal_nodes] = 1
+    for d in range(len(starts) - 3, -1, -1):  # the deepest parents first
+        kids = tree.children[starts[d] : starts[d + 1]]
+        below[starts[d] : starts[d + 1]] += np.where(kids >= 0, below[kids], 0).sum(axis=1)
+    first = np.zeros(tree.num_nodes, dtype=np.int64)
+    for d in range(len(starts) - 2):
+        kids = tree.children[starts[d] : starts[d + 1]]
+        sizes = np.where(kids >= 0, below[kids], 0)
+        offsets = first[starts[d] : starts[d + 1], None] + np.cumsum(sizes, axis=1) - sizes
+        first[kids[kids >= 0]] = offsets[kids >= 0]
+    order = np.empty(tree.num_terminals, dtype=np.int64)
+    order[first[tree.terminal_nodes]] = np.arange(tree.num_terminals)
+    return frozen(order), frozen(first), frozen(first + below)
