@@ -172,17 +172,19 @@ def two_player_pass(
     q: np.ndarray,
     plan: np.ndarray,
     values: np.ndarray,
+    work: np.ndarray,
 ) -> None:
     """Fill ``q`` (counterfactual values, root value last), ``plan`` (own realization plan)
-    and ``values`` (per-infoset ``sum_a sigma q``). ``index`` packs the own sequences, their
-    parents, the own depths' offsets, the other player's sequences and parents, and each
-    terminal's last own and other sequence. Sequences are in own-depth order (depth ``d`` is
-    ``own_offsets[d]:own_offsets[d + 1]``), so every parent comes before its children. Every
-    sum is taken in the same order as the numpy kernels take it, so both paths give the same
-    floating-point numbers."""
+    and ``values`` (per-infoset ``sum_a sigma q``); ``work`` is scratch space of shape
+    ``(2, len(q))`` (passed in so that a learner's every step reuses the same memory).
+    ``index`` packs the own sequences, their parents, the own depths' offsets, the other
+    player's sequences and parents, and each terminal's last own and other sequence. Sequences
+    are in own-depth order (depth ``d`` is ``own_offsets[d]:own_offsets[d + 1]``), so every
+    parent comes before its children. Every sum is taken in the same order as the numpy
+    kernels take it, so both paths give the same floating-point numbers."""
     own_sequences, own_parents = _segment(index, 0), _segment(index, 1)
     n_seq = q.shape[0] - 1
-    work = np.zeros((2, n_seq + 1))  # the other player's plan; the sums pushed to parents
+    work[:] = 0.0  # row 0: the other player's plan; row 1: the sums pushed to parents
     work[0, n_seq] = 1.0
     _plan(_segment(index, 3), _segment(index, 4), other_flat, work[0])
     _terminal_sums(_segment(index, 5), _segment(index, 6), terminal_weight, work[0], q)
@@ -207,6 +209,8 @@ def full_width_step(
     regrets: np.ndarray,
     strategy_sum: np.ndarray,
     out: np.ndarray,
+    workspace: np.ndarray,
+    values: np.ndarray,
     positive: float,
     negative: float,
     floor: bool,
@@ -218,13 +222,17 @@ def full_width_step(
     legal sequences, ``R <- R + q - v`` discounted (``positive``/``negative``; ``floor``: a
     non-positive entry becomes 0, as numpy's ``maximum(R, 0)``) and
     ``S <- (S + weight * plan) * decay``, then regret matching of ``R`` into ``out``. Returns
-    the seat's expected return. ``index`` is the pass's (:func:`two_player_pass`)."""
+    the seat's expected return. ``index`` is the pass's (:func:`two_player_pass`);
+    ``workspace`` (``(4, regrets.size + 1)``) and ``values`` (one per information set) are
+    scratch space the caller keeps from step to step: a big tree's step then allocates only
+    ``out`` instead of fresh pages every call."""
     num_actions = regrets.shape[1]
     n_seq = regrets.size
-    q, plan = np.empty(n_seq + 1), np.empty(n_seq + 1)
-    values = np.empty(regrets.shape[0])
+    q, plan = workspace[0], workspace[1]
     own_flat, other_flat = current.reshape(-1), others.reshape(-1)
-    two_player_pass(index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values)
+    two_player_pass(
+        index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values, workspace[2:]
+    )
     flat_regrets, flat_sum = regrets.reshape(-1), strategy_sum.reshape(-1)
     own_sequences = _segment(index, 0)
     for i in range(own_sequences.shape[0]):

@@ -67,6 +67,12 @@ class FullWidthStep:
         if self._compiled:
             index, weight = sequence_form(tree).kernel_arguments[player]
             self._arguments = (index, weight, self.matcher.legal, self.matcher.uniform)
+            # Scratch space reused by every step (fresh pages each step cost more than the
+            # arithmetic on a big tree): the pass's q, plan and two work rows; infoset values.
+            self._scratch = (
+                np.empty((4, tree.legal_mask.size + 1)),
+                np.empty(tree.num_infosets),
+            )
 
     def __call__(
         self,
@@ -85,7 +91,14 @@ class FullWidthStep:
         if self._compiled:
             out = np.empty(regrets.shape)
             value = _jit.full_width_step(
-                *self._arguments, current, others, regrets, strategy_sum, out, *weights
+                *self._arguments,
+                current,
+                others,
+                regrets,
+                strategy_sum,
+                out,
+                *self._scratch,
+                *weights,
             )
             return out, value
         result = counterfactual_pass(self.tree, current, self.player, others=others)

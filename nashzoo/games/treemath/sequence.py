@@ -270,7 +270,8 @@ def counterfactual_pass(
         q, plan = np.empty(sf.num_sequences + 1), np.empty(sf.num_sequences + 1)
         values = np.empty(tree.num_infosets)
         index, weight = sf.kernel_arguments[player]
-        _jit.two_player_pass(index, weight, sf.num_actions, flat, other_flat, q, plan, values)
+        work = np.empty((2, sf.num_sequences + 1))
+        _jit.two_player_pass(index, weight, sf.num_actions, flat, other_flat, q, plan, values, work)
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
