@@ -287,3 +287,17 @@ def test_cross_play_plain_words_state_closeness_and_payoff_without_contradiction
     # a is closer in 75% of the runs but c's mean is lower: said, not contradicted
     assert "**a** is closer to equilibrium in 75% of runs, but the mean favours c" in md
     assert "- b vs c: a draw on closeness to equilibrium (0.1 vs 0.3); c earns 0.200" in md
+
+
+def test_a_cross_play_race_without_seat_values_still_reports(tmp_path, monkeypatch):
+    # A game too big for the LP gives no seat exploitability: the race still writes its
+    # leaderboard, and the cross-play matrix says n/a instead of failing.
+    from nashzoo.eval import lp
+
+    monkeypatch.setattr(lp, "CHEAP_LP_TERMINALS", 0)
+    cfg = _config(tmp_path, cross_play=True, seeds=1, budget_iterations=10)
+    outcome = run_race(cfg, progress=False)
+    assert not outcome.failures and len(outcome.results) == 4
+    summary = json.loads((Path(cfg.out) / "summary.json").read_text())
+    assert [e["learner"] for e in summary["leaderboard"]] == ["cfr_plus", "cfr"]
+    assert "Self-play leaderboard" in (Path(cfg.out) / "summary.md").read_text()

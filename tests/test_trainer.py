@@ -455,3 +455,15 @@ def test_a_checkpoint_whose_state_names_other_learners_is_refused(tmp_path) -> N
     np.savez(path, **files)
     with pytest.raises(CheckpointError, match=r"names learners \['cfr', 'cfr'\]"):
         Trainer.load(path)
+
+
+def test_seats_are_evaluated_by_default_only_where_the_game_value_lp_is_quick(monkeypatch):
+    from nashzoo.eval import lp
+
+    assert Trainer("kuhn_poker", "cfr", "cfr").evaluate_seats  # 30 terminals: solved
+    monkeypatch.setattr(lp, "CHEAP_LP_TERMINALS", 29)
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", progress=False)
+    assert not trainer.evaluate_seats
+    result = trainer.run(iterations=5)
+    assert result.final.seat_exploitability is None and result.nash_conv > 0.0
+    assert Trainer("kuhn_poker", "cfr", "cfr", evaluate_seats=True).evaluate_seats  # asked for

@@ -18,7 +18,7 @@ from nashzoo.eval.exact import (
     nash_conv,
     seat_exploitability,
 )
-from nashzoo.eval.lp import GameSolution, constant_sum, solve_game
+from nashzoo.eval.lp import GameSolution, constant_sum, lp_is_cheap, solve_game
 
 __all__ = [
     "BestResponse",
@@ -31,6 +31,7 @@ __all__ = [
     "evaluate",
     "expected_returns",
     "exploitability",
+    "lp_is_cheap",
     "nash_conv",
     "seat_exploitability",
     "solve_game",

@@ -216,6 +216,20 @@ def _behaviour(
     probs[form.infosets] = np.where(reached, mine / np.where(reached, total, 1.0), uniform)
 
 
+#: Games with at most this many terminal histories have their value solved by default where a
+#: caller only wants it as a reference (the Trainer's per-seat exploitability). The LP's payoff
+#: matrix has one entry per terminal: Liar's dice (147,420 terminals) solves in seconds, while
+#: 13-rank Leduc through the OpenSpiel bridge (704,600) kept HiGHS busy for over four minutes
+#: before it was stopped.
+CHEAP_LP_TERMINALS = 300_000
+
+
+def lp_is_cheap(game: Game | str) -> bool:
+    """Whether :func:`solve_game` is quick enough to run unasked (see
+    :data:`CHEAP_LP_TERMINALS`); ``solve_game`` itself solves any size it is given."""
+    return compile_tree(load_game(game)).terminal_nodes.size <= CHEAP_LP_TERMINALS
+
+
 def solve_game(game: Game | str) -> GameSolution:
     """Exact equilibrium and value of a two-player zero-sum (or constant-sum) game.
 

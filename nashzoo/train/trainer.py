@@ -42,7 +42,7 @@ from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.loading import seat_learners
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import learner_class, make_learner
-from nashzoo.eval import evaluate
+from nashzoo.eval import evaluate, lp_is_cheap
 from nashzoo.games import Game, load_game
 from nashzoo.io import (
     TRAINER_FORMAT,
@@ -109,7 +109,9 @@ class Trainer:
             :class:`EvalSchedule`.
         eval_seconds: also evaluate every this many seconds of training time.
         evaluate_seats: record per-seat exploitability (needs the game value, solved once per
-            game by LP; skipped for games that are not two-player zero-sum). Default True.
+            game by LP; skipped for games that are not two-player zero-sum). ``None`` (default):
+            only where the LP is quick (:func:`nashzoo.eval.lp_is_cheap`: up to 300,000
+            terminal histories; NashConv and exploitability are recorded at any size).
         final_eval: evaluate at the end of a run if the last iteration was not evaluated
             (outside the timed loop). Default True.
         callbacks: a :class:`Callback` or a list of them.
@@ -131,7 +133,7 @@ class Trainer:
         schedule: Literal["alternating", "simultaneous"] = "alternating",
         eval_every: int | str | EvalSchedule | None = None,
         eval_seconds: float | None = None,
-        evaluate_seats: bool = True,
+        evaluate_seats: bool | None = None,
         final_eval: bool = True,
         callbacks: Callback | Iterable[Callback] | None = None,
         progress: bool | None = None,
@@ -156,7 +158,9 @@ class Trainer:
             )
         self.schedule = schedule
         self.eval_schedule = EvalSchedule.coerce(eval_every, eval_seconds)
-        self.evaluate_seats = bool(evaluate_seats)
+        self.evaluate_seats = (
+            lp_is_cheap(self.game) if evaluate_seats is None else bool(evaluate_seats)
+        )
         self.final_eval = bool(final_eval)
         self.callbacks = as_callback(callbacks)
         self.progress = progress

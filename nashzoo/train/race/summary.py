@@ -219,8 +219,8 @@ def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
         points = _points(run_rows)
         last = points[-1]
         seat0, seat1 = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
-        exploit0 = float(last["seat_exploitability_seat0"])
-        exploit1 = float(last["seat_exploitability_seat1"])
+        exploit0 = _seat_number(last["seat_exploitability_seat0"])
+        exploit1 = _seat_number(last["seat_exploitability_seat1"])
         exploit[seat0, seat1].append(exploit0)
         exploit[seat1, seat0].append(exploit1)
         payoff[seat0, seat1].append(learning_payoff(points, 0))
@@ -380,3 +380,9 @@ def _closer_to_equilibrium(cross: CrossPlay, i: int, j: int) -> str:
         f"**{winner}** gets closer to equilibrium ({winner_exploit:.3g} vs {loser_exploit:.3g}; "
         f"in {share:.0%} of runs)"
     )
+
+
+def _seat_number(value: Any) -> float:
+    """A stored seat exploitability; NaN where the race did not evaluate seats (a game too big
+    for the LP that gives the game value: see ``nashzoo.eval.lp_is_cheap``)."""
+    return float("nan") if value is None or value == "" else float(value)
