@@ -218,7 +218,7 @@ def _behaviour(
 
 #: Games with at most this many terminal histories have their value solved by default where a
 #: caller only wants it as a reference (the Trainer's per-seat exploitability). The LP's payoff
-#: matrix has one entry per terminal: Liar's dice (147,420 terminals) solves in seconds, while
+#: matrix has one entry per terminal: Liar's dice (147,420 terminals) solves in about 4 CPU s, while
 #: 13-rank Leduc through the OpenSpiel bridge (704,600) kept HiGHS busy for over four minutes
 #: before it was stopped.
 CHEAP_LP_TERMINALS = 300_000
