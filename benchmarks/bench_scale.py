@@ -160,20 +160,61 @@ def _arrays(value: object) -> list[np.ndarray]:
     return []
 
 
+def measure_traced(spec: str) -> dict:
+    """The peak of the bytes allocated while ``spec`` compiles and one CFR+ learner is set up
+    (``tracemalloc``, which numpy reports its buffers to), in THIS process: every nashzoo
+    module imported and the numba kernels compiled beforehand, so only the build's own
+    allocations count, temporaries included. Exact at any size, unlike the resident-memory
+    mark, which moves in pages and, in a fresh process, also holds the allocator's one-time
+    growth (on Kuhn, the first compile raises it by about 0.5 MB and a second compile of the
+    same game by 4 KB)."""
+    import importlib
+    import pkgutil
+    import tracemalloc
+
+    import nashzoo
+    from nashzoo.agents import make_learner
+
+    for module in pkgutil.walk_packages(nashzoo.__path__, "nashzoo."):
+        if module.name.endswith("__main__"):  # importing it runs the command line
+            continue
+        with contextlib.suppress(ImportError):  # modules of extras not installed here
+            importlib.import_module(module.name)
+    make_learner("cfr_plus", "rps", 0)
+    game = load_game(spec)
+    tracemalloc.start()
+    tree = compile_tree(game)
+    compile_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.reset_peak()
+    learner = make_learner("cfr_plus", game, 0)
+    held, setup_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del learner
+    return {
+        "histories": tree.num_nodes,
+        "traced_peak_bytes": max(compile_peak, setup_peak),
+        "traced_held_bytes": held,
+    }
+
+
 def compile_in_subprocess(spec: str, timeout: float) -> dict:
-    """:func:`measure_compile` in a fresh interpreter (so peak memory is this game's alone)."""
-    try:
-        done = subprocess.run(
-            [sys.executable, __file__, "--measure-compile", spec],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return {"error": f"compile took over {timeout:g} s"}
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """:func:`measure_compile` in a fresh interpreter (so peak memory is this game's alone),
+    then :func:`measure_traced` in another."""
+    out: dict = {}
+    for flag in ("--measure-compile", "--measure-traced"):
+        try:
+            done = subprocess.run(
+                [sys.executable, __file__, flag, spec],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            return {"error": f"compile took over {timeout:g} s"}
+        if done.returncode != 0:
+            return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+        out.update(json.loads(done.stdout.strip().splitlines()[-1]))
+    return out
 
 
 # --- contenders: each is a callable running n CFR+ iterations ------------------------------
@@ -218,6 +259,59 @@ def liteefg_setup(spec: str):
     return g, env
 
 
+def measure_liteefg(spec: str) -> dict:
+    """LiteEFG's CFR+ graph loaded on ``spec`` in THIS (fresh) process: CPU seconds of the
+    load and the growth of the resident-memory high-water mark."""
+    base = _reset_peak_rss()
+    start = time.process_time()
+    loaded = liteefg_setup(spec)
+    seconds = time.process_time() - start
+    if loaded is None:
+        raise RuntimeError("LiteEFG is not installed (pip install LiteEFG)")
+    return {"load_s": seconds, "peak_bytes": _status_kib("VmHWM") * 1024 - base}
+
+
+def liteefg_footprint_table(rungs: list[Rung], timeout: float) -> str:
+    """LiteEFG's load cost per history on the rungs it runs, each in a fresh process, and
+    what the largest rate makes of rung 5's histories (LiteEFG converts a game by walking
+    OpenSpiel's states in Python and keeps the whole tree as C++ objects)."""
+    lines = [
+        "| rung | histories | LiteEFG load s (CPU) | us/history | peak bytes/history |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    rates = []
+    for rung in rungs:
+        try:
+            done = subprocess.run(
+                [sys.executable, __file__, "--measure-liteefg", rung.openspiel],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=True,
+            )
+        except (subprocess.TimeoutExpired, subprocess.CalledProcessError) as error:
+            lines.append(f"| {rung.number} | {rung.histories:,} | failed: {error} | | |")
+            continue
+        c = json.loads(done.stdout.strip().splitlines()[-1])
+        n = rung.histories
+        rates.append((c["load_s"] / n, c["peak_bytes"] / n))
+        lines.append(
+            f"| {rung.number} | {n:,} | {c['load_s']:.3g} | {1e6 * c['load_s'] / n:.1f} "
+            f"| {c['peak_bytes'] / n:,.0f} |"
+        )
+    if rates:
+        seconds, peak = max(r[0] for r in rates), max(r[1] for r in rates[-2:])
+        n5 = 42_467_257
+        lines += [
+            "",
+            f"At the two largest rungs' memory rate ({peak:,.0f} bytes/history) rung 5's "
+            f"{n5:,} histories need about {peak * n5 / 2**30:.0f} GiB to load (this machine: "
+            f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB), "
+            f"and at the slowest rate about {seconds * n5 / 60:.0f} CPU minutes.",
+        ]
+    return "\n".join(lines)
+
+
 def cpu_ms_per_call(
     contenders: dict[str, Callable[[int], None]], rounds: int, budget: float
 ) -> dict[str, float]:
@@ -248,8 +342,7 @@ def run_rung(rung: Rung, args: argparse.Namespace) -> Row:
     makers: dict[str, Callable[[], Callable[[int], None]]] = {}
     if nashzoo_ok:
         makers["nashzoo cfr_plus"] = lambda: nashzoo_runner(rung.nashzoo, "cfr_plus")
-        if rung.number < 5:
-            makers["nashzoo dcfr"] = lambda: nashzoo_runner(rung.nashzoo, "dcfr")
+        makers["nashzoo dcfr"] = lambda: nashzoo_runner(rung.nashzoo, "dcfr")
     peers = rung.number <= args.peers_max_rung
     if peers:
         makers["OpenSpiel C++"] = lambda: openspiel_runner(rung.openspiel)
@@ -399,18 +492,19 @@ def compile_table(rungs: list[Rung], timeout: float) -> str:
     """nashzoo's compile columns alone, each rung in a fresh process."""
     lines = [
         "| rung | histories | compile s (CPU) | us/history | bytes/history (tree + learner) "
-        "| peak bytes/history |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| peak bytes/history (resident) | peak bytes/history (traced) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for rung in rungs:
         c = compile_in_subprocess(rung.nashzoo, timeout)
         if "error" in c:
-            lines.append(f"| {rung.number} | {rung.histories:,} | {c['error']} | | | |")
+            lines.append(f"| {rung.number} | {rung.histories:,} | {c['error']} | | | | |")
             continue
         n = c["histories"]
         lines.append(
             f"| {rung.number} | {n:,} | {c['compile_s']:.3g} | {1e6 * c['compile_s'] / n:.2f} "
-            f"| {(c['tree_bytes'] + c['learner_bytes']) / n:.0f} | {c['peak_bytes'] / n:.0f} |"
+            f"| {(c['tree_bytes'] + c['learner_bytes']) / n:.0f} | {c['peak_bytes'] / n:.0f} "
+            f"| {c['traced_peak_bytes'] / n:.0f} |"
         )
     return "\n".join(lines)
 
@@ -418,8 +512,9 @@ def compile_table(rungs: list[Rung], timeout: float) -> str:
 def table(rows: list[Row]) -> str:
     lines = [
         "| rung | game | histories | compile s | bytes/history (tree + learner) "
-        "| peak bytes/history | nashzoo CFR+ ms/it | nashzoo DCFR ms/it | OpenSpiel C++ ms/it "
-        "| LiteEFG ms/it | OpenSpiel / nashzoo | LiteEFG / nashzoo |",
+        "| peak bytes/history (resident / traced) | nashzoo CFR+ ms/it | nashzoo DCFR ms/it "
+        "| OpenSpiel C++ ms/it | LiteEFG ms/it | OpenSpiel / nashzoo (CFR+, DCFR) "
+        "| LiteEFG / nashzoo |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:
@@ -430,13 +525,14 @@ def table(rows: list[Row]) -> str:
         lines.append(
             f"| {row.rung.number} | `{row.rung.nashzoo}` | {n:,} "
             f"| {c['compile_s']:.3g} | {(c['tree_bytes'] + c['learner_bytes']) / n:.0f} "
-            f"| {c['peak_bytes'] / n:.0f} "
+            f"| {c['peak_bytes'] / n:.0f} / {c['traced_peak_bytes'] / n:.0f} "
             if ok
             else f"| {row.rung.number} | `{row.rung.nashzoo}` | {n:,} | n/a | n/a | n/a "
         )
         lines[-1] += (
             f"| {_ms(ours)} | {_ms(ms.get('nashzoo dcfr'))} | {_ms(ms.get('OpenSpiel C++'))} "
-            f"| {_ms(ms.get('LiteEFG'))} | {_ratio(ms.get('OpenSpiel C++'), ours)} "
+            f"| {_ms(ms.get('LiteEFG'))} | {_ratio(ms.get('OpenSpiel C++'), ours)}, "
+            f"{_ratio(ms.get('OpenSpiel C++'), ms.get('nashzoo dcfr'))} "
             f"| {_ratio(ms.get('LiteEFG'), ours)} |"
         )
     lines += [
@@ -553,10 +649,26 @@ def main() -> None:
     parser.add_argument(
         "--compile-only", action="store_true", help="only nashzoo's compile columns (no peers)"
     )
+    parser.add_argument(
+        "--liteefg-footprint",
+        action="store_true",
+        help="only LiteEFG's load time and memory per history on rungs 1-4 (does rung 5 fit?)",
+    )
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
+    parser.add_argument("--measure-traced", help=argparse.SUPPRESS)
+    parser.add_argument("--measure-liteefg", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_compile:
         print(json.dumps(measure_compile(args.measure_compile)))
+        return
+    if args.measure_liteefg:
+        print(json.dumps(measure_liteefg(args.measure_liteefg)))
+        return
+    if args.measure_traced:
+        print(json.dumps(measure_traced(args.measure_traced)))
+        return
+    if args.liteefg_footprint:
+        print(liteefg_footprint_table(RUNGS, args.compile_timeout))
         return
     rungs = [r for r in RUNGS if r.number <= args.max_rung]
     if args.max_rung >= 5:
@@ -602,9 +714,15 @@ def main() -> None:
             "its graph's strategy, OpenSpiel's `nash_conv` of its solver's average policy: the "
             "same work on every side (no game loading, no policy check in the timed call).",
             "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
-            "one CFR+ learner's tables; peak: the resident-memory high-water mark of a fresh "
-            "process compiling the tree and setting up one learner (imports and the one-time "
-            "compilation of the optional numba kernels excluded). Compile s: CPU seconds, the "
+            "one CFR+ learner's tables; peak (resident): the resident-memory high-water mark "
+            "of a fresh process compiling the tree and setting up one learner (imports and the "
+            "one-time compilation of the optional numba kernels excluded); peak (traced): the "
+            "most bytes allocated at once during the same work in another fresh process "
+            "(`tracemalloc`, temporaries included; every nashzoo module imported first). On "
+            "small games the resident mark is mostly the allocator's one-time growth of a "
+            "fresh process (Kuhn: about 0.5 MB on the first compile, 4 KB on a second one), so "
+            "there the traced peak is the measure of the tree and tables. Compile s: CPU "
+            "seconds, the "
             "median of uncached compiles repeated in that process until one CPU second is "
             "spent (one compile for the large rungs).",
             "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "

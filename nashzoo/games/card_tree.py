@@ -18,13 +18,14 @@ States when first wanted, at one history per information set.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
 import numpy as np
 
 from nashzoo.games.base import CHANCE, TERMINAL, Game
-from nashzoo.games.compiled import CompiledTree, readonly, replayed_labels
+from nashzoo.games.compiled import CompiledTree, InfosetLabels, readonly, replayed_labels
 
 _INTS = ("parent", "action", "player", "public", "bet", "folder")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
@@ -58,12 +59,15 @@ class _Skeleton:
             self.level_starts.append(len(self.ints))
             level = [child for entry in level for child in self._record(*entry)]
         self.level_starts.append(len(self.ints))
-        ints, floats = np.array(self.ints), np.array(self.floats)
+        ints, floats = np.array(self.ints, dtype=np.int32), np.array(self.floats)
         self.arrays = {name: ints[:, i] for i, name in enumerate(_INTS)}
         for i, name in enumerate(_PAIRS):
             self.arrays[name] = ints[:, len(_INTS) + 2 * i : len(_INTS) + 2 * i + 2]
         self.arrays.update({name: floats[:, i] for i, name in enumerate(_FLOATS)})
         self.arrays["legal"] = np.array(self.legal, dtype=bool)
+        self.size = len(self.ints)
+        # The rows as Python tuples take more memory than the arrays: let them go now.
+        del self.ints, self.floats, self.legal, self.bets
 
     def _record(
         self,
@@ -112,18 +116,22 @@ class _Product:
 
     def __init__(self, skeleton: _Skeleton) -> None:
         deck = self.deck = skeleton.deck
-        self.size = len(skeleton.ints)
+        self.size = skeleton.size
         self.deals = np.array([(a, b) for a in range(deck) for b in range(deck) if a != b])
         self.rest = np.array([[c for c in range(deck) if c not in d] for d in self.deals.tolist()])
         starts = skeleton.level_starts
-        deals = np.arange(len(self.deals))[:, None] * self.size
-        self.flat = np.concatenate(
-            [(deals + np.arange(a, b)).ravel() for a, b in itertools.pairwise(starts)]
+        # int32 throughout: these tables live as long as the build, beside the tree's arrays.
+        deals = np.arange(len(self.deals), dtype=np.int32)[:, None] * np.int32(self.size)
+        flat = np.concatenate(
+            [
+                (deals + np.arange(a, b, dtype=np.int32)).ravel()
+                for a, b in itertools.pairwise(starts)
+            ]
         )
-        self.deal, self.node = np.divmod(self.flat, self.size)
+        self.deal, self.node = np.divmod(flat, np.int32(self.size))
         self.offset = 1 + deck  # the root and player 0's cards come first
-        self.position = np.empty(self.flat.size, dtype=np.int64)
-        self.position[self.flat] = self.offset + np.arange(self.flat.size)
+        self.position = np.empty(flat.size, dtype=np.int32)
+        self.position[flat] = self.offset + np.arange(flat.size, dtype=np.int32)
 
     def cards(self, column: int, where: np.ndarray) -> np.ndarray:
         """Card ``column`` (0, 1: the private cards) of the pairs ``where``."""
@@ -164,7 +172,7 @@ class _Builder:
             level_starts=readonly(np.concatenate(([0, 1], starts))),
             **self._infoset_tables(),
             **self._terminals(),
-            infoset_labels=self._labels,
+            infoset_labels=self._labels(),
         )
 
     def _node_arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -250,7 +258,12 @@ class _Builder:
             "terminal_last_sequence": readonly(self._last(end[None, :], np.array([[0], [1]]))),
         }
 
-    def _labels(self) -> tuple[tuple[str, ...], np.ndarray]:
-        """Keys and tensors, asked of the game's States at each set's first node."""
+    def _labels(self) -> InfosetLabels:
+        """Keys and tensors, asked of the game's States at each set's first node when first
+        wanted. The function holds the tree's own parent and action arrays and one position
+        per set, not this builder (whose per-pair tables would otherwise stay alive with the
+        tree)."""
         positions = self.pairs.offset + self.representative
-        return replayed_labels(self.game, self.nodes["parent"], self.nodes["action"], positions)
+        return functools.partial(
+            replayed_labels, self.game, self.nodes["parent"], self.nodes["action"], positions
+        )

@@ -42,11 +42,19 @@ def _compiled(function):
 
 
 def pack(*arrays: np.ndarray) -> np.ndarray:
-    """One int64 vector holding ``arrays`` after a header of their boundaries: array ``k`` is
-    ``packed[packed[k]:packed[k + 1]]`` (what the kernels read)."""
+    """One integer vector holding ``arrays`` after a header of their boundaries: array ``k`` is
+    ``packed[packed[k]:packed[k + 1]]`` (what the kernels read). int32 when every boundary and
+    value fits (half the memory of the index on all but astronomically large trees), else
+    int64; the kernels are compiled for either."""
     header = len(arrays) + 1
     bounds = np.cumsum([header] + [a.size for a in arrays])
-    return np.concatenate([bounds, *(np.asarray(a, dtype=np.int64).ravel() for a in arrays)])
+    largest = max([int(bounds[-1])] + [int(np.abs(a).max()) for a in arrays if a.size])
+    dtype = np.int32 if largest < 2**31 else np.int64
+    packed = np.empty(int(bounds[-1]), dtype=dtype)
+    packed[:header] = bounds
+    for k, array in enumerate(arrays):
+        packed[bounds[k] : bounds[k + 1]] = np.asarray(array).ravel()
+    return packed
 
 
 # --- building blocks, each the loop form of one numpy kernel step ----------------------------

@@ -65,7 +65,7 @@ class FullWidthStep:
         self._update_mask = tree.legal_mask & (tree.infoset_player == player)[:, None]
         self._compiled = _jit.ENABLED and tree.num_players == 2
         if self._compiled:
-            index, weight = sequence_form(tree).kernel_arguments[player]
+            index, weight = sequence_form(tree).kernel_arguments(player)
             self._arguments = (index, weight, self.matcher.legal, self.matcher.uniform)
             # Scratch space reused by every step (fresh pages each step cost more than the
             # arithmetic on a big tree): the pass's q, plan and two work rows; infoset values.

@@ -62,26 +62,26 @@ class SequenceForm:
     # sequences and their parents concatenated in depth order, and the depths' offsets (for
     # the compiled kernels' single loop)
 
-    @functools.cached_property
-    def kernel_arguments(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-        """Per player, the static leading arguments of the compiled two-player pass: the
-        packed index (own sequences and parents, own depth offsets, the other player's
-        sequences and parents, the last own and other sequence of every terminal) and the
-        player's terminal weights."""
-        return tuple(
-            (
+    def kernel_arguments(self, player: int) -> tuple[np.ndarray, np.ndarray]:
+        """The static leading arguments of ``player``'s compiled two-player pass: the packed
+        index (own sequences and parents, own depth offsets, the other player's sequences and
+        parents, the last own and other sequence of every terminal) and the player's terminal
+        weights. Built on first use per player (a learner of one seat never builds the
+        other's) and then kept."""
+        built = self.__dict__.setdefault("_kernel_arguments", {})
+        if player not in built:
+            built[player] = (
                 frozen(
                     _jit.pack(
-                        *self.ordered[p],
-                        *self.ordered[1 - p][:2],
-                        self.last_sequence[p],
-                        self.last_sequence[1 - p],
+                        *self.ordered[player],
+                        *self.ordered[1 - player][:2],
+                        self.last_sequence[player],
+                        self.last_sequence[1 - player],
                     )
                 ),
-                self.terminal_weight[p],
+                self.terminal_weight[player],
             )
-            for p in (0, 1)
-        )
+        return built[player]
 
     @functools.cached_property
     def nash_conv_index(self) -> np.ndarray:
@@ -167,7 +167,7 @@ def sequence_form(tree: CompiledTree) -> SequenceForm:
 def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
     num_actions, pad = tree.num_actions, tree.num_sequences
     parent = tree.infoset_parent_sequence.astype(np.int64)
-    last = tuple(frozen(row.astype(np.int64)) for row in tree.terminal_last_sequence)
+    last = tuple(frozen(row) for row in tree.terminal_last_sequence)  # the tree's own int32
     depths = []
     for p in range(tree.num_players):
         mine = tree.infoset_player == p
@@ -269,7 +269,7 @@ def counterfactual_pass(
     if _jit.ENABLED and tree.num_players == 2:
         q, plan = np.empty(sf.num_sequences + 1), np.empty(sf.num_sequences + 1)
         values = np.empty(tree.num_infosets)
-        index, weight = sf.kernel_arguments[player]
+        index, weight = sf.kernel_arguments(player)
         work = np.empty((2, sf.num_sequences + 1))
         _jit.two_player_pass(index, weight, sf.num_actions, flat, other_flat, q, plan, values, work)
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
