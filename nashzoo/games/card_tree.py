@@ -30,6 +30,7 @@ from nashzoo.games.compiled import CompiledTree, InfosetLabels, readonly, replay
 _INTS = ("parent", "action", "player", "public", "bet", "folder")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
 _FLOATS = ("prob", "reach", "stake")
+_SMALL_BUILD = 4096  # pairs (deal, skeleton node) below which the build indexes with intp
 
 
 class _Skeleton:
@@ -59,7 +60,12 @@ class _Skeleton:
             self.level_starts.append(len(self.ints))
             level = [child for entry in level for child in self._record(*entry)]
         self.level_starts.append(len(self.ints))
-        ints, floats = np.array(self.ints, dtype=np.int32), np.array(self.floats)
+        # The integer dtype of the build's tables (not of the tree, which is int32): numpy
+        # converts any other index array to intp before indexing, a fixed cost per call that
+        # is most of a tiny tree's build; past a few thousand pairs memory matters more.
+        pairs = self.deck * (self.deck - 1) * len(self.ints)
+        self.index = np.intp if pairs < _SMALL_BUILD else np.int32
+        ints, floats = np.array(self.ints, dtype=self.index), np.array(self.floats)
         self.arrays = {name: ints[:, i] for i, name in enumerate(_INTS)}
         for i, name in enumerate(_PAIRS):
             self.arrays[name] = ints[:, len(_INTS) + 2 * i : len(_INTS) + 2 * i + 2]
@@ -116,22 +122,23 @@ class _Product:
 
     def __init__(self, skeleton: _Skeleton) -> None:
         deck = self.deck = skeleton.deck
+        index = skeleton.index
         self.size = skeleton.size
-        self.deals = np.array([(a, b) for a in range(deck) for b in range(deck) if a != b])
-        self.rest = np.array([[c for c in range(deck) if c not in d] for d in self.deals.tolist()])
-        starts = skeleton.level_starts
-        # int32 throughout: these tables live as long as the build, beside the tree's arrays.
-        deals = np.arange(len(self.deals), dtype=np.int32)[:, None] * np.int32(self.size)
-        flat = np.concatenate(
-            [
-                (deals + np.arange(a, b, dtype=np.int32)).ravel()
-                for a, b in itertools.pairwise(starts)
-            ]
+        self.deals = np.array(
+            [(a, b) for a in range(deck) for b in range(deck) if a != b], dtype=index
         )
-        self.deal, self.node = np.divmod(flat, np.int32(self.size))
+        self.rest = np.array(
+            [[c for c in range(deck) if c not in d] for d in self.deals.tolist()], dtype=index
+        )
+        starts = skeleton.level_starts
+        deals = np.arange(len(self.deals), dtype=index)[:, None] * index(self.size)
+        flat = np.concatenate(
+            [(deals + np.arange(a, b, dtype=index)).ravel() for a, b in itertools.pairwise(starts)]
+        )
+        self.deal, self.node = np.divmod(flat, index(self.size))
         self.offset = 1 + deck  # the root and player 0's cards come first
-        self.position = np.empty(flat.size, dtype=np.int32)
-        self.position[flat] = self.offset + np.arange(flat.size, dtype=np.int32)
+        self.position = np.empty(flat.size, dtype=index)
+        self.position[flat] = self.offset + np.arange(flat.size, dtype=index)
 
     def cards(self, column: int, where: np.ndarray) -> np.ndarray:
         """Card ``column`` (0, 1: the private cards) of the pairs ``where``."""
@@ -190,14 +197,16 @@ class _Builder:
         action[dealt] = pairs.public(action[dealt], dealt)
         prob = sk["prob"][node].copy()
         prob[root] = self.skeleton.deal_probs[1]
-        board = np.full(node.size, -1)
+        board = np.full(node.size, -1, dtype=self.skeleton.index)
         shown = sk["public"][node] >= 0
         board[shown] = pairs.public(sk["public"][node[shown]], shown)
         first_card = np.full(deck, self.skeleton.deal_probs[0])
         nodes = {
-            "parent": np.concatenate(([-1], np.zeros(deck, dtype=np.int64), parent)),
-            "player": np.concatenate(([CHANCE], np.full(deck, CHANCE), sk["player"][node])),
-            "action": np.concatenate(([-1], np.arange(deck), action)),
+            "parent": np.concatenate(([-1], np.zeros(deck, dtype=parent.dtype), parent)),
+            "player": np.concatenate(
+                ([CHANCE], np.full(deck, CHANCE, sk["player"].dtype), sk["player"][node])
+            ),
+            "action": np.concatenate(([-1], np.arange(deck, dtype=action.dtype), action)),
             "chance_prob": np.concatenate(([1.0], first_card, prob)),
         }
         dtypes = {"parent": np.int32, "player": np.int8, "action": np.int32, "chance_prob": float}
