@@ -300,14 +300,14 @@ def liteefg_footprint_table(rungs: list[Rung], timeout: float) -> str:
             f"| {c['peak_bytes'] / n:,.0f} |"
         )
     if rates:
-        seconds, peak = max(r[0] for r in rates), max(r[1] for r in rates[-2:])
+        seconds, peak = (max(r[k] for r in rates[-2:]) for k in (0, 1))  # the largest rungs
         n5 = 42_467_257
         lines += [
             "",
             f"At the two largest rungs' memory rate ({peak:,.0f} bytes/history) rung 5's "
             f"{n5:,} histories need about {peak * n5 / 2**30:.0f} GiB to load (this machine: "
             f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB), "
-            f"and at the slowest rate about {seconds * n5 / 60:.0f} CPU minutes.",
+            f"and at their slower load rate about {seconds * n5 / 60:.0f} CPU minutes.",
         ]
     return "\n".join(lines)
 
