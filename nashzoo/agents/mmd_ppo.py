@@ -170,26 +170,32 @@ class MMDPPOConfig(PPOConfig):
             second of one env on Leduc), minibatches of 256.
         learning_rate: 3e-3 at the first step (annealed with ``alpha``); n_epochs: 4.
 
-    Defaults and where they come from (screening runs: ``benchmarks/bench_neural.py levels``,
-    one seed, 120 s unless noted, exploitability at the end; BENCHMARKS.md, "Neural learners:
-    levels held", has the measured levels of the defaults):
+    Defaults and where they come from. "Paper": the schedules of the paper's tabular Nash runs
+    (annealed temperature: ``alpha_t = 1/sqrt(t)`` on Kuhn and ``5/sqrt(t)`` on Leduc with step
+    size ``1/sqrt(t)`` and the uniform magnet; moving magnet: ``alpha = 1``, step size 0.1,
+    magnet step 0.05 per iteration). Screening: ``benchmarks/bench_neural.py levels`` with
+    ``--config``, one seed each, exploitability at 60/90/120 s (curves in
+    ``docs/results/neural_levels/mmd_ppo_screening.json``, the table in BENCHMARKS.md, section
+    "mmd_ppo: screening the schedule"); the defaults' own levels are in "Neural learners: levels
+    held". One set serves both games (per-game values did not separate in screening).
 
-    ===================  ==========  ======================================================
-    setting              default     source
-    ===================  ==========  ======================================================
-    magnet, ``alpha``    uniform,    the paper's annealing-temperature schedule (tabular
-    annealed             1.0, 10     Nash runs: temperature ``1/sqrt(t)`` on Kuhn,
-                                     ``5/sqrt(t)`` on Leduc, step size ``1/sqrt(t)``).
-                                     Kuhn: 0.071 (alpha 1) against 0.136 (alpha 2);
-                                     Leduc: 0.69 (alpha 1, 120 s), 0.46-0.56 from 90 to
-                                     300 s (alpha 2), where a constant alpha 0.2-1.0 with a
-                                     magnet refreshed every 10-50 steps gave 0.70-0.77.
-    ``learning_rate``    3e-3        Leduc 90 s: 0.82 against 1.55 with 1e-3; 1e-2 was
-                                     noisier (0.87-1.15 against 0.68-0.77 at 3e-3).
-    ``n_envs``, steps,   64, 2048,   Leduc: 0.68-0.77 against 0.94-1.03 with 16 envs of
-    ``batch_size``       256         512 decisions; throughput in the profile table.
-    ``n_epochs``         4           10 epochs: no better on Leduc (0.74), 2.5x the SGD.
-    ===================  ==========  ======================================================
+    ====================  =========  =====================================================
+    setting               default    source
+    ====================  =========  =====================================================
+    magnet and            uniform,   paper (annealed temperature, ``1/sqrt(t)``). Kuhn:
+    ``alpha``,            1.0, 10    0.07-0.10 at 60-120 s with alpha 1, 0.11-0.15 with
+    ``alpha_decay``                  alpha 2. Leduc at 60-120 s: 0.50-0.69 annealed against
+                                     0.67-0.85 for a constant alpha 0.2-1.0 with the
+                                     magnet refreshed every 10-50 steps (one seed each:
+                                     barely apart); alpha 2 over 300 s: 0.45-0.61 from 90 s.
+    ``learning_rate``     3e-3       Leduc 60-90 s (one env): 0.82-1.10, against about 1.6
+                                     for 1e-3 (the earlier defaults' level row); 1e-2 with
+                                     64 envs: 0.87-1.15 against 0.68-0.77 for 3e-3.
+    ``n_envs``, steps,    64, 2048,  Leduc 60-120 s: 0.68-0.77, against 0.94-1.03 for 16
+    ``batch_size``        256        envs x 32 decisions (minibatches of 64); decisions
+                                     per second in BENCHMARKS.md's profile section.
+    ``n_epochs``          4          10 epochs: 0.69-0.77 on Leduc, no better, 2.5x the SGD.
+    ====================  =========  =====================================================
     """
 
     mode: Mode = "self_play"
