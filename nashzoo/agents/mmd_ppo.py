@@ -38,9 +38,11 @@ i.e. simultaneous updates of both players against the current policy, as MMD pre
 rollout of a learner step is ``n_envs = 64`` copies of ``ppo``'s single-agent view played side
 by side, 32 decisions each, so one forward pass of the network serves 64 decisions.
 
-Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s on the shared
-2-core machine): see that section's reading; the schedule and the screening figures behind the
-defaults are in :class:`MMDPPOConfig`.
+Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s of training in
+the Trainer on the shared 2-core machine, last iterate): Kuhn 0.061 [0.055-0.074] at 600 s
+(goal 0.05; plain ``ppo`` 0.31-0.33), Leduc with ``alpha=2.0`` 0.53 [0.45-0.80] (goal 0.25; uniform
+play 2.37), on a plateau from about two minutes on. The schedule and the screening figures
+behind the defaults are in :class:`MMDPPOConfig`.
 
 Which policy is evaluated: the **last iterate**. MMD is a last-iterate method (the paper's
 results are all about the current policy; no average is kept or needed), so
@@ -177,7 +179,10 @@ class MMDPPOConfig(PPOConfig):
     ``--config``, one seed each, exploitability at 60/90/120 s (curves in
     ``docs/results/neural_levels/mmd_ppo_screening.json``, the table in BENCHMARKS.md, section
     "mmd_ppo: screening the schedule"); the defaults' own levels are in "Neural learners: levels
-    held". One set serves both games (per-game values did not separate in screening).
+    held". One set of defaults, chosen on Kuhn; on Leduc pass ``alpha=2.0`` (the paper's Leduc
+    temperature is five times its Kuhn one): in 10-minute runs alpha 1 wandered between 0.40
+    and 1.08 and ended at 1.08 (one seed), alpha 2 ended at 0.53 [0.45-0.80] with second-half
+    medians of 0.46-0.63 (three seeds; the levels table).
 
     ====================  =========  =====================================================
     setting               default    source
