@@ -16,7 +16,7 @@ from nashzoo.agents import TabularPolicy, load_learner, make_learner  # noqa: E4
 from nashzoo.agents.mmd_ppo import MMDPPOConfig, MMDPPOLearner  # noqa: E402
 from nashzoo.eval import exploitability  # noqa: E402
 
-FAST = {"steps_per_iteration": 256, "magnet_every": 2}
+FAST = {"steps_per_iteration": 256, "n_envs": 8, "magnet_every": 2}
 
 
 def _regulariser(learner, obs, masks):
@@ -44,7 +44,7 @@ def test_the_entropy_slot_holds_entropy_minus_alpha_times_the_reverse_kl_to_the_
 
 def test_rps_last_iterate_stays_nearer_the_equilibrium_than_plain_ppo_self_play():
     def distances(name, config):
-        config = {"steps_per_iteration": 128, "learning_rate": 3e-3, "n_epochs": 4, **config}
+        config = {"steps_per_iteration": 128, "learning_rate": 3e-3, "batch_size": 64, **config}
         learner = make_learner(name, "rps", 0, config, seed=0)
         out = []
         for _ in range(8):
@@ -53,8 +53,10 @@ def test_rps_last_iterate_stays_nearer_the_equilibrium_than_plain_ppo_self_play(
             out.append(np.abs(row - 1 / 3).max())
         return np.array(out)
 
-    mmd = distances("mmd_ppo", {"alpha": 0.5, "magnet_every": 0})
-    ppo = distances("ppo", {"mode": "self_play", "snapshot_every": 1, "snapshot_pool": 1})
+    mmd = distances("mmd_ppo", {"alpha": 0.5, "magnet_every": 0, "alpha_decay": 0, "n_envs": 1})
+    ppo = distances(
+        "ppo", {"mode": "self_play", "snapshot_every": 1, "snapshot_pool": 1, "n_epochs": 4}
+    )
     assert mmd.max() < 0.11 and ppo.max() > 0.3  # PPO drifts toward one action, MMD does not
     assert mmd.mean() < 0.5 * ppo.mean()
 
@@ -74,6 +76,19 @@ def test_kuhn_self_play_refreshes_the_magnet_and_checkpoints_it(tmp_path):
         torch.testing.assert_close(restored.model.policy.magnet.state_dict()[key], value)
     a, b = learner.step(joint), restored.step(joint)
     assert a["mean_return"] == pytest.approx(b["mean_return"])
+
+
+def test_alpha_and_the_learning_rate_anneal_together_as_one_over_the_square_root_of_t():
+    config = {"steps_per_iteration": 64, "n_envs": 4, "alpha": 2.0, "alpha_decay": 3}
+    learner = make_learner("mmd_ppo", "kuhn_poker", 0, config, seed=0)
+    lr = learner.config.learning_rate
+    for t in range(4):
+        learner.step(TabularPolicy.uniform("kuhn_poker"))
+        # step t (0-based) trains with alpha * sqrt(decay / (decay + t))
+        scale = np.sqrt(3 / (3 + t))
+        assert learner.model.policy.alpha == pytest.approx(2.0 * scale)
+        assert learner.model.lr_schedule(1.0) == pytest.approx(lr * scale)
+    assert learner.model.policy.magnet is None  # magnet_every=0: the uniform magnet throughout
 
 
 def test_config_validation():

@@ -25,6 +25,7 @@ from nashzoo.agents import (  # noqa: E402
 from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
 from nashzoo.agents.fixed import fixed_policy  # noqa: E402
 from nashzoo.agents.sb3_baseline import DQNLearner, PPOConfig, PPOLearner  # noqa: E402
+from nashzoo.envs.single_agent import SingleAgentEnv  # noqa: E402
 from nashzoo.eval import exploitability  # noqa: E402
 from nashzoo.games import compile_tree, load_game  # noqa: E402
 from nashzoo.train import train  # noqa: E402
@@ -90,6 +91,38 @@ def test_cross_play_in_the_trainer_and_plain_ppo_never_plays_illegal_actions():
     assert np.all(probs[~tree.legal_mask] == 0.0)
     self_play = train("kuhn_poker", "dqn", iterations=2, config=FAST_DQN, seed=0, progress=False)
     assert self_play.history[-1].iteration == 2
+
+
+def test_side_by_side_envs_are_the_same_single_agent_view(monkeypatch):
+    # n_envs copies: every column of the rollout is exactly what one SingleAgentEnv, seeded as
+    # Stable-Baselines3 seeds that copy, shows for the same actions (observations, legal
+    # actions, rewards, episode ends), against the same opponent.
+    opponent = fixed_policy("leduc_poker", TabularPolicy.uniform("leduc_poker").to_dict())
+    learner = PPOLearner("leduc_poker", 1, {"steps_per_iteration": 96, "n_envs": 4}, seed=5)
+    seeds = []
+    seed_vec_env = learner.model.env.seed
+    monkeypatch.setattr(learner.model.env, "seed", lambda s: seeds.append(s) or seed_vec_env(s))
+    metrics = learner.step(opponent)
+    buffer = learner.model.rollout_buffer
+    # PPO's training pass flattened these per env (env-major); put them back to [step, env].
+    observations, actions, masks = (
+        np.swapaxes(x.reshape(4, 24, -1), 0, 1)
+        for x in (buffer.observations, buffer.actions, buffer.action_masks)
+    )
+    assert buffer.rewards.shape == (24, 4) and metrics["learner_steps"] == 96
+    episodes = 0
+    for column in range(4):
+        env = SingleAgentEnv("leduc_poker", 1, opponent)
+        obs, _ = env.reset(seed=seeds[0] + column)
+        for t in range(24):
+            np.testing.assert_array_equal(observations[t, column], obs)
+            assert masks[t, column].astype(bool).tolist() == env.action_masks().tolist()
+            obs, reward, done, _, _ = env.step(int(actions[t, column, 0]))
+            assert buffer.rewards[t, column] == np.float32(reward)
+            if done:
+                obs, _ = env.reset()
+        episodes += env.episodes
+    assert metrics["episodes"] == episodes
 
 
 @pytest.mark.parametrize(
@@ -178,5 +211,9 @@ def test_config_validation_and_registry_names():
         PPOConfig(mode="league")
     with pytest.raises(ValueError, match="steps_per_iteration"):
         PPOConfig(steps_per_iteration=1)
+    with pytest.raises(ValueError, match="n_envs"):
+        PPOConfig(n_envs=0)
+    with pytest.raises(ValueError, match="multiple of n_envs"):
+        PPOConfig(steps_per_iteration=100, n_envs=8)
     assert make_learner("ppo", "kuhn_poker", 0).name == "ppo"
     assert make_learner("dqn", "kuhn_poker", 1).learns

@@ -14,14 +14,15 @@ under PPO's clipped trust region (the proximal term of mirror descent, ``KL(pi, 
 enforced the way PPO enforces it). ``rho`` is the *magnet*: the reverse KL pulls the policy
 toward it, which makes the regularised game strongly monotone; its solution is a quantal
 response equilibrium (QRE), and MMD's last iterate converges to it linearly. To reach
-a Nash equilibrium rather than a QRE, the paper moves the magnet toward the current policy
-(``rho <- rho^(1 - eta_m) pi^eta_m``) or anneals ``alpha`` toward zero; here the magnet is
-*refreshed* to a frozen copy of the current policy every ``magnet_every`` learner steps (the
-geometric step with ``eta_m = 1``, taken every ``magnet_every`` steps; ``magnet_every=0`` keeps the
-uniform magnet of the QRE setting) and ``alpha`` may decay as ``alpha / (1 + t / alpha_decay)``,
-the learning rate with it: the paper's guarantee needs a step size proportional to ``alpha``
-(``eta <= alpha / L^2``, rate ``1 / (1 + eta * alpha)`` per step), so the step size shrinks with
-the temperature.
+a Nash equilibrium rather than a QRE, the paper either moves the magnet toward the current policy
+(``rho <- rho^(1 - eta_m) pi^eta_m``) or keeps the uniform magnet and anneals ``alpha`` toward
+zero. By default this learner does the latter, with the paper's schedule: learner step ``t``
+uses ``alpha_t = alpha * sqrt(d / (d + t))`` (``d = alpha_decay``) and the learning rate scaled
+alike, the ``1 / sqrt(t)`` temperature and step size of the paper's annealed-temperature runs
+(its guarantee needs a step size proportional to ``alpha``: ``eta <= alpha / L^2``, rate
+``1 / (1 + eta * alpha)`` per step). The moving magnet is available as a refresh to a frozen
+copy of the current policy every ``magnet_every`` learner steps (the geometric step with
+``eta_m = 1``, taken every ``magnet_every`` steps); on Leduc it did no better in screening.
 The entropy bonus is the pull toward the uniform policy (``H(pi) = log|A| - KL(pi || uniform)``).
 
 How it is built on Stable-Baselines3 (sb3-contrib's MaskablePPO, with action masks):
@@ -33,7 +34,15 @@ normalised (SB3's default normalises them), so ``alpha`` is in chips, the unit o
 
 Self-play: one network plays both seats (the seat is drawn per episode) against a frozen copy of
 itself taken at the start of each learner step (``snapshot_every=1``, ``snapshot_pool=1``),
-i.e. simultaneous updates of both players against the current policy, as MMD prescribes.
+i.e. simultaneous updates of both players against the current policy, as MMD prescribes. The
+rollout of a learner step is ``n_envs = 64`` copies of ``ppo``'s single-agent view played side
+by side, 32 decisions each, so one forward pass of the network serves 64 decisions.
+
+Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s of training in
+the Trainer on the shared 2-core machine, last iterate): Kuhn 0.061 [0.055-0.074] at 600 s
+(goal 0.05; plain ``ppo`` 0.31-0.33), Leduc with ``alpha=2.0`` 0.53 [0.45-0.80] (goal 0.25; uniform
+play 2.37), on a plateau from about two minutes on. The schedule and the screening figures
+behind the defaults are in :class:`MMDPPOConfig`.
 
 Which policy is evaluated: the **last iterate**. MMD is a last-iterate method (the paper's
 results are all about the current policy; no average is kept or needed), so
@@ -147,27 +156,63 @@ class MMDPPOConfig(PPOConfig):
         mode: ``"self_play"`` (default; MMD is a self-play method) or ``"opponent"``.
         snapshot_every, snapshot_pool: 1 and 1: the opponent is the policy as it was at the
             start of the current learner step (simultaneous updates of both seats).
-        alpha: weight of the reverse KL toward the magnet, in chips (0.2: on Kuhn, 0.1 with the
-            default learning rate drifted away from the equilibrium within a minute).
-        alpha_decay: learner steps over which ``alpha`` and the learning rate halve (both are
-            scaled by ``1 / (1 + t / decay)``); 0 (default) keeps them constant.
+        alpha: weight of the reverse KL toward the magnet, in chips, at the first learner step
+            (1.0; see the table below).
+        alpha_decay: the annealing of ``alpha`` and of the learning rate: learner step ``t``
+            (from 0) uses ``alpha * sqrt(alpha_decay / (alpha_decay + t))`` and the learning
+            rate scaled alike, the ``1 / sqrt(t)`` schedule of the paper's annealed-temperature
+            runs (10); 0 keeps both constant.
         magnet_every: learner steps between two refreshes of the magnet to the current policy
-            (50: long enough for the policy to settle near the current magnet's QRE first; on
-            Kuhn refreshing every 5 or 20 steps was less stable); 0 keeps the uniform magnet
-            (the method then converges to a QRE, not a Nash equilibrium, unless ``alpha``
-            decays).
+            (the paper's moving magnet, taken as whole steps); 0 (default) keeps the uniform
+            magnet, which with an annealed ``alpha`` is the paper's annealing-temperature
+            variant (without annealing it converges to a QRE, not a Nash equilibrium).
         ent_coef: weight of the entropy bonus (the pull toward uniform; 0.0).
-        learning_rate: 1e-3 and n_epochs: 4 (chosen together with ``alpha`` in one-to-two
-            minute Kuhn runs; not tuned further).
+        steps_per_iteration, n_envs, batch_size: 2048 decisions per learner step from 64 copies
+            of the env side by side (one forward pass per 64 decisions: 3-4x the decisions per
+            second of one env on Leduc), minibatches of 256.
+        learning_rate: 3e-3 at the first step (annealed with ``alpha``); n_epochs: 4.
+
+    Defaults and where they come from. "Paper": the schedules of the paper's tabular Nash runs
+    (annealed temperature: ``alpha_t = 1/sqrt(t)`` on Kuhn and ``5/sqrt(t)`` on Leduc with step
+    size ``1/sqrt(t)`` and the uniform magnet; moving magnet: ``alpha = 1``, step size 0.1,
+    magnet step 0.05 per iteration). Screening: ``benchmarks/bench_neural.py levels`` with
+    ``--config``, one seed each, exploitability at 60/90/120 s (curves in
+    ``docs/results/neural_levels/mmd_ppo_screening.json``, the table in BENCHMARKS.md, section
+    "mmd_ppo: screening the schedule"); the defaults' own levels are in "Neural learners: levels
+    held". One set of defaults, chosen on Kuhn; on Leduc pass ``alpha=2.0`` (the paper's Leduc
+    temperature is five times its Kuhn one): in 10-minute runs alpha 1 wandered between 0.40
+    and 1.08 and ended at 1.08 (one seed), alpha 2 ended at 0.53 [0.45-0.80] with second-half
+    medians of 0.46-0.63 (three seeds; the levels table).
+
+    ====================  =========  =====================================================
+    setting               default    source
+    ====================  =========  =====================================================
+    magnet and            uniform,   paper (annealed temperature, ``1/sqrt(t)``). Kuhn:
+    ``alpha``,            1.0, 10    0.07-0.10 at 60-120 s with alpha 1, 0.11-0.15 with
+    ``alpha_decay``                  alpha 2. Leduc at 60-120 s: 0.50-0.69 annealed against
+                                     0.67-0.85 for a constant alpha 0.2-1.0 with the
+                                     magnet refreshed every 10-50 steps (one seed each:
+                                     barely apart); alpha 2 over 300 s: 0.45-0.61 from 90 s.
+    ``learning_rate``     3e-3       Leduc 60-90 s (one env): 0.82-1.10, against about 1.6
+                                     for 1e-3 (the earlier defaults' level row); 1e-2 with
+                                     64 envs: 0.87-1.15 against 0.68-0.77 for 3e-3.
+    ``n_envs``, steps,    64, 2048,  Leduc 60-120 s: 0.68-0.77, against 0.94-1.03 for 16
+    ``batch_size``        256        envs x 32 decisions (minibatches of 64); decisions
+                                     per second in BENCHMARKS.md's profile section.
+    ``n_epochs``          4          10 epochs: 0.69-0.77 on Leduc, no better, 2.5x the SGD.
+    ====================  =========  =====================================================
     """
 
     mode: Mode = "self_play"
     snapshot_every: int = 1
     snapshot_pool: int = 1
-    alpha: float = 0.2
-    alpha_decay: int = 0
-    magnet_every: int = 50
-    learning_rate: float = 1e-3
+    alpha: float = 1.0
+    alpha_decay: int = 10
+    magnet_every: int = 0
+    steps_per_iteration: int = 2048
+    n_envs: int = 64
+    batch_size: int = 256
+    learning_rate: float = 3e-3
     n_epochs: int = 4
 
     def _check_own(self) -> None:
@@ -200,7 +245,9 @@ class MMDPPOLearner(PPOLearner):
 
     def _make_model(self) -> BaseAlgorithm:
         cfg = self.config
-        return MMDPPO(self.env, alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs())
+        return MMDPPO(
+            self._training_env(), alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs()
+        )
 
     def _self_play_opponents(self) -> list[Policy]:
         # The opponent is frozen for a whole learner step: materialise it once over every
@@ -212,7 +259,7 @@ class MMDPPOLearner(PPOLearner):
         cfg = self.config
         if not cfg.alpha_decay:
             return cfg.alpha
-        return cfg.alpha / (1.0 + self.iterations / cfg.alpha_decay)
+        return cfg.alpha * math.sqrt(cfg.alpha_decay / (cfg.alpha_decay + self.iterations))
 
     def _before_learn(self) -> None:
         cfg = self.config

@@ -21,9 +21,10 @@ One learner owns one seat and plays the :class:`~nashzoo.envs.single_agent.Singl
    copy of its policy joins a pool of the last ``snapshot_pool`` copies; each episode draws one,
    and the learner's seat is drawn at random per episode, so one network learns both seats.
 2. One ``step()`` = one fixed chunk of ``steps_per_iteration`` learner decisions (env steps of
-   the single-agent view): for PPO exactly one rollout of ``n_steps = steps_per_iteration``
-   followed by its ``n_epochs`` of updates; for DQN that many environment steps with a gradient
-   step every ``train_freq`` of them. Each chunk starts a fresh episode.
+   the single-agent view): for PPO exactly one rollout of ``steps_per_iteration`` decisions
+   (``n_steps`` from each of ``n_envs`` copies of the view) followed by its ``n_epochs`` of
+   updates; for DQN that many environment steps with a gradient step every ``train_freq`` of
+   them. Each chunk starts a fresh episode in every copy.
 3. ``current_policy()`` is how it acts while training (PPO's stochastic policy; DQN's
    epsilon-greedy one); ``average_policy()`` is its output (PPO's policy; DQN's greedy policy):
    an RL learner has no average, so this is simply its final policy.
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import random
 from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
@@ -47,7 +49,9 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
+from stable_baselines3.common.vec_env import DummyVecEnv
 from torch import nn
 
 from nashzoo.agents._torch_utils import (
@@ -124,6 +128,11 @@ class PPOConfig(SB3Config):
         gae_lambda: GAE parameter (0.95).
         clip_range: PPO clipping (0.2).
         ent_coef: entropy bonus (0.0).
+        n_envs: copies of the single-agent view played side by side (1). Each rollout takes
+            ``steps_per_iteration / n_envs`` decisions from every copy (Stable-Baselines3's
+            ``DummyVecEnv``), so one forward pass of the network serves ``n_envs`` decisions:
+            the same view, the same number of decisions per step, less torch overhead per
+            decision (``steps_per_iteration`` must be a multiple of it).
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
@@ -140,13 +149,18 @@ class PPOConfig(SB3Config):
     gae_lambda: float = 0.95
     clip_range: float = 0.2
     ent_coef: float = 0.0
+    n_envs: int = 1
     device: str = "cpu"
 
     def _check_own(self) -> None:
-        check_counts(self, ("batch_size", "n_epochs"))
+        label = type(self).__name__
+        check_counts(self, ("batch_size", "n_epochs", "n_envs"))
         if self.steps_per_iteration < 2:
+            raise ValueError(f"{label}.steps_per_iteration must be at least 2 (PPO's n_steps)")
+        if self.steps_per_iteration % self.n_envs:
             raise ValueError(
-                f"{type(self).__name__}.steps_per_iteration must be at least 2 (PPO's n_steps)"
+                f"{label}.steps_per_iteration ({self.steps_per_iteration}) must be a multiple of "
+                f"n_envs ({self.n_envs}): every copy of the env plays the same number of decisions"
             )
 
 
@@ -305,7 +319,8 @@ class _SB3Learner(Learner):
         self.input_size = int(self.game.infoset_tensor_size)
         self.num_actions = int(self.game.num_actions)
         seat: int | Literal["random"] = "random" if cfg.mode == "self_play" else self.seat
-        self.env = SingleAgentEnv(self.game, seat)
+        self.envs = [SingleAgentEnv(self.game, seat) for _ in range(getattr(cfg, "n_envs", 1))]
+        self.env = self.envs[0]
         with self._private_global_rng():
             self.model = self._make_model()
         self._snapshots: list[SB3Policy] = []
@@ -327,6 +342,16 @@ class _SB3Learner(Learner):
             finally:
                 np.random.set_state(np_state)
                 random.setstate(py_state)
+
+    def _training_env(self) -> SingleAgentEnv | DummyVecEnv:
+        """What Stable-Baselines3 trains on: the env itself, or the copies side by side."""
+        if len(self.envs) == 1:
+            return self.env
+        return DummyVecEnv([functools.partial(Monitor, env) for env in self.envs])
+
+    def _env_totals(self) -> np.ndarray:
+        """Moves, episodes and the sum of the learner's returns, over every copy of the env."""
+        return np.array([[e.moves, e.episodes, e.return_sum] for e in self.envs]).sum(axis=0)
 
     # --- policies ---------------------------------------------------------------------------------
     def _policy(self, epsilon: float = 0.0) -> SB3Policy:
@@ -362,12 +387,12 @@ class _SB3Learner(Learner):
             if self.iterations % cfg.snapshot_every == 0:
                 self._snapshots.append(self.average_policy())
                 del self._snapshots[: -cfg.snapshot_pool]
-            self.env.set_opponent(self._self_play_opponents())
+            pool = self._self_play_opponents()
         else:
-            self.env.set_opponent(opponent)
-        moves_before = self.env.moves
-        episodes_before = self.env.episodes
-        returns_before = self.env.return_sum
+            pool = [opponent]
+        for env in self.envs:
+            env.set_opponent(pool)
+        before = self._env_totals()
         with self._private_global_rng():
             self.model.env.seed(int(self.rng.integers(2**31 - 1)))
             self.model.action_space.seed(int(self.rng.integers(2**31 - 1)))
@@ -381,12 +406,12 @@ class _SB3Learner(Learner):
                 raise
         self._cache.clear()
         self._check_finite()
-        episodes = self.env.episodes - episodes_before
+        moves, episodes, returns = self._env_totals() - before
         return {
-            "env_steps": self.env.moves - moves_before,
+            "env_steps": int(moves),
             "learner_steps": cfg.steps_per_iteration,
-            "episodes": episodes,
-            "mean_return": (self.env.return_sum - returns_before) / max(episodes, 1),
+            "episodes": int(episodes),
+            "mean_return": float(returns) / max(int(episodes), 1),
             "timesteps": self.model.num_timesteps,
         }
 
@@ -456,14 +481,16 @@ class PPOLearner(_SB3Learner):
 
     def _make_model(self) -> BaseAlgorithm:
         algo = MaskablePPO if self.config.masked else PPO
-        return algo("MlpPolicy", self.env, ent_coef=self.config.ent_coef, **self._ppo_kwargs())
+        return algo(
+            "MlpPolicy", self._training_env(), ent_coef=self.config.ent_coef, **self._ppo_kwargs()
+        )
 
     def _ppo_kwargs(self) -> dict[str, Any]:
         """PPO's settings from the config (all but the policy and the entropy coefficient)."""
         cfg = self.config
         return {
             "learning_rate": cfg.learning_rate,
-            "n_steps": cfg.steps_per_iteration,
+            "n_steps": cfg.steps_per_iteration // cfg.n_envs,
             "batch_size": min(cfg.batch_size, cfg.steps_per_iteration),
             "n_epochs": cfg.n_epochs,
             "gamma": cfg.gamma,
