@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
 from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
-from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
+from nashzoo.agents._torch_utils import CircularBuffer, TrainingDivergedError  # noqa: E402
 from nashzoo.agents.nfsp import NFSP, NFSPConfig  # noqa: E402
 from nashzoo.agents.policy import Infoset, PolicyError  # noqa: E402
 from nashzoo.eval import exploitability  # noqa: E402
@@ -149,6 +149,38 @@ def test_config_validation_names_the_field():
         NFSPConfig(hidden_sizes=(0,))
     with pytest.raises(ValueError, match="unknown nfsp config fields"):
         NFSP("kuhn_poker", 0, {"learning_rate": 0.1})
+    with pytest.raises(ValueError, match=r"replay_fraction must be in \(0, 1\] or None"):
+        NFSPConfig(replay_fraction=0.0)
+    with pytest.raises(ValueError, match="replay_fraction"):
+        NFSPConfig(replay_fraction="2%")
+    with pytest.raises(ValueError, match="replay_window_min"):
+        NFSPConfig(replay_window_min=0)
+
+
+def test_replay_window_grows_with_play_between_its_bounds():
+    fixed = NFSP("kuhn_poker", 0, {"replay_capacity": 5_000})
+    window = {"replay_capacity": 5_000, "replay_fraction": 0.1, "replay_window_min": 300}
+    grown = NFSP("kuhn_poker", 0, window)
+    for own_steps, expected in ((0, 300), (2_000, 300), (20_000, 2_000), (10**6, 5_000)):
+        fixed.own_steps = grown.own_steps = own_steps
+        assert fixed.replay_window == 5_000
+        assert grown.replay_window == expected
+    learners = [
+        NFSP("kuhn_poker", p, {**SMALL, "replay_fraction": 0.5, "replay_window_min": 64}, seed=p)
+        for p in range(2)
+    ]
+    metrics = _run(learners, 3)
+    assert all(np.isfinite(m["rl_loss"]) for m in metrics[2:])
+
+
+def test_sample_recent_draws_only_from_the_newest_entries():
+    buffer = CircularBuffer(10, {"x": ((), np.int64)})
+    buffer.add({"x": np.arange(4)})
+    rng = np.random.default_rng(0)
+    assert set(buffer.sample_recent(200, 100, rng)["x"].tolist()) == {0, 1, 2, 3}
+    buffer.add({"x": np.arange(4, 13)})  # wraps: holds 3..12, newest last
+    assert set(buffer.sample_recent(300, 4, rng)["x"].tolist()) == {9, 10, 11, 12}
+    assert set(buffer.sample_recent(500, 10, rng)["x"].tolist()) == set(range(3, 13))
 
 
 def test_policies_are_frozen_copies_and_memories_are_arrays():

@@ -317,6 +317,15 @@ class CircularBuffer(ArrayBuffer):
         self.size = min(self.capacity, self.size + n)
         self.added += n
 
+    def sample_recent(self, n: int, window: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """``n`` entries drawn uniformly with replacement from the ``window`` most recent ones
+        (from all of them when fewer are held)."""
+        if self.size == 0:
+            raise ValueError("cannot sample from an empty buffer")
+        back = rng.integers(1, min(int(window), self.size) + 1, size=int(n))
+        idx = (self._next - back) % self.capacity
+        return {name: array[idx] for name, array in self.data.items()}
+
     def _position(self) -> int:
         return self._next
 

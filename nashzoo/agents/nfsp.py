@@ -46,6 +46,16 @@ replay_capacity            15,000     tuned here (paper and OpenSpiel: 200,000).
                                       200,000 (and batch 128, 1 update per 64 steps) Kuhn
                                       exploitability stalled near 0.15 here, as OpenSpiel's does;
                                       15,000 (the last few seconds) beat 30,000 and 200,000
+replay_fraction            None       a fixed window (the whole replay memory). On Leduc a
+                                      window growing with play is better: ``replay_fraction``
+                                      0.02 with ``replay_capacity`` 200,000 held 0.353 from
+                                      300 s on and 0.256 at 600 s (3 seeds, median) where the
+                                      fixed 15,000 held 0.501 and 0.297 (2 seeds; BENCHMARKS.md,
+                                      "NFSP on Leduc: what holds it back");
+                                      a short window is right while the average policy moves
+                                      fast, a longer one once it moves slowly. One Kuhn run
+                                      with it reached 0.05 in 20 s (defaults: 41 s); not yet
+                                      the default until confirmed over seeds
 batch_size / learn_every   512 / 8    tuned here (paper: 2 updates of 128 per 128 steps;
                                       OpenSpiel: 1 of 128 per 64): rarely played actions need
                                       many passes to get accurate Q-values
@@ -114,6 +124,12 @@ class NFSPConfig(LearnerConfig):
         lanes: envs stepped in lock step (episodes in flight at once); at most
             ``episodes_per_step``.
         replay_capacity: circular replay memory size (transitions) for the Q-network.
+        replay_fraction: ``None`` (default): the Q-network's minibatches come from the whole
+            replay memory. A fraction ``f``: they come from the most recent ``f`` times this
+            learner's own transitions so far, clipped to ``[replay_window_min,
+            replay_capacity]``: a window that grows as the average policy (most of what the
+            opponent plays) changes more slowly. See :attr:`NFSP.replay_window`.
+        replay_window_min: the smallest window when ``replay_fraction`` is set.
         reservoir_capacity: reservoir memory size (state-action pairs) for the average net.
         batch_size: minibatch size of both networks' updates.
         learn_every: own transitions per update of each network.
@@ -138,6 +154,8 @@ class NFSPConfig(LearnerConfig):
     episodes_per_step: int = 128
     lanes: int = 32
     replay_capacity: int = 15_000
+    replay_fraction: float | None = None
+    replay_window_min: int = 2_000
     reservoir_capacity: int = 2_000_000
     batch_size: int = 512
     learn_every: int = 8
@@ -165,6 +183,7 @@ class NFSPConfig(LearnerConfig):
                 "episodes_per_step",
                 "lanes",
                 "replay_capacity",
+                "replay_window_min",
                 "reservoir_capacity",
                 "batch_size",
                 "learn_every",
@@ -178,6 +197,16 @@ class NFSPConfig(LearnerConfig):
             raise ValueError(
                 "NFSPConfig.min_buffer_to_learn must be an integer in [0, replay_capacity], got "
                 f"{self.min_buffer_to_learn!r}"
+            )
+        fraction = self.replay_fraction
+        if fraction is not None and not (
+            isinstance(fraction, (int, float, np.floating))
+            and not isinstance(fraction, bool)
+            and 0.0 < fraction <= 1.0
+        ):
+            raise ValueError(
+                "NFSPConfig.replay_fraction must be in (0, 1] or None (a fixed window of "
+                f"replay_capacity), got {self.replay_fraction!r}"
             )
         if not 0.0 <= self.anticipatory <= 1.0:
             raise ValueError(f"NFSPConfig.anticipatory must be in [0, 1], got {self.anticipatory}")
@@ -370,6 +399,17 @@ class NFSP(NeuralLearner):
             "replay": self.replay.bytes_per_entry,
             "reservoir": self.reservoir.bytes_per_entry,
         }
+
+    @property
+    def replay_window(self) -> int:
+        """How many of the most recent transitions the Q-network's minibatches come from:
+        ``replay_capacity``, or with ``replay_fraction`` set, that fraction of this learner's
+        own transitions so far, clipped to ``[replay_window_min, replay_capacity]``."""
+        cfg = self.config
+        if cfg.replay_fraction is None:
+            return cfg.replay_capacity
+        grown = int(cfg.replay_fraction * self.own_steps)
+        return min(cfg.replay_capacity, max(cfg.replay_window_min, grown))
 
     @property
     def epsilon(self) -> float:
@@ -635,7 +675,11 @@ class NFSP(NeuralLearner):
     def _update(self) -> tuple[float, float | None]:
         """One DQN update of the Q-network and one supervised update of the average network."""
         cfg = self.config
-        b = self._batch(self.replay.sample(cfg.batch_size, self.rng))
+        if cfg.replay_fraction is None:
+            sample = self.replay.sample(cfg.batch_size, self.rng)
+        else:
+            sample = self.replay.sample_recent(cfg.batch_size, self.replay_window, self.rng)
+        b = self._batch(sample)
         q = self.q_net(b["s"]).gather(1, b["a"].unsqueeze(1)).squeeze(1)
         with torch.no_grad():
             q2 = self.target_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf).amax(dim=1)
