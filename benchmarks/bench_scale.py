@@ -700,8 +700,8 @@ def main() -> None:
             "",
             f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
             f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
-            f"numpy {version('numpy')}, open_spiel {version('open_spiel')}, "
-            f"LiteEFG {version('LiteEFG')}.",
+            f"numpy {version('numpy')}, numba {version('numba')}, "
+            f"open_spiel {version('open_spiel')}, LiteEFG {version('LiteEFG')}.",
             f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after: the 2 cores "
             "were shared with other jobs, so times are CPU seconds of the benchmark process "
             "(each contender single-threaded; LiteEFG set to one thread) and the ratios come "
