@@ -259,3 +259,17 @@ def test_terminal_spans_are_a_depth_first_walk(name: str) -> None:
     assert [(int(first[n]), int(after[n])) for n in range(tree.num_nodes)] == [
         spans[n] for n in range(tree.num_nodes)
     ]
+
+
+def test_pack_is_int32_when_everything_fits_and_int64_otherwise():
+    """The kernels' packed index halves its memory with int32, but never truncates: one value
+    past int32's range makes the whole index int64. Either way every array reads back."""
+    from nashzoo.games.treemath import _jit
+
+    small = (np.array([3, -1, 7]), np.arange(5, dtype=np.int32), np.zeros(0, dtype=np.int64))
+    large = (np.array([1, 2**31]), np.array([-(2**31) - 5]))
+    for arrays, dtype in ((small, np.int32), (large, np.int64)):
+        packed = _jit.pack(*arrays)
+        assert packed.dtype == dtype
+        for k, array in enumerate(arrays):
+            np.testing.assert_array_equal(packed[packed[k] : packed[k + 1]], array)

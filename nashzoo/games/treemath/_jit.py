@@ -48,7 +48,7 @@ def pack(*arrays: np.ndarray) -> np.ndarray:
     int64; the kernels are compiled for either."""
     header = len(arrays) + 1
     bounds = np.cumsum([header] + [a.size for a in arrays])
-    largest = max([int(bounds[-1])] + [int(np.abs(a).max()) for a in arrays if a.size])
+    largest = max([int(bounds[-1])] + [max(int(a.max()), -int(a.min())) for a in arrays if a.size])
     dtype = np.int32 if largest < 2**31 else np.int64
     packed = np.empty(int(bounds[-1]), dtype=dtype)
     packed[:header] = bounds
