@@ -190,6 +190,23 @@ def test_the_callers_global_random_state_is_left_alone():
     assert (np.random.random(), random.random(), torch.rand(1).item()) == expected
 
 
+@pytest.mark.parametrize("name", ["ppo", "dqn", "mmd_ppo"])
+def test_training_and_resuming_leave_no_logger_folders_in_the_temporary_directory(
+    tmp_path, monkeypatch, name
+):
+    # Stable-Baselines3's default logger makes an SB3-<timestamp> folder per learn() call.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    learner = make_learner(name, "rps", 0, {"steps_per_iteration": 64}, seed=0)
+    opponent = fixed_policy("rps", RPS_OPPONENT)
+    learner.step(opponent)
+    learner.save(tmp_path / "learner.npz")
+    load_learner(tmp_path / "learner.npz").step(opponent)
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("SB3-")] == []
+
+
 def test_divergence_is_reported_and_checkpoints_of_other_learners_are_refused(tmp_path):
     learner = PPOLearner("rps", 0, {"steps_per_iteration": 64}, seed=0)
     learner.save(tmp_path / "ppo.npz")

@@ -49,6 +49,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
 from stable_baselines3.common.vec_env import DummyVecEnv
@@ -323,6 +324,10 @@ class _SB3Learner(Learner):
         self.env = self.envs[0]
         with self._private_global_rng():
             self.model = self._make_model()
+        # A logger of our own, with no outputs: without one, every learn() call (one per
+        # step) makes Stable-Baselines3 create an empty SB3-<timestamp> folder in the
+        # temporary directory, thousands of them over a ten-minute run.
+        self.model.set_logger(Logger(folder=None, output_formats=[]))
         self._snapshots: list[SB3Policy] = []
         self._cache: dict[str, SB3Policy] = {}
 
