@@ -404,11 +404,10 @@ def report_levels(args: argparse.Namespace) -> None:
         f"{min(loads):.1f}-{max(loads):.1f} on 2 cores): with the load above 2, a run got less "
         "than a core, so these times are wall-clock times on a crowded machine.",
         "- Reproduce: `.venv/bin/python benchmarks/bench_neural.py levels GAME LEARNER --seeds 0 "
-        "1 2 --budget 600 --out docs/results/neural_levels/runs.json` per row (`--config` and "
-        "`--label` as above; the Kuhn rows were evaluated every 15 s, Leduc every 30 s), then "
-        "`.venv/bin/python benchmarks/bench_neural.py levels-report "
-        "docs/results/neural_levels/runs.json --markdown BENCHMARKS.md`; the curves behind this "
-        "table are in that file.",
+        "1 2 --budget 600 --out FILE` per row (`--config` and `--label` as above; evaluated "
+        "every 15 to 60 s, the times are in the files), then `.venv/bin/python "
+        f"benchmarks/bench_neural.py levels-report {' '.join(map(str, args.files))} --markdown "
+        "BENCHMARKS.md`; the curves behind this table are in those files.",
     ]
     if args.note:
         notes.append(f"- {args.note}")
