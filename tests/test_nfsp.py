@@ -179,6 +179,8 @@ def test_q_target_options_are_validated():
     for bad in (0.0, -1.0, float("inf"), True, "13"):
         with pytest.raises(ValueError, match="reward_scale must be a positive finite number"):
             NFSPConfig(reward_scale=bad)
+    assert NFSP("leduc_poker", 0, {"reward_scale": "game"}).reward_scale == 13.0
+    assert NFSP("kuhn_poker", 0, {"reward_scale": "game"}).reward_scale == 2.0
     for bad in (0, 2.5, True):
         with pytest.raises(ValueError, match="rl_lr_decay_updates must be a positive integer"):
             NFSPConfig(rl_lr_decay_updates=bad)

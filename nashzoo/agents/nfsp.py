@@ -153,7 +153,8 @@ class NFSPConfig(LearnerConfig):
             that was played (mostly the average policy), not of a best response.
         reward_scale: the Q-network learns rewards divided by this (its outputs are values in
             these units); greedy actions do not change, but the targets' size relative to
-            Adam's step sizes does (Leduc's payoffs reach 13 chips).
+            Adam's step sizes does. ``"game"``: the game's largest absolute payoff (13 chips in
+            Leduc, 2 in Kuhn; read once from the compiled game tree at setup).
         rl_lr_decay_updates: ``None`` (default): a constant Q-network learning rate. ``T``: the
             rate is ``rl_learning_rate * sqrt(T / max(T, updates))``, falling like
             ``1/sqrt(updates)`` after ``T`` updates (with a growing replay window, the
@@ -187,7 +188,7 @@ class NFSPConfig(LearnerConfig):
     discount: float = 1.0
     rl_loss: Literal["mse", "huber"] = "mse"
     q_targets: Literal["one_step", "greedy_return", "monte_carlo"] = "one_step"
-    reward_scale: float = 1.0
+    reward_scale: float | Literal["game"] = 1.0
     rl_lr_decay_updates: int | None = None
     sl_lr_decay_updates: int | None = None
     greedy_sl_targets: bool = True
@@ -262,13 +263,16 @@ def _check_q_target_options(cfg: NFSPConfig) -> None:
             f"{cfg.q_targets!r}"
         )
     scale = cfg.reward_scale
-    if not (
+    if scale != "game" and not (
         isinstance(scale, (int, float, np.floating))
         and not isinstance(scale, bool)
         and np.isfinite(scale)
         and scale > 0
     ):
-        raise ValueError(f"NFSPConfig.reward_scale must be a positive finite number, got {scale!r}")
+        raise ValueError(
+            "NFSPConfig.reward_scale must be a positive finite number or 'game' (the game's "
+            f"largest absolute payoff), got {scale!r}"
+        )
     for name in ("rl_lr_decay_updates", "sl_lr_decay_updates"):
         value = getattr(cfg, name)
         if value is not None and not (
@@ -431,6 +435,11 @@ class NFSP(NeuralLearner):
         self.reservoir = ReservoirBuffer(
             cfg.reservoir_capacity,
             {"s": ((d,), np.float32), "mask": ((a,), np.bool_), "a": ((), np.int64)},
+        )
+        self.reward_scale = (
+            float(np.abs(self.tree.terminal_utility).max())
+            if cfg.reward_scale == "game"
+            else float(cfg.reward_scale)
         )
         self.own_steps = 0  # own transitions so far (drives epsilon and the update schedule)
         self.rl_updates = 0
@@ -688,7 +697,7 @@ class NFSP(NeuralLearner):
         nxt = self._bootstrap_rows(rollout)
         done = nxt < 0
         r = np.zeros(n, dtype=np.float32)
-        r[done] = rollout["returns"][rollout["episode"][done]] / self.config.reward_scale
+        r[done] = rollout["returns"][rollout["episode"][done]] / self.reward_scale
         s2 = np.zeros_like(s)
         mask2 = np.ones_like(masks)
         s2[~done] = s[nxt[~done]]
