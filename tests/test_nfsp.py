@@ -248,6 +248,16 @@ def test_learning_rates_fall_like_one_over_sqrt_updates_after_the_horizon():
     assert sl_group["lr"] == pytest.approx(1e-3)
 
 
+def test_sl_every_skips_average_network_updates():
+    learners = [NFSP("kuhn_poker", p, {**SMALL, "sl_every": 3}, seed=p) for p in range(2)]
+    _run(learners, 3)
+    learner = learners[0]
+    assert learner.rl_updates > 6
+    assert learner.sl_updates == -(-learner.rl_updates // 3)  # updates 0, 3, 6, ...
+    with pytest.raises(ValueError, match="sl_every"):
+        NFSPConfig(sl_every=0)
+
+
 def test_sample_recent_draws_only_from_the_newest_entries():
     buffer = CircularBuffer(10, {"x": ((), np.int64)})
     buffer.add({"x": np.arange(4)})

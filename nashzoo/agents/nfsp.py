@@ -133,6 +133,10 @@ class NFSPConfig(LearnerConfig):
         reservoir_capacity: reservoir memory size (state-action pairs) for the average net.
         batch_size: minibatch size of both networks' updates.
         learn_every: own transitions per update of each network.
+        sl_every: Q-network updates per update of the average network (1: every update trains
+            both). The average network only has to follow the reservoir's average, which
+            moves like ``1/t``; skipping its updates leaves more time for play and Q updates
+            (its forward and backward passes and its minibatch are part of every joint update).
         min_buffer_to_learn: updates start once the replay memory holds this many transitions.
         rl_learning_rate: Q-network learning rate.
         sl_learning_rate: average network learning rate.
@@ -177,6 +181,7 @@ class NFSPConfig(LearnerConfig):
     reservoir_capacity: int = 2_000_000
     batch_size: int = 512
     learn_every: int = 8
+    sl_every: int = 1
     min_buffer_to_learn: int = 1_000
     rl_learning_rate: float = 1e-3
     sl_learning_rate: float = 1e-3
@@ -209,6 +214,7 @@ class NFSPConfig(LearnerConfig):
                 "reservoir_capacity",
                 "batch_size",
                 "learn_every",
+                "sl_every",
                 "target_update_every",
                 "epsilon_decay_steps",
             ),
@@ -786,7 +792,7 @@ class NFSP(NeuralLearner):
         rl = check_loss(rl_loss, learner=self.name, iteration=self.iterations, what="Q-network")
         loss = rl_loss
         sl: float | None = None
-        if len(self.reservoir) > 0:
+        if len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0:
             sb = self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
             logits = self.avg_net(sb["s"]).masked_fill(~sb["mask"], -1e9)
             sl_loss = F.cross_entropy(logits, sb["a"])
