@@ -62,6 +62,16 @@ batch_size / learn_every   512 / 8    tuned here (paper: 2 updates of 128 per 12
 optimizer / learning rates adam, 1e-3 tuned here with Adam (paper: plain SGD, 0.1 RL and 0.005
                                       SL; OpenSpiel: SGD 0.01 / 0.01); ``optimizer="sgd"``
                                       is available
+q_targets                  one_step   paper (DQN). Screened on Leduc with the replay window
+                                      (150 s, seed 0; BENCHMARKS.md, "NFSP on Leduc", round 3):
+                                      ``"greedy_return"`` 0.569 and ``"monte_carlo"`` 0.710
+                                      at 150 s against 0.542
+reward_scale               1.0        13 (Leduc's largest payoff) with the window held 0.298 at
+                                      600 s against 0.256 without (3 seeds, median): worse
+rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725 at 150 s
+                                      (worse); the average network's: 0.538 (no different)
+sl_every                   1          2: 0.244 at 600 s on seed 0 against 0.247, with 11% more
+                                      iterations: no better
 greedy_sl_targets          True       the reservoir stores the greedy action, not the explored
                                       one, so exploration noise stays out of the average (a
                                       JSAI 2018 paper, "Excluding the Data with Exploration
