@@ -69,7 +69,9 @@ q_targets                  one_step   paper (DQN). Screened on Leduc with the re
 reward_scale               1.0        13 (Leduc's largest payoff) with the window held 0.298 at
                                       600 s against 0.256 without (3 seeds, median): worse
 rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725 at 150 s
-                                      (worse); the average network's: 0.538 (no different)
+                                      (worse); the average network's: 0.538 (no different);
+                                      the Q rate from 50,000: 0.268 at 600 s on seed 0
+                                      against 0.247 (no better)
 sl_every                   1          2: 0.244 at 600 s on seed 0 against 0.247, with 11% more
                                       iterations: no better
 greedy_sl_targets          True       the reservoir stores the greedy action, not the explored
