@@ -173,6 +173,91 @@ def test_replay_window_grows_with_play_between_its_bounds():
     assert all(np.isfinite(m["rl_loss"]) for m in metrics[2:])
 
 
+def test_q_target_options_are_validated():
+    with pytest.raises(ValueError, match="q_targets must be 'one_step', 'greedy_return'"):
+        NFSPConfig(q_targets="n_step")
+    for bad in (0.0, -1.0, float("inf"), True, "13"):
+        with pytest.raises(ValueError, match="reward_scale must be a positive finite number"):
+            NFSPConfig(reward_scale=bad)
+    assert NFSP("leduc_poker", 0, {"reward_scale": "game"}).reward_scale == 13.0
+    assert NFSP("kuhn_poker", 0, {"reward_scale": "game"}).reward_scale == 2.0
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="rl_lr_decay_updates must be a positive integer"):
+            NFSPConfig(rl_lr_decay_updates=bad)
+    with pytest.raises(ValueError, match="sl_lr_decay_updates"):
+        NFSPConfig(sl_lr_decay_updates=-5)
+
+
+def test_q_targets_choose_where_each_decision_bootstraps():
+    """Two episodes staged interleaved: decisions 0 -> 2 -> 3 (episode 0) and 1 -> 4
+    (episode 1); decisions 2 and 4 played their greedy action, decision 3 did not."""
+    rollout = {
+        "next": np.array([2, 4, 3, -1, -1]),
+        "a": np.array([0, 1, 1, 0, 2]),
+        "greedy": np.array([1, 0, 1, 1, 2]),
+    }
+    expected = {
+        "one_step": [2, 4, 3, -1, -1],
+        "greedy_return": [3, -1, 3, -1, -1],  # 0 skips greedy 2, stops at non-greedy 3
+        "monte_carlo": [-1, -1, -1, -1, -1],
+    }
+    for mode, rows in expected.items():
+        learner = NFSP("kuhn_poker", 0, {"q_targets": mode})
+        assert learner._bootstrap_rows(rollout).tolist() == rows, mode
+
+
+def test_q_targets_and_reward_scale_change_only_what_the_q_network_regresses_on():
+    """The first step plays identically (same seed, untrained networks); what is stored as
+    the Q-network's targets differs as the options say."""
+    config = {**SMALL, "min_buffer_to_learn": 10_000}  # play and store only
+    opponent = NFSP("leduc_poker", 1, config, seed=9).current_policy()
+    stored = {}
+    for label, extra in (
+        ("one_step", {}),
+        ("scaled", {"reward_scale": 4.0}),
+        ("greedy_return", {"q_targets": "greedy_return"}),
+        ("monte_carlo", {"q_targets": "monte_carlo"}),
+    ):
+        learner = NFSP("leduc_poker", 0, {**config, **extra}, seed=3)
+        learner.step(opponent)
+        n = len(learner.replay)
+        stored[label] = {k: v[:n].copy() for k, v in learner.replay.data.items()}
+    base = stored["one_step"]
+    np.testing.assert_array_equal(stored["scaled"]["s"], base["s"])
+    np.testing.assert_allclose(stored["scaled"]["r"] * 4.0, base["r"])
+    assert np.abs(base["r"]).max() > 1.0  # Leduc's payoffs
+    mc = stored["monte_carlo"]
+    assert mc["done"].all() and (~base["done"]).any()
+    # every episode's return reaches all of its decisions: the non-final ones too
+    assert np.count_nonzero(mc["r"]) > np.count_nonzero(base["r"])
+    gr = stored["greedy_return"]
+    np.testing.assert_array_equal(gr["a"], base["a"])
+    # bootstrapping less often than one-step, more often than Monte Carlo
+    assert base["done"].sum() < gr["done"].sum() < mc["done"].sum()
+
+
+def test_learning_rates_fall_like_one_over_sqrt_updates_after_the_horizon():
+    config = {**SMALL, "rl_lr_decay_updates": 4, "sl_lr_decay_updates": 10**6}
+    learners = [NFSP("kuhn_poker", p, config, seed=p) for p in range(2)]
+    _run(learners, 3)
+    learner = learners[0]
+    assert learner.rl_updates > 4
+    rl_group, sl_group = learner.optimizer.param_groups
+    # the rate set before the last update, from the count before it
+    assert rl_group["lr"] == pytest.approx(1e-3 * np.sqrt(4 / (learner.rl_updates - 1)))
+    assert sl_group["lr"] == pytest.approx(1e-3)
+
+
+def test_sl_every_skips_average_network_updates():
+    learners = [NFSP("kuhn_poker", p, {**SMALL, "sl_every": 3}, seed=p) for p in range(2)]
+    _run(learners, 3)
+    learner = learners[0]
+    assert learner.rl_updates > 6
+    assert learner.sl_updates == -(-learner.rl_updates // 3)  # updates 0, 3, 6, ...
+    with pytest.raises(ValueError, match="sl_every"):
+        NFSPConfig(sl_every=0)
+
+
 def test_sample_recent_draws_only_from_the_newest_entries():
     buffer = CircularBuffer(10, {"x": ((), np.int64)})
     buffer.add({"x": np.arange(4)})

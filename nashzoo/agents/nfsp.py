@@ -62,6 +62,18 @@ batch_size / learn_every   512 / 8    tuned here (paper: 2 updates of 128 per 12
 optimizer / learning rates adam, 1e-3 tuned here with Adam (paper: plain SGD, 0.1 RL and 0.005
                                       SL; OpenSpiel: SGD 0.01 / 0.01); ``optimizer="sgd"``
                                       is available
+q_targets                  one_step   paper (DQN). Screened on Leduc with the replay window
+                                      (150 s, seed 0; BENCHMARKS.md, "NFSP on Leduc", round 3):
+                                      ``"greedy_return"`` 0.569 and ``"monte_carlo"`` 0.710
+                                      at 150 s against 0.542
+reward_scale               1.0        13 (Leduc's largest payoff) with the window held 0.298 at
+                                      600 s against 0.256 without (3 seeds, median): worse
+rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725 at 150 s
+                                      (worse); the average network's: 0.538 (no different);
+                                      the Q rate from 50,000: 0.268 at 600 s on seed 0
+                                      against 0.247 (no better)
+sl_every                   1          2: 0.244 at 600 s on seed 0 against 0.247, with 11% more
+                                      iterations: no better
 greedy_sl_targets          True       the reservoir stores the greedy action, not the explored
                                       one, so exploration noise stays out of the average (a
                                       JSAI 2018 paper, "Excluding the Data with Exploration
@@ -133,6 +145,10 @@ class NFSPConfig(LearnerConfig):
         reservoir_capacity: reservoir memory size (state-action pairs) for the average net.
         batch_size: minibatch size of both networks' updates.
         learn_every: own transitions per update of each network.
+        sl_every: Q-network updates per update of the average network (1: every update trains
+            both). The average network only has to follow the reservoir's average, which
+            moves like ``1/t``; skipping its updates leaves more time for play and Q updates
+            (its forward and backward passes and its minibatch are part of every joint update).
         min_buffer_to_learn: updates start once the replay memory holds this many transitions.
         rl_learning_rate: Q-network learning rate.
         sl_learning_rate: average network learning rate.
@@ -142,6 +158,24 @@ class NFSPConfig(LearnerConfig):
         epsilon_end: exploration rate after ``epsilon_decay_steps`` own transitions (linear).
         epsilon_decay_steps: own transitions over which epsilon decays.
         discount: discount factor of the Q-learning targets (1 for these episodic games).
+        q_targets: what the Q-network regresses on. ``"one_step"`` (default, DQN): the reward
+            plus the target network's best value at this seat's next decision.
+            ``"greedy_return"`` (Watkins's Q(lambda=1)): follow the episode on while this seat's
+            later actions were the Q-network's greedy ones when played, and bootstrap from the
+            target network only at the first later decision where they were not (the episode's
+            return when there is none): fewer bootstrapped, stale targets in these short
+            episodes and still a target for the greedy policy. ``"monte_carlo"``: the episode's
+            (undiscounted) return from every decision, an estimate of the value of the policy
+            that was played (mostly the average policy), not of a best response.
+        reward_scale: the Q-network learns rewards divided by this (its outputs are values in
+            these units); greedy actions do not change, but the targets' size relative to
+            Adam's step sizes does. ``"game"``: the game's largest absolute payoff (13 chips in
+            Leduc, 2 in Kuhn; read once from the compiled game tree at setup).
+        rl_lr_decay_updates: ``None`` (default): a constant Q-network learning rate. ``T``: the
+            rate is ``rl_learning_rate * sqrt(T / max(T, updates))``, falling like
+            ``1/sqrt(updates)`` after ``T`` updates (with a growing replay window, the
+            Q-network's targets get more numerous and less noisy as play goes on).
+        sl_lr_decay_updates: the same schedule for the average network's learning rate.
         rl_loss: ``"mse"`` (OpenSpiel's default) or ``"huber"``.
         greedy_sl_targets: store the Q-network's greedy action (not the explored one) in the
             reservoir memory, so exploration noise does not leak into the average policy.
@@ -159,6 +193,7 @@ class NFSPConfig(LearnerConfig):
     reservoir_capacity: int = 2_000_000
     batch_size: int = 512
     learn_every: int = 8
+    sl_every: int = 1
     min_buffer_to_learn: int = 1_000
     rl_learning_rate: float = 1e-3
     sl_learning_rate: float = 1e-3
@@ -169,6 +204,10 @@ class NFSPConfig(LearnerConfig):
     epsilon_decay_steps: int = 2_000_000
     discount: float = 1.0
     rl_loss: Literal["mse", "huber"] = "mse"
+    q_targets: Literal["one_step", "greedy_return", "monte_carlo"] = "one_step"
+    reward_scale: float | Literal["game"] = 1.0
+    rl_lr_decay_updates: int | None = None
+    sl_lr_decay_updates: int | None = None
     greedy_sl_targets: bool = True
     max_grad_norm: float | None = None
     device: str = "cpu"
@@ -187,6 +226,7 @@ class NFSPConfig(LearnerConfig):
                 "reservoir_capacity",
                 "batch_size",
                 "learn_every",
+                "sl_every",
                 "target_update_every",
                 "epsilon_decay_steps",
             ),
@@ -220,6 +260,7 @@ class NFSPConfig(LearnerConfig):
             )
         if self.rl_loss not in ("mse", "huber"):
             raise ValueError(f"NFSPConfig.rl_loss must be 'mse' or 'huber', got {self.rl_loss!r}")
+        _check_q_target_options(self)
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(
                 f"NFSPConfig.max_grad_norm must be positive or None, got {self.max_grad_norm!r}"
@@ -229,6 +270,36 @@ class NFSPConfig(LearnerConfig):
         out = dataclasses.asdict(self)
         out["hidden_sizes"] = list(self.hidden_sizes)
         return out
+
+
+def _check_q_target_options(cfg: NFSPConfig) -> None:
+    """Validate the Q-target options (``q_targets``, ``reward_scale``, the learning-rate
+    schedules) of an :class:`NFSPConfig`."""
+    if cfg.q_targets not in ("one_step", "greedy_return", "monte_carlo"):
+        raise ValueError(
+            "NFSPConfig.q_targets must be 'one_step', 'greedy_return' or 'monte_carlo', got "
+            f"{cfg.q_targets!r}"
+        )
+    scale = cfg.reward_scale
+    if scale != "game" and not (
+        isinstance(scale, (int, float, np.floating))
+        and not isinstance(scale, bool)
+        and np.isfinite(scale)
+        and scale > 0
+    ):
+        raise ValueError(
+            "NFSPConfig.reward_scale must be a positive finite number or 'game' (the game's "
+            f"largest absolute payoff), got {scale!r}"
+        )
+    for name in ("rl_lr_decay_updates", "sl_lr_decay_updates"):
+        value = getattr(cfg, name)
+        if value is not None and not (
+            isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
+        ):
+            raise ValueError(
+                f"NFSPConfig.{name} must be a positive integer (updates) or None (a "
+                f"constant learning rate), got {value!r}"
+            )
 
 
 class NFSPBehaviourPolicy(NetworkPolicy):
@@ -279,9 +350,10 @@ def _epsilon_greedy_probs(q: np.ndarray, mask: np.ndarray, epsilon: float) -> np
 
 class _StagedDecisions:
     """The own decisions one :meth:`NFSP._play` call stages, one row each (tensor, mask, the
-    action played, the greedy action, whether in best-response mode), linked per episode
-    (``next_index``: decision -> the next own decision of its episode, -1 for none; ``last``:
-    episode -> its last own decision), plus every episode's return."""
+    action played, the greedy action, whether in best-response mode, its episode), linked per
+    episode (``next_index``: decision -> the next own decision of its episode, -1 for none;
+    ``last``, used while staging: episode -> its last own decision so far), plus every
+    episode's return."""
 
     def __init__(self, episodes: int) -> None:
         self.s_rows: list[np.ndarray] = []
@@ -289,6 +361,7 @@ class _StagedDecisions:
         self.actions: list[int] = []
         self.greedy_actions: list[int] = []
         self.br_rows: list[bool] = []
+        self.episode_of: list[int] = []
         self.next_index: list[int] = []
         self.last = [-1] * episodes
         self.returns = [0.0] * episodes
@@ -315,6 +388,7 @@ class _StagedDecisions:
         self.actions.extend(chosen)
         self.greedy_actions.extend(greedy)
         self.br_rows.extend(br)
+        self.episode_of.extend(episodes)
 
     def batch(self, input_size: int, num_actions: int, env_steps: int) -> dict[str, Any]:
         """The staged rows as arrays (what :meth:`NFSP._play` returns)."""
@@ -325,8 +399,8 @@ class _StagedDecisions:
             "a": np.asarray(self.actions, dtype=np.int64),
             "greedy": np.asarray(self.greedy_actions, dtype=np.int64),
             "br": np.asarray(self.br_rows, dtype=bool),
+            "episode": np.asarray(self.episode_of, dtype=np.int64),
             "next": np.asarray(self.next_index, dtype=np.int64),
-            "last": np.asarray(self.last, dtype=np.int64),
             "returns": np.asarray(self.returns, dtype=np.float32),
             "env_steps": env_steps,
         }
@@ -379,6 +453,11 @@ class NFSP(NeuralLearner):
         self.reservoir = ReservoirBuffer(
             cfg.reservoir_capacity,
             {"s": ((d,), np.float32), "mask": ((a,), np.bool_), "a": ((), np.int64)},
+        )
+        self.reward_scale = (
+            float(np.abs(self.tree.terminal_utility).max())
+            if cfg.reward_scale == "game"
+            else float(cfg.reward_scale)
         )
         self.own_steps = 0  # own transitions so far (drives epsilon and the update schedule)
         self.rl_updates = 0
@@ -622,6 +701,8 @@ class NFSP(NeuralLearner):
             rows = np.flatnonzero(~br)
             probs = masked_softmax_np(avg_net(tensors[rows]), masks[rows])
             chosen[rows] = sample_cdf(np.cumsum(probs, axis=1), uniforms[rows])
+            if self.config.q_targets == "greedy_return":  # where the greedy chain breaks
+                greedy[rows] = _masked_argmax(q_net(tensors[rows]), masks[rows])
         return chosen.tolist(), greedy.tolist()
 
     def _store(self, rollout: dict[str, Any]) -> None:
@@ -630,12 +711,11 @@ class NFSP(NeuralLearner):
         n = len(a)
         if n == 0:
             return
-        s, masks, nxt = rollout["s"], rollout["mask"], rollout["next"]
+        s, masks = rollout["s"], rollout["mask"]
+        nxt = self._bootstrap_rows(rollout)
         done = nxt < 0
         r = np.zeros(n, dtype=np.float32)
-        last = rollout["last"]
-        has_last = last >= 0
-        r[last[has_last]] = rollout["returns"][has_last]
+        r[done] = rollout["returns"][rollout["episode"][done]] / self.reward_scale
         s2 = np.zeros_like(s)
         mask2 = np.ones_like(masks)
         s2[~done] = s[nxt[~done]]
@@ -646,6 +726,39 @@ class NFSP(NeuralLearner):
             targets = rollout["greedy"] if self.config.greedy_sl_targets else a
             self.reservoir.add({"s": s[br], "mask": masks[br], "a": targets[br]}, self.rng)
         self.own_steps += n
+
+    def _bootstrap_rows(self, rollout: dict[str, Any]) -> np.ndarray:
+        """Per staged decision, the later own decision its Q-target bootstraps from (-1: the
+        target is the episode's return), as ``config.q_targets`` says."""
+        nxt = rollout["next"]
+        mode = self.config.q_targets
+        if mode == "one_step":
+            return nxt
+        if mode == "monte_carlo":
+            return np.full_like(nxt, -1)
+        # greedy_return: skip later decisions that played the greedy action. A decision's
+        # successor comes later in the staging order, so one backward pass resolves the chains.
+        greedy_played = (rollout["a"] == rollout["greedy"]).tolist()
+        links = nxt.tolist()
+        out = [-1] * len(links)
+        for i in range(len(links) - 1, -1, -1):
+            j = links[i]
+            if j >= 0:
+                out[i] = out[j] if greedy_played[j] else j
+        return np.asarray(out, dtype=np.int64)
+
+    def _learning_rates(self) -> None:
+        """Apply the learning-rate schedules (``*_lr_decay_updates``) before an update."""
+        cfg = self.config
+        schedules = (
+            (cfg.rl_learning_rate, cfg.rl_lr_decay_updates, self.rl_updates),
+            (cfg.sl_learning_rate, cfg.sl_lr_decay_updates, self.sl_updates),
+        )
+        for group, (rate, horizon, done) in zip(
+            self.optimizer.param_groups, schedules, strict=True
+        ):
+            if horizon is not None:
+                group["lr"] = rate * float(np.sqrt(horizon / max(horizon, done)))
 
     def _learn(self, new_transitions: int) -> dict[str, float]:
         """``new_transitions / learn_every`` joint updates (fractions carry over)."""
@@ -680,6 +793,7 @@ class NFSP(NeuralLearner):
         else:
             sample = self.replay.sample_recent(cfg.batch_size, self.replay_window, self.rng)
         b = self._batch(sample)
+        self._learning_rates()
         q = self.q_net(b["s"]).gather(1, b["a"].unsqueeze(1)).squeeze(1)
         with torch.no_grad():
             q2 = self.target_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf).amax(dim=1)
@@ -690,7 +804,7 @@ class NFSP(NeuralLearner):
         rl = check_loss(rl_loss, learner=self.name, iteration=self.iterations, what="Q-network")
         loss = rl_loss
         sl: float | None = None
-        if len(self.reservoir) > 0:
+        if len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0:
             sb = self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
             logits = self.avg_net(sb["s"]).masked_fill(~sb["mask"], -1e9)
             sl_loss = F.cross_entropy(logits, sb["a"])
