@@ -170,7 +170,8 @@ class NFSPConfig(LearnerConfig):
         reward_scale: the Q-network learns rewards divided by this (its outputs are values in
             these units); greedy actions do not change, but the targets' size relative to
             Adam's step sizes does. ``"game"``: the game's largest absolute payoff (13 chips in
-            Leduc, 2 in Kuhn; read once from the compiled game tree at setup).
+            Leduc, 2 in Kuhn; read once from the compiled game tree at setup, so only for games
+            small enough to compile).
         rl_lr_decay_updates: ``None`` (default): a constant Q-network learning rate. ``T``: the
             rate is ``rl_learning_rate * sqrt(T / max(T, updates))``, falling like
             ``1/sqrt(updates)`` after ``T`` updates (with a growing replay window, the
@@ -736,16 +737,13 @@ class NFSP(NeuralLearner):
             return nxt
         if mode == "monte_carlo":
             return np.full_like(nxt, -1)
-        # greedy_return: skip later decisions that played the greedy action. A decision's
-        # successor comes later in the staging order, so one backward pass resolves the chains.
-        greedy_played = (rollout["a"] == rollout["greedy"]).tolist()
-        links = nxt.tolist()
-        out = [-1] * len(links)
-        for i in range(len(links) - 1, -1, -1):
-            j = links[i]
-            if j >= 0:
-                out[i] = out[j] if greedy_played[j] else j
-        return np.asarray(out, dtype=np.int64)
+        # greedy_return: skip later decisions that played the greedy action, following every
+        # chain one link per pass (as many passes as an episode has own decisions at most).
+        greedy_played = rollout["a"] == rollout["greedy"]
+        out = nxt.copy()
+        while (follow := (out >= 0) & greedy_played[np.maximum(out, 0)]).any():
+            out[follow] = nxt[out[follow]]
+        return out
 
     def _learning_rates(self) -> None:
         """Apply the learning-rate schedules (``*_lr_decay_updates``) before an update."""
