@@ -91,6 +91,29 @@ def test_alpha_and_the_learning_rate_anneal_together_as_one_over_the_square_root
     assert learner.model.policy.magnet is None  # magnet_every=0: the uniform magnet throughout
 
 
+def test_the_ema_magnet_moves_by_its_rate_toward_the_network_and_can_be_the_output():
+    config = {"steps_per_iteration": 64, "n_envs": 4, "magnet_ema": 0.25, "output": "magnet"}
+    learner = make_learner("mmd_ppo", "kuhn_poker", 0, config, seed=0)
+    policy = learner.model.policy
+    for key, value in policy.magnet.state_dict().items():  # starts at the initial network
+        torch.testing.assert_close(value, policy.state_dict()[key])
+    learner.step(TabularPolicy.uniform("kuhn_poker"))
+    before = {k: v.clone() for k, v in policy.magnet.state_dict().items()}
+    trained = {k: v.clone() for k, v in policy.state_dict().items()}
+    assert any(not torch.equal(before[k], trained[k]) for k in before)
+    learner.step(TabularPolicy.uniform("kuhn_poker"))  # first follows, then trains
+    for key, value in policy.magnet.state_dict().items():
+        torch.testing.assert_close(value, 0.75 * before[key] + 0.25 * trained[key])
+    magnet = TabularPolicy.from_policy("kuhn_poker", learner.average_policy()).probs
+    network = TabularPolicy.from_policy("kuhn_poker", learner.network_policy()).probs
+    probe = learner._policy(0.0, policy.magnet)
+    np.testing.assert_allclose(magnet, TabularPolicy.from_policy("kuhn_poker", probe).probs)
+    assert np.abs(magnet - network).max() > 1e-4
+    # self-play still plays the network, not the magnet
+    snapshot = TabularPolicy.from_policy("kuhn_poker", learner._snapshots[-1]).probs
+    assert np.abs(snapshot - magnet).max() > 1e-4
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="alpha"):
         MMDPPOConfig(alpha=-1.0)
@@ -98,4 +121,12 @@ def test_config_validation():
         MMDPPOConfig(magnet_every=-2)
     with pytest.raises(ValueError, match="masked"):
         MMDPPOConfig(masked=False)
+    with pytest.raises(ValueError, match="magnet_ema"):
+        MMDPPOConfig(magnet_ema=1.5)
+    with pytest.raises(ValueError, match="set one of them"):
+        MMDPPOConfig(magnet_ema=0.1, magnet_every=5)
+    with pytest.raises(ValueError, match="needs a moving magnet"):
+        MMDPPOConfig(output="magnet")
+    with pytest.raises(ValueError, match="output"):
+        MMDPPOConfig(output="average", magnet_ema=0.1)  # type: ignore[arg-type]
     assert MMDPPOConfig().mode == "self_play"

@@ -53,14 +53,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.utils import ConstantSchedule
+from stable_baselines3.common.utils import ConstantSchedule, polyak_update
 
 from nashzoo.agents._torch_utils import check_counts
 from nashzoo.agents.base import LearnerConfig
@@ -147,6 +147,16 @@ class MMDPPO(MaskablePPO):
         """Make a frozen copy of the current policy the magnet."""
         self.policy.set_magnet(clone_sb3_policy(self.policy))  # type: ignore[operator]
 
+    def follow_magnet(self, rate: float) -> None:
+        """Move the magnet's parameters toward the current policy's by ``rate``
+        (``magnet <- (1 - rate) * magnet + rate * policy``, an exponential moving average in
+        parameter space); with no magnet yet, make a copy of the current policy the magnet."""
+        magnet = self.policy.magnet  # type: ignore[union-attr]
+        if magnet is None:
+            self.refresh_magnet()
+            return
+        polyak_update(self.policy.parameters(), magnet.parameters(), rate)
+
 
 @dataclasses.dataclass(frozen=True)
 class MMDPPOConfig(PPOConfig):
@@ -166,6 +176,15 @@ class MMDPPOConfig(PPOConfig):
             (the paper's moving magnet, taken as whole steps); 0 (default) keeps the uniform
             magnet, which with an annealed ``alpha`` is the paper's annealing-temperature
             variant (without annealing it converges to a QRE, not a Nash equilibrium).
+        magnet_ema: the magnet follows an exponential moving average of the policy's
+            parameters, moving this fraction of the way toward the current network before every
+            learner step (EMAgnet, Maidment et al. 2026, arXiv:2606.23995; the parameter-space
+            form of the paper's moving magnet); it starts as a copy of the initial network.
+            0 (default) turns it off; it excludes ``magnet_every``.
+        output: which policy :meth:`~MMDPPOLearner.average_policy` returns: ``"last_iterate"``
+            (default; the network being trained, what MMD prescribes) or ``"magnet"`` (the
+            moving magnet, an average of recent iterates; needs ``magnet_ema`` or
+            ``magnet_every``).
         ent_coef: weight of the entropy bonus (the pull toward uniform; 0.0).
         steps_per_iteration, n_envs, batch_size: 2048 decisions per learner step from 64 copies
             of the env side by side (one forward pass per 64 decisions: 3-4x the decisions per
@@ -209,6 +228,8 @@ class MMDPPOConfig(PPOConfig):
     alpha: float = 1.0
     alpha_decay: int = 10
     magnet_every: int = 0
+    magnet_ema: float = 0.0
+    output: Literal["last_iterate", "magnet"] = "last_iterate"
     steps_per_iteration: int = 2048
     n_envs: int = 64
     batch_size: int = 256
@@ -230,6 +251,25 @@ class MMDPPOConfig(PPOConfig):
                 "actions (leave masked at its default)"
             )
         check_counts(self, ("alpha_decay", "magnet_every"), minimum=0, note=" (0 turns it off)")
+        if not (isinstance(self.magnet_ema, (int, float)) and 0.0 <= self.magnet_ema <= 1.0):
+            raise ValueError(
+                f"MMDPPOConfig.magnet_ema must be a number in [0, 1] (0 turns it off), got "
+                f"{self.magnet_ema!r}"
+            )
+        if self.magnet_ema and self.magnet_every:
+            raise ValueError(
+                "MMDPPOConfig.magnet_ema and magnet_every are two ways to move the magnet; set "
+                f"one of them (got magnet_ema={self.magnet_ema}, magnet_every={self.magnet_every})"
+            )
+        if self.output not in ("last_iterate", "magnet"):
+            raise ValueError(
+                f"MMDPPOConfig.output must be 'last_iterate' or 'magnet', got {self.output!r}"
+            )
+        if self.output == "magnet" and not (self.magnet_ema or self.magnet_every):
+            raise ValueError(
+                "MMDPPOConfig.output='magnet' needs a moving magnet (set magnet_ema, e.g. 0.02, "
+                "or magnet_every); the uniform magnet is no output"
+            )
 
 
 @register
@@ -245,9 +285,22 @@ class MMDPPOLearner(PPOLearner):
 
     def _make_model(self) -> BaseAlgorithm:
         cfg = self.config
-        return MMDPPO(
+        model = MMDPPO(
             self._training_env(), alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs()
         )
+        if cfg.magnet_ema:
+            model.refresh_magnet()  # the average starts at the initial network
+        return model
+
+    def average_policy(self) -> Policy:
+        """The output policy: the last iterate (default) or, with ``output="magnet"``, the
+        magnet (a frozen copy)."""
+        if self.config.output == "last_iterate":
+            return self.network_policy()
+        if "magnet" not in self._cache:
+            magnet = self.model.policy.magnet  # type: ignore[union-attr]
+            self._cache["magnet"] = self._policy(0.0, magnet) if magnet else self.network_policy()
+        return self._cache["magnet"]
 
     def _self_play_opponents(self) -> list[Policy]:
         # The opponent is frozen for a whole learner step: materialise it once over every
@@ -266,6 +319,8 @@ class MMDPPOLearner(PPOLearner):
         model: MMDPPO = self.model  # type: ignore[assignment]
         if cfg.magnet_every and self.iterations % cfg.magnet_every == 0 and self.iterations:
             model.refresh_magnet()
+        if cfg.magnet_ema and self.iterations:
+            model.follow_magnet(cfg.magnet_ema)
         alpha = self._alpha()
         model.set_temperatures(alpha, cfg.ent_coef)
         if cfg.alpha:

@@ -359,9 +359,10 @@ class _SB3Learner(Learner):
         return np.array([[e.moves, e.episodes, e.return_sum] for e in self.envs]).sum(axis=0)
 
     # --- policies ---------------------------------------------------------------------------------
-    def _policy(self, epsilon: float = 0.0) -> SB3Policy:
+    def _policy(self, epsilon: float = 0.0, network: nn.Module | None = None) -> SB3Policy:
+        """A frozen copy of ``network`` (default: the network being trained) as a Policy."""
         return SB3Policy(
-            self.model.policy,
+            self.model.policy if network is None else network,
             self._kind(),
             game_id=self.game.id,
             input_size=self.input_size,
@@ -376,11 +377,17 @@ class _SB3Learner(Learner):
             self._cache["current"] = self._policy(self._behaviour_epsilon())
         return self._cache["current"]
 
+    def network_policy(self) -> SB3Policy:
+        """The network being trained, acting greedily for DQN (a frozen copy): what self-play
+        snapshots are taken of."""
+        if "network" not in self._cache:
+            self._cache["network"] = self._policy(0.0)
+        return self._cache["network"]
+
     def average_policy(self) -> SB3Policy:
-        """The learner's output policy (a frozen copy; RL keeps no average)."""
-        if "average" not in self._cache:
-            self._cache["average"] = self._policy(0.0)
-        return self._cache["average"]
+        """The learner's output policy (a frozen copy; RL keeps no average, so this is
+        :meth:`network_policy`)."""
+        return self.network_policy()
 
     def _behaviour_epsilon(self) -> float:
         return 0.0
@@ -390,7 +397,7 @@ class _SB3Learner(Learner):
         cfg: Any = self.config
         if cfg.mode == "self_play":
             if self.iterations % cfg.snapshot_every == 0:
-                self._snapshots.append(self.average_policy())
+                self._snapshots.append(self.network_policy())
                 del self._snapshots[: -cfg.snapshot_pool]
             pool = self._self_play_opponents()
         else:
