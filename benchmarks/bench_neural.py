@@ -46,12 +46,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 from _common import version, write_section
 
-from nashzoo.train import StopOnExploitability, Trainer
+from nashzoo.agents import TabularPolicy
+from nashzoo.eval import exploitability
+from nashzoo.train import Callback, StopOnExploitability, Trainer
 
 SECTION = "## Neural learners"
 
@@ -89,8 +92,10 @@ def run_nashzoo(
     stop_at: float | None,
     config: dict | None = None,
     seed: int = 0,
+    extra_callbacks: list | None = None,
 ) -> Curve:
-    callbacks = [StopOnExploitability(stop_at, metric)] if stop_at else None
+    callbacks = [StopOnExploitability(stop_at, metric)] if stop_at else []
+    callbacks += extra_callbacks or []
     trainer = Trainer(
         game,
         name,
@@ -100,7 +105,7 @@ def run_nashzoo(
         eval_seconds=eval_seconds,
         evaluate_seats=False,
         progress=False,
-        callbacks=callbacks,
+        callbacks=callbacks or None,
     )
     result = trainer.run(seconds=budget)
     curve = Curve(f"nashzoo {name}", metric, budget=budget)
@@ -314,12 +319,27 @@ def level_held(points: list[list[float]], since: float) -> float | None:
     return max(later) if later else None
 
 
+class NetworkExploitability(Callback):
+    """At every evaluation, also the exploitability of the joint policy of the networks being
+    trained (``network_policy()``), for learners whose output is another policy (``mmd_ppo``
+    with ``output="magnet"``): ``points`` as ``[iteration, train_seconds, exploitability]``."""
+
+    def __init__(self) -> None:
+        self.points: list[list[float]] = []
+
+    def on_eval(self, trainer: Trainer, record: Any) -> None:
+        joint = TabularPolicy.joint(trainer.game, [lr.network_policy() for lr in trainer.learners])
+        value = exploitability(trainer.game, joint)
+        self.points.append([record.iteration, record.train_seconds, value])
+
+
 def run_levels(args: argparse.Namespace) -> None:
     """Train one learner on one game for each seed and append its curves to ``args.out``."""
     config = json.loads(args.config) if args.config else None
     label = args.label or args.learner
     runs = json.loads(args.out.read_text()) if args.out.exists() else []
     for seed in args.seeds:
+        network = NetworkExploitability() if args.network_too else None
         curve = run_nashzoo(
             args.game,
             args.learner,
@@ -329,6 +349,7 @@ def run_levels(args: argparse.Namespace) -> None:
             None,
             config,
             seed,
+            [network] if network else None,
         )
         runs.append(
             {
@@ -341,6 +362,7 @@ def run_levels(args: argparse.Namespace) -> None:
                 "points": curve.points,
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "load": os.getloadavg()[0],
+                **({"network_points": network.points} if network else {}),
             }
         )
         args.out.write_text(json.dumps(runs, indent=1))
@@ -428,6 +450,12 @@ def levels_main(argv: list[str]) -> None:
     run.add_argument("--config", help="learner config as JSON (both seats)")
     run.add_argument("--label", help="row label (default: the learner name)")
     run.add_argument("--out", type=Path, required=True, help="JSON file the curves go to")
+    run.add_argument(
+        "--network-too",
+        action="store_true",
+        help="also record the exploitability of the networks being trained (network_points), "
+        "for a learner whose output is another policy (mmd_ppo with output='magnet')",
+    )
     report = sub.add_parser("levels-report", help="table of levels held from JSON files")
     report.add_argument("files", type=Path, nargs="+")
     report.add_argument("--markdown", type=Path)

@@ -91,27 +91,56 @@ def test_alpha_and_the_learning_rate_anneal_together_as_one_over_the_square_root
     assert learner.model.policy.magnet is None  # magnet_every=0: the uniform magnet throughout
 
 
-def test_the_ema_magnet_moves_by_its_rate_toward_the_network_and_can_be_the_output():
-    config = {"steps_per_iteration": 64, "n_envs": 4, "magnet_ema": 0.25, "output": "magnet"}
+def test_the_ema_network_moves_by_its_rate_and_serves_as_magnet_and_output(tmp_path):
+    config = {
+        "steps_per_iteration": 64,
+        "n_envs": 4,
+        "ema_rate": 0.25,
+        "magnet": "ema",
+        "output": "ema",
+    }
     learner = make_learner("mmd_ppo", "kuhn_poker", 0, config, seed=0)
     policy = learner.model.policy
-    for key, value in policy.magnet.state_dict().items():  # starts at the initial network
+    assert policy.magnet is learner.ema  # the magnet is the moving average itself
+    for key, value in learner.ema.state_dict().items():  # which starts at the initial network
         torch.testing.assert_close(value, policy.state_dict()[key])
+    before = {k: v.clone() for k, v in learner.ema.state_dict().items()}
     learner.step(TabularPolicy.uniform("kuhn_poker"))
-    before = {k: v.clone() for k, v in policy.magnet.state_dict().items()}
-    trained = {k: v.clone() for k, v in policy.state_dict().items()}
+    trained = policy.state_dict()
     assert any(not torch.equal(before[k], trained[k]) for k in before)
-    learner.step(TabularPolicy.uniform("kuhn_poker"))  # first follows, then trains
-    for key, value in policy.magnet.state_dict().items():
+    for key, value in learner.ema.state_dict().items():
         torch.testing.assert_close(value, 0.75 * before[key] + 0.25 * trained[key])
-    magnet = TabularPolicy.from_policy("kuhn_poker", learner.average_policy()).probs
+    output = TabularPolicy.from_policy("kuhn_poker", learner.average_policy()).probs
+    ema = TabularPolicy.from_policy("kuhn_poker", learner._policy(0.0, learner.ema)).probs
     network = TabularPolicy.from_policy("kuhn_poker", learner.network_policy()).probs
-    probe = learner._policy(0.0, policy.magnet)
-    np.testing.assert_allclose(magnet, TabularPolicy.from_policy("kuhn_poker", probe).probs)
-    assert np.abs(magnet - network).max() > 1e-4
-    # self-play still plays the network, not the magnet
+    np.testing.assert_allclose(output, ema)
+    assert np.abs(output - network).max() > 1e-4
+    learner.step(TabularPolicy.uniform("kuhn_poker"))
+    # self-play plays the network (the snapshot taken at the start of the second step)
     snapshot = TabularPolicy.from_policy("kuhn_poker", learner._snapshots[-1]).probs
-    assert np.abs(snapshot - magnet).max() > 1e-4
+    np.testing.assert_allclose(snapshot, network)
+    learner.save(tmp_path / "ema.npz")
+    restored = load_learner(tmp_path / "ema.npz")
+    assert restored.model.policy.magnet is restored.ema
+    for key, value in learner.ema.state_dict().items():
+        torch.testing.assert_close(restored.ema.state_dict()[key], value)
+
+
+def test_an_ema_output_leaves_training_as_it_was():
+    def run(extra):
+        config = {"steps_per_iteration": 64, "n_envs": 4, **extra}
+        learner = make_learner("mmd_ppo", "kuhn_poker", 0, config, seed=5)
+        for _ in range(2):
+            learner.step(TabularPolicy.uniform("kuhn_poker"))
+        return learner
+
+    plain, smoothed = run({}), run({"ema_rate": 0.1, "output": "ema"})
+    for key, value in plain.model.policy.state_dict().items():
+        torch.testing.assert_close(smoothed.model.policy.state_dict()[key], value)
+    assert smoothed.model.policy.magnet is None  # the uniform magnet
+    a = TabularPolicy.from_policy("kuhn_poker", plain.average_policy()).probs
+    b = TabularPolicy.from_policy("kuhn_poker", smoothed.average_policy()).probs
+    assert np.abs(a - b).max() > 1e-4
 
 
 def test_config_validation():
@@ -121,12 +150,14 @@ def test_config_validation():
         MMDPPOConfig(magnet_every=-2)
     with pytest.raises(ValueError, match="masked"):
         MMDPPOConfig(masked=False)
-    with pytest.raises(ValueError, match="magnet_ema"):
-        MMDPPOConfig(magnet_ema=1.5)
+    with pytest.raises(ValueError, match="ema_rate"):
+        MMDPPOConfig(ema_rate=1.5)
+    with pytest.raises(ValueError, match="needs the moving average"):
+        MMDPPOConfig(output="ema")
+    with pytest.raises(ValueError, match="needs the moving average"):
+        MMDPPOConfig(magnet="ema")
     with pytest.raises(ValueError, match="set one of them"):
-        MMDPPOConfig(magnet_ema=0.1, magnet_every=5)
-    with pytest.raises(ValueError, match="needs a moving magnet"):
-        MMDPPOConfig(output="magnet")
-    with pytest.raises(ValueError, match="output"):
-        MMDPPOConfig(output="average", magnet_ema=0.1)  # type: ignore[arg-type]
+        MMDPPOConfig(ema_rate=0.1, magnet="ema", magnet_every=5)
+    with pytest.raises(ValueError, match="output must be one of"):
+        MMDPPOConfig(output="average", ema_rate=0.1)  # type: ignore[arg-type]
     assert MMDPPOConfig().mode == "self_play"

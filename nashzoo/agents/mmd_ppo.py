@@ -63,7 +63,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
 
 from nashzoo.agents._torch_utils import check_counts
-from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.base import CheckpointError, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.agents.sb3_baseline import Mode, PPOConfig, PPOLearner, clone_sb3_policy
@@ -147,16 +147,6 @@ class MMDPPO(MaskablePPO):
         """Make a frozen copy of the current policy the magnet."""
         self.policy.set_magnet(clone_sb3_policy(self.policy))  # type: ignore[operator]
 
-    def follow_magnet(self, rate: float) -> None:
-        """Move the magnet's parameters toward the current policy's by ``rate``
-        (``magnet <- (1 - rate) * magnet + rate * policy``, an exponential moving average in
-        parameter space); with no magnet yet, make a copy of the current policy the magnet."""
-        magnet = self.policy.magnet  # type: ignore[union-attr]
-        if magnet is None:
-            self.refresh_magnet()
-            return
-        polyak_update(self.policy.parameters(), magnet.parameters(), rate)
-
 
 @dataclasses.dataclass(frozen=True)
 class MMDPPOConfig(PPOConfig):
@@ -176,15 +166,19 @@ class MMDPPOConfig(PPOConfig):
             (the paper's moving magnet, taken as whole steps); 0 (default) keeps the uniform
             magnet, which with an annealed ``alpha`` is the paper's annealing-temperature
             variant (without annealing it converges to a QRE, not a Nash equilibrium).
-        magnet_ema: the magnet follows an exponential moving average of the policy's
-            parameters, moving this fraction of the way toward the current network before every
-            learner step (EMAgnet, Maidment et al. 2026, arXiv:2606.23995; the parameter-space
-            form of the paper's moving magnet); it starts as a copy of the initial network.
-            0 (default) turns it off; it excludes ``magnet_every``.
-        output: which policy :meth:`~MMDPPOLearner.average_policy` returns: ``"last_iterate"``
-            (default; the network being trained, what MMD prescribes) or ``"magnet"`` (the
-            moving magnet, an average of recent iterates; needs ``magnet_ema`` or
-            ``magnet_every``).
+        ema_rate: keep an exponential moving average of the network's parameters (the *EMA
+            network*), moved this fraction of the way toward the network after every learner
+            step, starting from the initial network; 0 (default) keeps none. It serves as the
+            magnet (``magnet="ema"``), as the output (``output="ema"``), or both.
+        magnet: ``"uniform"`` (default; with ``magnet_every`` > 0, refreshed copies of the
+            network instead) or ``"ema"``: the EMA network, EMAgnet's adaptive magnet (Maidment
+            et al. 2026, arXiv:2606.23995; the parameter-space form of the paper's moving
+            magnet). Needs ``ema_rate``; excludes ``magnet_every``.
+        output: which policy :meth:`~MMDPPOLearner.average_policy` returns (what is evaluated):
+            ``"last_iterate"`` (default; the network being trained, what MMD prescribes) or
+            ``"ema"``: the EMA network, an average of recent iterates that smooths the
+            sampling noise of the last one (EMAgnet reports its magnet less exploitable than
+            its last iterate). Needs ``ema_rate``.
         ent_coef: weight of the entropy bonus (the pull toward uniform; 0.0).
         steps_per_iteration, n_envs, batch_size: 2048 decisions per learner step from 64 copies
             of the env side by side (one forward pass per 64 decisions: 3-4x the decisions per
@@ -228,8 +222,9 @@ class MMDPPOConfig(PPOConfig):
     alpha: float = 1.0
     alpha_decay: int = 10
     magnet_every: int = 0
-    magnet_ema: float = 0.0
-    output: Literal["last_iterate", "magnet"] = "last_iterate"
+    ema_rate: float = 0.0
+    magnet: Literal["uniform", "ema"] = "uniform"
+    output: Literal["last_iterate", "ema"] = "last_iterate"
     steps_per_iteration: int = 2048
     n_envs: int = 64
     batch_size: int = 256
@@ -251,24 +246,24 @@ class MMDPPOConfig(PPOConfig):
                 "actions (leave masked at its default)"
             )
         check_counts(self, ("alpha_decay", "magnet_every"), minimum=0, note=" (0 turns it off)")
-        if not (isinstance(self.magnet_ema, (int, float)) and 0.0 <= self.magnet_ema <= 1.0):
+        if not (isinstance(self.ema_rate, (int, float)) and 0.0 <= self.ema_rate <= 1.0):
             raise ValueError(
-                f"MMDPPOConfig.magnet_ema must be a number in [0, 1] (0 turns it off), got "
-                f"{self.magnet_ema!r}"
+                f"MMDPPOConfig.ema_rate must be a number in [0, 1] (0 keeps no moving average), "
+                f"got {self.ema_rate!r}"
             )
-        if self.magnet_ema and self.magnet_every:
+        for field, allowed in (("magnet", ("uniform", "ema")), ("output", ("last_iterate", "ema"))):
+            value = getattr(self, field)
+            if value not in allowed:
+                raise ValueError(f"MMDPPOConfig.{field} must be one of {allowed}, got {value!r}")
+            if value == "ema" and not self.ema_rate:
+                raise ValueError(
+                    f"MMDPPOConfig.{field}='ema' needs the moving average: set ema_rate (e.g. "
+                    "0.01, the fraction it moves toward the network per learner step)"
+                )
+        if self.magnet == "ema" and self.magnet_every:
             raise ValueError(
-                "MMDPPOConfig.magnet_ema and magnet_every are two ways to move the magnet; set "
-                f"one of them (got magnet_ema={self.magnet_ema}, magnet_every={self.magnet_every})"
-            )
-        if self.output not in ("last_iterate", "magnet"):
-            raise ValueError(
-                f"MMDPPOConfig.output must be 'last_iterate' or 'magnet', got {self.output!r}"
-            )
-        if self.output == "magnet" and not (self.magnet_ema or self.magnet_every):
-            raise ValueError(
-                "MMDPPOConfig.output='magnet' needs a moving magnet (set magnet_ema, e.g. 0.02, "
-                "or magnet_every); the uniform magnet is no output"
+                "MMDPPOConfig: magnet='ema' and magnet_every are two ways to move the magnet; "
+                f"set one of them (got magnet_every={self.magnet_every})"
             )
 
 
@@ -288,19 +283,31 @@ class MMDPPOLearner(PPOLearner):
         model = MMDPPO(
             self._training_env(), alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs()
         )
-        if cfg.magnet_ema:
-            model.refresh_magnet()  # the average starts at the initial network
+        # The EMA network starts as a copy of the initial one; as the magnet it is the same
+        # module, so that moving the average moves the magnet.
+        self.ema = clone_sb3_policy(model.policy) if cfg.ema_rate else None
+        if cfg.magnet == "ema":
+            model.policy.set_magnet(self.ema)
         return model
 
+    def _after_learn(self) -> None:
+        if self.ema is not None:
+            polyak_update(
+                self.model.policy.parameters(), self.ema.parameters(), self.config.ema_rate
+            )
+
+    def ema_policy(self) -> Policy:
+        """The EMA network as a Policy (a frozen copy); needs ``ema_rate``."""
+        if self.ema is None:
+            raise ValueError("this mmd_ppo learner keeps no moving average: set ema_rate")
+        if "ema" not in self._cache:
+            self._cache["ema"] = self._policy(0.0, self.ema)
+        return self._cache["ema"]
+
     def average_policy(self) -> Policy:
-        """The output policy: the last iterate (default) or, with ``output="magnet"``, the
-        magnet (a frozen copy)."""
-        if self.config.output == "last_iterate":
-            return self.network_policy()
-        if "magnet" not in self._cache:
-            magnet = self.model.policy.magnet  # type: ignore[union-attr]
-            self._cache["magnet"] = self._policy(0.0, magnet) if magnet else self.network_policy()
-        return self._cache["magnet"]
+        """The output policy: the last iterate (default) or, with ``output="ema"``, the EMA
+        network (a frozen copy)."""
+        return self.network_policy() if self.config.output == "last_iterate" else self.ema_policy()
 
     def _self_play_opponents(self) -> list[Policy]:
         # The opponent is frozen for a whole learner step: materialise it once over every
@@ -319,20 +326,28 @@ class MMDPPOLearner(PPOLearner):
         model: MMDPPO = self.model  # type: ignore[assignment]
         if cfg.magnet_every and self.iterations % cfg.magnet_every == 0 and self.iterations:
             model.refresh_magnet()
-        if cfg.magnet_ema and self.iterations:
-            model.follow_magnet(cfg.magnet_ema)
         alpha = self._alpha()
         model.set_temperatures(alpha, cfg.ent_coef)
         if cfg.alpha:
             model.lr_schedule = ConstantSchedule(cfg.learning_rate * alpha / cfg.alpha)
 
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        magnet = self.model.policy.magnet  # type: ignore[union-attr]
-        state = None if magnet is None else {k: v.cpu() for k, v in magnet.state_dict().items()}
-        return {"magnet": state}, {}
+        def weights(net: Any) -> dict[str, Any] | None:
+            return None if net is None else {k: v.cpu() for k, v in net.state_dict().items()}
+
+        return {"magnet": weights(self.model.policy.magnet), "ema": weights(self.ema)}, {}  # type: ignore[union-attr]
 
     def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         model: MMDPPO = self.model  # type: ignore[assignment]
+        if self.ema is not None:
+            if torch_state.get("ema") is None:
+                raise CheckpointError(
+                    "this mmd_ppo checkpoint holds no moving average, but its config sets "
+                    "ema_rate; it was not written by this learner"
+                )
+            self.ema.load_state_dict(torch_state["ema"])
+        if self.config.magnet == "ema":
+            return  # the magnet is the EMA network, loaded above
         if torch_state.get("magnet") is None:
             model.policy.set_magnet(None)  # type: ignore[operator]
             return

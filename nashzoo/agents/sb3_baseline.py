@@ -300,6 +300,10 @@ class _SB3Learner(Learner):
     def _before_learn(self) -> None:
         """Per-chunk adjustments (DQN: this chunk's epsilon)."""
 
+    def _after_learn(self) -> None:
+        """Per-chunk bookkeeping once the chunk's updates are done (``mmd_ppo``: its moving
+        average of the network)."""
+
     def _self_play_opponents(self) -> list[Policy]:
         """The pool self-play draws its opponents from (the frozen snapshots)."""
         return list(self._snapshots)
@@ -418,6 +422,7 @@ class _SB3Learner(Learner):
                 raise
         self._cache.clear()
         self._check_finite()
+        self._after_learn()
         moves, episodes, returns = self._env_totals() - before
         return {
             "env_steps": int(moves),
