@@ -89,6 +89,12 @@ def test_alpha_and_the_learning_rate_anneal_together_as_one_over_the_square_root
         assert learner.model.policy.alpha == pytest.approx(2.0 * scale)
         assert learner.model.lr_schedule(1.0) == pytest.approx(lr * scale)
     assert learner.model.policy.magnet is None  # magnet_every=0: the uniform magnet throughout
+    slower = make_learner("mmd_ppo", "kuhn_poker", 0, {**config, "lr_power": 0.5}, seed=0)
+    for t in range(2):
+        slower.step(TabularPolicy.uniform("kuhn_poker"))
+        scale = np.sqrt(3 / (3 + t))
+        assert slower.model.policy.alpha == pytest.approx(2.0 * scale)
+        assert slower.model.lr_schedule(1.0) == pytest.approx(lr * scale**0.5)
 
 
 def test_the_ema_network_moves_by_its_rate_and_serves_as_magnet_and_output(tmp_path):
@@ -150,6 +156,8 @@ def test_config_validation():
         MMDPPOConfig(magnet_every=-2)
     with pytest.raises(ValueError, match="masked"):
         MMDPPOConfig(masked=False)
+    with pytest.raises(ValueError, match="lr_power"):
+        MMDPPOConfig(lr_power=-1.0)
     with pytest.raises(ValueError, match="ema_rate"):
         MMDPPOConfig(ema_rate=1.5)
     with pytest.raises(ValueError, match="needs the moving average"):

@@ -38,15 +38,28 @@ i.e. simultaneous updates of both players against the current policy, as MMD pre
 rollout of a learner step is ``n_envs = 64`` copies of ``ppo``'s single-agent view played side
 by side, 32 decisions each, so one forward pass of the network serves 64 decisions.
 
-Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s of training in
-the Trainer on the shared 2-core machine, last iterate): Kuhn 0.061 [0.055-0.074] at 600 s
-(goal 0.05; plain ``ppo`` 0.31-0.33), Leduc with ``alpha=2.0`` 0.53 [0.45-0.80] (goal 0.25; uniform
-play 2.37), on a plateau from about two minutes on. The schedule and the screening figures
-behind the defaults are in :class:`MMDPPOConfig`.
+A moving average of the network (``ema_rate``): an exponential moving average of its
+parameters, the *EMA network*, can serve as the magnet (``magnet="ema"``: EMAgnet, Maidment, T.,
+Lanier, J. B. et al. 2026, *EMAgnet: Parameter-Space EMA Regularization for Policy Gradient
+Self-Play in Large Games*, arXiv:2606.23995) and as the output (``output="ema"``): it averages
+away the sampling noise that keeps the last iterate hovering.
 
-Which policy is evaluated: the **last iterate**. MMD is a last-iterate method (the paper's
-results are all about the current policy; no average is kept or needed), so
-:meth:`average_policy` returns the current network, as for ``ppo``.
+Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s of training in
+the Trainer on the shared 2-core machine): Kuhn with the defaults (last iterate) 0.061
+[0.055-0.074] at 600 s; with ``ema_rate=0.02, magnet="ema", output="ema"`` 0.022 [0.007-0.048]
+(goal 0.05; the networks it averages 0.05-0.07; plain ``ppo`` 0.31-0.33). Leduc with
+``alpha=2.0`` 0.53 [0.45-0.80] (last iterate, 3 seeds); the best setting found,
+``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"``, holds 0.26-0.31 from five minutes
+on (one seed; goal 0.25; uniform play 2.37). On Leduc the EMA magnet diverges, so there the
+average is the output only. The screening figures behind the defaults are in
+:class:`MMDPPOConfig`.
+
+Which policy is evaluated: by default the **last iterate**. MMD is a last-iterate method (the
+paper's results are all about the current policy), so :meth:`average_policy` returns the
+current network, as for ``ppo``. With ``output="ema"`` it returns the EMA network instead (an
+average of recent iterates in parameter space, EMAgnet's evaluated policy); the reports above
+say which they measured. Self-play always plays the network being trained
+(:meth:`network_policy`).
 """
 
 from __future__ import annotations
@@ -162,6 +175,10 @@ class MMDPPOConfig(PPOConfig):
             (from 0) uses ``alpha * sqrt(alpha_decay / (alpha_decay + t))`` and the learning
             rate scaled alike, the ``1 / sqrt(t)`` schedule of the paper's annealed-temperature
             runs (10); 0 keeps both constant.
+        lr_power: the learning rate follows the annealing of ``alpha`` to this power:
+            ``learning_rate * (alpha_t / alpha) ** lr_power`` (1.0: the step size proportional
+            to ``alpha``, as the paper's guarantee asks; 0.5 anneals it as ``t ** -1/4``, 0 keeps
+            it constant).
         magnet_every: learner steps between two refreshes of the magnet to the current policy
             (the paper's moving magnet, taken as whole steps); 0 (default) keeps the uniform
             magnet, which with an annealed ``alpha`` is the paper's annealing-temperature
@@ -192,10 +209,16 @@ class MMDPPOConfig(PPOConfig):
     ``--config``, one seed each, exploitability at 60/90/120 s (curves in
     ``docs/results/neural_levels/mmd_ppo_screening.json``, the table in BENCHMARKS.md, section
     "mmd_ppo: screening the schedule"); the defaults' own levels are in "Neural learners: levels
-    held". One set of defaults, chosen on Kuhn; on Leduc pass ``alpha=2.0`` (the paper's Leduc
-    temperature is five times its Kuhn one): in 10-minute runs alpha 1 wandered between 0.40
-    and 1.08 and ended at 1.08 (one seed), alpha 2 ended at 0.53 [0.45-0.80] with second-half
-    medians of 0.46-0.63 (three seeds; the levels table).
+    held". One set of defaults, chosen on Kuhn, leaving training and output as MMD prescribes
+    (uniform magnet, last iterate). Per game, the best settings found:
+
+    * Kuhn-sized games: ``ema_rate=0.02, magnet="ema", output="ema"``: 0.022 [0.007-0.048] at
+      600 s over 3 seeds (second-half medians 0.011-0.016), against 0.061 for the defaults.
+    * Leduc: ``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"`` (the paper's Leduc
+      temperature is five times its Kuhn one): 0.26-0.31 from five minutes on (one seed); the
+      last iterate with ``alpha=2.0`` ends at 0.53 [0.45-0.80] over 3 seeds, with the defaults
+      it wanders between 0.40 and 1.08. The EMA magnet rises to 0.9-1.5 on Leduc: keep the
+      uniform magnet there.
 
     ====================  =========  =====================================================
     setting               default    source
@@ -222,6 +245,7 @@ class MMDPPOConfig(PPOConfig):
     alpha: float = 1.0
     alpha_decay: int = 10
     magnet_every: int = 0
+    lr_power: float = 1.0
     ema_rate: float = 0.0
     magnet: Literal["uniform", "ema"] = "uniform"
     output: Literal["last_iterate", "ema"] = "last_iterate"
@@ -246,6 +270,11 @@ class MMDPPOConfig(PPOConfig):
                 "actions (leave masked at its default)"
             )
         check_counts(self, ("alpha_decay", "magnet_every"), minimum=0, note=" (0 turns it off)")
+        if not (isinstance(self.lr_power, (int, float)) and 0.0 <= self.lr_power <= 2.0):
+            raise ValueError(
+                f"MMDPPOConfig.lr_power must be a number in [0, 2] (1: the learning rate "
+                f"proportional to alpha), got {self.lr_power!r}"
+            )
         if not (isinstance(self.ema_rate, (int, float)) and 0.0 <= self.ema_rate <= 1.0):
             raise ValueError(
                 f"MMDPPOConfig.ema_rate must be a number in [0, 1] (0 keeps no moving average), "
@@ -329,7 +358,8 @@ class MMDPPOLearner(PPOLearner):
         alpha = self._alpha()
         model.set_temperatures(alpha, cfg.ent_coef)
         if cfg.alpha:
-            model.lr_schedule = ConstantSchedule(cfg.learning_rate * alpha / cfg.alpha)
+            scale = (alpha / cfg.alpha) ** cfg.lr_power
+            model.lr_schedule = ConstantSchedule(cfg.learning_rate * scale)
 
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         def weights(net: Any) -> dict[str, Any] | None:
