@@ -49,8 +49,8 @@ the Trainer on the shared 2-core machine): Kuhn with the defaults (last iterate)
 [0.055-0.074] at 600 s; with ``ema_rate=0.02, magnet="ema", output="ema"`` 0.022 [0.007-0.048]
 (goal 0.05; the networks it averages 0.05-0.07; plain ``ppo`` 0.31-0.33). Leduc with
 ``alpha=2.0`` 0.53 [0.45-0.80] (last iterate, 3 seeds); the best setting found,
-``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"``, holds 0.26-0.31 from five minutes
-on (one seed; goal 0.25; uniform play 2.37). On Leduc the EMA magnet diverges, so there the
+``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"``, 0.300 [0.265-0.308] at 600 s, flat
+from five minutes on (goal 0.25; uniform play 2.37). On Leduc the EMA magnet diverges, so there the
 average is the output only. The screening figures behind the defaults are in
 :class:`MMDPPOConfig`.
 
@@ -215,7 +215,7 @@ class MMDPPOConfig(PPOConfig):
     * Kuhn-sized games: ``ema_rate=0.02, magnet="ema", output="ema"``: 0.022 [0.007-0.048] at
       600 s over 3 seeds (second-half medians 0.011-0.016), against 0.061 for the defaults.
     * Leduc: ``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"`` (the paper's Leduc
-      temperature is five times its Kuhn one): 0.26-0.31 from five minutes on (one seed); the
+      temperature is five times its Kuhn one): 0.300 [0.265-0.308] at 600 s over 3 seeds; the
       last iterate with ``alpha=2.0`` ends at 0.53 [0.45-0.80] over 3 seeds, with the defaults
       it wanders between 0.40 and 1.08. The EMA magnet rises to 0.9-1.5 on Leduc: keep the
       uniform magnet there.
