@@ -322,7 +322,7 @@ def level_held(points: list[list[float]], since: float) -> float | None:
 class NetworkExploitability(Callback):
     """At every evaluation, also the exploitability of the joint policy of the networks being
     trained (``network_policy()``), for learners whose output is another policy (``mmd_ppo``
-    with ``output="magnet"``): ``points`` as ``[iteration, train_seconds, exploitability]``."""
+    with ``output="ema"``): ``points`` as ``[iteration, train_seconds, exploitability]``."""
 
     def __init__(self) -> None:
         self.points: list[list[float]] = []
@@ -454,7 +454,7 @@ def levels_main(argv: list[str]) -> None:
         "--network-too",
         action="store_true",
         help="also record the exploitability of the networks being trained (network_points), "
-        "for a learner whose output is another policy (mmd_ppo with output='magnet')",
+        "for a learner whose output is another policy (mmd_ppo with output='ema')",
     )
     report = sub.add_parser("levels-report", help="table of levels held from JSON files")
     report.add_argument("files", type=Path, nargs="+")

@@ -13,6 +13,7 @@ pytest.importorskip("sb3_contrib")
 torch.set_num_threads(1)
 
 from nashzoo.agents import TabularPolicy, load_learner, make_learner  # noqa: E402
+from nashzoo.agents.base import CheckpointError  # noqa: E402
 from nashzoo.agents.mmd_ppo import MMDPPOConfig, MMDPPOLearner  # noqa: E402
 from nashzoo.eval import exploitability  # noqa: E402
 
@@ -130,6 +131,8 @@ def test_the_ema_network_moves_by_its_rate_and_serves_as_magnet_and_output(tmp_p
     assert restored.model.policy.magnet is restored.ema
     for key, value in learner.ema.state_dict().items():
         torch.testing.assert_close(restored.ema.state_dict()[key], value)
+    with pytest.raises(CheckpointError, match="holds no moving average"):
+        restored._load_extra_state({"magnet": None}, {})  # a checkpoint without the average
 
 
 def test_an_ema_output_leaves_training_as_it_was():

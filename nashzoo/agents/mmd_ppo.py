@@ -50,8 +50,8 @@ the Trainer on the shared 2-core machine): Kuhn with the defaults (last iterate)
 (goal 0.05; the networks it averages 0.05-0.07; plain ``ppo`` 0.31-0.33). Leduc with
 ``alpha=2.0`` 0.53 [0.45-0.80] (last iterate, 3 seeds); the best setting found,
 ``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"``, 0.300 [0.265-0.308] at 600 s, flat
-from five minutes on (goal 0.25; uniform play 2.37). On Leduc the EMA magnet diverges, so there the
-average is the output only. The screening figures behind the defaults are in
+from five minutes on (goal 0.25; uniform play 2.37). On Leduc the EMA magnet diverges, so there
+the average is the output only. The screening figures behind the defaults are in
 :class:`MMDPPOConfig`.
 
 Which policy is evaluated: by default the **last iterate**. MMD is a last-iterate method (the
@@ -365,7 +365,9 @@ class MMDPPOLearner(PPOLearner):
         def weights(net: Any) -> dict[str, Any] | None:
             return None if net is None else {k: v.cpu() for k, v in net.state_dict().items()}
 
-        return {"magnet": weights(self.model.policy.magnet), "ema": weights(self.ema)}, {}  # type: ignore[union-attr]
+        # With magnet="ema" the magnet is the EMA network: stored once, as "ema".
+        magnet = None if self.config.magnet == "ema" else self.model.policy.magnet  # type: ignore[union-attr]
+        return {"magnet": weights(magnet), "ema": weights(self.ema)}, {}
 
     def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         model: MMDPPO = self.model  # type: ignore[assignment]
