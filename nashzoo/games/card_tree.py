@@ -27,19 +27,21 @@ import numpy as np
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 from nashzoo.games.compiled import CompiledTree, InfosetLabels, readonly, replayed_labels
 
-_INTS = ("parent", "action", "player", "public", "bet", "folder")
+_INTS = ("parent", "action", "player", "public", "bet", "fold")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
 _FLOATS = ("prob", "reach", "stake")
+_SEATS = np.array([[0], [1]])  # both players' columns, broadcast against the terminals
 _SMALL_BUILD = 4096  # pairs (deal, skeleton node) below which the build indexes with intp
 
 
 class _Skeleton:
     """The betting under the representative deal, breadth first. ``arrays`` holds, per node:
     parent, action (a public card as its index among the cards left), player, index of the
-    public card (-1: none), betting id (the path with the public card left out), who folded (-1:
-    nobody) at a terminal; per player the last decision on the path (node and action, -1 for
-    none) and the number of own moves; the edge probability, the chance reach from the root of
-    the whole tree, the stake at a terminal; the legal mask."""
+    public card (-1: none), betting id (the path with the public card left out), at a terminal
+    the sign of player 0's payoff if someone folded (0: nobody did); per player the last
+    decision on the path (node and action, -1 for none) and the number of own moves; the edge
+    probability, the chance reach from the root of the whole tree, the stake at a terminal; the
+    legal mask."""
 
     def __init__(self, game: Game) -> None:
         self.num_actions = game.num_actions
@@ -49,29 +51,33 @@ class _Skeleton:
         self.deal_probs = (deck[0][1], first._child(0).chance_outcomes()[0][1])
         self.showdown = type(first).showdown
         self.bets: dict[tuple[int, ...], int] = {}
-        self.ints: list[tuple[int, ...]] = []
-        self.floats: list[tuple[float, float, float]] = []
-        self.legal: list[list[bool]] = []
+        # One flat list per kind, row after row (numpy reads a flat list of numbers much
+        # faster than a list of tuples).
+        self.ints: list[int] = []
+        self.floats: list[float] = []
+        self.legal: list[bool] = []
         self.level_starts: list[int] = []
+        self.size = 0  # nodes recorded so far
+        self.has_public = False  # whether the betting deals a public card (Leduc, not Kuhn)
         reach = 1.0 * self.deal_probs[0] * self.deal_probs[1]
         none = (-1, -1)
         level = [(first._child(0)._child(1), -1, -1, 1.0, reach, -1, (), none, none, (0, 0))]
         while level:
-            self.level_starts.append(len(self.ints))
+            self.level_starts.append(self.size)
             level = [child for entry in level for child in self._record(*entry)]
-        self.level_starts.append(len(self.ints))
+        self.level_starts.append(self.size)
         # The integer dtype of the build's tables (not of the tree, which is int32): numpy
         # converts any other index array to intp before indexing, a fixed cost per call that
         # is most of a tiny tree's build; past a few thousand pairs memory matters more.
-        pairs = self.deck * (self.deck - 1) * len(self.ints)
+        pairs = self.deck * (self.deck - 1) * self.size
         self.index = np.intp if pairs < _SMALL_BUILD else np.int32
-        ints, floats = np.array(self.ints, dtype=self.index), np.array(self.floats)
+        ints = np.array(self.ints, dtype=self.index).reshape(self.size, -1)
+        floats = np.array(self.floats).reshape(self.size, len(_FLOATS))
         self.arrays = {name: ints[:, i] for i, name in enumerate(_INTS)}
         for i, name in enumerate(_PAIRS):
             self.arrays[name] = ints[:, len(_INTS) + 2 * i : len(_INTS) + 2 * i + 2]
         self.arrays.update({name: floats[:, i] for i, name in enumerate(_FLOATS)})
-        self.arrays["legal"] = np.array(self.legal, dtype=bool)
-        self.size = len(self.ints)
+        self.arrays["legal"] = np.array(self.legal, dtype=bool).reshape(self.size, -1)
         # The rows as Python tuples take more memory than the arrays: let them go now.
         del self.ints, self.floats, self.legal, self.bets
 
@@ -89,13 +95,15 @@ class _Skeleton:
         moves: tuple[int, int],
     ) -> list[tuple]:
         """Append one node's row; return its children's entries, in action order."""
-        node, who = len(self.ints), state.current_player()
-        folder, stake, children = -1, 0.0, []
+        node, who = self.size, state.current_player()
+        self.size += 1
+        fold, stake, children = 0, 0.0, []
         mask = [False] * self.num_actions
         if who == TERMINAL:
-            found, stake = state.settlement()
-            folder = -1 if found is None else found
+            folder, stake = state.settlement()
+            fold = 0 if folder is None else (1 if folder == 1 else -1)
         elif who == CHANCE:
+            self.has_public = True
             for j, (card, p) in enumerate(state.chance_outcomes()):
                 step = (state._child(card), node, j, p, reach * p, j, (*bets, -1))
                 children.append((*step, last_node, last_action, moves))
@@ -108,11 +116,9 @@ class _Skeleton:
                 step = (state._child(a), node, a, 1.0, reach, public, (*bets, a))
                 children.append((*step, here, did, ahead))
         bet = self.bets.setdefault(bets, len(self.bets))
-        self.ints.append(
-            (parent, action, who, public, bet, folder, *last_node, *last_action, *moves)
-        )
-        self.floats.append((prob, reach, stake))
-        self.legal.append(mask)
+        self.ints.extend((parent, action, who, public, bet, fold, *last_node, *last_action, *moves))
+        self.floats.extend((prob, reach, stake))
+        self.legal.extend(mask)
         return children
 
 
@@ -124,25 +130,37 @@ class _Product:
         deck = self.deck = skeleton.deck
         index = skeleton.index
         self.size = skeleton.size
-        self.deals = np.array(
-            [(a, b) for a in range(deck) for b in range(deck) if a != b], dtype=index
-        )
-        self.rest = np.array(
-            [[c for c in range(deck) if c not in d] for d in self.deals.tolist()], dtype=index
-        )
-        starts = skeleton.level_starts
-        deals = np.arange(len(self.deals), dtype=index)[:, None] * index(self.size)
-        flat = np.concatenate(
-            [(deals + np.arange(a, b, dtype=index)).ravel() for a, b in itertools.pairwise(starts)]
-        )
-        self.deal, self.node = np.divmod(flat, index(self.size))
+        self.deals = np.array(list(itertools.permutations(range(deck), 2)), dtype=index)
+        size, deals = self.size, len(self.deals)
+        # Pair (deal, node q) of level L, whose skeleton nodes are a..b-1, comes after the
+        # D * a pairs of the levels above, then ``deal * (b - a)`` of its own level: its place
+        # is ``base[q] + deal * width[q]`` with these two per-node tables.
+        base: list[int] = []
+        width: list[int] = []
+        for a, b in itertools.pairwise(skeleton.level_starts):
+            base.extend(range(deals * a, deals * a + b - a))
+            width.extend([b - a] * (b - a))
+        place = (
+            np.array(base, dtype=index)
+            + np.arange(deals, dtype=index)[:, None] * np.array(width, dtype=index)
+        ).ravel()  # by ``deal * size + node``
+        flat = np.empty(place.size, dtype=index)
+        flat[place] = np.arange(place.size, dtype=index)
+        self.deal, self.node = np.divmod(flat, index(size))
         self.offset = 1 + deck  # the root and player 0's cards come first
-        self.position = np.empty(flat.size, dtype=index)
-        self.position[flat] = self.offset + np.arange(flat.size, dtype=index)
+        self.position = place + index(self.offset)
 
     def cards(self, column: int, where: np.ndarray) -> np.ndarray:
         """Card ``column`` (0, 1: the private cards) of the pairs ``where``."""
         return self.deals[self.deal[where], column]
+
+    @functools.cached_property
+    def rest(self) -> np.ndarray:
+        """``[D, deck - 2]``: the cards left after each deal, in card order (built only for a
+        game that deals a public card)."""
+        cards = np.arange(self.deck, dtype=self.deals.dtype)
+        left = (cards != self.deals[:, :1]) & (cards != self.deals[:, 1:])
+        return np.broadcast_to(cards, left.shape)[left].reshape(len(self.deals), self.deck - 2)
 
     def public(self, index: np.ndarray, where: np.ndarray) -> np.ndarray:
         """The public card of index ``index`` among the cards left, for the pairs ``where``."""
@@ -170,13 +188,14 @@ class _Builder:
         self.pad = self.representative.size * game.num_actions
 
     def tree(self) -> CompiledTree:
-        starts = self.pairs.offset + len(self.pairs.deals) * np.array(self.skeleton.level_starts)
+        offset, deals = self.pairs.offset, len(self.pairs.deals)
+        starts = [0, 1, *(offset + deals * start for start in self.skeleton.level_starts)]
         return CompiledTree(
             game_id=self.game.id,
             num_players=2,
             num_actions=self.game.num_actions,
             **{name: readonly(values) for name, values in self.nodes.items()},
-            level_starts=readonly(np.concatenate(([0, 1], starts))),
+            level_starts=readonly(np.array(starts, dtype=np.int64)),
             **self._infoset_tables(),
             **self._terminals(),
             infoset_labels=self._labels(),
@@ -184,33 +203,42 @@ class _Builder:
 
     def _node_arrays(self) -> tuple[dict[str, np.ndarray], np.ndarray]:
         """Parent, player, action and chance probability of every node (the prefix, then the
-        pairs), and the public card of every pair (-1: none)."""
+        pairs), and the public card of every pair (-1: none). The first ``D`` pairs are the
+        skeleton's root under each deal (level 0 of the skeleton is its root alone)."""
         sk, pairs, deck = self.sk, self.pairs, self.pairs.deck
-        node = pairs.node
-        up = sk["parent"][node]
-        root = up < 0  # a deal: the skeleton's root under it
-        parent = pairs.position[pairs.deal * pairs.size + np.maximum(up, 0)]
-        parent[root] = 1 + pairs.cards(0, root)
-        action = sk["action"][node].copy()
-        action[root] = pairs.cards(1, root)
-        dealt = ~root & (sk["player"][np.maximum(up, 0)] == CHANCE)  # the public card's edges
-        action[dealt] = pairs.public(action[dealt], dealt)
-        prob = sk["prob"][node].copy()
-        prob[root] = self.skeleton.deal_probs[1]
+        node, offset, deals = pairs.node, pairs.offset, len(pairs.deals)
+        total = offset + node.size
+        parent = np.empty(total, dtype=np.int32)
+        parent[:offset] = 0
+        parent[0] = -1
+        parent[offset : offset + deals] = 1 + pairs.deals[:, 0]
+        below = node[deals:]
+        parent[offset + deals :] = pairs.position[
+            pairs.deal[deals:] * pairs.size + sk["parent"][below]
+        ]
+        action = np.empty(total, dtype=np.int32)
+        action[0] = -1
+        action[1:offset] = np.arange(deck)
+        action[offset:] = sk["action"][node]
+        action[offset : offset + deals] = pairs.deals[:, 1]
+        player = np.empty(total, dtype=np.int8)
+        player[:offset] = CHANCE
+        player[offset:] = sk["player"][node]
+        chance_prob = np.empty(total)
+        chance_prob[0] = 1.0
+        chance_prob[1:offset] = self.skeleton.deal_probs[0]
+        chance_prob[offset:] = sk["prob"][node]
+        chance_prob[offset : offset + deals] = self.skeleton.deal_probs[1]
         board = np.full(node.size, -1, dtype=self.skeleton.index)
-        shown = sk["public"][node] >= 0
-        board[shown] = pairs.public(sk["public"][node[shown]], shown)
-        first_card = np.full(deck, self.skeleton.deal_probs[0])
-        nodes = {
-            "parent": np.concatenate(([-1], np.zeros(deck, dtype=parent.dtype), parent)),
-            "player": np.concatenate(
-                ([CHANCE], np.full(deck, CHANCE, sk["player"].dtype), sk["player"][node])
-            ),
-            "action": np.concatenate(([-1], np.arange(deck, dtype=action.dtype), action)),
-            "chance_prob": np.concatenate(([1.0], first_card, prob)),
-        }
-        dtypes = {"parent": np.int32, "player": np.int8, "action": np.int32, "chance_prob": float}
-        return {name: values.astype(dtypes[name]) for name, values in nodes.items()}, board
+        if self.skeleton.has_public:
+            up = sk["parent"][node]
+            dealt = (up >= 0) & (sk["player"][np.maximum(up, 0)] == CHANCE)  # public cards
+            moved = action[offset:]
+            moved[dealt] = pairs.public(moved[dealt], dealt)
+            shown = sk["public"][node] >= 0
+            board[shown] = pairs.public(sk["public"][node[shown]], shown)
+        nodes = {"parent": parent, "player": player, "action": action, "chance_prob": chance_prob}
+        return nodes, board
 
     def _number_infosets(self) -> tuple[np.ndarray, np.ndarray]:
         """Every node's information set (-1 off decisions), numbered by first breadth-first
@@ -229,25 +257,27 @@ class _Builder:
         infoset[pairs.offset + decision] = rank[np.searchsorted(values, code)]
         return infoset, decision[first[by_first]]
 
-    def _last(self, where: np.ndarray, player: Any) -> np.ndarray:
-        """``player``'s last sequence before the pairs ``where`` (the two broadcast): the
-        information set of the player's last decision on the skeleton path under the same
-        deal, times ``num_actions``, plus its action; ``num_sequences`` before any."""
+    def _last(self, node: np.ndarray, deal: np.ndarray, player: Any) -> np.ndarray:
+        """``player``'s last sequence before the pairs (``deal``, skeleton ``node``) (the three
+        broadcast): the information set of the player's last decision on the skeleton path
+        under the same deal, times ``num_actions``, plus its action; ``num_sequences`` before
+        any."""
         sk, pairs = self.sk, self.pairs
-        node, deal = pairs.node[where], pairs.deal[where]
         at, did = sk["last_node"][node, player], sk["last_action"][node, player]
         iset = self.infosets[pairs.position[deal * pairs.size + np.maximum(at, 0)]]
-        return np.where(at >= 0, iset * self.game.num_actions + did, self.pad).astype(np.int32)
+        last = np.where(at >= 0, iset * self.game.num_actions + did, self.pad)
+        return last.astype(np.int32, copy=False)
 
     def _infoset_tables(self) -> dict[str, np.ndarray]:
         """Owner, own depth, owner's sequence leading in, legal mask: at each set's first
         node."""
-        node = self.pairs.node[self.representative]
-        who = self.nodes["player"][self.pairs.offset + self.representative].astype(np.int64)
+        pairs, first = self.pairs, self.representative
+        node, deal = pairs.node[first], pairs.deal[first]
+        who = self.nodes["player"][pairs.offset + first]
         return {
-            "infoset_player": readonly(who.astype(np.int8)),
+            "infoset_player": readonly(who),
             "infoset_depth": readonly(self.sk["moves"][node, who].astype(np.int32)),
-            "infoset_parent_sequence": readonly(self._last(self.representative, who)),
+            "infoset_parent_sequence": readonly(self._last(node, deal, who)),
             "legal_mask": readonly(self.sk["legal"][node]),
         }
 
@@ -256,15 +286,19 @@ class _Builder:
         chance reach and each player's last sequence."""
         pairs = self.pairs
         end = np.flatnonzero(self.nodes["player"][pairs.offset :] == TERMINAL)
-        node = pairs.node[end]
-        folder, stake = self.sk["folder"][node], self.sk["stake"][node]
-        shown = self.skeleton.showdown(pairs.cards(0, end), pairs.cards(1, end), self.board[end])
-        sign = np.where(folder < 0, shown, np.where(folder == 1, 1, -1))
+        node, deal = pairs.node[end], pairs.deal[end]
+        fold, stake = self.sk["fold"][node], self.sk["stake"][node]
+        cards = pairs.deals[deal]
+        shown = self.skeleton.showdown(cards[:, 0], cards[:, 1], self.board[end])
+        sign = np.where(fold == 0, shown, fold)
+        utility = np.empty((end.size, 2))
+        np.multiply(sign, stake, out=utility[:, 0])
+        np.multiply(-sign, stake, out=utility[:, 1])
         return {
             "terminal_nodes": readonly((pairs.offset + end).astype(np.int32)),
-            "terminal_utility": readonly(np.stack([sign * stake, -sign * stake], axis=1)),
+            "terminal_utility": readonly(utility),
             "terminal_chance_reach": readonly(self.sk["reach"][node]),
-            "terminal_last_sequence": readonly(self._last(end[None, :], np.array([[0], [1]]))),
+            "terminal_last_sequence": readonly(self._last(node, deal, _SEATS)),
         }
 
     def _labels(self) -> InfosetLabels:
