@@ -22,6 +22,9 @@ offer, and which favours OpenSpiel. Both sides run with
 ``torch.set_num_threads(1)``.
 
 Run: ``.venv/bin/python benchmarks/bench_neural.py [--quick] [--markdown BENCHMARKS.md]``
+
+``vec-env [GAME] [LEARNER]`` times an SB3 learner's step with its ``n_envs`` copies played under
+``DummyVecEnv`` against over the compiled tree (``TreeVecEnv``), alternating, in one process.
 (``--markdown`` replaces only the ``## Neural learners`` section).
 
 Levels held (``levels`` sub-command): noisy learners are reported as the *level held* from a
@@ -42,6 +45,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 from dataclasses import dataclass, field
@@ -52,7 +56,7 @@ import numpy as np
 import torch
 from _common import version, write_section
 
-from nashzoo.agents import TabularPolicy
+from nashzoo.agents import TabularPolicy, make_learner
 from nashzoo.eval import exploitability
 from nashzoo.train import Callback, StopOnExploitability, Trainer
 
@@ -438,6 +442,52 @@ def report_levels(args: argparse.Namespace) -> None:
         write_section(args.markdown, LEVELS_SECTION, table + "\n\n" + "\n".join(notes))
 
 
+def vec_env_main(argv: list[str]) -> None:
+    """Seconds per learner step of an SB3 learner with its ``n_envs`` copies played as
+    ``SingleAgentEnv`` copies under ``DummyVecEnv`` and over the compiled tree (``TreeVecEnv``),
+    the two timed in alternation in one process (thread CPU time; the median of the rounds)."""
+    parser = argparse.ArgumentParser(prog="bench_neural.py vec-env")
+    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser.add_argument("learner", nargs="?", default="mmd_ppo")
+    parser.add_argument("--config", default="{}", help="learner config as JSON")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument("--steps", type=int, default=3, help="learner steps per round and side")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    config = json.loads(args.config)
+    sides = {
+        kind: make_learner(args.learner, args.game, 0, {**config, "vec_env": kind}, seed=0)
+        for kind in ("copies", "tree")
+    }
+    opponent = sides["tree"].current_policy()
+    times: dict[str, list[float]] = {kind: [] for kind in sides}
+    decisions = int(sides["tree"].config.steps_per_iteration)
+    for side in sides.values():  # warm-up: first-use tables and torch's first calls
+        side.step(opponent)
+    for _ in range(args.rounds):
+        for kind, side in sides.items():
+            start = time.thread_time()
+            for _ in range(args.steps):
+                side.step(opponent)
+            times[kind].append((time.thread_time() - start) / args.steps)
+    copies, tree = (statistics.median(times[k]) for k in ("copies", "tree"))
+    print(
+        "| game | learner | n_envs x decisions | copies (DummyVecEnv) s/step | tree s/step "
+        "| ratio |"
+    )
+    print("| --- | --- | --- | ---: | ---: | ---: |")
+    n_envs = sides["tree"].config.n_envs
+    print(
+        f"| {args.game} | {args.learner} | {n_envs} x {decisions // n_envs} | {copies:.3f} | "
+        f"{tree:.3f} | {copies / tree:.2f}x |"
+    )
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
+        f"{platform.machine()} CPU; torch {torch.__version__}, stable-baselines3 "
+        f"{version('stable-baselines3')}; load average at the end {os.getloadavg()[0]:.1f}"
+    )
+
+
 def levels_main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench_neural.py levels|levels-report")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -468,6 +518,9 @@ def levels_main(argv: list[str]) -> None:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("levels", "levels-report"):
         levels_main(sys.argv[1:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "vec-env":
+        vec_env_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

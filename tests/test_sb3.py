@@ -94,11 +94,14 @@ def test_cross_play_in_the_trainer_and_plain_ppo_never_plays_illegal_actions():
 
 
 def test_side_by_side_envs_are_the_same_single_agent_view(monkeypatch):
-    # n_envs copies: every column of the rollout is exactly what one SingleAgentEnv, seeded as
-    # Stable-Baselines3 seeds that copy, shows for the same actions (observations, legal
-    # actions, rewards, episode ends), against the same opponent.
+    # n_envs copies of SingleAgentEnv (vec_env="copies"): every column of the rollout is
+    # exactly what one SingleAgentEnv, seeded as Stable-Baselines3 seeds that copy, shows for
+    # the same actions (observations, legal actions, rewards, episode ends), against the same
+    # opponent. (The copies over the compiled tree: tests/test_tree_vec_env.py.)
     opponent = fixed_policy("leduc_poker", TabularPolicy.uniform("leduc_poker").to_dict())
-    learner = PPOLearner("leduc_poker", 1, {"steps_per_iteration": 96, "n_envs": 4}, seed=5)
+    learner = PPOLearner(
+        "leduc_poker", 1, {"steps_per_iteration": 96, "n_envs": 4, "vec_env": "copies"}, seed=5
+    )
     seeds = []
     seed_vec_env = learner.model.env.seed
     monkeypatch.setattr(learner.model.env, "seed", lambda s: seeds.append(s) or seed_vec_env(s))

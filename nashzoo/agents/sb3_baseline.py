@@ -52,7 +52,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
-from stable_baselines3.common.vec_env import DummyVecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from torch import nn
 
 from nashzoo.agents._torch_utils import (
@@ -69,6 +69,8 @@ from nashzoo.agents._torch_utils import (
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
+from nashzoo.agents.tree_vec_env import TreeVecEnv
+from nashzoo.envs.lazy import small_enough
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.games import Game
 from nashzoo.io import ArraySpec
@@ -130,10 +132,15 @@ class PPOConfig(SB3Config):
         clip_range: PPO clipping (0.2).
         ent_coef: entropy bonus (0.0).
         n_envs: copies of the single-agent view played side by side (1). Each rollout takes
-            ``steps_per_iteration / n_envs`` decisions from every copy (Stable-Baselines3's
-            ``DummyVecEnv``), so one forward pass of the network serves ``n_envs`` decisions:
-            the same view, the same number of decisions per step, less torch overhead per
-            decision (``steps_per_iteration`` must be a multiple of it).
+            ``steps_per_iteration / n_envs`` decisions from every copy, so one forward pass of
+            the network serves ``n_envs`` decisions: the same view, the same number of
+            decisions per step, less torch overhead per decision (``steps_per_iteration`` must
+            be a multiple of it).
+        vec_env: how ``n_envs > 1`` copies are played: ``"auto"`` (default) plays them over the
+            compiled tree (:class:`~nashzoo.agents.tree_vec_env.TreeVecEnv`, a few numpy calls
+            per move of all copies) when the game is small enough to tabulate, else as
+            ``"copies"``: ``SingleAgentEnv`` copies under Stable-Baselines3's ``DummyVecEnv``
+            (each move through the PettingZoo env); ``"tree"`` insists on the tree.
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
@@ -151,11 +158,16 @@ class PPOConfig(SB3Config):
     clip_range: float = 0.2
     ent_coef: float = 0.0
     n_envs: int = 1
+    vec_env: Literal["auto", "tree", "copies"] = "auto"
     device: str = "cpu"
 
     def _check_own(self) -> None:
         label = type(self).__name__
         check_counts(self, ("batch_size", "n_epochs", "n_envs"))
+        if self.vec_env not in ("auto", "tree", "copies"):
+            raise ValueError(
+                f"{label}.vec_env must be 'auto', 'tree' or 'copies', got {self.vec_env!r}"
+            )
         if self.steps_per_iteration < 2:
             raise ValueError(f"{label}.steps_per_iteration must be at least 2 (PPO's n_steps)")
         if self.steps_per_iteration % self.n_envs:
@@ -324,8 +336,10 @@ class _SB3Learner(Learner):
         self.input_size = int(self.game.infoset_tensor_size)
         self.num_actions = int(self.game.num_actions)
         seat: int | Literal["random"] = "random" if cfg.mode == "self_play" else self.seat
-        self.envs = [SingleAgentEnv(self.game, seat) for _ in range(getattr(cfg, "n_envs", 1))]
-        self.env = self.envs[0]
+        copies = getattr(cfg, "n_envs", 1)
+        self.vec_env = TreeVecEnv(self.game, copies, seat) if self._on_tree(copies) else None
+        self.envs = [] if self.vec_env else [SingleAgentEnv(self.game, seat) for _ in range(copies)]
+        self.env = self.envs[0] if self.envs else None
         with self._private_global_rng():
             self.model = self._make_model()
         # A logger of our own, with no outputs: without one, every learn() call (one per
@@ -352,15 +366,25 @@ class _SB3Learner(Learner):
                 np.random.set_state(np_state)
                 random.setstate(py_state)
 
-    def _training_env(self) -> SingleAgentEnv | DummyVecEnv:
+    def _on_tree(self, copies: int) -> bool:
+        """Whether the copies are played over the compiled tree (config ``vec_env``)."""
+        choice = getattr(self.config, "vec_env", "copies")
+        if choice == "tree":
+            return True
+        return choice == "auto" and copies > 1 and small_enough(self.game)
+
+    def _training_env(self) -> SingleAgentEnv | VecEnv:
         """What Stable-Baselines3 trains on: the env itself, or the copies side by side."""
+        if self.vec_env is not None:
+            return self.vec_env
         if len(self.envs) == 1:
-            return self.env
+            return self.envs[0]
         return DummyVecEnv([functools.partial(Monitor, env) for env in self.envs])
 
     def _env_totals(self) -> np.ndarray:
         """Moves, episodes and the sum of the learner's returns, over every copy of the env."""
-        return np.array([[e.moves, e.episodes, e.return_sum] for e in self.envs]).sum(axis=0)
+        envs: list[Any] = [self.vec_env] if self.vec_env is not None else self.envs
+        return np.array([[e.moves, e.episodes, e.return_sum] for e in envs]).sum(axis=0)
 
     # --- policies ---------------------------------------------------------------------------------
     def _policy(self, epsilon: float = 0.0, network: nn.Module | None = None) -> SB3Policy:
@@ -406,7 +430,7 @@ class _SB3Learner(Learner):
             pool = self._self_play_opponents()
         else:
             pool = [opponent]
-        for env in self.envs:
+        for env in [self.vec_env] if self.vec_env is not None else self.envs:
             env.set_opponent(pool)
         before = self._env_totals()
         with self._private_global_rng():

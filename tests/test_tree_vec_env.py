@@ -1,0 +1,152 @@
+"""TreeVecEnv: the single-agent view played over the compiled tree, checked against the game's
+own States (every observation, mask and reward of every copy) and against exact values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+pytest.importorskip("sb3_contrib")
+
+from nashzoo.agents import TabularPolicy
+from nashzoo.agents.fixed import fixed_policy
+from nashzoo.agents.sb3_baseline import PPOLearner
+from nashzoo.agents.tree_vec_env import TreeVecEnv
+from nashzoo.eval import expected_returns
+from nashzoo.games import IllegalActionError, compile_tree, load_game
+from nashzoo.games.infoset import PolicyError
+
+
+def _state_at(game, tree, node):
+    """The game's own State at ``node``, replayed from the root through the tree's edges."""
+    path = []
+    while node > 0:
+        path.append(int(tree.action[node]))
+        node = int(tree.parent[node])
+    state = game.new_initial_state()
+    for action in reversed(path):
+        state = state.child(action)
+    return state
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
+def test_every_step_is_what_the_game_shows(game_name, monkeypatch):
+    # Random legal play of 8 copies, seats drawn per episode: at every step each copy's
+    # observation and mask are the game's own information-set tensor and legal actions of the
+    # learner's seat at that history, and each finished episode pays the game's return there.
+    game = load_game(game_name)
+    tree = compile_tree(game)
+    opponent = TabularPolicy.uniform(game)
+    env = TreeVecEnv(game, 8, "random", opponent, seed=3)
+    finished_nodes = []
+    start = env._start
+
+    def recording_start(envs):
+        finished_nodes.append((envs.copy(), env._node[envs].copy(), env._seat[envs].copy()))
+        start(envs)
+
+    obs = env.reset()
+    monkeypatch.setattr(env, "_start", recording_start)
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(60):
+        masks = env.action_masks()
+        for i in range(env.num_envs):
+            state = _state_at(game, tree, env._node[i])
+            seat = int(env._seat[i])
+            assert state.current_player() == seat
+            np.testing.assert_array_equal(obs[i], state.infoset_tensor(seat))
+            assert np.flatnonzero(masks[i]).tolist() == state.legal_actions()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        finished_nodes.clear()
+        obs, rewards, dones, infos = env.step(actions)
+        done_envs = np.flatnonzero(dones)
+        if done_envs.size:
+            copies, nodes, seats = finished_nodes[0]
+            assert copies.tolist() == done_envs.tolist()
+            for i, node, seat in zip(copies, nodes, seats, strict=True):
+                state = _state_at(game, tree, node)
+                assert state.is_terminal()
+                assert rewards[i] == np.float32(state.returns()[seat])
+                assert infos[i]["episode"]["r"] == pytest.approx(float(state.returns()[seat]))
+        assert not rewards[~dones].any()
+        episodes += int(dones.sum())
+    assert episodes > 50
+
+
+def test_mean_return_matches_the_exact_value():
+    # Seat 1 of Kuhn poker, the learner uniform and the opponent always betting: the mean
+    # return over many episodes is the exact expected return of that joint policy.
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    bet = np.tile([0.0, 1.0], (tree.num_infosets, 1))
+    opponent = TabularPolicy(game, bet)
+    env = TreeVecEnv(game, 256, 1, opponent, seed=11)
+    env.reset()
+    rng = np.random.default_rng(1)
+    total, count = 0.0, 0
+    for _ in range(400):
+        masks = env.action_masks()
+        actions = (rng.random(env.num_envs) < 0.5).astype(np.int64)
+        _, rewards, dones, _ = env.step(actions)
+        total += float(rewards[dones].sum())
+        count += int(dones.sum())
+    joint = TabularPolicy.joint(game, [opponent, TabularPolicy.uniform(game)])
+    exact = float(expected_returns(game, joint)[1])
+    assert masks.all()  # every Kuhn decision allows both actions
+    assert count > 50_000
+    assert total / count == pytest.approx(exact, abs=0.02)
+    assert env.return_sum == pytest.approx(total)
+
+
+def test_illegal_actions_are_remapped_or_refused():
+    game = load_game("leduc_poker")  # fold (0) is illegal when no bet is faced
+    env = TreeVecEnv(game, 2, 0, seed=0)
+    env.reset()
+    before = env._node.copy()
+    refusing = TreeVecEnv(game, 2, 0, seed=0, illegal_action="raise")
+    refusing.reset()
+    kept = refusing._node.copy()
+    with pytest.raises(IllegalActionError, match="not legal for copy 0"):
+        refusing.step(np.array([0, 1]))
+    np.testing.assert_array_equal(refusing._node, kept)  # nothing was played
+    with pytest.raises(IllegalActionError, match="integer ids"):
+        refusing.step(np.array([0.5, 1.0]))
+    tree = compile_tree(game)
+    env.step(np.array([0, 7]))  # fold (illegal here) and an id out of range
+    for node, start in zip(env._node, before, strict=True):
+        while tree.parent[node] != start:  # the opponent may have answered: walk back
+            node = tree.parent[node]
+        assert tree.action[node] == 1  # check, the lowest-numbered legal action
+
+
+def test_bad_settings_and_opponents_are_refused():
+    with pytest.raises(ValueError, match="seat must be"):
+        TreeVecEnv("kuhn_poker", 2, seat=2)
+    with pytest.raises(ValueError, match="num_envs"):
+        TreeVecEnv("kuhn_poker", 0)
+    with pytest.raises(ValueError, match="pool is empty"):
+        TreeVecEnv("kuhn_poker", 2, opponent=[])
+    with pytest.raises(PolicyError, match="leduc_poker"):
+        TreeVecEnv("kuhn_poker", 2, opponent=TabularPolicy.uniform("leduc_poker"))
+    env = TreeVecEnv("kuhn_poker", 2)
+    with pytest.raises(AttributeError, match="vec_env='copies'"):
+        env.env_method("render")
+
+
+def test_ppo_plays_the_tree_by_default_and_copies_on_request():
+    opponent = fixed_policy("kuhn_poker", TabularPolicy.uniform("kuhn_poker").to_dict())
+    config = {"steps_per_iteration": 64, "n_envs": 4, "n_epochs": 1}
+    on_tree = PPOLearner("kuhn_poker", 0, config, seed=2)
+    copies = PPOLearner("kuhn_poker", 0, {**config, "vec_env": "copies"}, seed=2)
+    single = PPOLearner("kuhn_poker", 0, {**config, "n_envs": 1}, seed=2)
+    assert isinstance(on_tree.model.env, TreeVecEnv) and on_tree.envs == []
+    assert not isinstance(copies.model.env, TreeVecEnv) and len(copies.envs) == 4
+    assert single.vec_env is None and len(single.envs) == 1
+    for learner in (on_tree, copies):
+        metrics = learner.step(opponent)
+        assert metrics["learner_steps"] == 64 and metrics["episodes"] >= 64 // 3
+        assert metrics["env_steps"] > 64
+    with pytest.raises(ValueError, match="vec_env must be"):
+        PPOLearner("kuhn_poker", 0, {**config, "vec_env": "fast"})
