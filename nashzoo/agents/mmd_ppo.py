@@ -111,13 +111,23 @@ class MagnetPolicy(MaskableActorCriticPolicy):
         actions: torch.Tensor,
         action_masks: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        values, log_prob, _ = super().evaluate_actions(obs, actions, action_masks)
         legal = (
             torch.ones((obs.shape[0], self.action_space.n), dtype=torch.bool)  # type: ignore[attr-defined]
             if action_masks is None
             else torch.as_tensor(action_masks, dtype=torch.bool).reshape(obs.shape[0], -1)
         )
-        log_pi = self._masked_log_probs(self, obs, legal)
+        # One pass of each network (MaskablePPO's own evaluate_actions would run the actor a
+        # second time, through its distribution object): the actor's masked log-probabilities
+        # give both the taken action's and the regulariser's.
+        features = self.extract_features(obs)
+        if self.share_features_extractor:
+            latent_pi, latent_vf = self.mlp_extractor(features)
+        else:
+            latent_pi = self.mlp_extractor.forward_actor(features[0])
+            latent_vf = self.mlp_extractor.forward_critic(features[1])
+        values = self.value_net(latent_vf)
+        log_pi = torch.log_softmax(self.action_net(latent_pi).masked_fill(~legal, -1e9), dim=1)
+        log_prob = log_pi.gather(1, actions.long().reshape(-1, 1)).squeeze(1)
         pi = log_pi.exp()
         magnet = self.magnet
         if magnet is None:
