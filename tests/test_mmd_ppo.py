@@ -152,6 +152,25 @@ def test_an_ema_output_leaves_training_as_it_was():
     assert np.abs(a - b).max() > 1e-4
 
 
+def test_polynomial_decay_averaging_moves_the_ema_by_its_schedule():
+    # ema_eta = 3: the first step copies the network ((1 + 3) / (1 + 3) = 1), the second moves
+    # 4/5 of the way, and from the step where 4 / (t + 3) falls below ema_rate, ema_rate.
+    config = {"steps_per_iteration": 64, "n_envs": 4, "ema_rate": 0.3, "ema_eta": 3.0}
+    learner = make_learner("mmd_ppo", "kuhn_poker", 0, config, seed=1)
+    rates = []
+    for _ in range(12):
+        rates.append(learner._ema_rate())
+        before = {k: v.clone() for k, v in learner.ema.state_dict().items()}
+        learner.step(TabularPolicy.uniform("kuhn_poker"))
+        if len(rates) <= 2:
+            trained = learner.model.policy.state_dict()
+            for key, value in learner.ema.state_dict().items():
+                expected = (1 - rates[-1]) * before[key] + rates[-1] * trained[key]
+                torch.testing.assert_close(value, expected)
+    assert rates[:3] == [1.0, 0.8, pytest.approx(4 / 6)]
+    assert rates[-1] == 0.3 and min(rates) == 0.3  # 4 / (t + 3) < 0.3 from t = 11 on
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="alpha"):
         MMDPPOConfig(alpha=-1.0)
@@ -163,6 +182,10 @@ def test_config_validation():
         MMDPPOConfig(lr_power=-1.0)
     with pytest.raises(ValueError, match="ema_rate"):
         MMDPPOConfig(ema_rate=1.5)
+    with pytest.raises(ValueError, match="set ema_rate too"):
+        MMDPPOConfig(ema_eta=3.0)
+    with pytest.raises(ValueError, match="ema_eta must be"):
+        MMDPPOConfig(ema_rate=0.01, ema_eta=-1.0)
     with pytest.raises(ValueError, match="needs the moving average"):
         MMDPPOConfig(output="ema")
     with pytest.raises(ValueError, match="needs the moving average"):

@@ -197,6 +197,11 @@ class MMDPPOConfig(PPOConfig):
             network*), moved this fraction of the way toward the network after every learner
             step, starting from the initial network; 0 (default) keeps none. It serves as the
             magnet (``magnet="ema"``), as the output (``output="ema"``), or both.
+        ema_eta: polynomial-decay averaging (Shamir & Zhang 2013) when > 0: after learner step
+            ``t`` (from 1) the EMA network moves ``max(ema_rate, (1 + ema_eta) / (t +
+            ema_eta))`` of the way, an average over a window that grows with training (about
+            the last ``t / (1 + ema_eta)`` steps) instead of a fixed one; ``ema_rate`` is then
+            the floor of that rate. 0 (default): the constant ``ema_rate``.
         magnet: ``"uniform"`` (default; with ``magnet_every`` > 0, refreshed copies of the
             network instead) or ``"ema"``: the EMA network, EMAgnet's adaptive magnet (Maidment
             et al. 2026, arXiv:2606.23995; the parameter-space form of the paper's moving
@@ -257,6 +262,7 @@ class MMDPPOConfig(PPOConfig):
     magnet_every: int = 0
     lr_power: float = 1.0
     ema_rate: float = 0.0
+    ema_eta: float = 0.0
     magnet: Literal["uniform", "ema"] = "uniform"
     output: Literal["last_iterate", "ema"] = "last_iterate"
     steps_per_iteration: int = 2048
@@ -289,6 +295,16 @@ class MMDPPOConfig(PPOConfig):
             raise ValueError(
                 f"MMDPPOConfig.ema_rate must be a number in [0, 1] (0 keeps no moving average), "
                 f"got {self.ema_rate!r}"
+            )
+        if not (isinstance(self.ema_eta, (int, float)) and 0.0 <= self.ema_eta < math.inf):
+            raise ValueError(
+                f"MMDPPOConfig.ema_eta must be a finite number >= 0 (0: the constant ema_rate), "
+                f"got {self.ema_eta!r}"
+            )
+        if self.ema_eta and not self.ema_rate:
+            raise ValueError(
+                "MMDPPOConfig.ema_eta shapes the moving average's rate: set ema_rate too (the "
+                "floor of that rate, e.g. 0.001)"
             )
         for field, allowed in (("magnet", ("uniform", "ema")), ("output", ("last_iterate", "ema"))):
             value = getattr(self, field)
@@ -331,9 +347,16 @@ class MMDPPOLearner(PPOLearner):
 
     def _after_learn(self) -> None:
         if self.ema is not None:
-            polyak_update(
-                self.model.policy.parameters(), self.ema.parameters(), self.config.ema_rate
-            )
+            polyak_update(self.model.policy.parameters(), self.ema.parameters(), self._ema_rate())
+
+    def _ema_rate(self) -> float:
+        """How far the EMA network moves after this learner step (``ema_rate``, or the
+        polynomial-decay rate with ``ema_eta``)."""
+        cfg = self.config
+        if not cfg.ema_eta:
+            return cfg.ema_rate
+        t = self.iterations + 1  # this step, counted from 1
+        return max(cfg.ema_rate, min(1.0, (1.0 + cfg.ema_eta) / (t + cfg.ema_eta)))
 
     def ema_policy(self) -> Policy:
         """The EMA network as a Policy (a frozen copy); needs ``ema_rate``."""
