@@ -31,6 +31,7 @@ _INTS = ("parent", "action", "player", "public", "bet", "fold")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
 _FLOATS = ("prob", "reach", "stake")
 _SEATS = np.array([[0], [1]])  # both players' columns, broadcast against the terminals
+_SMALL_NUMBERING = 256  # decisions (deal, node) up to which sets are numbered with a dict
 _SMALL_BUILD = 4096  # pairs (deal, skeleton node) below which the build indexes with intp
 
 
@@ -249,13 +250,27 @@ class _Builder:
         own = pairs.deals[pairs.deal[decision], player[decision]]
         bet = self.sk["bet"][pairs.node[decision]]
         code = (bet * (deck + 1) + own) * (deck + 1) + self.board[decision] + 1
-        values, first = np.unique(code, return_index=True)
-        by_first = np.argsort(first)  # new id -> the set's place in ``values``
+        infoset = np.full(self.nodes["player"].size, -1, dtype=np.int32)
+        if code.size <= _SMALL_NUMBERING:
+            # A dict in one pass (decisions come in breadth-first order): on a tiny tree this
+            # is a fraction of the fixed cost of the sorts below.
+            ids: dict[int, int] = {}
+            first: list[int] = []
+            numbered = []
+            for i, value in enumerate(code.tolist()):
+                number = ids.get(value)
+                if number is None:
+                    number = ids[value] = len(first)
+                    first.append(i)
+                numbered.append(number)
+            infoset[pairs.offset + decision] = numbered
+            return infoset, decision[first]
+        values, found = np.unique(code, return_index=True)
+        by_first = np.argsort(found)  # new id -> the set's place in ``values``
         rank = np.empty_like(by_first)
         rank[by_first] = np.arange(by_first.size)
-        infoset = np.full(self.nodes["player"].size, -1, dtype=np.int32)
         infoset[pairs.offset + decision] = rank[np.searchsorted(values, code)]
-        return infoset, decision[first[by_first]]
+        return infoset, decision[found[by_first]]
 
     def _last(self, node: np.ndarray, deal: np.ndarray, player: Any) -> np.ndarray:
         """``player``'s last sequence before the pairs (``deal``, skeleton ``node``) (the three
