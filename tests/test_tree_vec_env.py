@@ -150,3 +150,12 @@ def test_ppo_plays_the_tree_by_default_and_copies_on_request():
         assert metrics["env_steps"] > 64
     with pytest.raises(ValueError, match="vec_env must be"):
         PPOLearner("kuhn_poker", 0, {**config, "vec_env": "fast"})
+
+
+def test_auto_plays_the_tree_up_to_two_million_histories():
+    from nashzoo.agents.tree_vec_env import MAX_HISTORIES, fits
+
+    assert fits(load_game("leduc_poker"))  # size unknown to the game: the env's rule
+    assert fits(load_game("liars_dice"))  # 294,883 histories
+    assert not fits(load_game("liars_dice(dice_sides=9)"))  # 42,467,257: never compiled here
+    assert MAX_HISTORIES == 2_000_000

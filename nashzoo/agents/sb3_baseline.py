@@ -69,8 +69,7 @@ from nashzoo.agents._torch_utils import (
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
-from nashzoo.agents.tree_vec_env import TreeVecEnv
-from nashzoo.envs.lazy import small_enough
+from nashzoo.agents.tree_vec_env import TreeVecEnv, fits
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.games import Game
 from nashzoo.io import ArraySpec
@@ -138,7 +137,8 @@ class PPOConfig(SB3Config):
             be a multiple of it).
         vec_env: how ``n_envs > 1`` copies are played: ``"auto"`` (default) plays them over the
             compiled tree (:class:`~nashzoo.agents.tree_vec_env.TreeVecEnv`, a few numpy calls
-            per move of all copies) when the game is small enough to tabulate, else as
+            per move of all copies) when the tree fits (``tree_vec_env.fits``: up to two
+            million histories), else as
             ``"copies"``: ``SingleAgentEnv`` copies under Stable-Baselines3's ``DummyVecEnv``
             (each move through the PettingZoo env); ``"tree"`` insists on the tree.
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
@@ -371,7 +371,7 @@ class _SB3Learner(Learner):
         choice = getattr(self.config, "vec_env", "copies")
         if choice == "tree":
             return True
-        return choice == "auto" and copies > 1 and small_enough(self.game)
+        return choice == "auto" and copies > 1 and fits(self.game)
 
     def _training_env(self) -> SingleAgentEnv | VecEnv:
         """What Stable-Baselines3 trains on: the env itself, or the copies side by side."""

@@ -21,9 +21,10 @@ Monitor's ``info["episode"]`` (return, length in learner moves, seconds) and not
 ``SingleAgentEnv``'s (one generator for all copies, seeded by :meth:`seed`), so runs are
 reproducible but not draw-for-draw those of the copies.
 
-Used by the SB3 learners when ``n_envs > 1`` and the game is small enough to tabulate
-(:func:`nashzoo.envs.lazy.small_enough`, the env's own rule: a game too big to tabulate is never
-compiled to be stepped); ``vec_env="copies"`` keeps the ``DummyVecEnv``.
+Used by the SB3 learners when ``n_envs > 1`` and :func:`fits` says the game's tree is small
+enough to hold (up to :data:`MAX_HISTORIES` histories; Liar's dice, 294,883, is in); a bigger
+game is never compiled to be stepped, its copies stay ``SingleAgentEnv`` copies under
+``DummyVecEnv``, as with ``vec_env="copies"``.
 """
 
 from __future__ import annotations
@@ -37,13 +38,29 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from nashzoo.agents.policy import TabularPolicy
+from nashzoo.envs.lazy import small_enough
 from nashzoo.games import IllegalActionError, compile_tree, load_game
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 from nashzoo.games.infoset import Policy, PolicyError, UniformPolicy
 
-__all__ = ["TreeVecEnv"]
+__all__ = ["MAX_HISTORIES", "TreeVecEnv", "fits"]
 
 _MAX_EMPTY_EPISODES = 1000
+
+MAX_HISTORIES = 2_000_000
+"""The largest game (in histories) whose copies ``vec_env="auto"`` plays over the compiled tree:
+the tree plus this env's per-node tables take about 200 bytes a history, 0.4 GB here."""
+
+
+def fits(game: Game) -> bool:
+    """Whether ``vec_env="auto"`` plays ``game`` over its compiled tree: at most
+    :data:`MAX_HISTORIES` histories when the game knows its size, else the env's own rule
+    (:func:`nashzoo.envs.lazy.small_enough`: tabulated envs only), which counts no further than
+    its own limit."""
+    size = game.num_histories()
+    if size is None:
+        return small_enough(game)
+    return size <= MAX_HISTORIES
 
 
 class TreeVecEnv(VecEnv):
