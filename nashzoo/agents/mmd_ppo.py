@@ -36,22 +36,27 @@ Self-play: one network plays both seats (the seat is drawn per episode) against 
 itself taken at the start of each learner step (``snapshot_every=1``, ``snapshot_pool=1``),
 i.e. simultaneous updates of both players against the current policy, as MMD prescribes. The
 rollout of a learner step is ``n_envs = 64`` copies of ``ppo``'s single-agent view played side
-by side, 32 decisions each, so one forward pass of the network serves 64 decisions.
+by side, 32 decisions each, so one forward pass of the network serves 64 decisions (over the
+compiled tree, :class:`~nashzoo.agents.tree_vec_env.TreeVecEnv`, when it fits).
 
 A moving average of the network (``ema_rate``): an exponential moving average of its
 parameters, the *EMA network*, can serve as the magnet (``magnet="ema"``: EMAgnet, Maidment, T.,
 Lanier, J. B. et al. 2026, *EMAgnet: Parameter-Space EMA Regularization for Policy Gradient
 Self-Play in Large Games*, arXiv:2606.23995) and as the output (``output="ema"``): it averages
-away the sampling noise that keeps the last iterate hovering.
+away the sampling noise that keeps the last iterate hovering. With ``ema_eta`` its rate decays
+as ``(1 + eta) / (t + eta)``, polynomial-decay averaging (Shamir, O. and Zhang, T. 2013,
+*Stochastic Gradient Descent for Non-smooth Optimization: Convergence Results and Optimal
+Averaging Schemes*, ICML), an average over a window that grows with training.
 
 Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s of training in
 the Trainer on the shared 2-core machine): Kuhn with the defaults (last iterate) 0.061
 [0.055-0.074] at 600 s; with ``ema_rate=0.02, magnet="ema", output="ema"`` 0.022 [0.007-0.048]
 (goal 0.05; the networks it averages 0.05-0.07; plain ``ppo`` 0.31-0.33). Leduc with
-``alpha=2.0`` 0.53 [0.45-0.80] (last iterate, 3 seeds); the best setting found,
-``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"``, 0.300 [0.265-0.308] at 600 s, flat
-from five minutes on (goal 0.25; uniform play 2.37). On Leduc the EMA magnet diverges, so there
-the average is the output only. The screening figures behind the defaults are in
+``alpha=2.0`` 0.53 [0.45-0.80] (last iterate, 3 seeds); with ``alpha=5.0, alpha_decay=2`` and
+the polynomial-decay average as output (``ema_rate=0.002, ema_eta=3.0, output="ema"``) 0.229
+[0.192-0.245] at 600 s (goal 0.25; uniform play 2.37; the networks it averages 0.28-0.72; a
+constant ``ema_rate=0.01`` instead: 0.300 [0.265-0.308], flat from five minutes on). On Leduc
+the EMA magnet diverges, so there the average is the output only. The screening figures behind the defaults are in
 :class:`MMDPPOConfig`.
 
 Which policy is evaluated: by default the **last iterate**. MMD is a last-iterate method (the
@@ -229,11 +234,12 @@ class MMDPPOConfig(PPOConfig):
 
     * Kuhn-sized games: ``ema_rate=0.02, magnet="ema", output="ema"``: 0.022 [0.007-0.048] at
       600 s over 3 seeds (second-half medians 0.011-0.016), against 0.061 for the defaults.
-    * Leduc: ``alpha=5.0, alpha_decay=2, ema_rate=0.01, output="ema"`` (the paper's Leduc
-      temperature is five times its Kuhn one): 0.300 [0.265-0.308] at 600 s over 3 seeds; the
-      last iterate with ``alpha=2.0`` ends at 0.53 [0.45-0.80] over 3 seeds, with the defaults
-      it wanders between 0.40 and 1.08. The EMA magnet rises to 0.9-1.5 on Leduc: keep the
-      uniform magnet there.
+    * Leduc: ``alpha=5.0, alpha_decay=2, ema_rate=0.002, ema_eta=3.0, output="ema"`` (the
+      paper's Leduc temperature is five times its Kuhn one; the output a polynomial-decay
+      average of the network): 0.229 [0.192-0.245] at 600 s over 3 seeds; with a constant
+      ``ema_rate=0.01`` instead 0.300 [0.265-0.308]; the last iterate with ``alpha=2.0`` ends at
+      0.53 [0.45-0.80] over 3 seeds, with the defaults it wanders between 0.40 and 1.08. The
+      EMA magnet rises to 0.9-1.5 on Leduc: keep the uniform magnet there.
 
     ====================  =========  =====================================================
     setting               default    source
