@@ -56,8 +56,8 @@ the Trainer on the shared 2-core machine): Kuhn with the defaults (last iterate)
 the polynomial-decay average as output (``ema_rate=0.002, ema_eta=3.0, output="ema"``) 0.229
 [0.192-0.245] at 600 s (goal 0.25; uniform play 2.37; the networks it averages 0.28-0.72; a
 constant ``ema_rate=0.01`` instead: 0.300 [0.265-0.308], flat from five minutes on). On Leduc
-the EMA magnet diverges, so there the average is the output only. The screening figures behind the defaults are in
-:class:`MMDPPOConfig`.
+the EMA magnet diverges, so there the average is the output only. The screening figures
+behind the defaults are in :class:`MMDPPOConfig`.
 
 Which policy is evaluated: by default the **last iterate**. MMD is a last-iterate method (the
 paper's results are all about the current policy), so :meth:`average_policy` returns the
