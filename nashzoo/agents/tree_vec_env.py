@@ -39,6 +39,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from nashzoo.agents.policy import TabularPolicy
 from nashzoo.envs.lazy import small_enough
+from nashzoo.envs.single_agent import opponent_pool
 from nashzoo.games import IllegalActionError, compile_tree, load_game
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 from nashzoo.games.infoset import Policy, PolicyError, UniformPolicy
@@ -137,21 +138,8 @@ class TreeVecEnv(VecEnv):
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
         """Replace the opponent pool (each policy materialised over every information set);
         takes effect at each copy's next episode."""
-        pool = tuple(opponent) if isinstance(opponent, (list, tuple)) else (opponent,)
-        if not pool:
-            raise ValueError("the opponent pool is empty; give at least one Policy")
         tables = []
-        for policy in pool:
-            if not isinstance(policy, Policy):
-                raise PolicyError(
-                    f"the opponent must be a Policy (with action_probabilities(infoset)), got "
-                    f"{type(policy).__name__}"
-                )
-            policy_game = getattr(policy, "game", None)
-            if isinstance(policy_game, Game) and policy_game.id != self.game.id:
-                raise PolicyError(
-                    f"the opponent policy is for {policy_game.id}, this env plays {self.game.id}"
-                )
+        for policy in opponent_pool(self.game, opponent):
             probs = np.asarray(TabularPolicy.from_policy(self.game, policy).probs, dtype=float)
             probs = np.where(self._legal, np.maximum(probs, 0.0), 0.0)
             total = probs.sum(axis=1, keepdims=True)

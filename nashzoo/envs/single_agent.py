@@ -49,7 +49,7 @@ from nashzoo.games import Game, IllegalActionError, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
-__all__ = ["MaskedObservation", "SingleAgentEnv", "remap_illegal"]
+__all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
 
 _MAX_EMPTY_EPISODES = 1000
 
@@ -68,6 +68,26 @@ def remap_illegal(probs: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
     first = np.argmax(m2, axis=1)
     out[np.arange(out.shape[0]), first] += np.where(m2, 0.0, p2).sum(axis=1)
     return out[0] if single else out
+
+
+def opponent_pool(game: Game, opponent: Policy | Sequence[Policy]) -> tuple[Policy, ...]:
+    """``opponent`` (one Policy or a non-empty sequence of them) as a tuple, each checked to be
+    a Policy and, where it names its game, one for ``game``."""
+    pool = tuple(opponent) if isinstance(opponent, (list, tuple)) else (opponent,)
+    if not pool:
+        raise ValueError("the opponent pool is empty; give at least one Policy")
+    for policy in pool:
+        if not isinstance(policy, Policy):
+            raise PolicyError(
+                f"the opponent must be a Policy (with action_probabilities(infoset)), got "
+                f"{type(policy).__name__}"
+            )
+        policy_game = getattr(policy, "game", None)
+        if isinstance(policy_game, Game) and policy_game.id != game.id:
+            raise PolicyError(
+                f"the opponent policy is for {policy_game.id}, this env plays {game.id}"
+            )
+    return pool
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -125,21 +145,7 @@ class SingleAgentEnv(gymnasium.Env):
     # --- configuration ----------------------------------------------------------------------
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
         """Replace the opponent (takes effect at the next ``reset()``)."""
-        pool = tuple(opponent) if isinstance(opponent, (list, tuple)) else (opponent,)
-        if not pool:
-            raise ValueError("the opponent pool is empty; give at least one Policy")
-        for policy in pool:
-            if not isinstance(policy, Policy):
-                raise PolicyError(
-                    f"the opponent must be a Policy (with action_probabilities(infoset)), got "
-                    f"{type(policy).__name__}"
-                )
-            policy_game = getattr(policy, "game", None)
-            if isinstance(policy_game, Game) and policy_game.id != self.game.id:
-                raise PolicyError(
-                    f"the opponent policy is for {policy_game.id}, this env plays {self.game.id}"
-                )
-        self._opponents = pool
+        self._opponents = opponent_pool(self.game, opponent)
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(
