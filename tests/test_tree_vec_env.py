@@ -159,3 +159,20 @@ def test_auto_plays_the_tree_up_to_two_million_histories():
     assert fits(load_game("liars_dice"))  # 294,883 histories
     assert not fits(load_game("liars_dice(dice_sides=9)"))  # 42,467,257: never compiled here
     assert MAX_HISTORIES == 2_000_000
+
+
+def test_a_fixed_seat_never_asks_the_opponent_about_the_learners_own_sets():
+    from nashzoo.games.infoset import Policy
+
+    class SeatOneOnly(Policy):
+        def action_probabilities(self, infoset):
+            if infoset.player != 1:
+                raise AssertionError(f"asked about {infoset.key}, a set of the learner's seat")
+            return infoset.legal_mask / infoset.legal_mask.sum()
+
+    env = TreeVecEnv("kuhn_poker", 4, 0, SeatOneOnly(), seed=0)
+    env.reset()
+    _, _, dones, _ = env.step(np.zeros(4, dtype=np.int64))
+    assert dones.shape == (4,)
+    with pytest.raises(PolicyError, match="learner's seat"):  # both seats are asked here
+        TreeVecEnv("kuhn_poker", 4, "random", SeatOneOnly())

@@ -136,11 +136,14 @@ class TreeVecEnv(VecEnv):
 
     # --- configuration ------------------------------------------------------------------------
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
-        """Replace the opponent pool (each policy materialised over every information set);
+        """Replace the opponent pool, each policy materialised over the opponent's information
+        sets (both seats' with ``seat="random"``; the learner's own rows are never asked of it);
         takes effect at each copy's next episode."""
+        rows = None if self.seat_mode == "random" else self.tree.infosets_of(1 - self.seat_mode)
         tables = []
         for policy in opponent_pool(self.game, opponent):
-            probs = np.asarray(TabularPolicy.from_policy(self.game, policy).probs, dtype=float)
+            table = TabularPolicy.from_policy(self.game, policy, rows=rows)
+            probs = np.asarray(table.probs, dtype=float)
             probs = np.where(self._legal, np.maximum(probs, 0.0), 0.0)
             total = probs.sum(axis=1, keepdims=True)
             empty = np.flatnonzero(~(total[:, 0] > 0))
