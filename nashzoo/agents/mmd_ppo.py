@@ -51,7 +51,9 @@ Averaging Schemes*, ICML), an average over a window that grows with training.
 Where it stands (BENCHMARKS.md, "Neural learners: levels held", 3 seeds x 600 s of training in
 the Trainer on the shared 2-core machine): Kuhn with the defaults (last iterate) 0.061
 [0.055-0.074] at 600 s; with ``ema_rate=0.02, magnet="ema", output="ema"`` 0.022 [0.007-0.048]
-(goal 0.05; the networks it averages 0.05-0.07; plain ``ppo`` 0.31-0.33). Leduc with
+(goal 0.05; the networks it averages 0.05-0.07; plain ``ppo`` 0.31-0.33); with the defaults'
+training and the polynomial-decay average as output (``ema_rate=0.002, ema_eta=3.0,
+output="ema"``) 0.026 [0.026-0.030]. Leduc with
 ``alpha=2.0`` 0.53 [0.45-0.80] (last iterate, 3 seeds); with ``alpha=5.0, alpha_decay=2`` and
 the polynomial-decay average as output (``ema_rate=0.002, ema_eta=3.0, output="ema"``) 0.229
 [0.192-0.245] at 600 s (goal 0.25; uniform play 2.37; the networks it averages 0.28-0.72; a
@@ -233,7 +235,9 @@ class MMDPPOConfig(PPOConfig):
     (uniform magnet, last iterate). Per game, the best settings found:
 
     * Kuhn-sized games: ``ema_rate=0.02, magnet="ema", output="ema"``: 0.022 [0.007-0.048] at
-      600 s over 3 seeds (second-half medians 0.011-0.016), against 0.061 for the defaults.
+      600 s over 3 seeds (second-half medians 0.011-0.016), against 0.061 for the defaults;
+      the defaults' training with the polynomial-decay average as output (``ema_rate=0.002,
+      ema_eta=3.0, output="ema"``): 0.026 [0.026-0.030], below 0.05 from about 180 s on.
     * Leduc: ``alpha=5.0, alpha_decay=2, ema_rate=0.002, ema_eta=3.0, output="ema"`` (the
       paper's Leduc temperature is five times its Kuhn one; the output a polynomial-decay
       average of the network): 0.229 [0.192-0.245] at 600 s over 3 seeds (with
