@@ -6,7 +6,8 @@ revisions alternate round by round, so load from other jobs hits both alike; the
 the median over rounds of CPU milliseconds per unit of work and the ratio after / before
 (below 1: faster after).
 
-Cases: one Trainer iteration (both seats, alternating updates, no evaluation) of CFR+ on Kuhn,
+Cases: one uncached build of Kuhn's and Leduc's compiled tree (the game's ``compile_arrays``);
+one Trainer iteration (both seats, alternating updates, no evaluation) of CFR+ on Kuhn,
 Leduc and Liar's dice and of DCFR on Leduc; one exact NashConv of the uniform policy on Leduc
 and Liar's dice (``nashzoo.eval.nash_conv``). All use only public entry points that both sides
 of a refactor keep.
@@ -66,7 +67,18 @@ def nash_conv_ms(game, n):
         nash_conv(game, policy)
     return (time.process_time() - t) / n * 1e3
 
+def compile_ms(game, n):
+    # The game's own builder, uncached (compile_tree caches per game).
+    game = load_game(game)
+    game.compile_arrays()
+    t = time.process_time()
+    for _ in range(n):
+        game.compile_arrays()
+    return (time.process_time() - t) / n * 1e3
+
 out = {
+    "kuhn_poker compile": compile_ms("kuhn_poker", units(3000)),
+    "leduc_poker compile": compile_ms("leduc_poker", units(200)),
     "kuhn_poker cfr_plus iteration": trainer_ms("kuhn_poker", "cfr_plus", units(3000)),
     "leduc_poker cfr_plus iteration": trainer_ms("leduc_poker", "cfr_plus", units(1000)),
     "leduc_poker dcfr iteration": trainer_ms("leduc_poker", "dcfr", units(1000)),
