@@ -132,6 +132,8 @@ def test_side_by_side_envs_are_the_same_single_agent_view(monkeypatch):
     ("cls", "config", "seat"),
     [
         (PPOLearner, FAST_PPO, 1),
+        # n_envs copies over the compiled tree (TreeVecEnv), reseeded every step
+        (PPOLearner, {**FAST_PPO, "n_envs": 4, "mode": "self_play"}, 0),
         (DQNLearner, {**FAST_DQN, "mode": "self_play"}, 1),
         # Seat 0 faces bets after checking, so its transitions bootstrap from the target network;
         # refits every 64 steps fall at other steps after a resume unless the refit clock is
