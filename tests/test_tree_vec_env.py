@@ -144,6 +144,9 @@ def test_ppo_plays_the_tree_by_default_and_copies_on_request():
     assert isinstance(on_tree.model.env, TreeVecEnv) and on_tree.envs == []
     assert not isinstance(copies.model.env, TreeVecEnv) and len(copies.envs) == 4
     assert single.vec_env is None and len(single.envs) == 1
+    forced = PPOLearner("kuhn_poker", 0, {**config, "n_envs": 1, "vec_env": "tree"}, seed=2)
+    assert isinstance(forced.model.env, TreeVecEnv) and forced.model.env.num_envs == 1
+    assert forced.step(opponent)["learner_steps"] == 64
     for learner in (on_tree, copies):
         metrics = learner.step(opponent)
         assert metrics["learner_steps"] == 64 and metrics["episodes"] >= 64 // 3

@@ -138,9 +138,9 @@ class PPOConfig(SB3Config):
         vec_env: how ``n_envs > 1`` copies are played: ``"auto"`` (default) plays them over the
             compiled tree (:class:`~nashzoo.agents.tree_vec_env.TreeVecEnv`, a few numpy calls
             per move of all copies) when the tree fits (``tree_vec_env.fits``: up to two
-            million histories), else as
-            ``"copies"``: ``SingleAgentEnv`` copies under Stable-Baselines3's ``DummyVecEnv``
-            (each move through the PettingZoo env); ``"tree"`` insists on the tree.
+            million histories), else as ``"copies"``: ``SingleAgentEnv`` copies under
+            Stable-Baselines3's ``DummyVecEnv`` (each move through the PettingZoo env);
+            ``"tree"`` insists on the tree (even for one copy).
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
@@ -338,7 +338,8 @@ class _SB3Learner(Learner):
         seat: int | Literal["random"] = "random" if cfg.mode == "self_play" else self.seat
         copies = getattr(cfg, "n_envs", 1)
         self.vec_env = TreeVecEnv(self.game, copies, seat) if self._on_tree(copies) else None
-        self.envs = [] if self.vec_env else [SingleAgentEnv(self.game, seat) for _ in range(copies)]
+        on_tree = self.vec_env is not None
+        self.envs = [] if on_tree else [SingleAgentEnv(self.game, seat) for _ in range(copies)]
         self.env = self.envs[0] if self.envs else None
         with self._private_global_rng():
             self.model = self._make_model()
