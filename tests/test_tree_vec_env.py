@@ -15,6 +15,7 @@ from nashzoo.agents.sb3_baseline import PPOLearner
 from nashzoo.agents.tree_vec_env import TreeVecEnv
 from nashzoo.eval import expected_returns
 from nashzoo.games import IllegalActionError, compile_tree, load_game
+from nashzoo.games.base import CHANCE, TERMINAL, Game, State
 from nashzoo.games.infoset import PolicyError
 
 
@@ -179,3 +180,79 @@ def test_a_fixed_seat_never_asks_the_opponent_about_the_learners_own_sets():
     assert dones.shape == (4,)
     with pytest.raises(PolicyError, match="learner's seat"):  # both seats are asked here
         TreeVecEnv("kuhn_poker", 4, "random", SeatOneOnly())
+
+
+class _CoinState(State):
+    """A coin (chance) decides who plays: heads, player 1 alone; tails, player 0 then player 1.
+    Seat 0 never moves in half the episodes; in ``_SeatOneOnlyGame``, never at all."""
+
+    def __init__(self, game, history):
+        super().__init__(game)
+        self._history = history
+
+    def current_player(self):
+        h = self._history
+        if not h:
+            return CHANCE
+        if h[0] == 0 or not self.game.seat0_moves:
+            return 1 if len(h) == 1 else TERMINAL
+        return {1: 0, 2: 1}.get(len(h), TERMINAL)
+
+    def legal_actions(self):
+        return [] if self.is_terminal() else [0, 1]
+
+    def chance_outcomes(self):
+        return [(0, 0.5), (1, 0.5)]
+
+    def _child(self, action):
+        return _CoinState(self.game, (*self._history, action))
+
+    def returns(self):
+        if not self.is_terminal():
+            return np.zeros(2)
+        sign = 1.0 if self._history[-1] == 1 else -1.0
+        return np.array([sign, -sign])
+
+    def history(self):
+        return list(self._history)
+
+    def infoset_key(self, player):
+        return f"{player}:{''.join(map(str, self._history[1:]))}"
+
+    def infoset_tensor(self, player):
+        moves = [*self._history[1:], 0, 0]
+        return np.array([player, len(self._history[1:]), *moves[:2]], dtype=np.float32)
+
+    def describe(self, player=None):
+        return str(self._history)
+
+
+class _CoinGame(Game):
+    name = "coin_skip"
+    num_actions = 2
+    action_names = ("a", "b")
+    infoset_tensor_size = 4
+    seat0_moves = True
+
+    def new_initial_state(self):
+        return _CoinState(self, ())
+
+
+class _SeatOneOnlyGame(_CoinGame):
+    name = "coin_seat_one_only"
+    seat0_moves = False
+
+
+def test_episodes_where_the_learner_never_moves_are_counted_paid_and_skipped():
+    game = _CoinGame()
+    env = TreeVecEnv(game, 64, 0, seed=4)  # uniform opponent
+    obs = env.reset()
+    tree = compile_tree(game)
+    assert (tree.player[env._node] == 0).all()  # every copy waits at a seat-0 decision
+    np.testing.assert_array_equal(obs[:, :2], np.tile([0, 0], (64, 1)))
+    # About half the coins skipped seat 0: those episodes were started and paid already.
+    assert 90 < env.episodes < 200
+    skipped = env.episodes - 64
+    assert abs(env.return_sum) <= skipped  # each skipped episode paid +-1
+    with pytest.raises(RuntimeError, match="no decisions for that seat"):
+        TreeVecEnv(_SeatOneOnlyGame(), 2, 0, seed=0).reset()
