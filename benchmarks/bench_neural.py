@@ -23,8 +23,9 @@ offer, and which favours OpenSpiel. Both sides run with
 
 Run: ``.venv/bin/python benchmarks/bench_neural.py [--quick] [--markdown BENCHMARKS.md]``
 
-``vec-env [GAME] [LEARNER]`` times an SB3 learner's step with its ``n_envs`` copies played under
-``DummyVecEnv`` against over the compiled tree (``TreeVecEnv``), alternating, in one process.
+``vec-env [GAME] [LEARNER]`` times a learner's step with its episodes played in envs (an SB3
+learner's ``n_envs`` copies under ``DummyVecEnv``, NFSP's PettingZoo lanes) against over the
+compiled tree (``TreeVecEnv``, NFSP's ``TreePlay``), alternating, in one process.
 (``--markdown`` replaces only the ``## Neural learners`` section).
 
 Levels held (``levels`` sub-command): noisy learners are reported as the *level held* from a
@@ -442,44 +443,52 @@ def report_levels(args: argparse.Namespace) -> None:
         write_section(args.markdown, LEVELS_SECTION, table + "\n\n" + "\n".join(notes))
 
 
+# learner -> (its config field choosing how episodes are played, (the envs' value, the tree's))
+_PLAY_OPTION = {"nfsp": ("play", ("env", "tree"))}
+
+
 def vec_env_main(argv: list[str]) -> None:
-    """Seconds per learner step of an SB3 learner with its ``n_envs`` copies played as
-    ``SingleAgentEnv`` copies under ``DummyVecEnv`` and over the compiled tree (``TreeVecEnv``),
-    the two timed in alternation in one process (thread CPU time; the median of the rounds)."""
+    """Seconds per learner step with the learner's episodes played in envs (an SB3 learner's
+    ``n_envs`` ``SingleAgentEnv`` copies under ``DummyVecEnv``; NFSP's lock-stepped PettingZoo
+    lanes) and over the compiled tree (``TreeVecEnv``; NFSP's ``TreePlay``), the two timed in
+    alternation in one process (thread CPU time; the median of the rounds)."""
     parser = argparse.ArgumentParser(prog="bench_neural.py vec-env")
     parser.add_argument("game", nargs="?", default="leduc_poker")
     parser.add_argument("learner", nargs="?", default="mmd_ppo")
     parser.add_argument("--config", default="{}", help="learner config as JSON")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
     parser.add_argument("--steps", type=int, default=3, help="learner steps per round and side")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed steps per side first")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     config = json.loads(args.config)
+    option, kinds = _PLAY_OPTION.get(args.learner, ("vec_env", ("copies", "tree")))
     sides = {
-        kind: make_learner(args.learner, args.game, 0, {**config, "vec_env": kind}, seed=0)
-        for kind in ("copies", "tree")
+        kind: make_learner(args.learner, args.game, 0, {**config, option: kind}, seed=0)
+        for kind in kinds
     }
     opponent = sides["tree"].current_policy()
     times: dict[str, list[float]] = {kind: [] for kind in sides}
-    decisions = int(sides["tree"].config.steps_per_iteration)
-    for side in sides.values():  # warm-up: first-use tables and torch's first calls
-        side.step(opponent)
+    for side in sides.values():  # warm-up: first-use tables, torch's first calls, full memories
+        for _ in range(args.warmup):
+            side.step(opponent)
     for _ in range(args.rounds):
         for kind, side in sides.items():
             start = time.thread_time()
             for _ in range(args.steps):
                 side.step(opponent)
             times[kind].append((time.thread_time() - start) / args.steps)
-    copies, tree = (statistics.median(times[k]) for k in ("copies", "tree"))
-    print(
-        "| game | learner | n_envs x decisions | copies (DummyVecEnv) s/step | tree s/step "
-        "| ratio |"
-    )
+    envs, tree = (statistics.median(times[k]) for k in kinds)
+    cfg = sides["tree"].config
+    if args.learner in _PLAY_OPTION:
+        work, envs_label = f"{cfg.episodes_per_step} episodes", "envs (PettingZoo lanes)"
+    else:
+        work = f"{cfg.n_envs} copies x {cfg.steps_per_iteration // cfg.n_envs} decisions"
+        envs_label = "copies (DummyVecEnv)"
+    print(f"| game | learner | a step plays | {envs_label} s/step | tree s/step | ratio |")
     print("| --- | --- | --- | ---: | ---: | ---: |")
-    n_envs = sides["tree"].config.n_envs
     print(
-        f"| {args.game} | {args.learner} | {n_envs} x {decisions // n_envs} | {copies:.3f} | "
-        f"{tree:.3f} | {copies / tree:.2f}x |"
+        f"| {args.game} | {args.learner} | {work} | {envs:.4f} | {tree:.4f} | {envs / tree:.2f}x |"
     )
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "

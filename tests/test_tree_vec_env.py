@@ -44,7 +44,7 @@ def test_every_step_is_what_the_game_shows(game_name, monkeypatch):
     start = env._start
 
     def recording_start(envs):
-        finished_nodes.append((envs.copy(), env._node[envs].copy(), env._seat[envs].copy()))
+        finished_nodes.append((envs.copy(), env.play.node[envs].copy(), env.play.seat[envs].copy()))
         start(envs)
 
     obs = env.reset()
@@ -54,8 +54,8 @@ def test_every_step_is_what_the_game_shows(game_name, monkeypatch):
     for _ in range(60):
         masks = env.action_masks()
         for i in range(env.num_envs):
-            state = _state_at(game, tree, env._node[i])
-            seat = int(env._seat[i])
+            state = _state_at(game, tree, env.play.node[i])
+            seat = int(env.play.seat[i])
             assert state.current_player() == seat
             np.testing.assert_array_equal(obs[i], state.infoset_tensor(seat))
             assert np.flatnonzero(masks[i]).tolist() == state.legal_actions()
@@ -105,18 +105,18 @@ def test_illegal_actions_are_remapped_or_refused():
     game = load_game("leduc_poker")  # fold (0) is illegal when no bet is faced
     env = TreeVecEnv(game, 2, 0, seed=0)
     env.reset()
-    before = env._node.copy()
+    before = env.play.node.copy()
     refusing = TreeVecEnv(game, 2, 0, seed=0, illegal_action="raise")
     refusing.reset()
-    kept = refusing._node.copy()
+    kept = refusing.play.node.copy()
     with pytest.raises(IllegalActionError, match="not legal for copy 0"):
         refusing.step(np.array([0, 1]))
-    np.testing.assert_array_equal(refusing._node, kept)  # nothing was played
+    np.testing.assert_array_equal(refusing.play.node, kept)  # nothing was played
     with pytest.raises(IllegalActionError, match="integer ids"):
         refusing.step(np.array([0.5, 1.0]))
     tree = compile_tree(game)
     env.step(np.array([0, 7]))  # fold (illegal here) and an id out of range
-    for node, start in zip(env._node, before, strict=True):
+    for node, start in zip(env.play.node, before, strict=True):
         while tree.parent[node] != start:  # the opponent may have answered: walk back
             node = tree.parent[node]
         assert tree.action[node] == 1  # check, the lowest-numbered legal action
@@ -248,7 +248,7 @@ def test_episodes_where_the_learner_never_moves_are_counted_paid_and_skipped():
     env = TreeVecEnv(game, 64, 0, seed=4)  # uniform opponent
     obs = env.reset()
     tree = compile_tree(game)
-    assert (tree.player[env._node] == 0).all()  # every copy waits at a seat-0 decision
+    assert (tree.player[env.play.node] == 0).all()  # every copy waits at a seat-0 decision
     np.testing.assert_array_equal(obs[:, :2], np.tile([0, 0], (64, 1)))
     # About half the coins skipped seat 0: those episodes were started and paid already.
     assert 90 < env.episodes < 200

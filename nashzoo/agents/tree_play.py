@@ -1,0 +1,217 @@
+"""One seat's play against an opponent in ``n`` copies of a game at once, over the compiled tree.
+
+A learner that learns from sampled episodes (NFSP's lanes, the SB3 learners' copies) needs the
+same few things per move: where each copy is, what the learner sees there, and, after its
+move, chance and the opponent played until the learner is to move again or the game is over.
+Routing each move through the PettingZoo env and its States costs tens of microseconds of
+Python per copy and move. :class:`TreePlay` does it for all copies at once from the game's
+compiled tree: each copy is a node index, a move is a child lookup, and chance outcomes and the
+opponent's moves are drawn for every copy at once from the chance probabilities and the
+opponent's table (any Policy, materialised once per :meth:`TreePlay.set_opponent` over the
+information sets where it may move).
+
+What the learner sees is what it sees through the env: the observation is its information-set
+tensor, the mask its legal actions, and its payoff at the end the game's return. Used by
+:class:`~nashzoo.agents.tree_vec_env.TreeVecEnv` (SB3's VecEnv API over it) and by NFSP when
+:func:`fits` says the game's tree is small enough to hold; a bigger game is never compiled to
+be stepped (its learners play through the env). Needs numpy only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from nashzoo.agents.policy import TabularPolicy
+from nashzoo.envs.lazy import small_enough
+from nashzoo.envs.single_agent import opponent_pool
+from nashzoo.games import compile_tree, load_game
+from nashzoo.games.base import CHANCE, TERMINAL, Game
+from nashzoo.games.infoset import Policy, PolicyError, UniformPolicy
+
+__all__ = ["MAX_HISTORIES", "TreePlay", "fits"]
+
+_MAX_EMPTY_EPISODES = 1000
+
+MAX_HISTORIES = 2_000_000
+"""The largest game (in histories) played over its compiled tree when a learner chooses
+``"auto"``: the tree plus the per-node tables of :class:`TreePlay` took 140 bytes a history on
+Liar's dice (175 at the peak of building them, ``tracemalloc``), so about 0.3 GB at this limit."""
+
+
+def fits(game: Game) -> bool:
+    """Whether ``"auto"`` plays ``game`` over its compiled tree: at most :data:`MAX_HISTORIES`
+    histories when the game knows its size, else the env's own rule
+    (:func:`nashzoo.envs.lazy.small_enough`: tabulated envs only), which counts no further than
+    its own limit."""
+    size = game.num_histories()
+    if size is None:
+        return small_enough(game)
+    return size <= MAX_HISTORIES
+
+
+class TreePlay:
+    """``copies`` copies of one seat of ``game`` against an opponent (see the module docstring).
+
+    Args:
+        game: a two-player Game or a name.
+        copies: copies played side by side.
+        seat: the learner's seat (0, 1) or ``"random"`` (drawn per episode and copy).
+        opponent: a Policy or a non-empty sequence of them (one drawn per episode and copy);
+            default uniform over the legal actions.
+        rng: the generator behind every draw (chance, seats, opponents' moves); a caller that
+            owns one generator for all its randomness passes it (and may replace
+            :attr:`rng` later).
+
+    Attributes:
+        node: ``[copies]`` each copy's node in :attr:`tree`.
+        seat: ``[copies]`` each copy's learner seat.
+        moves: moves played so far in all copies (the learner's and the opponent's).
+        episodes: episodes started so far in all copies (empty ones included).
+        return_sum: the learner's returns of episodes that ended inside :meth:`start` (episodes
+            in which it never moved; the caller adds those of the episodes it plays out).
+    """
+
+    def __init__(
+        self,
+        game: Game | str,
+        copies: int,
+        seat: int | Literal["random"] = 0,
+        opponent: Policy | Sequence[Policy] | None = None,
+        *,
+        rng: np.random.Generator | None = None,
+    ) -> None:
+        self.game = load_game(game)
+        if self.game.num_players != 2:
+            raise ValueError(
+                f"playing over the tree needs a two-player game; {self.game.id} is not"
+            )
+        if not isinstance(copies, (int, np.integer)) or copies < 1:
+            raise ValueError(f"the number of copies must be a positive integer, got {copies!r}")
+        if seat not in (0, 1, "random"):
+            raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
+        self.seat_mode = seat
+        self.copies = int(copies)
+        tree = self.tree = compile_tree(self.game)
+        self._player = tree.player
+        self._infoset = tree.infoset
+        self._children = tree.children
+        self._utility = tree.utility
+        self._tensors = tree.infoset_tensors
+        self._legal = tree.legal_mask
+        # Chance nodes' outcome distributions, one row per chance node, by outcome id.
+        chance_nodes = np.flatnonzero(tree.player == CHANCE)
+        self._chance_row = np.full(tree.num_nodes, -1, dtype=np.int64)
+        self._chance_row[chance_nodes] = np.arange(chance_nodes.size)
+        below = self._children[chance_nodes]
+        self._chance_probs = np.where(below >= 0, tree.chance_prob[np.maximum(below, 0)], 0.0)
+        n = self.copies
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.node = np.zeros(n, dtype=np.int64)
+        self.seat = np.zeros(n, dtype=np.int64) if seat == "random" else np.full(n, seat)
+        self._pool = np.zeros(n, dtype=np.int64)
+        self.moves = 0
+        self.episodes = 0
+        self.return_sum = 0.0
+        self.set_opponent(UniformPolicy() if opponent is None else opponent)
+
+    def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
+        """Replace the opponent pool, each policy materialised over the opponent's information
+        sets (both seats' with ``seat="random"``; the learner's own rows are never asked of it);
+        takes effect at each copy's next episode."""
+        rows = None if self.seat_mode == "random" else self.tree.infosets_of(1 - self.seat_mode)
+        tables = []
+        for policy in opponent_pool(self.game, opponent):
+            table = TabularPolicy.from_policy(self.game, policy, rows=rows)
+            probs = np.asarray(table.probs, dtype=float)
+            probs = np.where(self._legal, np.maximum(probs, 0.0), 0.0)
+            total = probs.sum(axis=1, keepdims=True)
+            empty = np.flatnonzero(~(total[:, 0] > 0))
+            if empty.size:
+                raise PolicyError(
+                    "the opponent gives no probability to a legal action at "
+                    f"{self.tree.infoset_keys[int(empty[0])]!r}"
+                )
+            tables.append(probs / total)
+        self._tables = np.stack(tables)  # [K, I, A]
+
+    # --- what the learner sees ----------------------------------------------------------------
+    def observations(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The learner's information-set tensors at ``copies`` (all by default)."""
+        return self._tensors[self._infoset[self.node[copies]]]
+
+    def masks(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """``[len(copies), num_actions]``: the learner's legal actions at ``copies``."""
+        return self._legal[self._infoset[self.node[copies]]]
+
+    def payoffs(self, copies: np.ndarray) -> np.ndarray:
+        """The learner's return at ``copies``' nodes (its payoff where a game is over)."""
+        return self._utility[self.node[copies], self.seat[copies]]
+
+    def over(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Whether the game is over at ``copies``."""
+        return self._player[self.node[copies]] == TERMINAL
+
+    # --- play -----------------------------------------------------------------------------------
+    def start(self, copies: np.ndarray) -> None:
+        """New episodes for ``copies``: seat and opponent drawn, then chance and the opponent
+        play until the learner is to move (an episode in which the learner never moves is
+        counted, paid into :attr:`return_sum` and replaced)."""
+        for _ in range(_MAX_EMPTY_EPISODES):
+            if self.seat_mode == "random":
+                self.seat[copies] = self.rng.integers(2, size=copies.size)
+            self._pool[copies] = self.rng.integers(len(self._tables), size=copies.size)
+            self.node[copies] = 0
+            self.episodes += int(copies.size)
+            self._advance(copies)
+            ended = self._player[self.node[copies]] == TERMINAL
+            if not ended.any():
+                return
+            copies = copies[ended]
+            self.return_sum += float(self._utility[self.node[copies], self.seat[copies]].sum())
+        raise RuntimeError(
+            f"in {_MAX_EMPTY_EPISODES} episodes of {self.game.id} a learner's seat never got to "
+            "move; this game has no decisions for that seat"
+        )
+
+    def move(self, copies: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The learner plays ``actions`` (legal action ids, one per copy) in ``copies``; then
+        chance and the opponent play until each is at a learner decision or over. Returns
+        whether each of ``copies`` is over (finished copies are not restarted)."""
+        self.node[copies] = self._children[self.node[copies], actions]
+        self.moves += int(copies.size)
+        self._advance(copies)
+        return self._player[self.node[copies]] == TERMINAL
+
+    def _advance(self, copies: np.ndarray) -> None:
+        """Chance and the opponent move in ``copies`` until each is at a learner decision or
+        over."""
+        width = self._children.shape[1]
+        while copies.size:
+            node = self.node[copies]
+            who = self._player[node].astype(np.int64)
+            moving = (who != TERMINAL) & (who != self.seat[copies])
+            copies, node, who = copies[moving], node[moving], who[moving]
+            if not copies.size:
+                return
+            chance = who == CHANCE
+            probs = np.zeros((copies.size, width))
+            if chance.any():
+                probs[chance] = self._chance_probs[self._chance_row[node[chance]]]
+            opponent = ~chance
+            if opponent.any():
+                rows = self._tables[self._pool[copies[opponent]], self._infoset[node[opponent]]]
+                probs[opponent, : rows.shape[1]] = rows
+                self.moves += int(opponent.sum())
+            self.node[copies] = self._children[node, _sample(probs, self.rng)]
+
+
+def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One index per row of ``probs`` (rows summing to one), never one of probability 0."""
+    cumulative = np.cumsum(probs, axis=1)
+    draw = rng.random((probs.shape[0], 1)) * cumulative[:, -1:]
+    pick = (cumulative <= draw).sum(axis=1)
+    last = probs.shape[1] - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)  # round-off guard
+    return np.minimum(pick, last)
