@@ -382,3 +382,24 @@ def test_env_play_still_learns_and_resumes_exactly(tmp_path):
     twin = load_learner(path, "kuhn_poker")
     opponent = learners[1].current_policy()
     assert learners[0].step(opponent) == twin.step(opponent)
+
+
+class _ConstantPolicy:
+    """An opponent that answers ``value`` for every action (a bad one for nan, -1 and 0)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def action_probabilities(self, infoset):
+        return np.full(len(infoset.legal_mask), self.value)
+
+
+@pytest.mark.parametrize("play", ["tree", "env"])
+@pytest.mark.parametrize("value", [float("nan"), -1.0, 0.0])
+def test_a_bad_opponent_answer_is_refused_naming_the_set_and_nothing_is_stored(play, value):
+    learner = NFSP("kuhn_poker", 0, {**SMALL, "play": play}, seed=0)
+    learner.step(learner.current_policy())
+    before = (learner.own_steps, len(learner.replay), len(learner.reservoir))
+    with pytest.raises(PolicyError, match=r"information set '[JQK]\|[pb]+'|at '[JQK]\|[pb]+'"):
+        learner.step(_ConstantPolicy(value))
+    assert (learner.own_steps, len(learner.replay), len(learner.reservoir)) == before
