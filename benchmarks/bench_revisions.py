@@ -9,8 +9,9 @@ the median over rounds of CPU milliseconds per unit of work and the ratio after 
 Cases: one uncached build of Kuhn's and Leduc's compiled tree (the game's ``compile_arrays``);
 one Trainer iteration (both seats, alternating updates, no evaluation) of CFR+ on Kuhn,
 Leduc and Liar's dice and of DCFR on Leduc; one exact NashConv of the uniform policy on Leduc
-and Liar's dice (``nashzoo.eval.nash_conv``). All use only public entry points that both sides
-of a refactor keep.
+and Liar's dice (``nashzoo.eval.nash_conv``); one Trainer iteration of NFSP and of Deep CFR on
+Leduc (torch single-threaded, timed once the memories are filled). All use only public entry
+points that both sides of a refactor keep.
 
 Run: ``.venv/bin/python benchmarks/bench_revisions.py --before REV [--after REV] [--rounds 3]
 [--markdown BENCHMARKS.md]``. ``--after`` defaults to the working tree as it is (uncommitted
@@ -58,6 +59,17 @@ def trainer_ms(game, algo, n):
     tr.run(iterations=3 + n)
     return (time.process_time() - t) / n * 1e3
 
+def neural_ms(game, algo, n):
+    # A Trainer iteration of a torch learner (single-threaded torch, as in bench_neural), timed
+    # after enough iterations that its memories are full enough to learn.
+    import torch
+    torch.set_num_threads(1)
+    tr = Trainer(game, algo, algo, seed=0, progress=False, final_eval=False)
+    tr.run(iterations=8)
+    t = time.process_time()
+    tr.run(iterations=8 + n)
+    return (time.process_time() - t) / n * 1e3
+
 def nash_conv_ms(game, n):
     game = load_game(game)
     policy = TabularPolicy.uniform(game)
@@ -85,6 +97,8 @@ out = {
     "liars_dice cfr_plus iteration": trainer_ms("liars_dice", "cfr_plus", units(20)),
     "leduc_poker nash_conv": nash_conv_ms("leduc_poker", units(300)),
     "liars_dice nash_conv": nash_conv_ms("liars_dice", units(10)),
+    "leduc_poker nfsp iteration": neural_ms("leduc_poker", "nfsp", units(30)),
+    "leduc_poker deep_cfr iteration": neural_ms("leduc_poker", "deep_cfr", units(10)),
 }
 print(json.dumps(out))
 """

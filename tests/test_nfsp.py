@@ -403,3 +403,43 @@ def test_a_bad_opponent_answer_is_refused_naming_the_set_and_nothing_is_stored(p
     with pytest.raises(PolicyError, match=r"information set '[JQK]\|[pb]+'|at '[JQK]\|[pb]+'"):
         learner.step(_ConstantPolicy(value))
     assert (learner.own_steps, len(learner.replay), len(learner.reservoir)) == before
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{}, {"rl_loss": "huber", "hidden_sizes": [16, 8], "reward_scale": 0.1}],
+)
+def test_manual_gradients_equal_autograds(config):
+    # NFSP's update computes its losses' gradients without autograd (ManualMLP); on the same
+    # batch they must be autograd's gradients of the DQN loss and of the masked cross-entropy.
+    import torch.nn.functional as F
+
+    learner = NFSP("leduc_poker", 0, {**SMALL, **config}, seed=3)
+    learners = [learner, NFSP("leduc_poker", 1, {**SMALL, **config}, seed=4)]
+    _run(learners, 3)  # memories filled by real play, networks moved off their start
+    rng = np.random.default_rng(0)
+    q_batch = learner._batch(learner.replay.sample(256, rng))
+    sl_batch = learner._batch(learner.reservoir.sample(256, rng))
+    learner.optimizer.zero_grad(set_to_none=True)
+    with torch.no_grad():
+        rl = learner._q_gradients(q_batch)
+        sl = learner._average_gradients(sl_batch)
+    manual = [p.grad.clone() for p in (*learner.q_net.parameters(), *learner.avg_net.parameters())]
+
+    learner.optimizer.zero_grad(set_to_none=True)
+    b = q_batch
+    q = learner.q_net(b["s"]).gather(1, b["a"].unsqueeze(1)).squeeze(1)
+    with torch.no_grad():
+        q2 = learner.target_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf).amax(dim=1)
+        target = b["r"] + torch.where(b["done"], torch.zeros_like(q2), q2)
+    loss_fn = F.mse_loss if learner.config.rl_loss == "mse" else F.smooth_l1_loss
+    rl_loss = loss_fn(q, target)
+    logits = learner.avg_net(sl_batch["s"]).masked_fill(~sl_batch["mask"], -1e9)
+    sl_loss = F.cross_entropy(logits, sl_batch["a"])
+    (rl_loss + sl_loss).backward()
+    auto = [p.grad for p in (*learner.q_net.parameters(), *learner.avg_net.parameters())]
+    assert rl == pytest.approx(float(rl_loss.detach()), rel=1e-5)
+    assert sl == pytest.approx(float(sl_loss.detach()), rel=1e-5)
+    assert any(float(g.abs().max()) > 1e-4 for g in auto)  # not a comparison of zeros
+    for m, a in zip(manual, auto, strict=True):
+        torch.testing.assert_close(m, a, rtol=1e-4, atol=1e-6)

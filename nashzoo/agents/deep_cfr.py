@@ -66,6 +66,7 @@ from torch import nn
 
 from nashzoo.agents._torch_utils import (
     InfosetMemory,
+    ManualMLP,
     NetworkPolicy,
     NumpyMLP,
     ReservoirBuffer,
@@ -363,27 +364,36 @@ class DeepCFR(NeuralLearner):
         buffer: InfosetMemory | ReservoirBuffer,
         kind: str,
     ) -> float:
-        """``*_steps`` minibatch updates, each sample weighted by its iteration (linear CFR)."""
+        """``*_steps`` minibatch updates, each sample weighted by its iteration (linear CFR).
+
+        The gradients come from :class:`ManualMLP` (no autograd graph; checked against
+        autograd's in ``tests/test_deep_cfr.py``); optimiser and clipping are torch's.
+        """
         cfg = self.config
         steps = cfg.advantage_steps if kind == "advantage" else cfg.strategy_steps
         if len(buffer) == 0:
             return 0.0
         losses = []
+        manual = ManualMLP(net)
         for _ in range(steps):
             b = self._batch(buffer)
-            out = net(b["s"])
-            if kind == "advantage":
-                err = torch.where(b["mask"], out - b["target"], torch.zeros_like(out))
-                per_sample = (err * err).sum(dim=1)
-            else:
-                logp = torch.log_softmax(out.masked_fill(~b["mask"], -1e9), dim=1)
-                per_sample = -(b["target"] * logp).sum(dim=1)
-            loss = (b["weight"] * per_sample).sum()
-            losses.append(
-                check_loss(loss, learner=self.name, iteration=self.iterations, what=f"{kind}")
-            )
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            with torch.no_grad():
+                out, inputs = manual.forward(b["s"])
+                weight = b["weight"].unsqueeze(1)
+                if kind == "advantage":  # sum_i w_i sum_a mask (out - target)^2
+                    err = (out - b["target"]).mul_(b["mask"])
+                    loss = (b["weight"] * err.square().sum(dim=1)).sum()
+                    grad = err.mul_(weight * 2.0)
+                else:  # -sum_i w_i sum_a target log softmax(masked out)
+                    logp = torch.log_softmax(out.masked_fill_(~b["mask"], -1e9), dim=1)
+                    loss = -(b["weight"] * (b["target"] * logp).sum(dim=1)).sum()
+                    total = b["target"].sum(dim=1, keepdim=True)
+                    grad = (logp.exp_().mul_(total) - b["target"]).mul_(weight)
+                losses.append(
+                    check_loss(loss, learner=self.name, iteration=self.iterations, what=f"{kind}")
+                )
+                manual.backward(inputs, grad)
             if cfg.max_grad_norm is not None:
                 nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
             optimizer.step()

@@ -100,11 +100,11 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from nashzoo.agents._torch_utils import (
     CircularBuffer,
+    ManualMLP,
     NetworkPolicy,
     NumpyMLP,
     ReservoirBuffer,
@@ -443,6 +443,9 @@ class NFSP(NeuralLearner):
         hard_update(self.target_net, self.q_net)
         for net in (self.q_net, self.target_net, self.avg_net):
             net.to(self.device)
+        self._q_pass = ManualMLP(self.q_net)
+        self._target_pass = ManualMLP(self.target_net)
+        self._avg_pass = ManualMLP(self.avg_net)
         # One optimiser, one parameter group per network: a joint update costs one backward
         # pass and one optimiser call instead of two, and per-parameter Adam/SGD states make it
         # identical to two separate optimisers.
@@ -862,7 +865,11 @@ class NFSP(NeuralLearner):
         return {k: torch.from_numpy(v).to(self.device) for k, v in sample.items()}
 
     def _update(self) -> tuple[float, float | None]:
-        """One DQN update of the Q-network and one supervised update of the average network."""
+        """One DQN update of the Q-network and one supervised update of the average network.
+
+        The losses' gradients are computed by :class:`ManualMLP` (a few matrix products, no
+        autograd graph); the optimiser, clipping and checkpoints are torch's as usual.
+        """
         cfg = self.config
         if cfg.replay_fraction is None:
             sample = self.replay.sample(cfg.batch_size, self.rng)
@@ -870,26 +877,14 @@ class NFSP(NeuralLearner):
             sample = self.replay.sample_recent(cfg.batch_size, self.replay_window, self.rng)
         b = self._batch(sample)
         self._learning_rates()
-        q = self.q_net(b["s"]).gather(1, b["a"].unsqueeze(1)).squeeze(1)
-        with torch.no_grad():
-            q2 = self.target_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf).amax(dim=1)
-            q2 = torch.where(b["done"], torch.zeros_like(q2), q2)
-            target = b["r"] + cfg.discount * q2
-        loss_fn = F.mse_loss if cfg.rl_loss == "mse" else F.smooth_l1_loss
-        rl_loss = loss_fn(q, target)
-        rl = check_loss(rl_loss, learner=self.name, iteration=self.iterations, what="Q-network")
-        loss = rl_loss
-        sl: float | None = None
-        if len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0:
-            sb = self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
-            logits = self.avg_net(sb["s"]).masked_fill(~sb["mask"], -1e9)
-            sl_loss = F.cross_entropy(logits, sb["a"])
-            sl = check_loss(
-                sl_loss, learner=self.name, iteration=self.iterations, what="average-network"
-            )
-            loss = loss + sl_loss
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        with torch.no_grad():
+            rl = self._q_gradients(b)
+            sl: float | None = None
+            if len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0:
+                sl = self._average_gradients(
+                    self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
+                )
         if cfg.max_grad_norm is not None:
             nn.utils.clip_grad_norm_(self.q_net.parameters(), cfg.max_grad_norm)
             nn.utils.clip_grad_norm_(self.avg_net.parameters(), cfg.max_grad_norm)
@@ -900,6 +895,41 @@ class NFSP(NeuralLearner):
         if self.rl_updates % cfg.target_update_every == 0:
             hard_update(self.target_net, self.q_net)
         return rl, sl
+
+    def _q_gradients(self, b: dict[str, torch.Tensor]) -> float:
+        """The Q-network's DQN loss on batch ``b`` (checked finite) and its gradients."""
+        cfg = self.config
+        q_all, inputs = self._q_pass.forward(b["s"])
+        rows = torch.arange(q_all.shape[0], device=q_all.device)
+        q2 = self._target_pass(b["s2"]).masked_fill_(~b["mask2"], -torch.inf).amax(dim=1)
+        target = b["r"] + cfg.discount * q2.masked_fill_(b["done"], 0.0)
+        error = q_all[rows, b["a"]] - target
+        n = error.shape[0]
+        if cfg.rl_loss == "mse":
+            loss = error.square().mean()
+            slope = error * (2.0 / n)
+        else:  # Huber (smooth L1, beta 1): quadratic inside [-1, 1], linear outside
+            size = error.abs()
+            loss = torch.where(size < 1.0, 0.5 * error.square(), size - 0.5).mean()
+            slope = error.clamp(-1.0, 1.0) / n
+        rl = check_loss(loss, learner=self.name, iteration=self.iterations, what="Q-network")
+        grad = torch.zeros_like(q_all)
+        grad[rows, b["a"]] = slope
+        self._q_pass.backward(inputs, grad)
+        return rl
+
+    def _average_gradients(self, b: dict[str, torch.Tensor]) -> float:
+        """The average network's cross-entropy on batch ``b`` (checked finite) and its
+        gradients."""
+        logits, inputs = self._avg_pass.forward(b["s"])
+        log_probs = torch.log_softmax(logits.masked_fill_(~b["mask"], -1e9), dim=1)
+        rows = torch.arange(logits.shape[0], device=logits.device)
+        loss = -log_probs[rows, b["a"]].mean()
+        sl = check_loss(loss, learner=self.name, iteration=self.iterations, what="average-network")
+        grad = log_probs.exp_()
+        grad[rows, b["a"]] -= 1.0
+        self._avg_pass.backward(inputs, grad.mul_(1.0 / logits.shape[0]))
+        return sl
 
     # --- checkpoints -----------------------------------------------------------------------------
     def _networks(self) -> dict[str, nn.Module]:
