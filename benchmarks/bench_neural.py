@@ -490,6 +490,18 @@ def vec_env_main(argv: list[str]) -> None:
     print(
         f"| {args.game} | {args.learner} | {work} | {envs:.4f} | {tree:.4f} | {envs / tree:.2f}x |"
     )
+    if args.learner in _PLAY_OPTION:  # NFSP: the play alone (its _play), without the updates
+        play: dict[str, list[float]] = {kind: [] for kind in sides}
+        for _ in range(args.rounds * args.steps):
+            for kind, side in sides.items():
+                start = time.thread_time()
+                side._play(opponent)
+                play[kind].append(time.thread_time() - start)
+        envs_play, tree_play = (statistics.median(play[k]) * 1e3 for k in kinds)
+        print(
+            f"Play alone (no updates), ms per step: envs {envs_play:.2f}, tree {tree_play:.2f}, "
+            f"{envs_play / tree_play:.2f}x"
+        )
     print(
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
         f"{platform.machine()} CPU; torch {torch.__version__}, stable-baselines3 "

@@ -24,8 +24,8 @@ when it fits, which is the same game with the same draws as the env; ``play`` be
 Speed: each ``step()`` plays its ``episodes_per_step`` episodes all at once over the game's
 compiled tree (:class:`~nashzoo.agents.tree_play.TreePlay`: every tick is one numpy forward
 pass of each network, a frozen NumPy copy, for every episode where this seat is to move, and a
-few numpy calls for chance and the opponent, whose Policy is materialised once per step over its
-information sets). A game too big to compile (``play="env"``, or ``"auto"`` past
+few numpy calls for chance and the opponent, whose Policy is asked once per step at each
+information set play reaches). A game too big to compile (``play="env"``, or ``"auto"`` past
 :func:`~nashzoo.agents.tree_play.fits`) is played in ``lanes`` raw
 :class:`~nashzoo.envs.aec.GameAECEnv` s stepped in lock step instead, the opponent asked once per
 information set per step. On Leduc a step's play took 8.5 ms over the tree against 47 ms in
@@ -591,7 +591,7 @@ class NFSP(NeuralLearner):
     def _play_on_tree(self, opponent: Policy) -> dict[str, Any]:
         """Play all ``episodes_per_step`` episodes at once over the compiled tree.
 
-        The opponent's Policy is materialised once over its information sets; each tick acts
+        The opponent's Policy is asked once per information set play reaches; each tick acts
         for every episode where this seat is to move (one numpy forward pass of each network),
         then chance and the opponent play on until this seat moves again or the game is over.
         Every draw comes from this learner's own Generator.

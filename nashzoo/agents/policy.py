@@ -166,14 +166,7 @@ class TabularPolicy:
             return cls(game, probs)
         rows = np.asarray(rows, dtype=np.int64)
         probs = np.array(cls.uniform(game).probs)
-        if batch is not None:
-            probs[rows] = np.asarray(
-                batch(tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]),
-                dtype=np.float64,
-            ).reshape(rows.size, tree.num_actions)
-        else:
-            for i in rows:
-                probs[i] = _query_row(tree, query, int(i))
+        probs[rows] = policy_rows(tree, policy, rows)
         return cls(game, probs)
 
     @classmethod
@@ -300,6 +293,26 @@ def _numeric_row(key: str, row: Any, num_actions: int) -> np.ndarray:
     return out
 
 
+def policy_rows(
+    tree: CompiledTree, policy: Policy | Callable[[Infoset], Any], rows: np.ndarray
+) -> np.ndarray:
+    """``[len(rows), num_actions]``: what ``policy`` answers at the information sets ``rows``
+    of ``tree`` (one batched call for a :class:`BatchPolicy`), unchecked; a failure names the
+    information set. What :meth:`TabularPolicy.from_policy` and the tree players' lazily
+    materialised opponents ask."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if isinstance(policy, BatchPolicy):
+        answer = policy.action_probabilities_batch(
+            tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]
+        )
+        return np.asarray(answer, dtype=np.float64).reshape(rows.size, tree.num_actions)
+    query = policy.action_probabilities if isinstance(policy, Policy) else policy
+    out = np.empty((rows.size, tree.num_actions))
+    for k, i in enumerate(rows.tolist()):
+        out[k] = _query_row(tree, query, i)
+    return out
+
+
 def _query_row(tree: CompiledTree, query: Callable[[Infoset], Any], index: int) -> np.ndarray:
     """One materialised row; any failure names the information set that caused it."""
     infoset = Infoset.from_tree(tree, index)
@@ -370,5 +383,6 @@ __all__ = [
     "UniformPolicy",
     "as_infoset",
     "check_distributions",
+    "policy_rows",
     "sample_action",
 ]

@@ -7,8 +7,8 @@ Routing each move through the PettingZoo env and its States costs tens of micros
 Python per copy and move. :class:`TreePlay` does it for all copies at once from the game's
 compiled tree: each copy is a node index, a move is a child lookup, and chance outcomes and the
 opponent's moves are drawn for every copy at once from the chance probabilities and the
-opponent's table (any Policy, materialised once per :meth:`TreePlay.set_opponent` over the
-information sets where it may move).
+opponent's table (any Policy, asked once per information set that play reaches after each
+:meth:`TreePlay.set_opponent`).
 
 What the learner sees is what it sees through the env: the observation is its information-set
 tensor, the mask its legal actions, and its payoff at the end the game's return. Used by
@@ -24,12 +24,12 @@ from typing import Literal
 
 import numpy as np
 
-from nashzoo.agents.policy import TabularPolicy
+from nashzoo.agents.policy import check_distributions, policy_rows
 from nashzoo.envs.lazy import small_enough
 from nashzoo.envs.single_agent import opponent_pool
 from nashzoo.games import compile_tree, load_game
 from nashzoo.games.base import CHANCE, TERMINAL, Game
-from nashzoo.games.infoset import Policy, PolicyError, UniformPolicy
+from nashzoo.games.infoset import Policy, UniformPolicy
 
 __all__ = ["MAX_HISTORIES", "TreePlay", "fits"]
 
@@ -118,24 +118,36 @@ class TreePlay:
         self.set_opponent(UniformPolicy() if opponent is None else opponent)
 
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
-        """Replace the opponent pool, each policy materialised over the opponent's information
-        sets (both seats' with ``seat="random"``; the learner's own rows are never asked of it);
-        takes effect at each copy's next episode."""
-        rows = None if self.seat_mode == "random" else self.tree.infosets_of(1 - self.seat_mode)
-        tables = []
-        for policy in opponent_pool(self.game, opponent):
-            table = TabularPolicy.from_policy(self.game, policy, rows=rows)
-            probs = np.asarray(table.probs, dtype=float)
-            probs = np.where(self._legal, np.maximum(probs, 0.0), 0.0)
-            total = probs.sum(axis=1, keepdims=True)
-            empty = np.flatnonzero(~(total[:, 0] > 0))
-            if empty.size:
-                raise PolicyError(
-                    "the opponent gives no probability to a legal action at "
-                    f"{self.tree.infoset_keys[int(empty[0])]!r}"
-                )
-            tables.append(probs / total)
-        self._tables = np.stack(tables)  # [K, I, A]
+        """Replace the opponent pool; takes effect at each copy's next episode.
+
+        Each policy is asked lazily: the first time a copy reaches one of its information sets
+        (after this call), all the sets reached at that tick that it has not answered yet are
+        asked at once (one batched call for a network), and the answers are kept until the next
+        :meth:`set_opponent`. A large game's opponent is so asked only where play goes (Liar's
+        dice has 24,576 information sets; a step of a few hundred episodes visits a few hundred
+        of them). The learner's own information sets are never asked of it with a fixed seat.
+        An answer that is not a distribution over the legal actions raises
+        :class:`~nashzoo.games.infoset.PolicyError` naming the information set.
+        """
+        self._policies = opponent_pool(self.game, opponent)
+        shape = (len(self._policies), self.tree.num_infosets)
+        self._tables = np.zeros((*shape, self.tree.num_actions))  # [K, I, A], rows as asked
+        self._known = np.zeros(shape, dtype=bool)
+
+    def _opponent_rows(self, pool: np.ndarray, infosets: np.ndarray) -> np.ndarray:
+        """The opponents' distributions at ``(pool[i], infosets[i])``, asking for the missing."""
+        missing = ~self._known[pool, infosets]
+        if missing.any():
+            for k in np.unique(pool[missing]).tolist():
+                rows = np.unique(infosets[missing & (pool == k)])
+                answer = policy_rows(self.tree, self._policies[k], rows)
+                table = self._tables[k]
+                table[rows] = answer
+                check_distributions(self.tree, table, rows=rows)
+                probs = np.where(self._legal[rows], np.maximum(answer, 0.0), 0.0)
+                table[rows] = probs / probs.sum(axis=1, keepdims=True)
+                self._known[k, rows] = True
+        return self._tables[pool, infosets]
 
     # --- what the learner sees ----------------------------------------------------------------
     def observations(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -202,7 +214,9 @@ class TreePlay:
                 probs[chance] = self._chance_probs[self._chance_row[node[chance]]]
             opponent = ~chance
             if opponent.any():
-                rows = self._tables[self._pool[copies[opponent]], self._infoset[node[opponent]]]
+                rows = self._opponent_rows(
+                    self._pool[copies[opponent]], self._infoset[node[opponent]]
+                )
                 probs[opponent, : rows.shape[1]] = rows
                 self.moves += int(opponent.sum())
             self.node[copies] = self._children[node, _sample(probs, self.rng)]

@@ -7,8 +7,8 @@ hold'em from 64 copies took about 60% of an ``mmd_ppo`` learner step, almost all
 per move (BENCHMARKS.md, "Neural learners: where the time goes"). :class:`TreeVecEnv` plays the
 same view from the game's compiled tree instead: each copy is a node index; a move is a child
 lookup; chance outcomes and the opponent's moves are sampled for every copy at once from the
-chance probabilities and the opponent's table (any Policy, materialised once per
-:meth:`set_opponent` over the information sets where it may move).
+chance probabilities and the opponent's table (any Policy, asked once per information set that
+play reaches after each :meth:`set_opponent`).
 
 What a learner sees is what it sees through the copies of ``SingleAgentEnv``: the observation is
 the learner's information-set tensor, ``action_masks()`` the legal actions, the reward the
