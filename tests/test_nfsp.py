@@ -364,8 +364,12 @@ def test_tree_play_stages_the_games_own_decisions_and_pays_its_returns(game_name
     assert rollout["env_steps"] > len(rollout["a"])  # the opponent's moves are counted too
 
 
-def test_play_option_chooses_tree_or_envs_and_is_validated():
+def test_play_option_chooses_tree_or_envs_and_is_validated(monkeypatch):
     assert NFSP("kuhn_poker", 0, {"play": "auto"}, seed=0)._tree_play is not None
+    monkeypatch.setattr("nashzoo.agents.nfsp.fits", lambda game: False)  # a game too big
+    assert NFSP("kuhn_poker", 0, {"play": "auto"}, seed=0)._tree_play is None
+    assert NFSP("kuhn_poker", 0, {"play": "tree"}, seed=0)._tree_play is not None
+    monkeypatch.undo()
     env_learner = NFSP("kuhn_poker", 0, {"play": "env", "lanes": 4}, seed=0)
     assert env_learner._tree_play is None and len(env_learner._envs) == 4
     with pytest.raises(ValueError, match="play must be 'auto', 'tree' or 'env'"):
@@ -443,3 +447,14 @@ def test_manual_gradients_equal_autograds(config):
     assert any(float(g.abs().max()) > 1e-4 for g in auto)  # not a comparison of zeros
     for m, a in zip(manual, auto, strict=True):
         torch.testing.assert_close(m, a, rtol=1e-4, atol=1e-6)
+
+
+def test_liars_dice_self_play_over_the_tree():
+    # Rung 3 of the scale ladder (24,576 information sets): the opponent is asked only where
+    # play goes, and a few steps of self-play learn.
+    learners = [NFSP("liars_dice", p, {**SMALL, "min_buffer_to_learn": 32}, seed=p) for p in (0, 1)]
+    metrics = _run(learners, 3)
+    assert learners[0]._tree_play is not None
+    assert metrics[-1]["updates"] > 0 and np.isfinite(metrics[-1]["rl_loss"])
+    asked = learners[0]._tree_play._known.sum()
+    assert 0 < asked < compile_tree(load_game("liars_dice")).num_infosets // 4
