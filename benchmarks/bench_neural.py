@@ -26,6 +26,8 @@ Run: ``.venv/bin/python benchmarks/bench_neural.py [--quick] [--markdown BENCHMA
 ``vec-env [GAME] [LEARNER]`` times a learner's step with its episodes played in envs (an SB3
 learner's ``n_envs`` copies under ``DummyVecEnv``, NFSP's PettingZoo lanes) against over the
 compiled tree (``TreeVecEnv``, NFSP's ``TreePlay``), alternating, in one process.
+``autograd [GAME]`` times NFSP iterations with the gradients from ``ManualMLP`` against
+autograd's (a subclass computing the same losses the textbook way), alternating, in one process.
 (``--markdown`` replaces only the ``## Neural learners`` section).
 
 Levels held (``levels`` sub-command): noisy learners are reported as the *level held* from a
@@ -509,6 +511,83 @@ def vec_env_main(argv: list[str]) -> None:
     )
 
 
+def _autograd_nfsp() -> type:
+    """NFSP with its losses' gradients from autograd (the textbook way), for the comparison
+    with :class:`~nashzoo.agents._torch_utils.ManualMLP` in :func:`autograd_main`."""
+    import torch.nn.functional as F
+
+    from nashzoo.agents._torch_utils import check_loss
+    from nashzoo.agents.nfsp import NFSP
+
+    class AutogradNFSP(NFSP):
+        def _q_gradients(self, b: dict[str, torch.Tensor]) -> float:
+            cfg = self.config
+            with torch.enable_grad():
+                q = self.q_net(b["s"]).gather(1, b["a"].unsqueeze(1)).squeeze(1)
+                with torch.no_grad():
+                    q2 = self.target_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf)
+                    q2 = torch.where(b["done"], torch.zeros_like(q), q2.amax(dim=1))
+                    target = b["r"] + cfg.discount * q2
+                loss_fn = F.mse_loss if cfg.rl_loss == "mse" else F.smooth_l1_loss
+                loss = loss_fn(q, target)
+                rl = check_loss(loss, learner=self.name, iteration=self.iterations, what="Q")
+                loss.backward()
+            return rl
+
+        def _average_gradients(self, b: dict[str, torch.Tensor]) -> float:
+            with torch.enable_grad():
+                logits = self.avg_net(b["s"]).masked_fill(~b["mask"], -1e9)
+                loss = F.cross_entropy(logits, b["a"])
+                sl = check_loss(loss, learner=self.name, iteration=self.iterations, what="avg")
+                loss.backward()
+            return sl
+
+    return AutogradNFSP
+
+
+def autograd_main(argv: list[str]) -> None:
+    """Milliseconds per NFSP Trainer-style iteration (both seats' steps) with the gradients
+    from ``ManualMLP`` against autograd's, the two pairs of learners (same seeds and config)
+    timed in alternation in one process (thread CPU time; the median of the rounds)."""
+    from nashzoo.agents.nfsp import NFSP
+
+    parser = argparse.ArgumentParser(prog="bench_neural.py autograd")
+    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser.add_argument("--config", default="{}", help="NFSP config as JSON")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument("--iterations", type=int, default=4, help="iterations per round and side")
+    parser.add_argument("--warmup", type=int, default=8, help="untimed iterations per side first")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    config = json.loads(args.config)
+    kinds = {"autograd": _autograd_nfsp(), "ManualMLP": NFSP}
+    sides = {k: [cls(args.game, p, config, seed=p) for p in (0, 1)] for k, cls in kinds.items()}
+
+    def iteration(pair: list[Any]) -> None:
+        pair[0].step(pair[1].current_policy())
+        pair[1].step(pair[0].current_policy())
+
+    for pair in sides.values():
+        for _ in range(args.warmup):
+            iteration(pair)
+    times: dict[str, list[float]] = {k: [] for k in sides}
+    for _ in range(args.rounds):
+        for kind, pair in sides.items():
+            start = time.thread_time()
+            for _ in range(args.iterations):
+                iteration(pair)
+            times[kind].append((time.thread_time() - start) / args.iterations * 1e3)
+    slow, fast = (statistics.median(times[k]) for k in kinds)
+    print("| game | learner | autograd ms/iteration | ManualMLP ms/iteration | ratio |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    print(f"| {args.game} | nfsp | {slow:.1f} | {fast:.1f} | {slow / fast:.2f}x |")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
+        f"{platform.machine()} CPU; torch {torch.__version__}; config {config or 'defaults'}; "
+        f"load average at the end {os.getloadavg()[0]:.1f}"
+    )
+
+
 def levels_main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench_neural.py levels|levels-report")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -542,6 +621,9 @@ def main() -> None:
         return
     if len(sys.argv) > 1 and sys.argv[1] == "vec-env":
         vec_env_main(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "autograd":
+        autograd_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

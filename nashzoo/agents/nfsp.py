@@ -32,8 +32,8 @@ information set per step. Play alone, 128 episodes (``bench_neural.py vec-env GA
 2026-11-25): Kuhn 1.5 ms over the tree against 4.9 in the envs, Leduc 3.0 against 12.4, Liar's
 dice 4.7 against 27.2. The networks are fixed while a batch of episodes is played and trained
 right after it. Each update computes both networks' gradients without autograd
-(:class:`~nashzoo.agents._torch_utils.ManualMLP`: a few matrix products; about 1.15x faster per
-Leduc iteration than autograd) and takes one fused Adam step; on Leduc the updates are about 94%
+(:class:`~nashzoo.agents._torch_utils.ManualMLP`: a few matrix products; 1.15x faster per
+Leduc iteration than autograd, ``bench_neural.py autograd``) and takes one fused Adam step; on Leduc the updates are about 94%
 of the time, most of it the matrix products themselves.
 
 Defaults and where they come from (figures only):
