@@ -33,8 +33,8 @@ information set per step. Play alone, 128 episodes (``bench_neural.py vec-env GA
 dice 4.7 against 27.2. The networks are fixed while a batch of episodes is played and trained
 right after it. Each update computes both networks' gradients without autograd
 (:class:`~nashzoo.agents._torch_utils.ManualMLP`: a few matrix products; 1.15x faster per
-Leduc iteration than autograd, ``bench_neural.py autograd``) and takes one fused Adam step; on Leduc the updates are about 94%
-of the time, most of it the matrix products themselves.
+Leduc iteration than autograd, ``bench_neural.py autograd``) and takes one fused Adam step; on
+Leduc the updates are about 94% of the time, most of it the matrix products themselves.
 
 Defaults and where they come from (figures only):
 
@@ -449,9 +449,9 @@ class NFSP(NeuralLearner):
         self._q_pass = ManualMLP(self.q_net)
         self._target_pass = ManualMLP(self.target_net)
         self._avg_pass = ManualMLP(self.avg_net)
-        # One optimiser, one parameter group per network: a joint update costs one backward
-        # pass and one optimiser call instead of two, and per-parameter Adam/SGD states make it
-        # identical to two separate optimisers.
+        # One optimiser, one parameter group per network: a joint update costs one optimiser
+        # call instead of two, and per-parameter Adam/SGD states make it identical to two
+        # separate optimisers.
         groups = [
             {"params": list(self.q_net.parameters()), "lr": cfg.rl_learning_rate},
             {"params": list(self.avg_net.parameters()), "lr": cfg.sl_learning_rate},
