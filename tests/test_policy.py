@@ -346,3 +346,16 @@ def test_adopt_wraps_the_table_without_a_copy() -> None:
     bad[tree.index_of("K|")] = [0.9, 0.9]
     with pytest.raises(PolicyError, match=r"'K\|' does not sum to one"):
         nash_conv(game, TabularPolicy.adopt(game, tree, bad))
+
+
+def test_a_batch_answer_of_the_wrong_shape_is_refused_with_the_shapes():
+    class Wide(Policy):
+        def action_probabilities(self, infoset):
+            return infoset.legal_mask / infoset.legal_mask.sum()
+
+        def action_probabilities_batch(self, players, tensors, legal_masks):
+            return np.ones((len(players), legal_masks.shape[1] + 1))
+
+    assert isinstance(Wide(), BatchPolicy)
+    with pytest.raises(PolicyError, match=r"shape \(12, 3\); expected \(12, 2\)"):
+        TabularPolicy.from_policy("kuhn_poker", Wide())

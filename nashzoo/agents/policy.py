@@ -153,17 +153,8 @@ class TabularPolicy:
                 raise PolicyError(f"policy is for {policy.game.id}, not {game.id}")
             return policy
         tree = compile_tree(game)
-        query = policy.action_probabilities if isinstance(policy, Policy) else policy
-        batch = policy.action_probabilities_batch if isinstance(policy, BatchPolicy) else None
         if rows is None:
-            if batch is not None:
-                probs = np.asarray(
-                    batch(tree.infoset_player, tree.infoset_tensors, tree.legal_mask),
-                    dtype=np.float64,
-                )
-            else:
-                probs = np.stack([_query_row(tree, query, i) for i in range(tree.num_infosets)])
-            return cls(game, probs)
+            return cls(game, policy_rows(tree, policy, np.arange(tree.num_infosets)))
         rows = np.asarray(rows, dtype=np.int64)
         probs = np.array(cls.uniform(game).probs)
         probs[rows] = policy_rows(tree, policy, rows)
@@ -305,7 +296,14 @@ def policy_rows(
         answer = policy.action_probabilities_batch(
             tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]
         )
-        return np.asarray(answer, dtype=np.float64).reshape(rows.size, tree.num_actions)
+        out = np.asarray(answer, dtype=np.float64)
+        if out.shape != (rows.size, tree.num_actions):
+            raise PolicyError(
+                f"the policy answered {rows.size} information sets of {tree.game_id} with an "
+                f"array of shape {out.shape}; expected ({rows.size}, {tree.num_actions}): one "
+                "row per information set, zeros on illegal actions"
+            )
+        return out
     query = policy.action_probabilities if isinstance(policy, Policy) else policy
     out = np.empty((rows.size, tree.num_actions))
     for k, i in enumerate(rows.tolist()):
