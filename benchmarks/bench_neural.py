@@ -449,18 +449,60 @@ def report_levels(args: argparse.Namespace) -> None:
 _PLAY_OPTION = {"nfsp": ("play", ("env", "tree"))}
 
 
+def _alternating_parser(
+    prog: str, per_round: str, per_round_default: int, warmup_default: int = 5
+) -> argparse.ArgumentParser:
+    """The options of an in-process A/B timing: the game (positional), ``--config``,
+    ``--rounds``, the units timed per round and side (``per_round``), ``--warmup``."""
+    parser = argparse.ArgumentParser(prog=prog)
+    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser.add_argument("--config", default="{}", help="learner config as JSON")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument(
+        f"--{per_round}", type=int, default=per_round_default, help="units per round and side"
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=warmup_default, help="untimed units per side first"
+    )
+    return parser
+
+
+def _time_alternating(
+    sides: dict[str, Any], unit: Any, rounds: int, per_round: int, warmup: int
+) -> dict[str, float]:
+    """Median thread-CPU seconds per ``unit(side)`` for each side, after ``warmup`` untimed
+    units each (first-use tables, torch's first calls, memories full enough to learn), the
+    sides timed in alternation, ``per_round`` units at a time, for ``rounds`` rounds."""
+    for side in sides.values():
+        for _ in range(warmup):
+            unit(side)
+    times: dict[str, list[float]] = {kind: [] for kind in sides}
+    for _ in range(rounds):
+        for kind, side in sides.items():
+            start = time.thread_time()
+            for _ in range(per_round):
+                unit(side)
+            times[kind].append((time.thread_time() - start) / per_round)
+    return {kind: statistics.median(values) for kind, values in times.items()}
+
+
+def _machine_line(extra: str = "") -> str:
+    """When and where an A/B timing ran (printed under its table)."""
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
+        f"{platform.machine()} CPU; torch {torch.__version__}, stable-baselines3 "
+        f"{version('stable-baselines3')}{extra}; load average at the end "
+        f"{os.getloadavg()[0]:.1f}"
+    )
+
+
 def vec_env_main(argv: list[str]) -> None:
     """Seconds per learner step with the learner's episodes played in envs (an SB3 learner's
     ``n_envs`` ``SingleAgentEnv`` copies under ``DummyVecEnv``; NFSP's lock-stepped PettingZoo
     lanes) and over the compiled tree (``TreeVecEnv``; NFSP's ``TreePlay``), the two timed in
     alternation in one process (thread CPU time; the median of the rounds)."""
-    parser = argparse.ArgumentParser(prog="bench_neural.py vec-env")
-    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser = _alternating_parser("bench_neural.py vec-env", "steps", 3)
     parser.add_argument("learner", nargs="?", default="mmd_ppo")
-    parser.add_argument("--config", default="{}", help="learner config as JSON")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
-    parser.add_argument("--steps", type=int, default=3, help="learner steps per round and side")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed steps per side first")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     config = json.loads(args.config)
@@ -470,17 +512,9 @@ def vec_env_main(argv: list[str]) -> None:
         for kind in kinds
     }
     opponent = sides["tree"].current_policy()
-    times: dict[str, list[float]] = {kind: [] for kind in sides}
-    for side in sides.values():  # warm-up: first-use tables, torch's first calls, full memories
-        for _ in range(args.warmup):
-            side.step(opponent)
-    for _ in range(args.rounds):
-        for kind, side in sides.items():
-            start = time.thread_time()
-            for _ in range(args.steps):
-                side.step(opponent)
-            times[kind].append((time.thread_time() - start) / args.steps)
-    envs, tree = (statistics.median(times[k]) for k in kinds)
+    timing = (args.rounds, args.steps, args.warmup)
+    step = _time_alternating(sides, lambda side: side.step(opponent), *timing)
+    envs, tree = (step[k] for k in kinds)
     cfg = sides["tree"].config
     if args.learner in _PLAY_OPTION:
         work, envs_label = f"{cfg.episodes_per_step} episodes", "envs (PettingZoo lanes)"
@@ -493,22 +527,13 @@ def vec_env_main(argv: list[str]) -> None:
         f"| {args.game} | {args.learner} | {work} | {envs:.4f} | {tree:.4f} | {envs / tree:.2f}x |"
     )
     if args.learner in _PLAY_OPTION:  # NFSP: the play alone (its _play), without the updates
-        play: dict[str, list[float]] = {kind: [] for kind in sides}
-        for _ in range(args.rounds * args.steps):
-            for kind, side in sides.items():
-                start = time.thread_time()
-                side._play(opponent)
-                play[kind].append(time.thread_time() - start)
-        envs_play, tree_play = (statistics.median(play[k]) * 1e3 for k in kinds)
+        play = _time_alternating(sides, lambda side: side._play(opponent), *timing)
+        envs_play, tree_play = (play[k] * 1e3 for k in kinds)
         print(
             f"Play alone (no updates), ms per step: envs {envs_play:.2f}, tree {tree_play:.2f}, "
             f"{envs_play / tree_play:.2f}x"
         )
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
-        f"{platform.machine()} CPU; torch {torch.__version__}, stable-baselines3 "
-        f"{version('stable-baselines3')}; load average at the end {os.getloadavg()[0]:.1f}"
-    )
+    print(_machine_line())
 
 
 def _autograd_nfsp() -> type:
@@ -551,12 +576,7 @@ def autograd_main(argv: list[str]) -> None:
     timed in alternation in one process (thread CPU time; the median of the rounds)."""
     from nashzoo.agents.nfsp import NFSP
 
-    parser = argparse.ArgumentParser(prog="bench_neural.py autograd")
-    parser.add_argument("game", nargs="?", default="leduc_poker")
-    parser.add_argument("--config", default="{}", help="NFSP config as JSON")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
-    parser.add_argument("--iterations", type=int, default=4, help="iterations per round and side")
-    parser.add_argument("--warmup", type=int, default=8, help="untimed iterations per side first")
+    parser = _alternating_parser("bench_neural.py autograd", "iterations", 4, warmup_default=8)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     config = json.loads(args.config)
@@ -567,25 +587,12 @@ def autograd_main(argv: list[str]) -> None:
         pair[0].step(pair[1].current_policy())
         pair[1].step(pair[0].current_policy())
 
-    for pair in sides.values():
-        for _ in range(args.warmup):
-            iteration(pair)
-    times: dict[str, list[float]] = {k: [] for k in sides}
-    for _ in range(args.rounds):
-        for kind, pair in sides.items():
-            start = time.thread_time()
-            for _ in range(args.iterations):
-                iteration(pair)
-            times[kind].append((time.thread_time() - start) / args.iterations * 1e3)
-    slow, fast = (statistics.median(times[k]) for k in kinds)
+    seconds = _time_alternating(sides, iteration, args.rounds, args.iterations, args.warmup)
+    slow, fast = (seconds[k] * 1e3 for k in kinds)
     print("| game | learner | autograd ms/iteration | ManualMLP ms/iteration | ratio |")
     print("| --- | --- | ---: | ---: | ---: |")
     print(f"| {args.game} | nfsp | {slow:.1f} | {fast:.1f} | {slow / fast:.2f}x |")
-    print(
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
-        f"{platform.machine()} CPU; torch {torch.__version__}; config {config or 'defaults'}; "
-        f"load average at the end {os.getloadavg()[0]:.1f}"
-    )
+    print(_machine_line(f"; config {config or 'defaults'}"))
 
 
 def levels_main(argv: list[str]) -> None:
