@@ -259,3 +259,22 @@ def test_episodes_where_the_learner_never_moves_are_counted_paid_and_skipped():
     assert abs(env.return_sum) <= skipped  # each skipped episode paid +-1
     with pytest.raises(RuntimeError, match="no decisions for that seat"):
         TreeVecEnv(_SeatOneOnlyGame(), 2, 0, seed=0).reset()
+
+
+def test_a_smaller_pool_set_mid_episode_takes_over_at_once():
+    # Copies in the middle of an episode play on against the new pool; one whose drawn
+    # opponent is gone draws again from it (no index past the pool's end).
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    bets = np.zeros((tree.num_infosets, game.num_actions))
+    bets[:, 1] = 1.0  # Kuhn: action 1 bets (or calls), legal everywhere
+    uniform = TabularPolicy.uniform(game)
+    env = TreeVecEnv(game, 16, 0, [uniform, uniform, uniform], seed=1)
+    env.reset()
+    assert (env.play._pool > 0).any()
+    env.set_opponent(TabularPolicy(game, bets))
+    assert (env.play._pool == 0).all()
+    _, _, dones, _ = env.step(np.zeros(16, dtype=np.int64))  # seat 0 checks; seat 1 answers
+    # The new opponent bets after every check, so no copy is over and each waits at seat 0.
+    assert not dones.any()
+    assert all(int(tree.action[n]) == 1 for n in env.play.node)

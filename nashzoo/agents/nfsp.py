@@ -5,7 +5,7 @@ Imperfect-Information Games.* arXiv:1603.01121.
 
 One learner owns one seat and learns only from the episodes it plays: sampled play, never a
 value or probability read off the game tree (the episodes are played over the compiled tree
-when it fits, which is the same game with the same draws as the env; ``play`` below):
+when it fits: the same game as the env's, with other random draws; ``play`` below):
 
 1. At the start of every episode pick the mode: *best response* with probability ``eta``
    (the anticipatory parameter), otherwise *average policy*.

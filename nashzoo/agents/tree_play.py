@@ -118,7 +118,9 @@ class TreePlay:
         self.set_opponent(UniformPolicy() if opponent is None else opponent)
 
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
-        """Replace the opponent pool; takes effect at each copy's next episode.
+        """Replace the opponent pool, at once: a copy in the middle of an episode plays the
+        rest of it against the new pool (where the pool shrank below the opponent it had drawn,
+        it draws again from the new one).
 
         Each policy is asked lazily: the first time a copy reaches one of its information sets
         (after this call), all the sets reached at that tick that it has not answered yet are
@@ -133,6 +135,9 @@ class TreePlay:
         shape = (len(self._policies), self.tree.num_infosets)
         self._tables = np.zeros((*shape, self.tree.num_actions))  # [K, I, A], rows as asked
         self._known = np.zeros(shape, dtype=bool)
+        stale = np.flatnonzero(self._pool >= len(self._policies))
+        if stale.size:
+            self._pool[stale] = self.rng.integers(len(self._policies), size=stale.size)
 
     def _opponent_rows(self, pool: np.ndarray, infosets: np.ndarray) -> np.ndarray:
         """The opponents' distributions at ``(pool[i], infosets[i])``, asking for the missing."""
@@ -161,10 +166,6 @@ class TreePlay:
     def payoffs(self, copies: np.ndarray) -> np.ndarray:
         """The learner's return at ``copies``' nodes (its payoff where a game is over)."""
         return self._utility[self.node[copies], self.seat[copies]]
-
-    def over(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """Whether the game is over at ``copies``."""
-        return self._player[self.node[copies]] == TERMINAL
 
     # --- play -----------------------------------------------------------------------------------
     def start(self, copies: np.ndarray) -> None:

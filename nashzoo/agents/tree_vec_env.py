@@ -104,8 +104,8 @@ class TreeVecEnv(VecEnv):
 
     # --- configuration ------------------------------------------------------------------------
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
-        """Replace the opponent pool (see :meth:`TreePlay.set_opponent`); takes effect at each
-        copy's next episode."""
+        """Replace the opponent pool, at once (see :meth:`TreePlay.set_opponent`); the SB3
+        learners reset the copies after it, so each starts a fresh episode."""
         self.play.set_opponent(opponent)
 
     def seed(self, seed: int | None = None) -> list[int | None]:
