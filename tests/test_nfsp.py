@@ -167,7 +167,7 @@ def test_config_validation_names_the_field():
 
 
 def test_replay_window_grows_with_play_between_its_bounds():
-    fixed = NFSP("kuhn_poker", 0, {"replay_capacity": 5_000})
+    fixed = NFSP("kuhn_poker", 0, {"replay_capacity": 5_000, "replay_fraction": None})
     window = {"replay_capacity": 5_000, "replay_fraction": 0.1, "replay_window_min": 300}
     grown = NFSP("kuhn_poker", 0, window)
     for own_steps, expected in ((0, 300), (2_000, 300), (20_000, 2_000), (10**6, 5_000)):
@@ -292,12 +292,13 @@ def test_policies_are_frozen_copies_and_memories_are_arrays():
     assert np.all(behaviour[learner.tree.infosets_of(0)] > 0.0)  # mixes in exploration
 
 
-def test_converges_on_kuhn_in_150_iterations():
+def test_converges_on_kuhn_in_300_iterations():
     """A fixed work budget (well under a minute on this project's 2-core machine); tests never
-    time anything, the speed is in benchmarks/bench_neural.py."""
-    result = train("kuhn_poker", "nfsp", iterations=150, seed=0, progress=False)
-    assert result.history[-1].exploitability < 0.25
-    assert result.history[-1].exploitability == pytest.approx(0.1187, abs=0.02)
+    time anything, the speed is in benchmarks/bench_neural.py. With the default replay window
+    (2% of play) seed 0 is at 0.21 after 150 iterations and 0.067 after 300 (uniform: 0.46)."""
+    result = train("kuhn_poker", "nfsp", iterations=300, seed=0, progress=False)
+    assert result.history[-1].exploitability < 0.1
+    assert result.history[-1].exploitability == pytest.approx(0.0665, abs=0.02)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without CUDA")

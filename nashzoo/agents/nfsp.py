@@ -48,22 +48,23 @@ epsilon_start / _end       0.06/0.001 OpenSpiel Kuhn example (paper: 0.06 decayi
 hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs);
                                       OpenSpiel's Kuhn example uses 128
 target_update_every        300        paper (target network refit every 300 updates)
-replay_capacity            15,000     tuned here (paper and OpenSpiel: 200,000). At this
-                                      speed 200,000 transitions are minutes of play, so the
-                                      Q-network learns a best response to a stale opponent: with
-                                      200,000 (and batch 128, 1 update per 64 steps) Kuhn
-                                      exploitability stalled near 0.15 here, as OpenSpiel's does;
-                                      15,000 (the last few seconds) beat 30,000 and 200,000
-replay_fraction            None       a fixed window (the whole replay memory). On Leduc a
-                                      window growing with play is better: ``replay_fraction``
-                                      0.02 with ``replay_capacity`` 200,000 held 0.353 from
-                                      300 s on and 0.256 at 600 s (3 seeds, median) where the
-                                      fixed 15,000 held 0.501 and 0.297 (2 seeds; BENCHMARKS.md,
-                                      "NFSP on Leduc: what holds it back");
-                                      a short window is right while the average policy moves
-                                      fast, a longer one once it moves slowly. One Kuhn run
-                                      with it reached 0.05 in 20 s (defaults: 41 s); not yet
-                                      the default until confirmed over seeds
+replay_capacity            200,000    paper and OpenSpiel; the most the window below can grow to
+replay_fraction            0.02       tuned here: the Q-network's minibatches come from the most
+                                      recent 2% of this learner's own transitions (at least
+                                      ``replay_window_min``, 2,000): a short window while the
+                                      average policy (most of what the opponent plays) moves
+                                      fast, a longer one once it moves slowly. Against a fixed
+                                      window of the last 15,000 transitions (the default until
+                                      2026-11-25; BENCHMARKS.md, "NFSP on Leduc: what holds it
+                                      back" and "Neural learners: levels held"): Leduc 0.256
+                                      against 0.297 at 600 s and 0.353 against 0.501 held from
+                                      300 s (3 and 2 seeds, median); Kuhn 0.034 against 0.048
+                                      at 60 s (3 seeds); Liar's dice lower at every checkpoint
+                                      of two 120-s seeds. ``None``: the whole replay memory
+                                      (200,000 transitions are minutes of play, so the Q-network
+                                      learns a best response to a stale opponent: with batch
+                                      128 and 1 update per 64 steps Kuhn stalled near 0.15
+                                      here, as OpenSpiel's does)
 batch_size / learn_every   512 / 8    tuned here (paper: 2 updates of 128 per 128 steps;
                                       OpenSpiel: 1 of 128 per 64): rarely played actions need
                                       many passes to get accurate Q-values
@@ -91,9 +92,9 @@ greedy_sl_targets          True       the reservoir stores the greedy action, no
 Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): replay
 ``8 D + A + 13`` bytes (``s``, ``s'``, legal mask of ``s'``, action, reward, done), reservoir
 ``4 D + A + 8`` bytes (``s``, legal mask, action); see :attr:`NFSP.memory_bytes_per_entry`. Kuhn
-(``D = 11``): 103 and 54 bytes, so full default memories take about 1.5 MB and 108 MB per learner
+(``D = 11``): 103 and 54 bytes, so full default memories take about 21 MB and 108 MB per learner
 (``np.zeros`` reserves them lazily: pages cost memory only once written); Leduc (``D = 30``):
-256 and 131 bytes.
+256 and 131 bytes (51 MB and 262 MB full).
 """
 
 from __future__ import annotations
@@ -145,11 +146,11 @@ class NFSPConfig(LearnerConfig):
         lanes: envs stepped in lock step (episodes in flight at once); at most
             ``episodes_per_step``.
         replay_capacity: circular replay memory size (transitions) for the Q-network.
-        replay_fraction: ``None`` (default): the Q-network's minibatches come from the whole
-            replay memory. A fraction ``f``: they come from the most recent ``f`` times this
-            learner's own transitions so far, clipped to ``[replay_window_min,
-            replay_capacity]``: a window that grows as the average policy (most of what the
-            opponent plays) changes more slowly. See :attr:`NFSP.replay_window`.
+        replay_fraction: a fraction ``f`` (default 0.02): the Q-network's minibatches come
+            from the most recent ``f`` times this learner's own transitions so far, clipped to
+            ``[replay_window_min, replay_capacity]``: a window that grows as the average policy
+            (most of what the opponent plays) changes more slowly. ``None``: from the whole
+            replay memory. See :attr:`NFSP.replay_window`.
         replay_window_min: the smallest window when ``replay_fraction`` is set.
         reservoir_capacity: reservoir memory size (state-action pairs) for the average net.
         batch_size: minibatch size of both networks' updates.
@@ -204,8 +205,8 @@ class NFSPConfig(LearnerConfig):
     anticipatory: float = 0.1
     episodes_per_step: int = 128
     lanes: int = 32
-    replay_capacity: int = 15_000
-    replay_fraction: float | None = None
+    replay_capacity: int = 200_000
+    replay_fraction: float | None = 0.02
     replay_window_min: int = 2_000
     reservoir_capacity: int = 2_000_000
     batch_size: int = 512
