@@ -137,8 +137,9 @@ def _stored_and_todo(
         print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
     if outdated:
         print(
-            f"resuming: {outdated} stored run(s) had other settings (game, budget or "
-            "evaluation points) and will be run again",
+            f"resuming: {outdated} stored run(s) had other settings (game, budget, "
+            "evaluation points, or a learner setting, defaults of a newer nashzoo included) "
+            "and will be run again",
             file=stream,
         )
     return results, todo
