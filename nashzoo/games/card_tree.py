@@ -131,7 +131,8 @@ class _Product:
         deck = self.deck = skeleton.deck
         index = skeleton.index
         self.size = skeleton.size
-        self.deals = np.array(list(itertools.permutations(range(deck), 2)), dtype=index)
+        deals = itertools.chain.from_iterable(itertools.permutations(range(deck), 2))
+        self.deals = np.fromiter(deals, dtype=index, count=deck * (deck - 1) * 2).reshape(-1, 2)
         size, deals = self.size, len(self.deals)
         # Pair (deal, node q) of level L, whose skeleton nodes are a..b-1, comes after the
         # D * a pairs of the levels above, then ``deal * (b - a)`` of its own level: its place
@@ -246,7 +247,7 @@ class _Builder:
         node, and each set's first node among the pairs."""
         pairs, deck = self.pairs, self.pairs.deck
         player = self.nodes["player"][pairs.offset :]
-        decision = np.flatnonzero(player >= 0)
+        decision = (player >= 0).nonzero()[0]
         own = pairs.deals[pairs.deal[decision], player[decision]]
         bet = self.sk["bet"][pairs.node[decision]]
         code = (bet * (deck + 1) + own) * (deck + 1) + self.board[decision] + 1
@@ -293,17 +294,17 @@ class _Builder:
             "infoset_player": readonly(who),
             "infoset_depth": readonly(self.sk["moves"][node, who].astype(np.int32)),
             "infoset_parent_sequence": readonly(self._last(node, deal, who)),
-            "legal_mask": readonly(self.sk["legal"][node]),
+            "legal_mask": readonly(self.sk["legal"].take(node, axis=0)),
         }
 
     def _terminals(self) -> dict[str, np.ndarray]:
         """Terminal nodes, payoffs (a fold from the betting, a showdown from the cards),
         chance reach and each player's last sequence."""
         pairs = self.pairs
-        end = np.flatnonzero(self.nodes["player"][pairs.offset :] == TERMINAL)
+        end = (self.nodes["player"][pairs.offset :] == TERMINAL).nonzero()[0]
         node, deal = pairs.node[end], pairs.deal[end]
         fold, stake = self.sk["fold"][node], self.sk["stake"][node]
-        cards = pairs.deals[deal]
+        cards = pairs.deals.take(deal, axis=0)
         shown = self.skeleton.showdown(cards[:, 0], cards[:, 1], self.board[end])
         sign = np.where(fold == 0, shown, fold)
         utility = np.empty((end.size, 2))
