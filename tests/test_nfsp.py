@@ -450,6 +450,52 @@ def test_manual_gradients_equal_autograds(config):
         torch.testing.assert_close(m, a, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("options", [{}, {"betas": (0.5, 0.9), "eps": 1e-3}])
+def test_lean_adam_step_is_torchs_fused_step_bit_for_bit(options):
+    # NFSP steps its optimiser through optimizer_step, which skips torch.optim's bookkeeping
+    # around the fused Adam kernel; the parameters and moments must come out identical to
+    # optimizer.step()'s, including steps where one group has no gradients (sl_every > 1).
+    from nashzoo.agents._torch_utils import _lean_adam, build_mlp, optimizer_step
+
+    nets = [[build_mlp(5, (4,), 3, np.random.default_rng(k)) for k in range(2)] for _ in range(2)]
+    optimizers = [
+        torch.optim.Adam(
+            [{"params": list(q.parameters()), "lr": 1e-2}, {"params": list(a.parameters())}],
+            lr=3e-3,
+            fused=True,
+            **options,
+        )
+        for q, a in nets
+    ]
+    rng = np.random.default_rng(0)
+    for step in range(6):
+        grads = [
+            torch.from_numpy(rng.normal(size=p.shape).astype(np.float32))
+            for p in (*nets[0][0].parameters(), *nets[0][1].parameters())
+        ]
+        for (q, a), optimizer in zip(nets, optimizers, strict=True):
+            optimizer.zero_grad(set_to_none=True)
+            params = [*q.parameters(), *(a.parameters() if step % 3 else [])]
+            for p, g in zip(params, grads, strict=False):
+                p.grad = g.clone()
+        # torch sets a parameter's state up at its first gradient (the second group's: step 1)
+        assert _lean_adam(optimizers[1]) == (step >= 2)
+        optimizers[0].step()
+        optimizer_step(optimizers[1])
+        for p, r in zip(
+            (*nets[0][0].parameters(), *nets[0][1].parameters()),
+            (*nets[1][0].parameters(), *nets[1][1].parameters()),
+            strict=True,
+        ):
+            assert torch.equal(p, r)
+    for p, r in zip(optimizers[0].state.values(), optimizers[1].state.values(), strict=True):
+        assert all(torch.equal(p[k], r[k]) for k in ("step", "exp_avg", "exp_avg_sq"))
+    assert not _lean_adam(torch.optim.SGD(nets[0][0].parameters(), lr=0.1))
+    learners = _pair(seed=0)  # and NFSP's own optimiser takes the lean path once it has state
+    _run(learners, 3)
+    assert learners[0].rl_updates > 1 and _lean_adam(learners[0].optimizer)
+
+
 def test_liars_dice_self_play_over_the_tree():
     # Rung 3 of the scale ladder (24,576 information sets): the opponent is asked only where
     # play goes, and a few steps of self-play learn.

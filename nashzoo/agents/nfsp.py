@@ -33,8 +33,12 @@ information set per step. Play alone, 128 episodes (``bench_neural.py vec-env GA
 dice 4.7 against 27.2. The networks are fixed while a batch of episodes is played and trained
 right after it. Each update computes both networks' gradients without autograd
 (:class:`~nashzoo.agents._torch_utils.ManualMLP`: a few matrix products; 1.15x faster per
-Leduc iteration than autograd, ``bench_neural.py autograd``) and takes one fused Adam step; on
-Leduc the updates are about 94% of the time, most of it the matrix products themselves.
+Leduc iteration than autograd, ``bench_neural.py autograd``) and takes one fused Adam step
+without ``torch.optim``'s per-call bookkeeping (:func:`~nashzoo.agents._torch_utils.optimizer_step`,
+the same update bit for bit); minibatches are gathered with ``take``. On Leduc the updates are
+about 94% of the time; since these last changes (2026-11-25) a joint update costs 0.75-0.84x
+what it did (BENCHMARKS.md, 'Neural learners: where the time goes') and the matrix products
+are about 40% of it.
 
 Defaults and where they come from (figures only):
 
@@ -121,6 +125,7 @@ from nashzoo.agents._torch_utils import (
     check_rates,
     hard_update,
     masked_softmax_np,
+    optimizer_step,
 )
 from nashzoo.agents.base import LearnerConfig
 from nashzoo.agents.neural_base import NeuralLearner
@@ -866,6 +871,8 @@ class NFSP(NeuralLearner):
         return metrics
 
     def _batch(self, sample: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        if self.device.type == "cpu":
+            return {k: torch.from_numpy(v) for k, v in sample.items()}
         return {k: torch.from_numpy(v).to(self.device) for k, v in sample.items()}
 
     def _update(self) -> tuple[float, float | None]:
@@ -892,7 +899,7 @@ class NFSP(NeuralLearner):
         if cfg.max_grad_norm is not None:
             nn.utils.clip_grad_norm_(self.q_net.parameters(), cfg.max_grad_norm)
             nn.utils.clip_grad_norm_(self.avg_net.parameters(), cfg.max_grad_norm)
-        self.optimizer.step()
+        optimizer_step(self.optimizer)
         self.rl_updates += 1
         if sl is not None:
             self.sl_updates += 1
