@@ -61,11 +61,16 @@ class _Skeleton:
         self.size = 0  # nodes recorded so far
         self.has_public = False  # whether the betting deals a public card (Leduc, not Kuhn)
         reach = 1.0 * self.deal_probs[0] * self.deal_probs[1]
-        none = (-1, -1)
-        level = [(first._child(0)._child(1), -1, -1, 1.0, reach, -1, (), none, none, (0, 0))]
+        # An entry: state, then the row's parent, action, public card, betting path, both
+        # players' last decision node and action and number of own moves, edge probability
+        # and chance reach (two players: these card games are two-player games).
+        level = [(first._child(0)._child(1), -1, -1, -1, (), -1, -1, -1, -1, 0, 0, 1.0, reach)]
         while level:
             self.level_starts.append(self.size)
-            level = [child for entry in level for child in self._record(*entry)]
+            children: list[tuple] = []
+            for entry in level:
+                self._record(entry, children)
+            level = children
         self.level_starts.append(self.size)
         # The integer dtype of the build's tables (not of the tree, which is int32): numpy
         # converts any other index array to intp before indexing, a fixed cost per call that
@@ -82,45 +87,39 @@ class _Skeleton:
         # The rows as Python tuples take more memory than the arrays: let them go now.
         del self.ints, self.floats, self.legal, self.bets
 
-    def _record(
-        self,
-        state: Any,
-        parent: int,
-        action: int,
-        prob: float,
-        reach: float,
-        public: int,
-        bets: tuple[int, ...],
-        last_node: tuple[int, int],
-        last_action: tuple[int, int],
-        moves: tuple[int, int],
-    ) -> list[tuple]:
-        """Append one node's row; return its children's entries, in action order."""
+    def _record(self, entry: tuple, children: list[tuple]) -> None:
+        """Append one node's row; append its children's entries to ``children``, in action
+        order."""
+        state, parent, action, public, bets, node0, node1, did0, did1, moves0, moves1 = entry[:11]
+        prob, reach = entry[11], entry[12]
         node, who = self.size, state.current_player()
         self.size += 1
-        fold, stake, children = 0, 0.0, []
+        fold, stake = 0, 0.0
         mask = [False] * self.num_actions
         if who == TERMINAL:
             folder, stake = state.settlement()
             fold = 0 if folder is None else (1 if folder == 1 else -1)
         elif who == CHANCE:
             self.has_public = True
+            path = (*bets, -1)
+            last = (node0, node1, did0, did1, moves0, moves1)
             for j, (card, p) in enumerate(state.chance_outcomes()):
-                step = (state._child(card), node, j, p, reach * p, j, (*bets, -1))
-                children.append((*step, last_node, last_action, moves))
-        else:
-            ahead = (*moves[:who], moves[who] + 1, *moves[who + 1 :])
-            here = (*last_node[:who], node, *last_node[who + 1 :])
+                children.append((state._child(card), node, j, j, path, *last, p, reach * p))
+        elif who == 0:
             for a in state.legal_actions():
                 mask[a] = True
-                did = (*last_action[:who], a, *last_action[who + 1 :])
-                step = (state._child(a), node, a, 1.0, reach, public, (*bets, a))
-                children.append((*step, here, did, ahead))
+                child = (state._child(a), node, a, public, (*bets, a), node, node1, a, did1)
+                children.append((*child, moves0 + 1, moves1, 1.0, reach))
+        else:
+            for a in state.legal_actions():
+                mask[a] = True
+                child = (state._child(a), node, a, public, (*bets, a), node0, node, did0, a)
+                children.append((*child, moves0, moves1 + 1, 1.0, reach))
         bet = self.bets.setdefault(bets, len(self.bets))
-        self.ints.extend((parent, action, who, public, bet, fold, *last_node, *last_action, *moves))
+        self.ints.extend((parent, action, who, public, bet, fold, node0, node1, did0, did1))
+        self.ints.extend((moves0, moves1))
         self.floats.extend((prob, reach, stake))
         self.legal.extend(mask)
-        return children
 
 
 class _Product:
