@@ -195,6 +195,37 @@ def test_q_target_options_are_validated():
             NFSPConfig(rl_lr_decay_updates=bad)
     with pytest.raises(ValueError, match="sl_lr_decay_updates"):
         NFSPConfig(sl_lr_decay_updates=-5)
+    with pytest.raises(ValueError, match="double_q must be true or false"):
+        NFSPConfig(double_q="yes")
+
+
+def test_double_q_bootstraps_from_the_target_networks_value_of_the_online_greedy_action():
+    # Double DQN: the next decision's action is the Q-network's argmax (legal actions only),
+    # its value the target network's; the plain target takes the target network's own max.
+    learners = [NFSP("leduc_poker", p, {**SMALL, "double_q": p == 0}, seed=3) for p in (0, 1)]
+    _run(learners, 3)
+    double, plain = learners
+    plain.q_net.load_state_dict(double.q_net.state_dict())
+    plain.target_net.load_state_dict(double.target_net.state_dict())
+    b = double._batch(double.replay.sample(256, np.random.default_rng(0)))
+    captured = {}
+    for learner in (double, plain):
+        learner._q_pass.backward = lambda inputs, grad, learner=learner: None
+        loss = learner._q_gradients(b)
+        captured[learner.config.double_q] = loss
+    with torch.no_grad():
+        q_online = double.q_net(b["s2"]).masked_fill(~b["mask2"], -torch.inf)
+        q_target = double.target_net(b["s2"])
+        rows = torch.arange(q_target.shape[0])
+        nxt = {
+            True: q_target[rows, q_online.argmax(dim=1)],
+            False: q_target.masked_fill(~b["mask2"], -torch.inf).amax(dim=1),
+        }
+        q = double.q_net(b["s"])[rows, b["a"]]
+    for flag, values in nxt.items():
+        target = b["r"] + torch.where(b["done"], torch.zeros_like(values), values)
+        assert captured[flag] == pytest.approx(float(((q - target) ** 2).mean()), rel=1e-5)
+    assert not torch.equal(nxt[True][~b["done"]], nxt[False][~b["done"]])  # they differ here
 
 
 def test_q_targets_choose_where_each_decision_bootstraps():
