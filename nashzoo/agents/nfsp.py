@@ -50,7 +50,9 @@ anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuh
 reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
 epsilon_start / _end       0.06/0.001 OpenSpiel Kuhn example (paper: 0.06 decaying to 0)
 hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs);
-                                      OpenSpiel's Kuhn example uses 128
+                                      OpenSpiel's Kuhn example uses 128. Leduc, 600 s, seed 0:
+                                      (32,) 0.452, (128,) 0.347 and (64, 64) 0.450 against
+                                      0.30-0.36 for (64,)
 target_update_every        300        paper (target network refit every 300 updates)
 replay_capacity            200,000    paper and OpenSpiel; the most the window below can grow to
 replay_fraction            0.02       tuned here: the Q-network's minibatches come from the most
@@ -200,7 +202,9 @@ class NFSPConfig(LearnerConfig):
             ``1/sqrt(updates)`` after ``T`` updates (with a growing replay window, the
             Q-network's targets get more numerous and less noisy as play goes on).
         sl_lr_decay_updates: the same schedule for the average network's learning rate.
-        rl_loss: ``"mse"`` (OpenSpiel's default) or ``"huber"``.
+        rl_loss: ``"mse"`` (OpenSpiel's default) or ``"huber"`` (on Leduc, 600 s, seed 0: 0.694
+            against 0.30-0.36 for ``"mse"``: with payoffs of up to 13 chips its clipped
+            gradients learn the values slowly).
         greedy_sl_targets: store the Q-network's greedy action (not the explored one) in the
             reservoir memory, so exploration noise does not leak into the average policy.
         max_grad_norm: gradient-norm clipping for both networks (``None``: no clipping).
