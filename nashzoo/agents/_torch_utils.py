@@ -138,6 +138,14 @@ def hard_update(target: nn.Module, source: nn.Module) -> None:
     target.load_state_dict(source.state_dict())
 
 
+def as_tensors(arrays: Mapping[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
+    """A minibatch of numpy arrays as torch tensors on ``device`` (on CPU they share the
+    arrays' memory: no copy, and no ``.to()`` call per field)."""
+    if device.type == "cpu":
+        return {k: torch.from_numpy(v) for k, v in arrays.items()}
+    return {k: torch.from_numpy(v).to(device) for k, v in arrays.items()}
+
+
 def optimizer_step(optimizer: torch.optim.Optimizer) -> None:
     """``optimizer.step()``, made lean for a fused Adam on plain settings.
 

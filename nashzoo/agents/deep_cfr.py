@@ -72,6 +72,7 @@ from nashzoo.agents._torch_utils import (
     ReservoirBuffer,
     SoftmaxPolicy,
     TrainingDivergedError,
+    as_tensors,
     build_mlp,
     check_counts,
     check_hidden_sizes,
@@ -356,9 +357,7 @@ class DeepCFR(NeuralLearner):
             arrays = memory.sample(self.config.batch_size, self.rng)
             t = arrays.pop("t")
             arrays["weight"] = t / t.sum()
-        if self.device.type == "cpu":
-            return {k: torch.from_numpy(v) for k, v in arrays.items()}
-        return {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
+        return as_tensors(arrays, self.device)
 
     def _train(
         self,

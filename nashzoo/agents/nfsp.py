@@ -124,6 +124,7 @@ from nashzoo.agents._torch_utils import (
     ReservoirBuffer,
     SoftmaxPolicy,
     TrainingDivergedError,
+    as_tensors,
     build_mlp,
     check_counts,
     check_hidden_sizes,
@@ -886,9 +887,7 @@ class NFSP(NeuralLearner):
         return metrics
 
     def _batch(self, sample: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-        if self.device.type == "cpu":
-            return {k: torch.from_numpy(v) for k, v in sample.items()}
-        return {k: torch.from_numpy(v).to(self.device) for k, v in sample.items()}
+        return as_tensors(sample, self.device)
 
     def _update(self) -> tuple[float, float | None]:
         """One DQN update of the Q-network and one supervised update of the average network.
