@@ -9,7 +9,9 @@ ImportError into a message naming the extra.
   (one array per field, ``capacity`` rows), never lists of Python objects. ``bytes_per_entry``
   says what one entry costs; only the filled rows go into checkpoints.
   :class:`InfosetMemory`: per-information-set sums that stand for every sample ever added
-  (Deep CFR's default memory).
+  (Deep CFR's default memory, NFSP's average-network memory with ``memory="infoset"``);
+  :class:`InfosetReplay`: NFSP's replay as information-set ids, whose loss over a whole recent
+  window costs one pass over its distinct information sets.
 * :func:`pack_torch` / :func:`unpack_torch`: torch state (``state_dict`` s) serialised with
   ``torch.save`` into a ``uint8`` array that rides inside the learner's ``.npz`` checkpoint, and
   read back with ``torch.load(weights_only=True)`` (no pickle of arbitrary objects).
@@ -503,6 +505,153 @@ class InfosetMemory:
     def load_state_arrays(self, arrays: Mapping[str, np.ndarray], prefix: str) -> None:
         self.weight[:] = arrays[f"{prefix}weight"]
         self.sums[:] = arrays[f"{prefix}sums"]
+
+
+class InfosetReplay:
+    """A replay of transitions kept as information-set ids, whose DQN loss over any recent
+    window is computed from per-information-set sums (NFSP's ``memory="infoset"``).
+
+    Each transition is three numbers in a ring of ``capacity``: the key ``infoset * A + action``
+    of the decision, its reward, and the information set of the same player's next decision
+    (``-1`` when the episode ended first). The squared error of a Q-network over the ``W`` most
+    recent transitions, ``(1/W) sum_t (Q(I_t, a_t) - y_t)^2`` with ``y_t = r_t + max Q'(I'_t)``,
+    is, per (information set, action), ``n Q^2 - 2 Q sum(y) + sum(y^2)``: so :meth:`refresh`
+    turns the window into counts and target sums once (when the window or the target network
+    changed), and every update's loss over the whole window costs one pass over the distinct
+    information sets, however many transitions the window holds.
+    """
+
+    def __init__(self, capacity: int, num_infosets: int, num_actions: int) -> None:
+        self.capacity = int(capacity)
+        self.num_infosets = int(num_infosets)
+        self.num_actions = int(num_actions)
+        self.keys = np.zeros(self.capacity, dtype=np.int64)
+        self.rewards = np.zeros(self.capacity, dtype=np.float32)
+        self.next = np.zeros(self.capacity, dtype=np.int64)
+        self.size = 0
+        self.added = 0
+        self._next_slot = 0
+        self._stats: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
+
+    @property
+    def bytes_per_entry(self) -> int:
+        """Memory one transition takes (key, reward and next information set)."""
+        return self.keys.itemsize + self.rewards.itemsize + self.next.itemsize
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(
+        self,
+        infosets: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_infosets: np.ndarray,
+    ) -> None:
+        """Transitions at ``infosets`` (ids) playing ``actions``, with their rewards and the
+        next own information sets (``-1``: none, the episode ended)."""
+        n = len(actions)
+        if n == 0:
+            return
+        keep = min(n, self.capacity)
+        slots = (self._next_slot + np.arange(n - keep, n)) % self.capacity
+        self.keys[slots] = (np.asarray(infosets) * self.num_actions + np.asarray(actions))[-keep:]
+        self.rewards[slots] = np.asarray(rewards)[-keep:]
+        self.next[slots] = np.asarray(next_infosets)[-keep:]
+        self._next_slot = int((self._next_slot + n) % self.capacity)
+        self.size = min(self.capacity, self.size + n)
+        self.added += n
+        self._stats = None
+
+    def refresh(self, window: int, next_values: np.ndarray, discount: float) -> None:
+        """Counts and target sums of the ``window`` most recent transitions, the targets
+        bootstrapping from ``next_values`` (``[num_infosets]``: the target network's value of
+        each information set)."""
+        length = min(int(window), self.size)
+        at = (self._next_slot - length + np.arange(length)) % self.capacity
+        keys, nxt = self.keys[at], self.next[at]
+        y = self.rewards[at].astype(np.float64)
+        going = nxt >= 0
+        y[going] += discount * next_values[nxt[going]]
+        size = self.num_infosets * self.num_actions
+        shape = (self.num_infosets, self.num_actions)
+        counts = np.bincount(keys, minlength=size).reshape(shape).astype(np.float64)
+        sums = np.bincount(keys, weights=y, minlength=size).reshape(shape)
+        self._stats = (counts, sums, np.flatnonzero(counts.sum(axis=1)), float(np.dot(y, y)))
+
+    @property
+    def num_rows(self) -> int:
+        """Information sets in the window of the last :meth:`refresh`."""
+        if self._stats is None:
+            raise RuntimeError("InfosetReplay.num_rows needs refresh() after the last add()")
+        return int(self._stats[2].size)
+
+    @property
+    def stale(self) -> bool:
+        """Whether transitions came in since the last :meth:`refresh` (or none was made)."""
+        return self._stats is None
+
+    def batch(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """``(rows, counts, target sums, weights, constant)`` for the loss
+        ``sum_r w_r sum_a (counts Q^2 - 2 Q sums) + constant``: every information set of the
+        window, ``w = 1 / W``, when there are at most ``size`` of them (the whole window's mean
+        squared error); else ``size`` sets drawn in proportion to their transitions, each
+        weighted ``1 / (size * its transitions)`` (an unbiased estimate of the same loss).
+        Needs a :meth:`refresh` since the last :meth:`add`."""
+        if self._stats is None:
+            raise RuntimeError("InfosetReplay.batch needs refresh() after the last add()")
+        counts, sums, visited, square_sum = self._stats
+        visits = counts[visited].sum(axis=1)
+        total = visits.sum()
+        if visited.size <= size:
+            rows, weights = visited, np.full(visited.size, 1.0 / total)
+        else:
+            rows = rng.choice(visited, size, p=visits / total)
+            weights = 1.0 / (size * counts[rows].sum(axis=1))
+        return rows, counts[rows], sums[rows], weights, square_sum / total
+
+    def state_arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        """The held transitions, oldest first, plus counters (for checkpoints)."""
+        at = (self._next_slot - self.size + np.arange(self.size)) % self.capacity
+        return {
+            f"{prefix}keys": self.keys[at],
+            f"{prefix}rewards": self.rewards[at],
+            f"{prefix}next": self.next[at],
+            f"{prefix}__counters": np.array([self.size, self.added], np.int64),
+        }
+
+    def array_specs(self, prefix: str) -> dict[str, ArraySpec]:
+        """What :meth:`state_arrays` stores, for :meth:`Learner.checked_state_arrays`."""
+        return {
+            f"{prefix}keys": ArraySpec((None,), "integer", nonnegative=True),
+            f"{prefix}rewards": ArraySpec((None,)),
+            f"{prefix}next": ArraySpec((None,), "integer"),
+            f"{prefix}__counters": ArraySpec((2,), "integer", nonnegative=True),
+        }
+
+    def load_state_arrays(self, arrays: Mapping[str, np.ndarray], prefix: str) -> None:
+        size, added = (int(x) for x in arrays[f"{prefix}__counters"])
+        keys, nxt = arrays[f"{prefix}keys"], arrays[f"{prefix}next"]
+        if not (0 <= size <= self.capacity and size <= added):
+            raise ValueError(
+                f"replay {prefix!r} holds {size} transitions of {added}, capacity {self.capacity}"
+            )
+        if any(len(arrays[f"{prefix}{name}"]) != size for name in ("keys", "rewards", "next")):
+            raise ValueError(f"replay {prefix!r}: its arrays are not {size} long")
+        if size and (
+            keys.max() >= self.num_infosets * self.num_actions
+            or nxt.min() < -1
+            or nxt.max() >= self.num_infosets
+        ):
+            raise ValueError(
+                f"replay {prefix!r} names information sets or actions this game does not have "
+                "(a checkpoint of another game?)"
+            )
+        self.keys[:size], self.next[:size] = keys, nxt
+        self.rewards[:size] = arrays[f"{prefix}rewards"]
+        self.size, self.added = size, added
+        self._next_slot = size % self.capacity
+        self._stats = None
 
 
 # --- policies ----------------------------------------------------------------------------------

@@ -21,6 +21,19 @@ when it fits: the same game as the env's, with other random draws; ``play`` belo
 5. The output (:meth:`NFSP.average_policy`) is the average network: by fictitious play, the
    average of the best responses approaches a Nash equilibrium.
 
+Memories (``NFSPConfig.memory``). The paper keeps rows of sampled data and trains on minibatches
+drawn from them (``"samples"``). Where the episodes are played over the compiled tree each
+decision's information-set id is known, and the default (``"infoset"``) keeps the same data as
+ids: the replay as (information set, action, reward, next information set) in a ring, the
+best-response play as counts per information set and action (all of it, what a reservoir of
+unbounded capacity would hold). A loss over every sample is then a loss over the distinct
+information sets weighted by their samples, so each update takes the exact gradient of the
+Q-network's squared error over the whole replay window and of the average network's
+cross-entropy over all best-response play, for the cost of one pass over the memory's
+information sets (``batch_size`` of them, drawn in proportion to their data, where there are
+more), however many samples it holds. The networks still learn only from sampled play through
+the information-set tensors; Deep CFR's ``memory="infoset"`` is the same idea.
+
 Speed: each ``step()`` plays its ``episodes_per_step`` episodes all at once over the game's
 compiled tree (:class:`~nashzoo.agents.tree_play.TreePlay`: every tick is one numpy forward
 pass of each network, a frozen NumPy copy, for every episode where this seat is to move, and a
@@ -45,6 +58,12 @@ Defaults and where they come from (figures only):
 =========================  =========  ==========================================================
 field                      default    source / reason
 =========================  =========  ==========================================================
+memory                     auto       tuned here (2026-11-26): ``"infoset"`` wherever play is
+                                      over the tree. Leduc, 600 s, 3 seeds (with the two
+                                      settings below): 0.228 [0.220-0.255] against 0.263
+                                      [0.249-0.303] for ``"samples"``, and about 0.50 against
+                                      0.6-0.7 after two minutes (BENCHMARKS.md, "NFSP's
+                                      memories per information set")
 anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuhn example (0.2
                                       was clearly worse on Kuhn here)
 reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
@@ -55,9 +74,16 @@ hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs
                                       0.30-0.36 for (64,)
 target_update_every        300        paper (target network refit every 300 updates)
 replay_capacity            200,000    paper and OpenSpiel; the most the window below can grow to
-replay_fraction            0.02       tuned here: the Q-network's minibatches come from the most
-                                      recent 2% of this learner's own transitions (at least
-                                      ``replay_window_min``, 2,000): a short window while the
+replay_fraction            auto       0.05 with ``memory="infoset"`` (Leduc, 600 s, seed 0, both
+                                      with one update per 64 own transitions: 0.255; with 0.02
+                                      and one per 32, two seeds plateaued at 0.32-0.33, with
+                                      0.1 0.29 and 0.25, with 0.3 0.49: a longer window than
+                                      the samples' helps, since every update uses all of it,
+                                      until its oldest play is too stale); 0.02 with
+                                      ``"samples"``, tuned here: the Q-network's minibatches
+                                      come from the most recent 2% of this learner's own
+                                      transitions (at least ``replay_window_min``, 2,000): a
+                                      short window while the
                                       average policy (most of what the opponent plays) moves
                                       fast, a longer one once it moves slowly. Against a fixed
                                       window of the last 15,000 transitions (the default until
@@ -71,9 +97,16 @@ replay_fraction            0.02       tuned here: the Q-network's minibatches co
                                       learns a best response to a stale opponent: with batch
                                       128 and 1 update per 64 steps Kuhn stalled near 0.15
                                       here, as OpenSpiel's does)
-batch_size / learn_every   512 / 8    tuned here (paper: 2 updates of 128 per 128 steps;
-                                      OpenSpiel: 1 of 128 per 64): rarely played actions need
-                                      many passes to get accurate Q-values
+learn_every (infoset)      auto: 64   with ``memory="infoset"`` an update costs the same however
+                                      much data its memories hold, so more play per update
+                                      buys more samples per information set. Leduc, 150 s, seed
+                                      0: one update per 8 own transitions 0.556, per 32 0.356,
+                                      per 128 0.695; at 600 s per 64 (window 5%) 0.255
+batch_size / learn_every   512 / 8    (``learn_every`` 8 is ``"auto"`` with ``memory="samples"``;
+                                      with ``"infoset"``, ``batch_size`` caps the information
+                                      sets of one update) tuned here (paper: 2 updates of 128
+                                      per 128 steps; OpenSpiel: 1 of 128 per 64): rarely played
+                                      actions need many passes to get accurate Q-values
 optimizer / learning rates adam, 1e-3 tuned here with Adam (paper: plain SGD, 0.1 RL and 0.005
                                       SL; OpenSpiel: SGD 0.01 / 0.01); ``optimizer="sgd"``
                                       is available
@@ -104,7 +137,9 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 ``4 D + A + 8`` bytes (``s``, legal mask, action); see :attr:`NFSP.memory_bytes_per_entry`. Kuhn
 (``D = 11``): 103 and 54 bytes, so full default memories take about 21 MB and 108 MB per learner
 (``np.zeros`` reserves them lazily: pages cost memory only once written); Leduc (``D = 30``):
-256 and 131 bytes (51 MB and 262 MB full).
+256 and 131 bytes (51 MB and 262 MB full). With ``memory="infoset"``: 20 bytes a transition
+(4 MB for the full replay) and ``8 (A + 1)`` bytes an information set for the best-response
+play, whatever its amount.
 """
 
 from __future__ import annotations
@@ -118,6 +153,8 @@ from torch import nn
 
 from nashzoo.agents._torch_utils import (
     CircularBuffer,
+    InfosetMemory,
+    InfosetReplay,
     ManualMLP,
     NetworkPolicy,
     NumpyMLP,
@@ -216,6 +253,21 @@ class NFSPConfig(LearnerConfig):
             (:func:`~nashzoo.agents.tree_play.fits`: up to two million histories, Liar's dice
             included), else the envs: a game too big to tabulate is never compiled to be
             played. Both play the same game; only the random draws differ.
+        memory: what the networks learn from. ``"samples"`` (the paper's): rows of sampled
+            transitions and best-response decisions, minibatches of ``batch_size`` drawn from
+            them. ``"infoset"``: the same data kept as information-set ids
+            (:class:`~nashzoo.agents._torch_utils.InfosetReplay` for the replay,
+            :class:`~nashzoo.agents._torch_utils.InfosetMemory` for the best-response play,
+            all of it, as a reservoir of unbounded capacity would hold), and every update
+            takes the exact gradient of each network's loss over its whole memory (the
+            Q-network's squared error over every transition of the replay window, the average
+            network's cross-entropy over every best-response decision), at the cost of one
+            pass over the memory's distinct information sets (over ``batch_size`` of them,
+            drawn in proportion to their data, where there are more). Needs play over the
+            compiled tree (the ids come from it; the networks still see only the
+            information-set tensors and learn only from sampled play), and the squared error
+            (no ``double_q``, no Huber loss). ``"auto"`` (default): ``"infoset"`` where the
+            episodes are played over the tree and those options are off, else ``"samples"``.
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``. Small MLPs are fastest on CPU.
     """
 
@@ -224,11 +276,11 @@ class NFSPConfig(LearnerConfig):
     episodes_per_step: int = 128
     lanes: int = 32
     replay_capacity: int = 200_000
-    replay_fraction: float | None = 0.02
+    replay_fraction: float | Literal["auto"] | None = "auto"
     replay_window_min: int = 2_000
     reservoir_capacity: int = 2_000_000
     batch_size: int = 512
-    learn_every: int = 8
+    learn_every: int | Literal["auto"] = "auto"
     sl_every: int = 1
     min_buffer_to_learn: int = 1_000
     rl_learning_rate: float = 1e-3
@@ -248,6 +300,7 @@ class NFSPConfig(LearnerConfig):
     greedy_sl_targets: bool = True
     max_grad_norm: float | None = None
     play: Literal["auto", "tree", "env"] = "auto"
+    memory: Literal["auto", "infoset", "samples"] = "auto"
     device: str = "cpu"
 
     def __post_init__(self) -> None:
@@ -263,7 +316,6 @@ class NFSPConfig(LearnerConfig):
                 "replay_window_min",
                 "reservoir_capacity",
                 "batch_size",
-                "learn_every",
                 "sl_every",
                 "target_update_every",
                 "epsilon_decay_steps",
@@ -276,15 +328,16 @@ class NFSPConfig(LearnerConfig):
                 "NFSPConfig.min_buffer_to_learn must be an integer in [0, replay_capacity], got "
                 f"{self.min_buffer_to_learn!r}"
             )
+        _check_memory_options(self)
         fraction = self.replay_fraction
-        if fraction is not None and not (
+        if fraction not in (None, "auto") and not (
             isinstance(fraction, (int, float, np.floating))
             and not isinstance(fraction, bool)
             and 0.0 < fraction <= 1.0
         ):
             raise ValueError(
-                "NFSPConfig.replay_fraction must be in (0, 1] or None (a fixed window of "
-                f"replay_capacity), got {self.replay_fraction!r}"
+                "NFSPConfig.replay_fraction must be in (0, 1], 'auto' or None (a fixed window "
+                f"of replay_capacity), got {self.replay_fraction!r}"
             )
         if not 0.0 <= self.anticipatory <= 1.0:
             raise ValueError(f"NFSPConfig.anticipatory must be in [0, 1], got {self.anticipatory}")
@@ -310,6 +363,27 @@ class NFSPConfig(LearnerConfig):
         out = dataclasses.asdict(self)
         out["hidden_sizes"] = list(self.hidden_sizes)
         return out
+
+
+def _check_memory_options(cfg: NFSPConfig) -> None:
+    """``memory`` and the settings whose ``"auto"`` depends on it."""
+    if cfg.learn_every != "auto":
+        check_counts(cfg, ("learn_every",), note=" or 'auto'")
+    if cfg.memory not in ("auto", "infoset", "samples"):
+        raise ValueError(
+            f"NFSPConfig.memory must be 'auto', 'infoset' or 'samples', got {cfg.memory!r}"
+        )
+    if cfg.memory == "infoset" and _needs_samples(cfg):
+        raise ValueError(
+            "NFSPConfig.memory='infoset' computes the squared error from sums per information "
+            "set, so it cannot use double_q or the Huber loss; use memory='samples' for those"
+        )
+
+
+def _needs_samples(cfg: NFSPConfig) -> bool:
+    """Whether ``cfg`` asks for a Q loss that needs sampled rows (``memory="samples"``): Double
+    DQN's per-update online argmax and the Huber loss are not sums of counts and targets."""
+    return cfg.double_q or cfg.rl_loss != "mse"
 
 
 def _check_q_target_options(cfg: NFSPConfig) -> None:
@@ -404,6 +478,7 @@ class _StagedDecisions:
         self.greedy_actions: list[int] = []
         self.br_rows: list[bool] = []
         self.episode_of: list[int] = []
+        self.infosets: list[np.ndarray] = []
         self.next_index: list[int] = []
         self.last = [-1] * episodes
         self.returns = [0.0] * episodes
@@ -416,6 +491,7 @@ class _StagedDecisions:
         chosen: list[int],
         greedy: list[int],
         br: list[bool],
+        infosets: np.ndarray | None = None,
     ) -> None:
         """Stage one decision per entry of ``episodes`` (the episode each row belongs to)."""
         base = len(self.actions)
@@ -431,6 +507,8 @@ class _StagedDecisions:
         self.greedy_actions.extend(greedy)
         self.br_rows.extend(br)
         self.episode_of.extend(episodes)
+        if infosets is not None:
+            self.infosets.append(infosets)
 
     def batch(self, input_size: int, num_actions: int, env_steps: int) -> dict[str, Any]:
         """The staged rows as arrays (what :meth:`NFSP._play` returns)."""
@@ -444,6 +522,7 @@ class _StagedDecisions:
             "episode": np.asarray(self.episode_of, dtype=np.int64),
             "next": np.asarray(self.next_index, dtype=np.int64),
             "returns": np.asarray(self.returns, dtype=np.float32),
+            "infosets": np.concatenate(self.infosets) if self.infosets else None,
             "env_steps": env_steps,
         }
 
@@ -483,22 +562,10 @@ class NFSP(NeuralLearner):
             self.optimizer: torch.optim.Optimizer = torch.optim.Adam(groups, fused=fused)
         else:
             self.optimizer = torch.optim.SGD(groups)
-        d, a = self.input_size, self.num_actions
-        self.replay = CircularBuffer(
-            cfg.replay_capacity,
-            {
-                "s": ((d,), np.float32),
-                "a": ((), np.int64),
-                "r": ((), np.float32),
-                "s2": ((d,), np.float32),
-                "mask2": ((a,), np.bool_),
-                "done": ((), np.bool_),
-            },
-        )
-        self.reservoir = ReservoirBuffer(
-            cfg.reservoir_capacity,
-            {"s": ((d,), np.float32), "mask": ((a,), np.bool_), "a": ((), np.int64)},
-        )
+        self._tree_play: TreePlay | None = None
+        if self._plays_on_tree():
+            self._tree_play = TreePlay(self.game, cfg.episodes_per_step, self.seat, rng=self.rng)
+        self._setup_memories()
         self.reward_scale = (
             float(np.abs(self.tree.terminal_utility).max())
             if cfg.reward_scale == "game"
@@ -508,11 +575,8 @@ class NFSP(NeuralLearner):
         self.rl_updates = 0
         self.sl_updates = 0
         self._update_credit = 0.0
-        self._tree_play: TreePlay | None = None
         self._envs: list[GameAECEnv] = []
-        if self._plays_on_tree():
-            self._tree_play = TreePlay(self.game, cfg.episodes_per_step, self.seat, rng=self.rng)
-        else:
+        if self._tree_play is None:
             self._envs = [
                 GameAECEnv(self.game) for _ in range(min(cfg.lanes, cfg.episodes_per_step))
             ]
@@ -522,6 +586,56 @@ class NFSP(NeuralLearner):
             probe.reset(seed=self.rng)
             self._env_takes_generator = probe.np_random is self.rng
         self._snapshots: dict[str, NetworkPolicy] = {}
+
+    def _setup_memories(self) -> None:
+        """The replay and the average network's memory: sampled rows (``memory="samples"``)
+        or per-information-set ids and sums (``"infoset"``; see ``NFSPConfig.memory``)."""
+        cfg = self.config
+        d, a = self.input_size, self.num_actions
+        self._targets_stale = True  # the replay's sums predate the target network
+        self.infoset_memory = cfg.memory == "infoset" or (
+            cfg.memory == "auto" and self._tree_play is not None and not _needs_samples(cfg)
+        )
+        # "auto": the values tuned for each kind of memory (see the module docstring).
+        self.learn_every = (
+            (64 if self.infoset_memory else 8) if cfg.learn_every == "auto" else cfg.learn_every
+        )
+        self.replay_fraction: float | None = (
+            (0.05 if self.infoset_memory else 0.02)
+            if cfg.replay_fraction == "auto"
+            else cfg.replay_fraction
+        )
+        if not self.infoset_memory:
+            self.replay: CircularBuffer | InfosetReplay = CircularBuffer(
+                cfg.replay_capacity,
+                {
+                    "s": ((d,), np.float32),
+                    "a": ((), np.int64),
+                    "r": ((), np.float32),
+                    "s2": ((d,), np.float32),
+                    "mask2": ((a,), np.bool_),
+                    "done": ((), np.bool_),
+                },
+            )
+            self.reservoir: ReservoirBuffer | InfosetMemory = ReservoirBuffer(
+                cfg.reservoir_capacity,
+                {"s": ((d,), np.float32), "mask": ((a,), np.bool_), "a": ((), np.int64)},
+            )
+            return
+        if self._tree_play is None:
+            raise ValueError(
+                "NFSPConfig.memory='infoset' needs play over the compiled tree, and "
+                f"{self.game.id} is played in envs (play={cfg.play!r}); use memory='samples'"
+            )
+        tree = self._tree_play.tree
+        self.replay = InfosetReplay(cfg.replay_capacity, tree.num_infosets, a)
+        self.reservoir = InfosetMemory(tree.num_infosets, a)
+        self._all_inputs = torch.tensor(
+            np.asarray(tree.infoset_tensors, dtype=np.float32), device=self.device
+        )
+        self._all_legal = torch.as_tensor(widen_mask(tree.legal_mask, a), device=self.device)
+        self._one_hot = np.eye(a)
+        self._batches: dict[str, tuple[Any, ...]] = {}
 
     def _plays_on_tree(self) -> bool:
         """Whether episodes are played over the compiled tree (``config.play``)."""
@@ -551,9 +665,9 @@ class NFSP(NeuralLearner):
         ``replay_capacity``, or with ``replay_fraction`` set, that fraction of this learner's
         own transitions so far, clipped to ``[replay_window_min, replay_capacity]``."""
         cfg = self.config
-        if cfg.replay_fraction is None:
+        if self.replay_fraction is None:
             return cfg.replay_capacity
-        grown = int(cfg.replay_fraction * self.own_steps)
+        grown = int(self.replay_fraction * self.own_steps)
         return min(cfg.replay_capacity, max(cfg.replay_window_min, grown))
 
     @property
@@ -639,7 +753,7 @@ class NFSP(NeuralLearner):
             br = modes[active].tolist()
             chosen, greedy = self._act(q_net, avg_net, tensors, masks, br, epsilon)
             episodes = active.tolist()
-            staged.add(episodes, tensors, masks, chosen, greedy, br)
+            staged.add(episodes, tensors, masks, chosen, greedy, br, play.infosets(active))
             over = play.move(active, np.asarray(chosen, dtype=np.int64))
             if over.any():
                 ended = active[over]
@@ -827,10 +941,18 @@ class NFSP(NeuralLearner):
         mask2 = np.ones_like(masks)
         s2[~done] = s[nxt[~done]]
         mask2[~done] = masks[nxt[~done]]
-        self.replay.add({"s": s, "a": a, "r": r, "s2": s2, "mask2": mask2, "done": done})
         br = rollout["br"]
+        targets = rollout["greedy"] if self.config.greedy_sl_targets else a
+        if isinstance(self.replay, InfosetReplay):
+            ids = rollout["infosets"]
+            self.replay.add(ids, a, r, np.where(done, -1, ids[np.maximum(nxt, 0)]))
+            if br.any():
+                self.reservoir.add(ids[br], self._one_hot[targets[br]], 1.0)
+            self._batches.clear()
+            self.own_steps += n
+            return
+        self.replay.add({"s": s, "a": a, "r": r, "s2": s2, "mask2": mask2, "done": done})
         if br.any():
-            targets = rollout["greedy"] if self.config.greedy_sl_targets else a
             self.reservoir.add({"s": s[br], "mask": masks[br], "a": targets[br]}, self.rng)
         self.own_steps += n
 
@@ -870,7 +992,7 @@ class NFSP(NeuralLearner):
         metrics: dict[str, float] = {}
         if len(self.replay) < max(cfg.min_buffer_to_learn, 1):
             return metrics
-        self._update_credit += new_transitions / cfg.learn_every
+        self._update_credit += new_transitions / self.learn_every
         updates = int(self._update_credit)
         self._update_credit -= updates
         rl_losses, sl_losses = [], []
@@ -893,23 +1015,32 @@ class NFSP(NeuralLearner):
         """One DQN update of the Q-network and one supervised update of the average network.
 
         The losses' gradients are computed by :class:`ManualMLP` (a few matrix products, no
-        autograd graph); the optimiser, clipping and checkpoints are torch's as usual.
+        autograd graph), over minibatches of sampled rows (``memory="samples"``) or from the
+        memories' sums per information set (``"infoset"``); the optimiser, clipping and
+        checkpoints are torch's as usual.
         """
         cfg = self.config
-        if cfg.replay_fraction is None:
-            sample = self.replay.sample(cfg.batch_size, self.rng)
-        else:
-            sample = self.replay.sample_recent(cfg.batch_size, self.replay_window, self.rng)
-        b = self._batch(sample)
+        train_average = len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0
         self._learning_rates()
         self.optimizer.zero_grad(set_to_none=True)
+        sl: float | None = None
         with torch.no_grad():
-            rl = self._q_gradients(b)
-            sl: float | None = None
-            if len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0:
-                sl = self._average_gradients(
-                    self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
-                )
+            if isinstance(self.replay, InfosetReplay):
+                assert isinstance(self.reservoir, InfosetMemory)
+                rl = self._infoset_q_gradients(self.replay)
+                if train_average:
+                    sl = self._infoset_average_gradients(self.reservoir)
+            else:
+                assert isinstance(self.reservoir, ReservoirBuffer)
+                if self.replay_fraction is None:
+                    sample = self.replay.sample(cfg.batch_size, self.rng)
+                else:
+                    sample = self.replay.sample_recent(cfg.batch_size, self.replay_window, self.rng)
+                rl = self._q_gradients(self._batch(sample))
+                if train_average:
+                    sl = self._average_gradients(
+                        self._batch(self.reservoir.sample(cfg.batch_size, self.rng))
+                    )
         if cfg.max_grad_norm is not None:
             nn.utils.clip_grad_norm_(self.q_net.parameters(), cfg.max_grad_norm)
             nn.utils.clip_grad_norm_(self.avg_net.parameters(), cfg.max_grad_norm)
@@ -919,6 +1050,7 @@ class NFSP(NeuralLearner):
             self.sl_updates += 1
         if self.rl_updates % cfg.target_update_every == 0:
             hard_update(self.target_net, self.q_net)
+            self._targets_stale = True
         return rl, sl
 
     def _q_gradients(self, b: dict[str, torch.Tensor]) -> float:
@@ -961,6 +1093,65 @@ class NFSP(NeuralLearner):
         self._avg_pass.backward(inputs, grad.mul_(1.0 / logits.shape[0]))
         return sl
 
+    def _infoset_q_gradients(self, replay: InfosetReplay) -> float:
+        """The Q-network's squared error over the replay window (checked finite) and its
+        gradients; the window's sums are refreshed first when play or the target network
+        changed since they were made."""
+        cfg = self.config
+        if replay.stale or self._targets_stale:
+            values = self._target_pass(self._all_inputs).masked_fill_(~self._all_legal, -torch.inf)
+            replay.refresh(self.replay_window, values.amax(dim=1).cpu().numpy(), cfg.discount)
+            self._targets_stale = False
+            self._batches.pop("q", None)
+        x, counts, sums, weights, constant = self._infoset_batch("q", replay)
+        q, inputs = self._q_pass.forward(x)
+        loss = (weights * (counts * q - 2.0 * sums) * q).sum() + constant
+        rl = check_loss(loss, learner=self.name, iteration=self.iterations, what="Q-network")
+        self._q_pass.backward(inputs, (counts * q).sub_(sums).mul_(2.0 * weights))
+        return rl
+
+    def _infoset_average_gradients(self, memory: InfosetMemory) -> float:
+        """The average network's cross-entropy against the best-response actions' frequencies
+        per information set (checked finite), and its gradients."""
+        x, legal, targets, weights = self._infoset_batch("average", memory)
+        logits, inputs = self._avg_pass.forward(x)
+        log_probs = torch.log_softmax(logits.masked_fill_(~legal, -1e9), dim=1)
+        loss = -(weights * targets * log_probs).sum()
+        sl = check_loss(loss, learner=self.name, iteration=self.iterations, what="average-network")
+        self._avg_pass.backward(inputs, log_probs.exp_().sub_(targets).mul_(weights))
+        return sl
+
+    def _infoset_batch(self, name: str, memory: InfosetReplay | InfosetMemory) -> tuple[Any, ...]:
+        """A memory's batch as tensors (the rows' inputs first; weights as a column). A batch
+        of all the memory's rows is the same until the memory changes, so it is kept in
+        :attr:`_batches` until then (``_store`` and a refresh of the replay's sums drop it)."""
+        if name in self._batches:
+            return self._batches[name]
+        rows, *columns = memory.batch(self.config.batch_size, self.rng)
+        as_tensor = lambda x: torch.as_tensor(x, dtype=torch.float32, device=self.device)  # noqa: E731
+        rows_t = torch.as_tensor(rows, device=self.device)
+        if name == "q":
+            counts, sums, weights, constant = columns
+            out: tuple[Any, ...] = (
+                self._all_inputs[rows_t],
+                as_tensor(counts),
+                as_tensor(sums),
+                as_tensor(weights[:, None]),
+                constant,
+            )
+        else:
+            targets, weights = columns
+            out = (
+                self._all_inputs[rows_t],
+                self._all_legal[rows_t],
+                as_tensor(targets),
+                as_tensor(weights[:, None]),
+            )
+        held = memory.num_rows if isinstance(memory, InfosetReplay) else len(memory)
+        if len(rows) == held:  # every row: the exact loss, nothing drawn
+            self._batches[name] = out
+        return out
+
     # --- checkpoints -----------------------------------------------------------------------------
     def _networks(self) -> dict[str, nn.Module]:
         return {"q_net": self.q_net, "target_net": self.target_net, "avg_net": self.avg_net}
@@ -991,6 +1182,9 @@ class NFSP(NeuralLearner):
         self._update_credit = float(arrays["update_credit"])
         self.replay.load_state_arrays(arrays, "replay/")
         self.reservoir.load_state_arrays(arrays, "reservoir/")
+        self._targets_stale = True
+        if self.infoset_memory:
+            self._batches.clear()
         self._snapshots.clear()
 
 

@@ -159,6 +159,10 @@ class TreePlay:
         """The learner's information-set tensors at ``copies`` (all by default)."""
         return self._tensors[self._infoset[self.node[copies]]]
 
+    def infosets(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The learner's information-set ids (rows of the tree's tables) at ``copies``."""
+        return self._infoset[self.node[copies]]
+
     def masks(self, copies: np.ndarray | slice = slice(None)) -> np.ndarray:
         """``[len(copies), num_actions]``: the learner's legal actions at ``copies``."""
         return self._legal[self._infoset[self.node[copies]]]
