@@ -59,11 +59,11 @@ Defaults and where they come from (figures only):
 field                      default    source / reason
 =========================  =========  ==========================================================
 memory                     auto       tuned here (2026-11-26): ``"infoset"`` wherever play is
-                                      over the tree. Leduc, 600 s, 3 seeds (with the two
-                                      settings below): 0.228 [0.220-0.255] against 0.263
-                                      [0.249-0.303] for ``"samples"``, and about 0.50 against
-                                      0.6-0.7 after two minutes (BENCHMARKS.md, "NFSP's
-                                      memories per information set")
+                                      over the tree. Leduc, 600 s, 3 seeds (with the "auto"
+                                      settings below): 0.191 [0.183-0.194] (0.228 with 128
+                                      episodes a step) against 0.263 [0.249-0.303] for
+                                      ``"samples"`` (BENCHMARKS.md, "NFSP's memories per
+                                      information set")
 anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuhn example (0.2
                                       was clearly worse on Kuhn here)
 reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
@@ -97,6 +97,10 @@ replay_fraction            auto       0.05 with ``memory="infoset"`` (Leduc, 600
                                       learns a best response to a stale opponent: with batch
                                       128 and 1 update per 64 steps Kuhn stalled near 0.15
                                       here, as OpenSpiel's does)
+episodes_per_step          auto       512 with ``memory="infoset"``: a step's episodes are played
+                                      together, so more of them share each numpy call of play
+                                      (Leduc, 600 s, seed 0: 0.191 against 0.255 with 128);
+                                      128 with ``"samples"``, whose time is in the updates
 learn_every (infoset)      auto: 64   with ``memory="infoset"`` an update costs the same however
                                       much data its memories hold, so more play per update
                                       buys more samples per information set. Leduc, 150 s, seed
@@ -191,7 +195,8 @@ class NFSPConfig(LearnerConfig):
     Attributes:
         hidden_sizes: hidden layer widths of both the Q-network and the average network.
         anticipatory: ``eta``, probability that an episode is played in best-response mode.
-        episodes_per_step: episodes one ``step()`` plays (the learner's native unit of work).
+        episodes_per_step: episodes one ``step()`` plays (the learner's native unit of work);
+            ``"auto"``: 512 with ``memory="infoset"``, 128 with ``"samples"``.
         lanes: envs stepped in lock step (episodes in flight at once); at most
             ``episodes_per_step``.
         replay_capacity: circular replay memory size (transitions) for the Q-network.
@@ -273,7 +278,7 @@ class NFSPConfig(LearnerConfig):
 
     hidden_sizes: tuple[int, ...] = (64,)
     anticipatory: float = 0.1
-    episodes_per_step: int = 128
+    episodes_per_step: int | Literal["auto"] = "auto"
     lanes: int = 32
     replay_capacity: int = 200_000
     replay_fraction: float | Literal["auto"] | None = "auto"
@@ -310,7 +315,6 @@ class NFSPConfig(LearnerConfig):
         check_counts(
             self,
             (
-                "episodes_per_step",
                 "lanes",
                 "replay_capacity",
                 "replay_window_min",
@@ -367,8 +371,9 @@ class NFSPConfig(LearnerConfig):
 
 def _check_memory_options(cfg: NFSPConfig) -> None:
     """``memory`` and the settings whose ``"auto"`` depends on it."""
-    if cfg.learn_every != "auto":
-        check_counts(cfg, ("learn_every",), note=" or 'auto'")
+    for name in ("learn_every", "episodes_per_step"):
+        if getattr(cfg, name) != "auto":
+            check_counts(cfg, (name,), note=" or 'auto'")
     if cfg.memory not in ("auto", "infoset", "samples"):
         raise ValueError(
             f"NFSPConfig.memory must be 'auto', 'infoset' or 'samples', got {cfg.memory!r}"
@@ -562,9 +567,19 @@ class NFSP(NeuralLearner):
             self.optimizer: torch.optim.Optimizer = torch.optim.Adam(groups, fused=fused)
         else:
             self.optimizer = torch.optim.SGD(groups)
+        on_tree = self._plays_on_tree()
+        self.infoset_memory = cfg.memory == "infoset" or (
+            cfg.memory == "auto" and on_tree and not _needs_samples(cfg)
+        )
+        # "auto": the values tuned for each kind of memory (see the module docstring).
+        self.episodes_per_step = (
+            (512 if self.infoset_memory else 128)
+            if cfg.episodes_per_step == "auto"
+            else cfg.episodes_per_step
+        )
         self._tree_play: TreePlay | None = None
-        if self._plays_on_tree():
-            self._tree_play = TreePlay(self.game, cfg.episodes_per_step, self.seat, rng=self.rng)
+        if on_tree:
+            self._tree_play = TreePlay(self.game, self.episodes_per_step, self.seat, rng=self.rng)
         self._setup_memories()
         self.reward_scale = (
             float(np.abs(self.tree.terminal_utility).max())
@@ -578,7 +593,7 @@ class NFSP(NeuralLearner):
         self._envs: list[GameAECEnv] = []
         if self._tree_play is None:
             self._envs = [
-                GameAECEnv(self.game) for _ in range(min(cfg.lanes, cfg.episodes_per_step))
+                GameAECEnv(self.game) for _ in range(min(cfg.lanes, self.episodes_per_step))
             ]
             self._agent = agent_name(self.seat)
             self._players = {agent_name(p): p for p in range(self.game.num_players)}
@@ -593,10 +608,6 @@ class NFSP(NeuralLearner):
         cfg = self.config
         d, a = self.input_size, self.num_actions
         self._targets_stale = True  # the replay's sums predate the target network
-        self.infoset_memory = cfg.memory == "infoset" or (
-            cfg.memory == "auto" and self._tree_play is not None and not _needs_samples(cfg)
-        )
-        # "auto": the values tuned for each kind of memory (see the module docstring).
         self.learn_every = (
             (64 if self.infoset_memory else 8) if cfg.learn_every == "auto" else cfg.learn_every
         )
@@ -712,7 +723,7 @@ class NFSP(NeuralLearner):
         self._snapshots.clear()
         metrics.update(
             env_steps=rollout["env_steps"],
-            episodes=self.config.episodes_per_step,
+            episodes=self.episodes_per_step,
             own_transitions=len(rollout["a"]),
             epsilon=self.epsilon,
             replay_size=len(self.replay),
@@ -739,7 +750,7 @@ class NFSP(NeuralLearner):
         assert play is not None
         play.rng = self.rng
         play.set_opponent(opponent)
-        total = cfg.episodes_per_step
+        total = self.episodes_per_step
         q_net, avg_net = NumpyMLP(self.q_net), NumpyMLP(self.avg_net)
         epsilon = self.epsilon
         modes = self.rng.random(total) < cfg.anticipatory  # per episode: BR mode?
@@ -772,7 +783,7 @@ class NFSP(NeuralLearner):
         """
         cfg, rng, me = self.config, self.rng, self._agent
         envs = self._envs
-        total = cfg.episodes_per_step
+        total = self.episodes_per_step
         q_net, avg_net = NumpyMLP(self.q_net), NumpyMLP(self.avg_net)
         epsilon = self.epsilon
         batch_query = (
