@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -672,3 +674,22 @@ def test_infoset_memory_resumes_exactly_and_refuses_foreign_replays(tmp_path):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(CheckpointError, match="information sets or actions this game does not"):
         load_learner(tmp_path / "bad.npz")
+
+
+def test_a_checkpoint_from_before_the_memory_option_resumes_with_its_sampled_rows(tmp_path):
+    # Checkpoints written before ``memory`` existed have no such key in their config and hold
+    # rows; they must load as what they were trained with, not as the new default.
+    learners = _pair(config={**SMALL, "memory": "samples"}, seed=4)
+    _run(learners, 2)
+    path = tmp_path / "nfsp.npz"
+    learners[0].save(path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["__meta__"]))
+    del meta["config"]["memory"]
+    arrays["__meta__"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "old.npz", **arrays)
+    restored = load_learner(tmp_path / "old.npz", "kuhn_poker")
+    assert not restored.infoset_memory and restored.config.memory == "samples"
+    opponent = learners[1].current_policy()
+    assert learners[0].step(opponent) == restored.step(opponent)

@@ -181,6 +181,7 @@ from nashzoo.agents.policy import BatchPolicy, Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
+from nashzoo.games.base import Game
 from nashzoo.games.infoset import widen_mask
 from nashzoo.games.treemath import sample_cdf
 from nashzoo.io import ArraySpec
@@ -648,6 +649,15 @@ class NFSP(NeuralLearner):
         self._one_hot = np.eye(a)
         self._batches: dict[str, tuple[Any, ...]] = {}
 
+    @classmethod
+    def _instance_to_restore(cls, game: Game, seat: int, config: dict[str, Any], seed: int) -> NFSP:
+        """A checkpoint written before ``memory`` existed (2026-11-26) holds sampled rows: it
+        is restored with ``memory="samples"``, what it was trained with (its other settings
+        are all in its stored config)."""
+        if "memory" not in config:
+            config = {**config, "memory": "samples"}
+        return cls(game, seat, config, seed=seed)
+
     def _plays_on_tree(self) -> bool:
         """Whether episodes are played over the compiled tree (``config.play``)."""
         choice = self.config.play
@@ -948,10 +958,6 @@ class NFSP(NeuralLearner):
         done = nxt < 0
         r = np.zeros(n, dtype=np.float32)
         r[done] = rollout["returns"][rollout["episode"][done]] / self.reward_scale
-        s2 = np.zeros_like(s)
-        mask2 = np.ones_like(masks)
-        s2[~done] = s[nxt[~done]]
-        mask2[~done] = masks[nxt[~done]]
         br = rollout["br"]
         targets = rollout["greedy"] if self.config.greedy_sl_targets else a
         if isinstance(self.replay, InfosetReplay):
@@ -962,6 +968,10 @@ class NFSP(NeuralLearner):
             self._batches.clear()
             self.own_steps += n
             return
+        s2 = np.zeros_like(s)
+        mask2 = np.ones_like(masks)
+        s2[~done] = s[nxt[~done]]
+        mask2[~done] = masks[nxt[~done]]
         self.replay.add({"s": s, "a": a, "r": r, "s2": s2, "mask2": mask2, "done": done})
         if br.any():
             self.reservoir.add({"s": s[br], "mask": masks[br], "a": targets[br]}, self.rng)
