@@ -10,7 +10,7 @@ MIN_VENV := .venv-min
 # The torch-free tests: environments, games, exact evaluation, tabular learners, tournaments.
 MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent.py \
 	tests/test_games.py tests/test_eval.py tests/test_cfr.py tests/test_mccfr.py tests/test_xfp.py \
-	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py
+	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py tests/test_threads.py
 
 RLLIB_VENV := .venv-rllib
 
@@ -36,7 +36,7 @@ test: setup
 # The core dependencies at exactly their declared lower bounds (pyproject.toml's `>=` read as
 # `==`), in a venv of their own, running the tests that need nothing else.
 test-min: $(MIN_VENV)/.installed
-	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm) '
+	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm|threadpoolctl) '
 	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(MIN_TESTS)
 
 $(MIN_VENV)/.installed: pyproject.toml

@@ -26,6 +26,9 @@ Run: ``.venv/bin/python benchmarks/bench_neural.py [--quick] [--markdown BENCHMA
 ``vec-env [GAME] [LEARNER]`` times a learner's step with its episodes played in envs (an SB3
 learner's ``n_envs`` copies under ``DummyVecEnv``, NFSP's PettingZoo lanes) against over the
 compiled tree (``TreeVecEnv``, NFSP's ``TreePlay``), alternating, in one process.
+``threads [GAME]`` counts NFSP self-play iterations in 40 s of wall time with numpy's and torch's
+default thread pools against one thread each (``nashzoo.train.threads.limit_threads``), one
+process alone and two side by side (BENCHMARKS.md, "One thread per run").
 ``autograd [GAME]`` times NFSP iterations with the gradients from ``ManualMLP`` against
 autograd's (a subclass computing the same losses the textbook way), alternating, in one process.
 (``--markdown`` replaces only the ``## Neural learners`` section).
@@ -49,6 +52,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -62,6 +66,7 @@ from _common import version, write_section
 from nashzoo.agents import TabularPolicy, make_learner
 from nashzoo.eval import exploitability
 from nashzoo.train import Callback, StopOnExploitability, Trainer
+from nashzoo.train.threads import THREAD_VARIABLES, limit_threads
 
 SECTION = "## Neural learners"
 
@@ -420,10 +425,10 @@ def report_levels(args: argparse.Namespace) -> None:
         "'typical in the second half' is each run's median evaluation over the second half of "
         "its budget (median [min-max] over seeds); 'iterations' is the median number of "
         "Trainer iterations at the end (one step of each seat's learner each). "
-        "Training time only, single-threaded (`torch.set_num_threads(1)`); evaluation off the "
-        "clock. Self-play in the Trainer: one learner per seat (`ppo`, `mmd_ppo`: each seat's "
-        "learner self-plays, the joint policy takes seat 0 from the first and seat 1 from the "
-        "second), so a learner gets half of the training time.",
+        "Training time only, single-threaded (`nashzoo.train.threads.limit_threads`: BLAS, "
+        "OpenMP and torch); evaluation off the clock. Self-play in the Trainer: one learner per "
+        "seat (`ppo`, `mmd_ppo`: each seat's learner self-plays, the joint policy takes seat 0 "
+        "from the first and seat 1 from the second), so a learner gets half of the training time.",
         "",
         "- Configurations (`None` = defaults): " + "; ".join(configs) + ".",
         f"- Runs between {dates[0]} and {dates[-1]}; {os.cpu_count()}-core "
@@ -504,7 +509,7 @@ def vec_env_main(argv: list[str]) -> None:
     parser = _alternating_parser("bench_neural.py vec-env", "steps", 3)
     parser.add_argument("learner", nargs="?", default="mmd_ppo")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    limit_threads()  # BLAS, OpenMP and torch: one thread (nashzoo.train.threads)
     config = json.loads(args.config)
     option, kinds = _PLAY_OPTION.get(args.learner, ("vec_env", ("copies", "tree")))
     sides = {
@@ -578,7 +583,7 @@ def autograd_main(argv: list[str]) -> None:
 
     parser = _alternating_parser("bench_neural.py autograd", "iterations", 4, warmup_default=8)
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    limit_threads()  # BLAS, OpenMP and torch: one thread (nashzoo.train.threads)
     config = json.loads(args.config)
     kinds = {"autograd": _autograd_nfsp(), "ManualMLP": NFSP}
     sides = {k: [cls(args.game, p, config, seed=p) for p in (0, 1)] for k, cls in kinds.items()}
@@ -618,8 +623,57 @@ def levels_main(argv: list[str]) -> None:
     report.add_argument("--markdown", type=Path)
     report.add_argument("--note", default="", help="a reading of the results, added as a note")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)
+    limit_threads()  # BLAS, OpenMP and torch: one thread (nashzoo.train.threads)
     (run_levels if args.command == "levels" else report_levels)(args)
+
+
+def threads_main(argv: list[str]) -> None:
+    """Iterations of NFSP self-play in a fixed wall time with numpy's and torch's default
+    thread pools against one thread each (:func:`limit_threads`), one process alone and two
+    side by side: what busy-waiting BLAS workers cost runs that share the cores."""
+    parser = argparse.ArgumentParser(prog="bench_neural.py threads")
+    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser.add_argument("--seconds", type=float, default=40.0, help="timed wall seconds a run")
+    parser.add_argument("--warmup", type=int, default=50, help="iterations before the clock")
+    parser.add_argument("--child", choices=("default", "one"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        if args.child == "one":
+            limit_threads()
+        else:  # torch's own pool held to one thread, as every run here did before
+            torch.set_num_threads(1)
+        pair = [make_learner("nfsp", args.game, p, seed=p) for p in range(2)]
+
+        def iteration() -> None:
+            views = (pair[1].current_policy(), pair[0].current_policy())
+            pair[0].step(views[0])
+            pair[1].step(views[1])
+
+        for _ in range(args.warmup):
+            iteration()
+        done, start = 0, time.perf_counter()
+        while time.perf_counter() - start < args.seconds:
+            iteration()
+            done += 1
+        print(done)
+        return
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    command = [sys.executable, __file__, "threads", args.game, "--seconds", str(args.seconds)]
+    command += ["--warmup", str(args.warmup), "--child"]
+    rows = []
+    for processes in (1, 2):
+        cells = []
+        for mode in ("default", "one"):
+            runs = [
+                subprocess.Popen([*command, mode], stdout=subprocess.PIPE, text=True, env=env)
+                for _ in range(processes)
+            ]
+            counts = [int(run.communicate()[0].split()[-1]) for run in runs]
+            cells.append(" and ".join(f"{c:,}" for c in counts))
+        rows.append(["one alone" if processes == 1 else "two side by side", *cells])
+    print(f"NFSP self-play on {args.game}: iterations in {args.seconds:.0f} s of wall time")
+    print(_markdown(["processes", "default pools", "one thread each"], rows))
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 def main() -> None:
@@ -631,6 +685,9 @@ def main() -> None:
         return
     if len(sys.argv) > 1 and sys.argv[1] == "autograd":
         autograd_main(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "threads":
+        threads_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -644,7 +701,7 @@ def main() -> None:
     for flag in ("nfsp", "nfsp-peer", "dcfr", "dcfr-peer", "leduc", "ppo"):
         budgets.add_argument(f"--{flag}-budget", type=float)
     args = parser.parse_args()
-    torch.set_num_threads(1)
+    limit_threads()  # BLAS, OpenMP and torch: one thread (nashzoo.train.threads)
     quick = args.quick
 
     def budget(given: float | None, quick_value: float, full_value: float) -> float:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from nashzoo.train.race.config import RaceConfig, RaceJob
 from nashzoo.train.race.storage import _digest
 from nashzoo.train.result import EvalRecord
 from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.threads import limit_threads
 from nashzoo.train.trainer import Trainer
 
 
@@ -44,18 +44,10 @@ class _RaceRecorder(Callback):
         return None
 
 
-def _limit_threads() -> None:
-    """One thread per run: runs are the unit of parallelism."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-
-
 def run_job(job: RaceJob, out: str) -> dict[str, Any]:
     """Run one job and write its files; never raises for a failing learner (the error is
     recorded in ``error.json`` and returned)."""
-    _limit_threads()
+    limit_threads()  # one thread per run: runs are the unit of parallelism
     folder = Path(out) / "runs" / job.run_id
     folder.mkdir(parents=True, exist_ok=True)
     for stale in ("result.json", "error.json"):
@@ -65,7 +57,7 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
         recorder = _RaceRecorder()
         trainer = _job_trainer(job, out, folder, recorder)
-        _limit_threads()
+        limit_threads()  # again: the learners may have loaded torch
         result = trainer.run(
             iterations=job.budget_iterations, seconds=job.budget_seconds, work=job.budget_work
         )

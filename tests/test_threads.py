@@ -1,0 +1,47 @@
+"""limit_threads: one thread per run in BLAS, OpenMP and torch, even after numpy is loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nashzoo.train.threads import THREAD_VARIABLES, limit_threads
+
+# numpy (and torch, where installed) loaded first with their default pools, as in any process
+# that reaches a learner; then limit_threads, then what every pool and the environment say.
+SCRIPT = """
+import json, os, numpy as np
+try:
+    import torch
+except ImportError:
+    torch = None
+from threadpoolctl import threadpool_info
+from nashzoo.train.threads import limit_threads, THREAD_VARIABLES
+np.ones((256, 64)) @ np.ones((64, 64))
+limit_threads()
+print(json.dumps({
+    "pools": [info["num_threads"] for info in threadpool_info()],
+    "env": [os.environ[v] for v in THREAD_VARIABLES],
+    "torch": None if torch is None else torch.get_num_threads(),
+}))
+"""
+
+
+def test_limit_threads_holds_already_loaded_pools_torch_and_children_to_one_thread():
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, check=True
+    )
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["pools"] and set(seen["pools"]) == {1}
+    assert seen["env"] == ["1"] * len(THREAD_VARIABLES)
+    assert seen["torch"] in (None, 1)
+
+
+def test_limit_threads_refuses_fewer_than_one_thread():
+    with pytest.raises(ValueError, match="at least 1"):
+        limit_threads(0)
