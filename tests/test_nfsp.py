@@ -693,3 +693,32 @@ def test_a_checkpoint_from_before_the_memory_option_resumes_with_its_sampled_row
     assert not restored.infoset_memory and restored.config.memory == "samples"
     opponent = learners[1].current_policy()
     assert learners[0].step(opponent) == restored.step(opponent)
+
+
+@pytest.mark.parametrize("power", [0.0, 1.0, 2.0])
+def test_average_weight_power_weights_each_steps_best_response_play_by_t_to_the_power(power):
+    learners = _pair(config={**INFOSET, "average_weight_power": power, "anticipatory": 0.5})
+    memory = learners[0].reservoir
+    added: list[tuple[int, float]] = []
+    add = memory.add
+
+    def spy(rows, targets, weight):
+        added.append((len(rows), weight))
+        add(rows, targets, weight)
+
+    memory.add = spy
+    _run(learners, 4)
+    assert [w for _, w in added] == [float(t) ** power for t in range(1, 5)]
+    # The memory holds the weighted sums: total weight = sum over steps of t^p x decisions.
+    assert memory.weight.sum() == pytest.approx(sum(n * w for n, w in added))
+    np.testing.assert_allclose(memory.sums.sum(axis=1), memory.weight)
+
+
+def test_average_weight_power_is_validated_and_needs_the_infoset_memory():
+    for bad in (-1.0, 9.0, True, "linear"):
+        with pytest.raises(ValueError, match=r"average_weight_power must be a number in \[0, 8\]"):
+            NFSPConfig(average_weight_power=bad)
+    with pytest.raises(ValueError, match="use memory='infoset'"):
+        NFSPConfig(average_weight_power=1.0, memory="samples")
+    with pytest.raises(ValueError, match="needs memory='infoset'"):
+        NFSP("kuhn_poker", 0, {**SMALL, "average_weight_power": 1.0, "play": "env"})

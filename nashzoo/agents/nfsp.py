@@ -63,7 +63,8 @@ memory                     auto       tuned here (2026-11-26): ``"infoset"`` whe
                                       settings below): 0.191 [0.183-0.194] (0.228 with 128
                                       episodes a step) against 0.263 [0.249-0.303] for
                                       ``"samples"`` (BENCHMARKS.md, "NFSP's memories per
-                                      information set")
+                                      information set"; those runs had numpy's busy BLAS
+                                      threads; with one thread per run, 0.132 [0.130-0.134])
 anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuhn example (0.2
                                       was clearly worse on Kuhn here)
 reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
@@ -74,10 +75,20 @@ hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs
                                       0.30-0.36 for (64,)
 target_update_every        300        paper (target network refit every 300 updates)
 replay_capacity            200,000    paper and OpenSpiel; the most the window below can grow to
-replay_fraction            auto       0.05 with ``memory="infoset"`` (Leduc, 600 s, seed 0, both
-                                      with one update per 64 own transitions: 0.255; with 0.02
-                                      and one per 32, two seeds plateaued at 0.32-0.33, with
-                                      0.1 0.29 and 0.25, with 0.3 0.49: a longer window than
+                                      (with ``memory="infoset"``, Leduc, 600 s, seed 0, one thread:
+                                      1,000,000 0.130, the same as 200,000)
+replay_fraction            auto       0.05 with ``memory="infoset"``. A window of 10% up to
+                                      2,000,000 transitions (20 bytes each) is better on Leduc
+                                      at 600 s but worse on shorter runs and smaller games (one
+                                      thread each, BENCHMARKS.md, "NFSP's memories per
+                                      information set"): Leduc 0.120 [0.117-0.126] against 0.132
+                                      [0.130-0.134] (3 seeds), Kuhn at 60 s 0.013 against 0.008
+                                      (3 seeds), Liar's dice at 120 s 0.281 against 0.150 (seed
+                                      0). Earlier screens (busy BLAS threads; Leduc, 600 s,
+                                      seed 0, both with one update per 64 own transitions:
+                                      0.255; with 0.02 and one per 32, two seeds plateaued at
+                                      0.32-0.33, with 0.1 0.29 and 0.25, with 0.3 0.49: a
+                                      longer window than
                                       the samples' helps, since every update uses all of it,
                                       until its oldest play is too stale); 0.02 with
                                       ``"samples"``, tuned here: the Q-network's minibatches
@@ -130,6 +141,11 @@ rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725
                                       against 0.247 (no better)
 sl_every                   1          2: 0.244 at 600 s on seed 0 against 0.247, with 11% more
                                       iterations: no better
+average_weight_power       0          the paper's uniform average. Leduc, 600 s, seed 0: 1 (later
+                                      play weighted linearly) 0.137 against 0.130 side by side
+                                      (ahead until about 300 s, level after); with the busy BLAS
+                                      threads of earlier runs, 0.184 and 0.177 (seeds 0, 1) and
+                                      2 0.200, against 0.191 (seed 0)
 greedy_sl_targets          True       the reservoir stores the greedy action, not the explored
                                       one, so exploration noise stays out of the average (a
                                       JSAI 2018 paper, "Excluding the Data with Exploration
@@ -142,8 +158,8 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 (``D = 11``): 103 and 54 bytes, so full default memories take about 21 MB and 108 MB per learner
 (``np.zeros`` reserves them lazily: pages cost memory only once written); Leduc (``D = 30``):
 256 and 131 bytes (51 MB and 262 MB full). With ``memory="infoset"``: 20 bytes a transition
-(4 MB for the full replay) and ``8 (A + 1)`` bytes an information set for the best-response
-play, whatever its amount.
+(4 MB for the full replay) and ``8 (A + 1)`` bytes an
+information set for the best-response play, whatever its amount.
 """
 
 from __future__ import annotations
@@ -251,6 +267,14 @@ class NFSPConfig(LearnerConfig):
             gradients learn the values slowly).
         greedy_sl_targets: store the Q-network's greedy action (not the explored one) in the
             reservoir memory, so exploration noise does not leak into the average policy.
+        average_weight_power: ``p``: the best-response play of this learner's step ``t`` enters
+            the average network's loss with weight ``t ** p``. ``0`` (the paper's): every
+            best-response decision counts the same, fictitious play's ``1/t`` average. ``1``:
+            later play counts linearly more (the average's step after step ``t`` is about
+            ``2/t``, as in linear CFR's averages); early best responses, played against an
+            opponent far from the current one, fade faster. Generalised weakened fictitious
+            play (Leslie and Collins 2006) converges with any such step sizes that fall to zero
+            and sum to infinity. Needs ``memory="infoset"`` (a reservoir keeps a uniform sample).
         max_grad_norm: gradient-norm clipping for both networks (``None``: no clipping).
         play: how episodes are played. ``"tree"``: all of a step's episodes at once over the
             game's compiled tree (:class:`~nashzoo.agents.tree_play.TreePlay`: a few numpy
@@ -304,6 +328,7 @@ class NFSPConfig(LearnerConfig):
     rl_lr_decay_updates: int | None = None
     sl_lr_decay_updates: int | None = None
     greedy_sl_targets: bool = True
+    average_weight_power: float = 0.0
     max_grad_norm: float | None = None
     play: Literal["auto", "tree", "env"] = "auto"
     memory: Literal["auto", "infoset", "samples"] = "auto"
@@ -378,6 +403,21 @@ def _check_memory_options(cfg: NFSPConfig) -> None:
     if cfg.memory not in ("auto", "infoset", "samples"):
         raise ValueError(
             f"NFSPConfig.memory must be 'auto', 'infoset' or 'samples', got {cfg.memory!r}"
+        )
+    power = cfg.average_weight_power
+    if not (
+        isinstance(power, (int, float, np.floating))
+        and not isinstance(power, bool)
+        and 0.0 <= power <= 8.0
+    ):
+        raise ValueError(
+            f"NFSPConfig.average_weight_power must be a number in [0, 8], got {power!r}"
+        )
+    if power and cfg.memory == "samples":
+        raise ValueError(
+            "NFSPConfig.average_weight_power weights the best-response play by when it was "
+            "played, which a reservoir's uniform sample cannot; use memory='infoset' (or "
+            "average_weight_power=0)"
         )
     if cfg.memory == "infoset" and _needs_samples(cfg):
         raise ValueError(
@@ -618,6 +658,12 @@ class NFSP(NeuralLearner):
             else cfg.replay_fraction
         )
         if not self.infoset_memory:
+            if cfg.average_weight_power:
+                raise ValueError(
+                    "NFSPConfig.average_weight_power needs memory='infoset', and this learner "
+                    "keeps sampled rows (memory='samples': play in envs, double_q or the Huber "
+                    "loss); set average_weight_power=0"
+                )
             self.replay: CircularBuffer | InfosetReplay = CircularBuffer(
                 cfg.replay_capacity,
                 {
@@ -645,7 +691,7 @@ class NFSP(NeuralLearner):
         self._all_inputs = torch.tensor(
             np.asarray(tree.infoset_tensors, dtype=np.float32), device=self.device
         )
-        self._all_legal = torch.as_tensor(widen_mask(tree.legal_mask, a), device=self.device)
+        self._all_legal = torch.tensor(widen_mask(tree.legal_mask, a), device=self.device)
         self._one_hot = np.eye(a)
         self._batches: dict[str, tuple[Any, ...]] = {}
 
@@ -964,7 +1010,8 @@ class NFSP(NeuralLearner):
             ids = rollout["infosets"]
             self.replay.add(ids, a, r, np.where(done, -1, ids[np.maximum(nxt, 0)]))
             if br.any():
-                self.reservoir.add(ids[br], self._one_hot[targets[br]], 1.0)
+                weight = float(self.iterations + 1) ** self.config.average_weight_power
+                self.reservoir.add(ids[br], self._one_hot[targets[br]], weight)
             self._batches.clear()
             self.own_steps += n
             return
