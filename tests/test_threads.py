@@ -45,3 +45,36 @@ def test_limit_threads_holds_already_loaded_pools_torch_and_children_to_one_thre
 def test_limit_threads_refuses_fewer_than_one_thread():
     with pytest.raises(ValueError, match="at least 1"):
         limit_threads(0)
+
+
+RESTORE = """
+import json, os, numpy as np
+try:
+    import torch
+except ImportError:
+    torch = None
+from threadpoolctl import threadpool_info
+from nashzoo.train.threads import limit_threads
+np.ones((256, 64)) @ np.ones((64, 64))
+pools = lambda: [info["num_threads"] for info in threadpool_info()]
+torch_threads = lambda: None if torch is None else torch.get_num_threads()
+before = (pools(), os.environ.get("OPENBLAS_NUM_THREADS"), torch_threads())
+with limit_threads():
+    inside = (pools(), os.environ.get("OPENBLAS_NUM_THREADS"), torch_threads())
+after = (pools(), os.environ.get("OPENBLAS_NUM_THREADS"), torch_threads())
+print(json.dumps({"before": before, "inside": inside, "after": after}))
+"""
+
+
+def test_a_limit_used_as_a_context_manager_puts_the_callers_settings_back():
+    # The serial race backend runs jobs in the caller's process: its settings must come back.
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = "2"
+    out = subprocess.run(
+        [sys.executable, "-c", RESTORE], capture_output=True, text=True, env=env, check=True
+    )
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"][1] == "2"
+    assert set(seen["inside"][0]) == {1} and seen["inside"][1] == "1"
+    assert seen["inside"][2] in (None, 1)
+    assert seen["after"] == seen["before"]

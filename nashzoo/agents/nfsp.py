@@ -158,8 +158,8 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 (``D = 11``): 103 and 54 bytes, so full default memories take about 21 MB and 108 MB per learner
 (``np.zeros`` reserves them lazily: pages cost memory only once written); Leduc (``D = 30``):
 256 and 131 bytes (51 MB and 262 MB full). With ``memory="infoset"``: 20 bytes a transition
-(4 MB for the full replay) and ``8 (A + 1)`` bytes an
-information set for the best-response play, whatever its amount.
+(4 MB for the full replay) and ``8 (A + 1)`` bytes an information set for the best-response
+play, whatever its amount.
 """
 
 from __future__ import annotations

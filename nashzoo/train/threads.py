@@ -19,24 +19,54 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["THREAD_VARIABLES", "limit_threads"]
+__all__ = ["THREAD_VARIABLES", "ThreadLimit", "limit_threads"]
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
-def limit_threads(threads: int = 1) -> None:
+class ThreadLimit:
+    """What :func:`limit_threads` changed, to put back with :meth:`restore` (or by using it as a
+    context manager): the environment variables, the loaded pools' sizes and torch's."""
+
+    def __init__(self, threads: int) -> None:
+        self._environ = {var: os.environ.get(var) for var in THREAD_VARIABLES}
+        torch = sys.modules.get("torch")
+        self._torch_threads = None if torch is None else torch.get_num_threads()
+        for var in THREAD_VARIABLES:
+            os.environ[var] = str(threads)
+        self._pools = threadpool_limits(threads)
+        if torch is not None:
+            torch.set_num_threads(threads)
+
+    def restore(self) -> None:
+        """Put the settings back as they were before the limit."""
+        self._pools.restore_original_limits()
+        for var, value in self._environ.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+        torch = sys.modules.get("torch")
+        if torch is not None and self._torch_threads is not None:
+            torch.set_num_threads(self._torch_threads)
+
+    def __enter__(self) -> ThreadLimit:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+
+
+def limit_threads(threads: int = 1) -> ThreadLimit:
     """Hold this process (and the processes it starts from now on) to ``threads`` threads in
     BLAS, OpenMP and torch. Call it after the heavy imports: a library loaded later starts with
-    its own default again (``torch`` is covered when it is imported by then)."""
+    its own default again (``torch`` is covered when it is imported by then). The limit stays
+    until :meth:`ThreadLimit.restore`; ``with limit_threads(): ...`` restores it on leaving."""
     threads = int(threads)
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
-    for var in THREAD_VARIABLES:
-        os.environ[var] = str(threads)
-    threadpool_limits(threads)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(threads)
+    return ThreadLimit(threads)

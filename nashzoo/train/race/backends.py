@@ -46,8 +46,14 @@ class _RaceRecorder(Callback):
 
 def run_job(job: RaceJob, out: str) -> dict[str, Any]:
     """Run one job and write its files; never raises for a failing learner (the error is
-    recorded in ``error.json`` and returned)."""
-    limit_threads()  # one thread per run: runs are the unit of parallelism
+    recorded in ``error.json`` and returned). The run is held to one thread (runs are the unit
+    of parallelism); the caller's thread settings are back when it returns (the serial backend
+    runs jobs in the caller's process)."""
+    with limit_threads():
+        return _run_job(job, out)
+
+
+def _run_job(job: RaceJob, out: str) -> dict[str, Any]:
     folder = Path(out) / "runs" / job.run_id
     folder.mkdir(parents=True, exist_ok=True)
     for stale in ("result.json", "error.json"):
@@ -57,10 +63,10 @@ def run_job(job: RaceJob, out: str) -> dict[str, Any]:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
         recorder = _RaceRecorder()
         trainer = _job_trainer(job, out, folder, recorder)
-        limit_threads()  # again: the learners may have loaded torch
-        result = trainer.run(
-            iterations=job.budget_iterations, seconds=job.budget_seconds, work=job.budget_work
-        )
+        with limit_threads():  # again: the learners may have loaded torch
+            result = trainer.run(
+                iterations=job.budget_iterations, seconds=job.budget_seconds, work=job.budget_work
+            )
         result.average_policy.save(folder / "average_policy.json")
         trainer.save(folder / "checkpoint.npz")
         payload = _ok_payload(job, trainer, result, recorder, started)
