@@ -141,9 +141,10 @@ rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725
                                       against 0.247 (no better)
 sl_every                   1          2: 0.244 at 600 s on seed 0 against 0.247, with 11% more
                                       iterations: no better. With ``memory="infoset"`` and one
-                                      thread, 4: 0.123 against 0.130 at 600 s (seed 0), 45% more
-                                      iterations, ahead at every checkpoint but level near 0.12
-                                      from seven minutes on (one seed: not yet the default)
+                                      thread, 4: 0.125 [0.123-0.127] against 0.132
+                                      [0.130-0.134] at 600 s (3 seeds), 45% more iterations,
+                                      ahead at every checkpoint but level near 0.12 from seven
+                                      minutes on (not yet the default)
 average_weight_power       0          the paper's uniform average. Leduc, 600 s, seed 0: 1 (later
                                       play weighted linearly) 0.137 against 0.130 side by side
                                       (ahead until about 300 s, level after); with the busy BLAS
