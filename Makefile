@@ -10,7 +10,8 @@ MIN_VENV := .venv-min
 # The torch-free tests: environments, games, exact evaluation, tabular learners, tournaments.
 MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent.py \
 	tests/test_games.py tests/test_eval.py tests/test_cfr.py tests/test_mccfr.py tests/test_xfp.py \
-	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py tests/test_threads.py
+	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py tests/test_threads.py \
+	tests/test_seat_worker.py
 
 RLLIB_VENV := .venv-rllib
 

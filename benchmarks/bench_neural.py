@@ -105,6 +105,7 @@ def run_nashzoo(
     config: dict | None = None,
     seed: int = 0,
     extra_callbacks: list | None = None,
+    processes: int = 1,
 ) -> Curve:
     callbacks = [StopOnExploitability(stop_at, metric)] if stop_at else []
     callbacks += extra_callbacks or []
@@ -118,6 +119,8 @@ def run_nashzoo(
         evaluate_seats=False,
         progress=False,
         callbacks=callbacks or None,
+        processes=processes,
+        schedule="simultaneous" if processes == 2 else "alternating",
     )
     result = trainer.run(seconds=budget)
     curve = Curve(f"nashzoo {name}", metric, budget=budget)
@@ -362,6 +365,7 @@ def run_levels(args: argparse.Namespace) -> None:
             config,
             seed,
             [network] if network else None,
+            args.processes,
         )
         runs.append(
             {
@@ -374,6 +378,7 @@ def run_levels(args: argparse.Namespace) -> None:
                 "points": curve.points,
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "load": os.getloadavg()[0],
+                **({"processes": 2, "schedule": "simultaneous"} if args.processes == 2 else {}),
                 **({"network_points": network.points} if network else {}),
             }
         )
@@ -617,6 +622,14 @@ def levels_main(argv: list[str]) -> None:
         action="store_true",
         help="also record the exploitability of the networks being trained (network_points), "
         "for a learner whose output is another policy (mmd_ppo with output='ema')",
+    )
+    run.add_argument(
+        "--processes",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: the two seats step side by side, seat 1 in a worker process (Trainer "
+        "processes=2, the simultaneous schedule); run seeds one after another then",
     )
     report = sub.add_parser("levels-report", help="table of levels held from JSON files")
     report.add_argument("files", type=Path, nargs="+")

@@ -1,0 +1,257 @@
+"""One seat's learner in a worker process, so that the two seats of a Trainer step at once.
+
+With the ``"simultaneous"`` schedule a trainer iteration is two independent pieces of work: each
+seat steps against the other's policy as it stood before the iteration. For learners whose step
+is far more work than handing over a policy (the neural learners: a step plays hundreds of
+episodes and makes dozens of gradient updates, a policy is a few small weight matrices), seat 1
+can step in a second process while seat 0 steps in the caller's, and one iteration takes about
+as long as the slower seat's step instead of the sum of both. ``Trainer(processes=2)`` does this
+for the length of each :meth:`~nashzoo.train.Trainer.run`; what comes out is the same, bit for
+bit, as the serial ``"simultaneous"`` schedule with one thread per process
+(``tests/test_seat_worker.py``).
+
+:class:`SeatWorker` stands in for the learner during the run. It starts a worker process (the
+``spawn`` method, which is safe with torch and every platform), sends it the learner (pickled),
+and forwards what the Trainer asks of a learner: ``step`` (split into :meth:`SeatWorker.step_async`
+and :meth:`SeatWorker.step_wait` so the caller can work in between), its policies, its work
+counters and its checkpoint. :meth:`SeatWorker.close` brings the learner back, with everything
+it learned, and stops the process. An error inside the worker is raised again in the caller
+(same exception type where it can be pickled, the worker's traceback attached), and the learner
+is still brought back: a run that fails or is interrupted keeps what it had done.
+
+Each process is held to one thread (:func:`nashzoo.train.threads.limit_threads`): two processes
+on two cores, each with one, is the point; a BLAS pool per process would fight for the cores.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import signal
+import traceback
+from typing import Any
+
+from nashzoo.agents.base import Learner
+from nashzoo.agents.policy import Policy
+
+__all__ = ["SeatWorker", "SeatWorkerError"]
+
+_VIEWS = ("current", "average")
+
+
+class SeatWorkerError(RuntimeError):
+    """The worker process holding a seat's learner failed or died."""
+
+
+def _serve(conn: Any) -> None:
+    """The worker's loop: hold one learner and answer the caller's requests in order."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
+    from nashzoo.train.threads import limit_threads
+
+    limit_threads()
+    learner: Learner | None = None
+    while True:
+        try:
+            op, arg = conn.recv()
+        except EOFError:  # the caller is gone
+            return
+        try:
+            if op == "start":
+                learner = pickle.loads(arg)
+                reply: Any = None
+            elif op == "step":
+                opponent, view = arg
+                metrics = learner.step(opponent)  # type: ignore[union-attr]
+                reply = (metrics, learner.work(), _policy(learner, view))  # type: ignore[arg-type]
+            elif op == "policy":
+                reply = _policy(learner, arg)  # type: ignore[arg-type]
+            elif op == "checkpoint":
+                reply = learner.checkpoint_bytes()  # type: ignore[union-attr]
+            elif op == "close":
+                conn.send(("ok", pickle.dumps(learner)))
+                return
+            else:
+                raise ValueError(f"unknown request {op!r}")
+            conn.send(("ok", reply))
+        except BaseException as err:  # every failure goes back to the caller
+            detail = traceback.format_exc()
+            try:
+                conn.send(("error", (pickle.dumps(err), detail)))
+            except Exception:  # the exception itself does not pickle
+                conn.send(("error", (None, detail)))
+
+
+def _policy(learner: Learner, view: str | None) -> Policy | None:
+    if view is None:
+        return None
+    return learner.average_policy() if view == "average" else learner.current_policy()
+
+
+class SeatWorker:
+    """A learner stepping in a worker process (see the module docs).
+
+    Reads like the learner for what a Trainer needs: ``name``, ``seat``, ``game``, ``config``,
+    ``seed``, ``opponent_view``, ``iterations``, :meth:`work`, :meth:`current_policy`,
+    :meth:`average_policy`, :meth:`checkpoint_bytes` and :meth:`step`. Anything else is the
+    learner's own business: read it after :meth:`close`.
+    """
+
+    def __init__(self, learner: Learner) -> None:
+        if not isinstance(learner, Learner):
+            raise TypeError(f"SeatWorker runs a Learner, got {type(learner).__name__}")
+        self.name = learner.name
+        self.seat = learner.seat
+        self.game = learner.game
+        self.config = learner.config
+        self.seed = learner.seed
+        self.opponent_view = learner.opponent_view
+        self.learns = learner.learns
+        self._work = learner.work()
+        self._policies: dict[str, Policy] = {}
+        self._pending = False
+        self._closed = False
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(
+            target=_serve, args=(child,), name=f"nashzoo-seat{self.seat}", daemon=True
+        )
+        self._process.start()
+        child.close()
+        try:
+            self._request("start", pickle.dumps(learner))
+        except BaseException:
+            self._stop_process()
+            raise
+
+    # --- what the Trainer reads ----------------------------------------------------------------
+    @property
+    def iterations(self) -> int:
+        return int(self._work["iterations"])
+
+    def work(self) -> dict[str, int]:
+        """The learner's cumulative work as of its last step."""
+        return dict(self._work)
+
+    def current_policy(self) -> Policy:
+        return self._policy("current")
+
+    def average_policy(self) -> Policy:
+        return self._policy("average")
+
+    def checkpoint_bytes(self) -> bytes:
+        """The learner's checkpoint, made in the worker."""
+        self._check_idle("checkpoint_bytes")
+        return self._request("checkpoint", None)
+
+    # --- stepping ------------------------------------------------------------------------------
+    def step(self, opponent: Policy, view: str | None = None) -> dict[str, float]:
+        """One step of the learner against ``opponent`` (waits for it)."""
+        self.step_async(opponent, view)
+        return self.step_wait()
+
+    def step_async(self, opponent: Policy, view: str | None = None) -> None:
+        """Start one step against ``opponent``; ``view`` (``"current"``, ``"average"`` or
+        None) is the policy of this learner to send back with the result, ready for the next
+        iteration's opponent."""
+        self._check_idle("step_async")
+        if view is not None and view not in _VIEWS:
+            raise ValueError(f"view must be one of {_VIEWS} or None, got {view!r}")
+        self._policies.clear()
+        self._send("step", (opponent, view))
+        self._pending = True
+        self._pending_view = view
+
+    def step_wait(self) -> dict[str, float]:
+        """The metrics of the step started by :meth:`step_async`."""
+        if not self._pending:
+            raise RuntimeError("SeatWorker.step_wait without a step_async before it")
+        self._pending = False
+        metrics, work, policy = self._receive()
+        self._work = work
+        if policy is not None:
+            self._policies[self._pending_view] = policy
+        return metrics
+
+    # --- the end -------------------------------------------------------------------------------
+    def close(self) -> Learner:
+        """Finish any step in flight, stop the worker and return the learner as it is now.
+
+        Raises:
+            SeatWorkerError: the worker died; the learner's state is lost since it started.
+        """
+        if self._closed:
+            raise RuntimeError("SeatWorker.close was called already")
+        self._closed = True
+        try:
+            if self._pending:  # let the step finish, so the learner comes back whole
+                self._pending = False
+                try:
+                    self._receive()
+                except SeatWorkerError:
+                    raise
+                except Exception:  # the step failed: its error was raised to the caller already
+                    pass
+            return pickle.loads(self._request("close", None))
+        finally:
+            self._stop_process()
+
+    def __repr__(self) -> str:
+        return f"SeatWorker({self.name!r}, seat={self.seat}, iterations={self.iterations})"
+
+    # --- plumbing ------------------------------------------------------------------------------
+    def _stop_process(self) -> None:
+        self._conn.close()
+        self._process.join(timeout=10)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+
+    def _policy(self, view: str) -> Policy:
+        policy = self._policies.get(view)
+        if policy is None:
+            self._check_idle(f"{view}_policy")
+            policy = self._policies[view] = self._request("policy", view)
+        return policy
+
+    def _check_idle(self, what: str) -> None:
+        if self._closed:
+            raise RuntimeError(f"SeatWorker.{what}: the worker was closed; use the learner")
+        if self._pending:
+            raise RuntimeError(f"SeatWorker.{what} while a step is in flight: step_wait first")
+
+    def _request(self, op: str, arg: Any) -> Any:
+        self._send(op, arg)
+        return self._receive()
+
+    def _send(self, op: str, arg: Any) -> None:
+        try:
+            self._conn.send((op, arg))
+        except (BrokenPipeError, ConnectionError, EOFError) as err:
+            raise self._died() from err
+
+    def _receive(self) -> Any:
+        try:
+            status, payload = self._conn.recv()
+        except (EOFError, ConnectionError) as err:
+            raise self._died() from err
+        if status == "ok":
+            return payload
+        error, detail = payload
+        if error is not None:
+            try:
+                err = pickle.loads(error)
+            except Exception:
+                err = None
+            if isinstance(err, Exception):
+                if hasattr(err, "add_note"):
+                    err.add_note(f"raised in seat {self.seat}'s worker process:\n{detail}")
+                raise err
+        raise SeatWorkerError(f"seat {self.seat}'s learner failed in its worker process:\n{detail}")
+
+    def _died(self) -> SeatWorkerError:
+        self._process.join(timeout=1)
+        return SeatWorkerError(
+            f"seat {self.seat}'s worker process ({self.name}) died (exit code "
+            f"{self._process.exitcode}); the learner's progress since this run started is lost. "
+            "Run without processes=2 to see the error in this process, or check memory limits"
+        )

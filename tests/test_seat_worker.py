@@ -1,0 +1,79 @@
+"""Trainer(processes=2): seat 1 steps in a worker process, with the serial schedule's results."""
+
+import numpy as np
+import pytest
+
+from nashzoo.agents import make_learner
+from nashzoo.agents.policy import PolicyError
+from nashzoo.train import Trainer
+from nashzoo.train.seat_worker import SeatWorker, SeatWorkerError
+from nashzoo.train.threads import limit_threads
+
+SMALL = {"hidden_sizes": [16], "episodes_per_step": 16}
+
+
+def _history(result):
+    return [(r.iteration, r.nash_conv, r.work) for r in result.history]
+
+
+@pytest.mark.parametrize(("name", "config"), [("cfr", None), ("nfsp", SMALL)])
+def test_two_processes_give_the_simultaneous_schedules_results_bit_for_bit(tmp_path, name, config):
+    if name == "nfsp":
+        pytest.importorskip("torch")
+    options = dict(configs=(config, config), schedule="simultaneous", eval_every=4, progress=False)
+    with limit_threads():  # the worker runs with one thread: so does the serial reference
+        serial = Trainer("kuhn_poker", name, name, **options)
+        expected = _history(serial.run(iterations=12))
+    path = tmp_path / "run.npz"
+    both = Trainer(
+        "kuhn_poker", name, name, **options, processes=2, checkpoint_path=path, checkpoint_every=4
+    )
+    assert _history(both.run(iterations=12)) == expected
+    # the learner is back in this process, whole, and a checkpoint taken in the run resumes
+    assert type(both.learners[1]) is type(serial.learners[1])
+    assert [lr.iterations for lr in both.learners] == [12, 12]
+    resumed = Trainer.load(path, processes=2)
+    with limit_threads():
+        serial.run(iterations=4)
+    assert _history(resumed.run(iterations=4))[-1] == _history(serial.result())[-1]
+
+
+def test_processes_are_validated_with_the_fix_named():
+    with pytest.raises(ValueError, match="schedule='simultaneous'"):
+        Trainer("kuhn_poker", "nfsp", "nfsp", processes=2)
+    for bad in (0, 3, True, "2"):
+        with pytest.raises(ValueError, match="processes must be 1 or 2"):
+            Trainer("kuhn_poker", "cfr", "cfr", schedule="simultaneous", processes=bad)
+
+
+class _NaNPolicy:
+    """An opponent whose probabilities are not numbers."""
+
+    def action_probabilities(self, infoset):
+        return np.full(len(infoset.legal_mask), float("nan"))
+
+
+def test_an_error_in_the_worker_is_raised_here_and_the_learner_comes_back():
+    pytest.importorskip("torch")
+    learner = make_learner("nfsp", "kuhn_poker", 1, SMALL, seed=3)
+    opponent = make_learner("nfsp", "kuhn_poker", 0, SMALL, seed=4)
+    worker = SeatWorker(learner)
+    worker.step(opponent.current_policy())
+    assert worker.iterations == 1
+    with pytest.raises(PolicyError, match="information set"):
+        worker.step(_NaNPolicy())
+    assert worker.average_policy().seat == 1  # still serving after the error
+    back = worker.close()
+    assert back.iterations == 1 and back.own_steps > 0
+    with pytest.raises(RuntimeError, match="closed"):
+        worker.step(opponent.current_policy())
+
+
+def test_a_dead_worker_is_a_clear_error():
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    worker._process.kill()
+    worker._process.join()
+    with pytest.raises(SeatWorkerError, match=r"worker process .* died"):
+        worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
+    with pytest.raises(SeatWorkerError, match="died"):
+        worker.close()
