@@ -29,6 +29,10 @@ compiled tree (``TreeVecEnv``, NFSP's ``TreePlay``), alternating, in one process
 ``threads [GAME]`` counts NFSP self-play iterations in 40 s of wall time with numpy's and torch's
 default thread pools against one thread each (``nashzoo.train.threads.limit_threads``), one
 process alone and two side by side (BENCHMARKS.md, "One thread per run").
+``processes [GAME] [LEARNER]`` counts Trainer iterations in a fixed training time with one
+process and with two (``Trainer(processes=2)``: seat 1 steps in a worker process beside seat 0).
+``br-gap [GAME]`` follows how far NFSP's greedy Q-policies are from exact best responses while it
+trains (BENCHMARKS.md, "NFSP on Leduc: what holds it back").
 ``autograd [GAME]`` times NFSP iterations with the gradients from ``ManualMLP`` against
 autograd's (a subclass computing the same losses the textbook way), alternating, in one process.
 (``--markdown`` replaces only the ``## Neural learners`` section).
@@ -433,7 +437,10 @@ def report_levels(args: argparse.Namespace) -> None:
         "Training time only, single-threaded (`nashzoo.train.threads.limit_threads`: BLAS, "
         "OpenMP and torch); evaluation off the clock. Self-play in the Trainer: one learner per "
         "seat (`ppo`, `mmd_ppo`: each seat's learner self-plays, the joint policy takes seat 0 "
-        "from the first and seat 1 from the second), so a learner gets half of the training time.",
+        "from the first and seat 1 from the second), so a learner gets half of the training time. "
+        "Rows whose label says 'two processes' ran with `--processes 2` (`Trainer(processes=2)`, "
+        "the simultaneous schedule): the two seats stepped side by side in two processes of one "
+        "thread each, so such a run had both cores to itself (its seeds ran one after another).",
         "",
         "- Configurations (`None` = defaults): " + "; ".join(configs) + ".",
         f"- Runs between {dates[0]} and {dates[-1]}; {os.cpu_count()}-core "
@@ -689,6 +696,99 @@ def threads_main(argv: list[str]) -> None:
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
+def processes_main(argv: list[str]) -> None:
+    """Trainer iterations in a fixed training time with one process and with two
+    (``Trainer(processes=2)``), alternating rounds in one process, both on the simultaneous
+    schedule: what stepping the seats side by side buys."""
+    parser = argparse.ArgumentParser(prog="bench_neural.py processes")
+    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser.add_argument("learner", nargs="?", default="nfsp")
+    parser.add_argument("--config", default="{}", help="learner config as JSON (both seats)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="training seconds a run")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating rounds")
+    args = parser.parse_args(argv)
+    config = json.loads(args.config)
+    counts: dict[int, list[int]] = {1: [], 2: []}
+    for _ in range(args.rounds):
+        for processes in (1, 2):
+            with limit_threads():
+                trainer = Trainer(
+                    args.game,
+                    args.learner,
+                    args.learner,
+                    configs=(config, config),
+                    schedule="simultaneous",
+                    evaluate_seats=False,
+                    final_eval=False,
+                    progress=False,
+                    processes=processes,
+                )
+                trainer.run(seconds=args.seconds)
+            counts[processes].append(trainer.iteration)
+    rows = [[str(p), " and ".join(f"{c:,}" for c in counts[p])] for p in (1, 2)]
+    ratio = statistics.median(counts[2]) / statistics.median(counts[1])
+    print(f"{args.learner} self-play on {args.game}: iterations in {args.seconds:.0f} training s")
+    print(_markdown(["processes", "iterations (each round)"], rows))
+    print(f"two processes / one: {ratio:.2f}x (medians); {_machine_line()}")
+
+
+def br_gap_main(argv: list[str]) -> None:
+    """How good NFSP's best responses are while it trains: every ``--every`` iterations, per
+    seat, the exact best-response value against the opponent's behaviour policy (what the
+    Q-network learns to answer) minus the value of the Q-network's greedy policy against it,
+    and the same against the opponent's average policy (what fictitious play answers), next to
+    the exploitability of the average policies. A gap of 0 is an exact best response."""
+    from nashzoo.agents.nfsp import NFSPBehaviourPolicy
+    from nashzoo.eval import best_response, expected_returns, exploitability
+
+    parser = argparse.ArgumentParser(prog="bench_neural.py br-gap")
+    parser.add_argument("game", nargs="?", default="leduc_poker")
+    parser.add_argument("--config", default="{}", help="NFSP config as JSON (both seats)")
+    parser.add_argument("--iterations", type=int, default=6000)
+    parser.add_argument("--every", type=int, default=750)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    limit_threads()
+    config = json.loads(args.config)
+    trainer = Trainer(
+        args.game, "nfsp", "nfsp", configs=(config, config), seed=args.seed, progress=False
+    )
+    pair = trainer.learners
+
+    def greedy(learner: Any) -> NFSPBehaviourPolicy:
+        return NFSPBehaviourPolicy(
+            learner.q_net,
+            learner.avg_net,
+            eta=1.0,
+            epsilon=0.0,
+            game_id=learner.game.id,
+            input_size=learner.input_size,
+            num_actions=learner.num_actions,
+            seat=learner.seat,
+        )
+
+    head = ["iteration", "training s", "exploitability"]
+    head += [f"seat {s} gap to {w}" for s in (0, 1) for w in ("behaviour", "average")]
+    rows = []
+    while trainer.iteration < args.iterations:
+        trainer.run(iterations=args.every)
+        averages = [lr.average_policy() for lr in pair]
+        row = [f"{trainer.iteration:,}", f"{trainer.train_seconds:.0f}"]
+        row.append(f"{exploitability(args.game, averages):.3f}")
+        for seat in (0, 1):
+            for opponent in (pair[1 - seat].current_policy(), averages[1 - seat]):
+                joint: list[Any] = [None, None]
+                joint[seat], joint[1 - seat] = greedy(pair[seat]), opponent
+                value = best_response(args.game, joint, seat).value
+                row.append(f"{value - expected_returns(args.game, joint)[seat]:.3f}")
+        rows.append(row)
+        print(" | ".join(row), flush=True)
+    print(f"NFSP on {args.game}, config {config or 'defaults'}, seed {args.seed}: best-response")
+    print("gaps in chips (exact best response minus the greedy Q-policy, same opponent)")
+    print(_markdown(head, rows))
+    print(_machine_line())
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("levels", "levels-report"):
         levels_main(sys.argv[1:])
@@ -701,6 +801,12 @@ def main() -> None:
         return
     if len(sys.argv) > 1 and sys.argv[1] == "threads":
         threads_main(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "processes":
+        processes_main(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "br-gap":
+        br_gap_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
