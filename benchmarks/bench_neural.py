@@ -793,20 +793,15 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("levels", "levels-report"):
         levels_main(sys.argv[1:])
         return
-    if len(sys.argv) > 1 and sys.argv[1] == "vec-env":
-        vec_env_main(sys.argv[2:])
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "autograd":
-        autograd_main(sys.argv[2:])
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "threads":
-        threads_main(sys.argv[2:])
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "processes":
-        processes_main(sys.argv[2:])
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "br-gap":
-        br_gap_main(sys.argv[2:])
+    subcommands = {
+        "vec-env": vec_env_main,
+        "autograd": autograd_main,
+        "threads": threads_main,
+        "processes": processes_main,
+        "br-gap": br_gap_main,
+    }
+    if len(sys.argv) > 1 and sys.argv[1] in subcommands:
+        subcommands[sys.argv[1]](sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(

@@ -66,7 +66,12 @@ memory                     auto       tuned here (2026-11-26): ``"infoset"`` whe
                                       information set"; those runs had numpy's busy BLAS
                                       threads; with one thread per run, 0.132 [0.130-0.134])
 anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuhn example (0.2
-                                      was clearly worse on Kuhn here)
+                                      was clearly worse on Kuhn here). On Leduc with
+                                      ``memory="infoset"``, one thread and ``sl_every`` 4 (600
+                                      s, seed 0): 0.03 0.152, 0.05 0.138, 0.2 0.118, 0.3 0.132,
+                                      against 0.123 for 0.1; 0.2 over 3 seeds 0.120
+                                      [0.118-0.121] against 0.125 [0.123-0.127]: a little
+                                      better on Leduc, not yet checked on the other games
 reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
 epsilon_start / _end       0.06/0.001 OpenSpiel Kuhn example (paper: 0.06 decaying to 0)
 hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs);
