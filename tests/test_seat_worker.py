@@ -5,7 +5,8 @@ import pytest
 
 from nashzoo.agents import make_learner
 from nashzoo.agents.policy import PolicyError
-from nashzoo.train import Trainer
+from nashzoo.train import Callback, Trainer
+from nashzoo.train.callbacks import as_callback
 from nashzoo.train.seat_worker import SeatWorker, SeatWorkerError
 from nashzoo.train.threads import limit_threads
 
@@ -77,3 +78,29 @@ def test_a_dead_worker_is_a_clear_error():
         worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
     with pytest.raises(SeatWorkerError, match="died"):
         worker.close()
+
+
+class _InterruptAt(Callback):
+    """Ctrl-C, as the run sees it, after a given iteration."""
+
+    def __init__(self, iteration):
+        self.iteration = iteration
+
+    def on_step(self, trainer, metrics):
+        if metrics["iteration"] == self.iteration:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_run_brings_the_learner_back_and_resumes_as_if_never_stopped():
+    options = dict(schedule="simultaneous", eval_every=None, final_eval=False, progress=False)
+    reference = Trainer("kuhn_poker", "cfr", "cfr", **options)
+    reference.run(iterations=6)
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2, callbacks=_InterruptAt(3))
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run(iterations=6)
+    assert type(trainer.learners[1]) is type(reference.learners[1])
+    assert [lr.iterations for lr in trainer.learners] == [3, 3]
+    trainer.callbacks = as_callback(None)
+    trainer.run(iterations=3)
+    for ours, theirs in zip(trainer.learners, reference.learners, strict=True):
+        np.testing.assert_array_equal(ours.average_policy().probs, theirs.average_policy().probs)

@@ -211,18 +211,18 @@ class Trainer:
         """One trainer iteration (each seat steps once, per the schedule); only this is timed."""
         first, second = self.learners
         start = time.perf_counter()
-        if isinstance(second, SeatWorker):  # the simultaneous schedule, seat 1 in its worker
-            view0, view1 = self._view(first, second), self._view(second, first)
-            second.step_async(view1, first.opponent_view)
-            m0 = first.step(view0)
-            m1 = second.step_wait()
-        elif self.schedule == "alternating":
+        if self.schedule == "alternating":
             m0 = first.step(self._view(first, second))
             m1 = second.step(self._view(second, first))
         else:
             view0, view1 = self._view(first, second), self._view(second, first)
-            m0 = first.step(view0)
-            m1 = second.step(view1)
+            if isinstance(second, SeatWorker):  # processes=2: seat 1 steps while seat 0 does
+                second.step_async(view1, first.opponent_view)
+                m0 = first.step(view0)
+                m1 = second.step_wait()
+            else:
+                m0 = first.step(view0)
+                m1 = second.step(view1)
         self.train_seconds += time.perf_counter() - start
         self.iteration += 1
         return {"iteration": self.iteration, "train_seconds": self.train_seconds, "seats": (m0, m1)}
