@@ -32,7 +32,9 @@ process alone and two side by side (BENCHMARKS.md, "One thread per run").
 ``processes [GAME] [LEARNER]`` counts Trainer iterations in a fixed training time with one
 process and with two (``Trainer(processes=2)``: seat 1 steps in a worker process beside seat 0).
 ``br-gap [GAME]`` follows how far NFSP's greedy Q-policies are from exact best responses while it
-trains (BENCHMARKS.md, "NFSP on Leduc: what holds it back").
+trains, and with ``memory="infoset"`` how far the greedy policy on the replay window's mean
+targets is, and how exploitable the best-response play's frequencies are (BENCHMARKS.md, "NFSP on
+Leduc: what holds it back").
 ``autograd [GAME]`` times NFSP iterations with the gradients from ``ManualMLP`` against
 autograd's (a subclass computing the same losses the textbook way), alternating, in one process.
 (``--markdown`` replaces only the ``## Neural learners`` section).
@@ -69,6 +71,7 @@ from _common import version, write_section
 
 from nashzoo.agents import TabularPolicy, make_learner
 from nashzoo.eval import exploitability
+from nashzoo.games import compile_tree, load_game
 from nashzoo.train import Callback, StopOnExploitability, Trainer
 from nashzoo.train.threads import THREAD_VARIABLES, limit_threads
 
@@ -732,12 +735,32 @@ def processes_main(argv: list[str]) -> None:
     print(f"two processes / one: {ratio:.2f}x (medians); {_machine_line()}")
 
 
+def _greedy_table(game: str, seat: int, values: np.ndarray) -> Any:
+    """The greedy policy on ``values`` (``[infosets, actions]``) at ``seat``'s information sets
+    (uniform at the other seat's), as a TabularPolicy."""
+    tree = compile_tree(load_game(game))
+    rows = tree.infosets_of(seat)
+    probs = np.array(TabularPolicy.uniform(game).probs)
+    best = np.where(tree.legal_mask[rows], values[rows], -np.inf).argmax(axis=1)
+    probs[rows] = 0.0
+    probs[rows, best] = 1.0
+    return TabularPolicy(game, probs)
+
+
 def br_gap_main(argv: list[str]) -> None:
     """How good NFSP's best responses are while it trains: every ``--every`` iterations, per
     seat, the exact best-response value against the opponent's behaviour policy (what the
     Q-network learns to answer) minus the value of the Q-network's greedy policy against it,
     and the same against the opponent's average policy (what fictitious play answers), next to
-    the exploitability of the average policies. A gap of 0 is an exact best response."""
+    the exploitability of the average policies. A gap of 0 is an exact best response.
+
+    With ``memory="infoset"`` two more columns say which part of the learning is short:
+    ``window means``, per seat, the gap (to the average) of the greedy policy on the replay
+    window's mean target per information set and action (the Q-network's where the window
+    has no transition), that is of the Q-network's own regression targets without the network;
+    and ``counts' average``, the exploitability of the best-response play's frequencies that
+    the average network is fitted to (the network's where there is no play)."""
+    from nashzoo.agents._torch_utils import InfosetReplay
     from nashzoo.agents.nfsp import NFSPBehaviourPolicy
     from nashzoo.eval import best_response, expected_returns, exploitability
 
@@ -754,6 +777,8 @@ def br_gap_main(argv: list[str]) -> None:
         args.game, "nfsp", "nfsp", configs=(config, config), seed=args.seed, progress=False
     )
     pair = trainer.learners
+    infoset = isinstance(pair[0].replay, InfosetReplay)
+    tree = compile_tree(load_game(args.game))
 
     def greedy(learner: Any) -> NFSPBehaviourPolicy:
         return NFSPBehaviourPolicy(
@@ -767,8 +792,40 @@ def br_gap_main(argv: list[str]) -> None:
             seat=learner.seat,
         )
 
+    def gap(seat: int, own: Any, opponent: Any) -> float:
+        joint: list[Any] = [None, None]
+        joint[seat], joint[1 - seat] = own, opponent
+        return (
+            best_response(args.game, joint, seat).value - expected_returns(args.game, joint)[seat]
+        )
+
+    def window_means(learner: Any) -> np.ndarray:
+        """The window's mean targets where it has transitions, else the Q-network's values."""
+        with torch.no_grad():
+            values = learner.q_net(learner._all_inputs).double().numpy()
+        learner.replay.refresh(
+            learner.replay_window,
+            np.where(tree.legal_mask, values, -np.inf).max(axis=1),  # the Q-network's own
+            learner.config.discount,
+        )
+        counts, sums = learner.replay._stats[:2]
+        seen = counts > 0
+        values[seen] = sums[seen] / counts[seen]
+        learner.replay._stats = None  # the learner refreshes with its target network next
+        return values
+
+    def counts_average(learner: Any) -> np.ndarray:
+        rows = tree.infosets_of(learner.seat)
+        probs = np.array(TabularPolicy.from_policy(args.game, learner.average_policy()).probs)
+        memory = learner.reservoir
+        played = rows[memory.weight[rows] > 0]
+        probs[played] = memory.sums[played] / memory.weight[played, None]
+        return probs
+
     head = ["iteration", "training s", "exploitability"]
     head += [f"seat {s} gap to {w}" for s in (0, 1) for w in ("behaviour", "average")]
+    if infoset:
+        head += [f"seat {s} window means" for s in (0, 1)] + ["counts' average"]
     rows = []
     while trainer.iteration < args.iterations:
         trainer.run(iterations=args.every)
@@ -777,10 +834,13 @@ def br_gap_main(argv: list[str]) -> None:
         row.append(f"{exploitability(args.game, averages):.3f}")
         for seat in (0, 1):
             for opponent in (pair[1 - seat].current_policy(), averages[1 - seat]):
-                joint: list[Any] = [None, None]
-                joint[seat], joint[1 - seat] = greedy(pair[seat]), opponent
-                value = best_response(args.game, joint, seat).value
-                row.append(f"{value - expected_returns(args.game, joint)[seat]:.3f}")
+                row.append(f"{gap(seat, greedy(pair[seat]), opponent):.3f}")
+        if infoset:
+            for seat in (0, 1):
+                means = _greedy_table(args.game, seat, window_means(pair[seat]))
+                row.append(f"{gap(seat, means, averages[1 - seat]):.3f}")
+            tables = [TabularPolicy(args.game, counts_average(lr)) for lr in pair]
+            row.append(f"{exploitability(args.game, tables):.3f}")
         rows.append(row)
         print(" | ".join(row), flush=True)
     print(f"NFSP on {args.game}, config {config or 'defaults'}, seed {args.seed}: best-response")

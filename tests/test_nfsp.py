@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
@@ -67,7 +69,7 @@ def test_cross_play_against_cfr_and_work_counters():
     ("options", "transitions", "reservoir", "pinned"),
     [
         # "reservoir": best-response decisions held (samples), information sets with one (infoset)
-        ({"play": "tree"}, [79, 64, 82, 64, 78, 64], 4, 0.42182),
+        ({"play": "tree"}, [79, 64, 81, 64, 80, 64], 5, 0.43717),
         ({"play": "tree", "memory": "samples"}, [79, 64, 78, 64, 84, 64], 21, 0.40734),
         ({"play": "env"}, [78, 64, 86, 64, 91, 64], 23, 0.43662),
     ],
@@ -323,10 +325,10 @@ def test_policies_are_frozen_copies_and_memories_are_arrays():
         TabularPolicy.from_policy("kuhn_poker", before).probs, table_before
     )
     assert isinstance(learner.replay.data["s"], np.ndarray)
-    assert learner.replay.data["s"].shape == (learner.config.replay_capacity, 11)
+    assert learner.replay.data["s"].shape == (learner.replay_capacity, 11)
     assert learner.memory_bytes_per_entry == {"replay": 103, "reservoir": 54}
     # with memory="infoset": 20 bytes a transition, 24 an information set (weight, 2 sums)
-    assert NFSP("kuhn_poker", 0, SMALL).memory_bytes_per_entry == {"replay": 20, "reservoir": 24}
+    assert NFSP("kuhn_poker", 0, SMALL).memory_bytes_per_entry == {"replay": 12, "reservoir": 24}
     behaviour = TabularPolicy.from_policy("kuhn_poker", learner.current_policy()).probs
     assert np.all(behaviour[learner.tree.infosets_of(0)] > 0.0)  # mixes in exploration
 
@@ -596,6 +598,49 @@ def test_infoset_replay_loss_is_the_mean_squared_error_over_the_window():
         replay.batch(10, rng)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 70), st.integers(1, 90), st.booleans()), min_size=1, max_size=12
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_infoset_replay_window_sums_follow_any_sequence_of_adds_and_windows(steps, seed):
+    # The window's sums are kept per (decision, next information set) pair and updated only by
+    # the transitions entering and leaving it; after any sequence of adds (wrapping the ring of
+    # 50) and windows (growing, shrinking, longer than the ring), they are the sums counted
+    # afresh over the window's transitions.
+    from nashzoo.agents._torch_utils import InfosetReplay
+
+    rng = np.random.default_rng(seed)
+    num_sets, num_actions = 6, 3
+    replay = InfosetReplay(50, num_sets, num_actions)
+    transitions: list[tuple[int, int, float, int]] = []
+    for n, window, refresh in steps:
+        ids, actions = rng.integers(num_sets, size=n), rng.integers(num_actions, size=n)
+        rewards = rng.integers(-3, 4, size=n).astype(np.float32) / 2
+        nxt = np.where(rng.random(n) < 0.4, -1, rng.integers(num_sets, size=n))
+        replay.add(ids, actions, rewards, nxt)
+        transitions += list(zip(ids, actions, rewards, nxt, strict=True))
+        if not (refresh and transitions):
+            continue
+        values = rng.normal(size=num_sets)
+        replay.refresh(window, values, 0.9)
+        counts = np.zeros((num_sets, num_actions))
+        sums = np.zeros((num_sets, num_actions))
+        square = 0.0
+        for i, a, r, j in transitions[-min(window, 50) :]:
+            y = float(r) + (0.9 * values[j] if j >= 0 else 0.0)
+            counts[i, a] += 1
+            sums[i, a] += y
+            square += y * y
+        got_counts, got_sums, visited, got_square = replay._stats
+        np.testing.assert_array_equal(got_counts, counts)
+        np.testing.assert_allclose(got_sums, sums, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(visited, np.flatnonzero(counts.sum(axis=1)))
+        assert got_square == pytest.approx(square, rel=1e-12, abs=1e-12)
+
+
 def test_infoset_memory_gradients_are_autograds_over_every_stored_sample():
     # The Q-network's loss is the mean squared DQN error over every transition of the window,
     # the average network's the cross-entropy over every best-response decision so far: the
@@ -674,6 +719,29 @@ def test_infoset_memory_resumes_exactly_and_refuses_foreign_replays(tmp_path):
     np.savez(tmp_path / "bad.npz", **arrays)
     with pytest.raises(CheckpointError, match="information sets or actions this game does not"):
         load_learner(tmp_path / "bad.npz")
+
+
+def test_infoset_checkpoint_keeps_the_window_only_and_resumes_exactly(tmp_path):
+    # The window is a fraction of all play, so its start only moves forward: a checkpoint keeps
+    # the window's transitions, not the whole ring, and training resumes as if uninterrupted.
+    config = {**INFOSET, "replay_fraction": 0.2, "replay_window_min": 100, "replay_capacity": 5000}
+    learners = _pair("leduc_poker", config, seed=5)
+    _run(learners, 6)
+    learner = learners[0]
+    assert learner.replay_window < len(learner.replay)
+    path = tmp_path / "nfsp.npz"
+    learner.save(path)
+    with np.load(path) as data:
+        assert data["replay/keys"].size == learner.replay_window
+    restored = load_learner(path, "leduc_poker")
+    opponent = learners[1].current_policy()
+    for _ in range(4):
+        assert learner.step(opponent) == restored.step(opponent)
+    game = learner.game
+    np.testing.assert_array_equal(
+        TabularPolicy.from_policy(game, learner.average_policy()).probs,
+        TabularPolicy.from_policy(game, restored.average_policy()).probs,
+    )
 
 
 def test_a_checkpoint_from_before_the_memory_option_resumes_with_its_sampled_rows(tmp_path):

@@ -519,19 +519,81 @@ class InfosetReplay:
     turns the window into counts and target sums once (when the window or the target network
     changed), and every update's loss over the whole window costs one pass over the distinct
     information sets, however many transitions the window holds.
+
+    The window itself is kept as sums per *pair* (decision key, next information set): each
+    pair's transitions and their summed rewards. The targets' sums are then
+    ``sum_pairs (rewards + discount * count * V(next))``, so a new target network costs one pass
+    over the pairs, and a moving window costs only the transitions entering and leaving it (a
+    pair's sums are updated as transitions come in and drop out). A window of millions of
+    transitions is as cheap to refresh as one of thousands: how long it may grow is a question
+    of learning (how stale its oldest play may be), not of time. Pairs are few: at most the
+    tree's (information set, action, next own information set) triples (Kuhn 27, Leduc 3,066,
+    Liar's dice 73,638).
     """
 
     def __init__(self, capacity: int, num_infosets: int, num_actions: int) -> None:
         self.capacity = int(capacity)
         self.num_infosets = int(num_infosets)
         self.num_actions = int(num_actions)
-        self.keys = np.zeros(self.capacity, dtype=np.int64)
+        # int32 ids wherever they fit: 12 bytes a transition instead of 20
+        ids = np.int32 if self.num_infosets * self.num_actions < 2**31 else np.int64
+        self.keys = np.zeros(self.capacity, dtype=ids)
         self.rewards = np.zeros(self.capacity, dtype=np.float32)
-        self.next = np.zeros(self.capacity, dtype=np.int64)
+        self.next = np.zeros(self.capacity, dtype=ids)
         self.size = 0
         self.added = 0
         self._next_slot = 0
         self._stats: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None
+        self._reset_pairs()
+
+    def _reset_pairs(self) -> None:
+        """Empty the window's sums per pair: sorted pair codes ``key * (I + 1) + next + 1``,
+        each pair's transitions and summed rewards, the summed squared rewards, and the span
+        ``[lo, hi)`` (in transitions added so far) that they hold."""
+        self._codes = np.empty(0, dtype=np.int64)
+        self._pair_count = np.empty(0, dtype=np.int64)
+        self._pair_reward = np.empty(0, dtype=np.float64)
+        self._reward_square = 0.0
+        self._lo = self._hi = self.added
+
+    def _count(self, lo: int, hi: int, sign: int) -> None:
+        """Add (``sign`` 1) or remove (-1) transitions ``[lo, hi)`` (numbered by when they were
+        added; all still in the ring) to or from the pair sums."""
+        if hi <= lo:
+            return
+        at = (np.arange(lo, hi) - self.added + self._next_slot) % self.capacity
+        codes = self.keys[at].astype(np.int64) * (self.num_infosets + 1) + self.next[at] + 1
+        rewards = self.rewards[at].astype(np.float64)
+        unique, inverse = np.unique(codes, return_inverse=True)
+        slots = np.searchsorted(self._codes, unique)
+        new = slots == self._codes.size
+        new[~new] = self._codes[slots[~new]] != unique[~new]
+        if new.any():  # first transitions of these pairs: widen the sorted arrays
+            codes_all = np.union1d(self._codes, unique[new])
+            moved = np.searchsorted(codes_all, self._codes)
+            count, reward = np.zeros(codes_all.size, np.int64), np.zeros(codes_all.size)
+            count[moved], reward[moved] = self._pair_count, self._pair_reward
+            self._codes, self._pair_count, self._pair_reward = codes_all, count, reward
+            slots = np.searchsorted(self._codes, unique)
+        self._pair_count[slots] += sign * np.bincount(inverse, minlength=unique.size)
+        self._pair_reward[slots] += sign * np.bincount(inverse, rewards, minlength=unique.size)
+        self._reward_square += sign * float(np.dot(rewards, rewards))
+
+    def _hold_window(self, lo: int, hi: int) -> None:
+        """Make the pair sums hold transitions ``[lo, hi)``: only those entering or leaving
+        are counted, unless starting over costs less."""
+        moved = abs(lo - self._lo) + abs(hi - self._hi)
+        if lo >= self._hi or hi <= self._lo or moved > hi - lo:
+            self._reset_pairs()
+            self._count(lo, hi, 1)
+        else:
+            self._count(self._lo, lo, -1) if lo > self._lo else self._count(lo, self._lo, 1)
+            self._count(self._hi, hi, 1) if hi > self._hi else self._count(hi, self._hi, -1)
+        self._lo, self._hi = lo, hi
+        live = self._pair_count > 0
+        if live.sum() < live.size // 2:  # most pairs left the window: drop them
+            self._codes = self._codes[live]
+            self._pair_count, self._pair_reward = self._pair_count[live], self._pair_reward[live]
 
     @property
     def bytes_per_entry(self) -> int:
@@ -554,6 +616,11 @@ class InfosetReplay:
         if n == 0:
             return
         keep = min(n, self.capacity)
+        oldest_kept = self.added + n - self.capacity
+        if self._lo < oldest_kept:  # the window's sums lose what the ring overwrites
+            cut = min(self._hi, oldest_kept)
+            self._count(self._lo, cut, -1)
+            self._lo = cut
         slots = (self._next_slot + np.arange(n - keep, n)) % self.capacity
         self.keys[slots] = (np.asarray(infosets) * self.num_actions + np.asarray(actions))[-keep:]
         self.rewards[slots] = np.asarray(rewards)[-keep:]
@@ -568,16 +635,17 @@ class InfosetReplay:
         bootstrapping from ``next_values`` (``[num_infosets]``: the target network's value of
         each information set)."""
         length = min(int(window), self.size)
-        at = (self._next_slot - length + np.arange(length)) % self.capacity
-        keys, nxt = self.keys[at], self.next[at]
-        y = self.rewards[at].astype(np.float64)
-        going = nxt >= 0
-        y[going] += discount * next_values[nxt[going]]
+        self._hold_window(self.added - length, self.added)
+        keys, nxt = np.divmod(self._codes, self.num_infosets + 1)
+        value = discount * np.concatenate(([0.0], np.asarray(next_values, np.float64)))[nxt]
+        count = self._pair_count.astype(np.float64)
         size = self.num_infosets * self.num_actions
         shape = (self.num_infosets, self.num_actions)
-        counts = np.bincount(keys, minlength=size).reshape(shape).astype(np.float64)
-        sums = np.bincount(keys, weights=y, minlength=size).reshape(shape)
-        self._stats = (counts, sums, np.flatnonzero(counts.sum(axis=1)), float(np.dot(y, y)))
+        counts = np.bincount(keys, weights=count, minlength=size).reshape(shape)
+        sums = np.bincount(keys, weights=self._pair_reward + count * value, minlength=size)
+        # sum of y^2 over the window, y = r + value: sum r^2 + 2 value sum r + n value^2
+        square = self._reward_square + float(np.dot(value, 2.0 * self._pair_reward + count * value))
+        self._stats = (counts, sums.reshape(shape), np.flatnonzero(counts.sum(axis=1)), square)
 
     @property
     def num_rows(self) -> int:
@@ -610,14 +678,17 @@ class InfosetReplay:
             weights = 1.0 / (size * counts[rows].sum(axis=1))
         return rows, counts[rows], sums[rows], weights, square_sum / total
 
-    def state_arrays(self, prefix: str) -> dict[str, np.ndarray]:
-        """The held transitions, oldest first, plus counters (for checkpoints)."""
-        at = (self._next_slot - self.size + np.arange(self.size)) % self.capacity
+    def state_arrays(self, prefix: str, last: int | None = None) -> dict[str, np.ndarray]:
+        """The held transitions, oldest first, plus counters (for checkpoints); only the
+        ``last`` most recent where a caller knows older ones will never be asked for again
+        (NFSP's window, whose start only moves forward)."""
+        size = self.size if last is None else min(self.size, max(int(last), 0))
+        at = (self._next_slot - size + np.arange(size)) % self.capacity
         return {
             f"{prefix}keys": self.keys[at],
             f"{prefix}rewards": self.rewards[at],
             f"{prefix}next": self.next[at],
-            f"{prefix}__counters": np.array([self.size, self.added], np.int64),
+            f"{prefix}__counters": np.array([size, self.added], np.int64),
         }
 
     def array_specs(self, prefix: str) -> dict[str, ArraySpec]:
@@ -652,6 +723,7 @@ class InfosetReplay:
         self.size, self.added = size, added
         self._next_slot = size % self.capacity
         self._stats = None
+        self._reset_pairs()
 
 
 # --- policies ----------------------------------------------------------------------------------

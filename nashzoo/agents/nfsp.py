@@ -65,13 +65,20 @@ memory                     auto       tuned here (2026-11-26): ``"infoset"`` whe
                                       ``"samples"`` (BENCHMARKS.md, "NFSP's memories per
                                       information set"; those runs had numpy's busy BLAS
                                       threads; with one thread per run, 0.132 [0.130-0.134])
-anticipatory               0.1        paper (Leduc) and OpenSpiel's ``nfsp`` Kuhn example (0.2
-                                      was clearly worse on Kuhn here). On Leduc with
-                                      ``memory="infoset"``, one thread and ``sl_every`` 4 (600
-                                      s, seed 0): 0.03 0.152, 0.05 0.138, 0.2 0.118, 0.3 0.132,
-                                      against 0.123 for 0.1; 0.2 over 3 seeds 0.120
-                                      [0.118-0.121] against 0.125 [0.123-0.127]: a little
-                                      better on Leduc, not yet checked on the other games
+anticipatory               auto       0.2 with ``memory="infoset"``, tuned here (2026-11-26); 0.1
+                                      with ``"samples"``, the paper's (Leduc) and OpenSpiel's
+                                      Kuhn example. On Leduc with ``memory="infoset"``, one
+                                      thread and ``sl_every`` 4 (600 s, seed 0): 0.03 0.152,
+                                      0.05 0.138, 0.2 0.118, 0.3 0.132, against 0.123 for 0.1;
+                                      0.2 over 3 seeds 0.120 [0.118-0.121] against 0.125
+                                      [0.123-0.127]. The three settings of 2026-11-26 together
+                                      (this, ``sl_every`` 4 and the 10% window) against the
+                                      earlier defaults, one process each: Kuhn at 60 s 0.0115
+                                      [0.0103-0.0138] against 0.0091 [0.0068-0.0095] (3
+                                      seeds: a little worse), Liar's dice at 120 s 0.117
+                                      against 0.149 (seed 0), Leduc at 600 s in the levels
+                                      table (BENCHMARKS.md, "A replay window as long as the
+                                      play")
 reservoir_capacity         2,000,000  paper and OpenSpiel (Kuhn example: 2e6)
 epsilon_start / _end       0.06/0.001 OpenSpiel Kuhn example (paper: 0.06 decaying to 0)
 hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs);
@@ -82,27 +89,29 @@ hidden_sizes               (64,)      paper (Leduc: one hidden layer of 64 ReLUs
                                       iterations against 0.121-0.124 for (64,) at the same
                                       iterations
 target_update_every        300        paper (target network refit every 300 updates)
-replay_capacity            200,000    paper and OpenSpiel; the most the window below can grow to
-                                      (with ``memory="infoset"``, Leduc, 600 s, seed 0, one thread:
-                                      1,000,000 0.130, the same as 200,000)
-replay_fraction            auto       0.05 with ``memory="infoset"``. A window of 10% up to
-                                      2,000,000 transitions (20 bytes each) is better on Leduc
-                                      at 600 s but worse on shorter runs and smaller games (one
-                                      thread each, BENCHMARKS.md, "NFSP's memories per
-                                      information set"): Leduc 0.120 [0.117-0.126] against 0.132
-                                      [0.130-0.134] (3 seeds), Kuhn at 60 s 0.013 against 0.008
-                                      (3 seeds), Liar's dice at 120 s 0.281 against 0.150 (seed
-                                      0). Earlier screens (busy BLAS threads; Leduc, 600 s,
-                                      seed 0, both with one update per 64 own transitions:
-                                      0.255; with 0.02 and one per 32, two seeds plateaued at
-                                      0.32-0.33, with 0.1 0.29 and 0.25, with 0.3 0.49: a
-                                      longer window than
-                                      the samples' helps, since every update uses all of it,
-                                      until its oldest play is too stale); 0.02 with
-                                      ``"samples"``, tuned here: the Q-network's minibatches
-                                      come from the most recent 2% of this learner's own
-                                      transitions (at least ``replay_window_min``, 2,000): a
-                                      short window while the
+replay_capacity            auto       5,000,000 with ``memory="infoset"`` (12 bytes a
+                                      transition, and a window of any length costs the same
+                                      to refresh: only the transitions entering and leaving
+                                      it are counted, ``InfosetReplay``); 200,000 with
+                                      ``"samples"``, the paper's and OpenSpiel's. The most the
+                                      window below can grow to
+replay_fraction            auto       0.1 with ``memory="infoset"``, tuned here (2026-11-26):
+                                      the Q-network learns from the most recent 10% of this
+                                      learner's own transitions. Leduc, two processes, with
+                                      ``sl_every`` 4 and anticipatory 0.2: 0.071
+                                      [0.071-0.077] at 600 s over 3 seeds, <= 0.10 from 270 s
+                                      on, against 0.111 [0.110-0.113] (2 seeds) with the
+                                      earlier 5% up to 200,000, a window that stopped growing
+                                      after about three minutes of play, after which the
+                                      greedy Q-policies stayed 0.03-0.17 chips short of exact
+                                      best responses (BENCHMARKS.md, "A replay window as long
+                                      as the play"). Alone (without the other two settings)
+                                      the 10% window is worse on Kuhn at 60 s (0.0100 against
+                                      0.0091) and on Liar's dice at 120 s (0.270 against
+                                      0.149, seed 0). 0.02 with ``"samples"``, tuned here:
+                                      the Q-network's minibatches come from the most recent 2%
+                                      of this learner's own transitions (at least
+                                      ``replay_window_min``, 2,000): a short window while the
                                       average policy (most of what the opponent plays) moves
                                       fast, a longer one once it moves slowly. Against a fixed
                                       window of the last 15,000 transitions (the default until
@@ -150,12 +159,14 @@ rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725
                                       (worse); the average network's: 0.538 (no different);
                                       the Q rate from 50,000: 0.268 at 600 s on seed 0
                                       against 0.247 (no better)
-sl_every                   1          2: 0.244 at 600 s on seed 0 against 0.247, with 11% more
-                                      iterations: no better. With ``memory="infoset"`` and one
-                                      thread, 4: 0.125 [0.123-0.127] against 0.132
-                                      [0.130-0.134] at 600 s (3 seeds), 45% more iterations,
-                                      ahead at every checkpoint but level near 0.12 from seven
-                                      minutes on (not yet the default)
+sl_every                   auto       4 with ``memory="infoset"``, tuned here (2026-11-26); 1
+                                      with ``"samples"`` (2: 0.244 at 600 s on seed 0 against
+                                      0.247, with 11% more iterations: no better). With
+                                      ``memory="infoset"`` and one thread, 4: 0.125
+                                      [0.123-0.127] against 0.132 [0.130-0.134] at 600 s on
+                                      Leduc (3 seeds), 45% more iterations; with the 10% window,
+                                      Kuhn at 60 s 0.0132 against 0.0100 without it, Liar's
+                                      dice at 120 s 0.208 against 0.270 (seed 0)
 average_weight_power       0          the paper's uniform average. Leduc, 600 s, seed 0: 1 (later
                                       play weighted linearly) 0.137 against 0.130 side by side
                                       (ahead until about 300 s, level after); with the busy BLAS
@@ -172,9 +183,11 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 ``4 D + A + 8`` bytes (``s``, legal mask, action); see :attr:`NFSP.memory_bytes_per_entry`. Kuhn
 (``D = 11``): 103 and 54 bytes, so full default memories take about 21 MB and 108 MB per learner
 (``np.zeros`` reserves them lazily: pages cost memory only once written); Leduc (``D = 30``):
-256 and 131 bytes (51 MB and 262 MB full). With ``memory="infoset"``: 20 bytes a transition
-(4 MB for the full replay) and ``8 (A + 1)`` bytes an information set for the best-response
-play, whatever its amount.
+256 and 131 bytes (51 MB and 262 MB full). With ``memory="infoset"``: 12 bytes a transition
+(int32 ids; 60 MB for the full replay of 5,000,000, reached after 50,000,000 own transitions,
+hours of play) and ``8 (A + 1)`` bytes an information set for the best-response play, whatever
+its amount. A checkpoint keeps only the replay window's transitions (older ones are never read
+again: the window's start only moves forward).
 """
 
 from __future__ import annotations
@@ -220,19 +233,28 @@ from nashzoo.io import ArraySpec
 __all__ = ["NFSP", "NFSPBehaviourPolicy", "NFSPConfig", "TrainingDivergedError"]
 
 
+# ``replay_capacity="auto"`` per memory: the paper's 200,000 sampled rows (up to 256 bytes each
+# on Leduc); transitions kept as ids cost 12 bytes, and the window over them costs nothing to
+# refresh however long it is, so it may grow to 5,000,000 (60 MB).
+_AUTO_REPLAY_CAPACITY = {"samples": 200_000, "infoset": 5_000_000}
+
+
 @dataclasses.dataclass(frozen=True)
 class NFSPConfig(LearnerConfig):
     """NFSP settings (see the module docstring for where each default comes from).
 
     Attributes:
         hidden_sizes: hidden layer widths of both the Q-network and the average network.
-        anticipatory: ``eta``, probability that an episode is played in best-response mode.
+        anticipatory: ``eta``, probability that an episode is played in best-response mode;
+            ``"auto"``: 0.2 with ``memory="infoset"``, 0.1 (the paper's) with ``"samples"``.
         episodes_per_step: episodes one ``step()`` plays (the learner's native unit of work);
             ``"auto"``: 512 with ``memory="infoset"``, 128 with ``"samples"``.
         lanes: envs stepped in lock step (episodes in flight at once); at most
             ``episodes_per_step``.
-        replay_capacity: circular replay memory size (transitions) for the Q-network.
-        replay_fraction: a fraction ``f`` (default 0.02): the Q-network's minibatches come
+        replay_capacity: circular replay memory size (transitions) for the Q-network;
+            ``"auto"``: 5,000,000 with ``memory="infoset"``, 200,000 with ``"samples"``.
+        replay_fraction: a fraction ``f`` (``"auto"``: 0.1 with ``memory="infoset"``, 0.02
+            with ``"samples"``): the Q-network's minibatches (or, with ``"infoset"``, its loss) come
             from the most recent ``f`` times this learner's own transitions so far, clipped to
             ``[replay_window_min, replay_capacity]``: a window that grows as the average policy
             (most of what the opponent plays) changes more slowly. ``None``: from the whole
@@ -242,7 +264,8 @@ class NFSPConfig(LearnerConfig):
         batch_size: minibatch size of both networks' updates.
         learn_every: own transitions per update of each network.
         sl_every: Q-network updates per update of the average network (1: every update trains
-            both). The average network only has to follow the reservoir's average, which
+            both; ``"auto"``: 4 with ``memory="infoset"``, 1 with ``"samples"``). The average
+            network only has to follow the reservoir's average, which
             moves like ``1/t``; skipping its updates leaves more time for play and Q updates
             (its forward and backward passes and its minibatch are part of every joint update).
         min_buffer_to_learn: updates start once the replay memory holds this many transitions.
@@ -317,16 +340,16 @@ class NFSPConfig(LearnerConfig):
     """
 
     hidden_sizes: tuple[int, ...] = (64,)
-    anticipatory: float = 0.1
+    anticipatory: float | Literal["auto"] = "auto"
     episodes_per_step: int | Literal["auto"] = "auto"
     lanes: int = 32
-    replay_capacity: int = 200_000
+    replay_capacity: int | Literal["auto"] = "auto"
     replay_fraction: float | Literal["auto"] | None = "auto"
     replay_window_min: int = 2_000
     reservoir_capacity: int = 2_000_000
     batch_size: int = 512
     learn_every: int | Literal["auto"] = "auto"
-    sl_every: int = 1
+    sl_every: int | Literal["auto"] = "auto"
     min_buffer_to_learn: int = 1_000
     rl_learning_rate: float = 1e-3
     sl_learning_rate: float = 1e-3
@@ -357,23 +380,26 @@ class NFSPConfig(LearnerConfig):
             self,
             (
                 "lanes",
-                "replay_capacity",
                 "replay_window_min",
                 "reservoir_capacity",
                 "batch_size",
-                "sl_every",
                 "target_update_every",
                 "epsilon_decay_steps",
             ),
         )
+        _check_memory_options(self)
+        capacity = (
+            _AUTO_REPLAY_CAPACITY["samples"]
+            if self.replay_capacity == "auto"
+            else self.replay_capacity
+        )
         if not isinstance(self.min_buffer_to_learn, (int, np.integer)) or not (
-            0 <= self.min_buffer_to_learn <= self.replay_capacity
+            0 <= self.min_buffer_to_learn <= capacity
         ):
             raise ValueError(
-                "NFSPConfig.min_buffer_to_learn must be an integer in [0, replay_capacity], got "
-                f"{self.min_buffer_to_learn!r}"
+                "NFSPConfig.min_buffer_to_learn must be an integer in [0, replay_capacity] "
+                f"({capacity:,}), got {self.min_buffer_to_learn!r}"
             )
-        _check_memory_options(self)
         fraction = self.replay_fraction
         if fraction not in (None, "auto") and not (
             isinstance(fraction, (int, float, np.floating))
@@ -384,8 +410,13 @@ class NFSPConfig(LearnerConfig):
                 "NFSPConfig.replay_fraction must be in (0, 1], 'auto' or None (a fixed window "
                 f"of replay_capacity), got {self.replay_fraction!r}"
             )
-        if not 0.0 <= self.anticipatory <= 1.0:
-            raise ValueError(f"NFSPConfig.anticipatory must be in [0, 1], got {self.anticipatory}")
+        eta = self.anticipatory
+        if eta != "auto" and not (
+            isinstance(eta, (int, float, np.floating))
+            and not isinstance(eta, bool)
+            and 0.0 <= eta <= 1.0
+        ):
+            raise ValueError(f"NFSPConfig.anticipatory must be in [0, 1] or 'auto', got {eta!r}")
         for name in ("epsilon_start", "epsilon_end", "discount"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"NFSPConfig.{name} must be in [0, 1], got {getattr(self, name)}")
@@ -412,7 +443,7 @@ class NFSPConfig(LearnerConfig):
 
 def _check_memory_options(cfg: NFSPConfig) -> None:
     """``memory`` and the settings whose ``"auto"`` depends on it."""
-    for name in ("learn_every", "episodes_per_step"):
+    for name in ("learn_every", "episodes_per_step", "replay_capacity", "sl_every"):
         if getattr(cfg, name) != "auto":
             check_counts(cfg, (name,), note=" or 'auto'")
     if cfg.memory not in ("auto", "infoset", "samples"):
@@ -668,9 +699,19 @@ class NFSP(NeuralLearner):
             (64 if self.infoset_memory else 8) if cfg.learn_every == "auto" else cfg.learn_every
         )
         self.replay_fraction: float | None = (
-            (0.05 if self.infoset_memory else 0.02)
+            (0.1 if self.infoset_memory else 0.02)
             if cfg.replay_fraction == "auto"
             else cfg.replay_fraction
+        )
+        # The other "auto" settings, per memory (module docstring, defaults table).
+        infoset = self.infoset_memory
+        eta = (0.2 if infoset else 0.1) if cfg.anticipatory == "auto" else cfg.anticipatory
+        self.anticipatory = float(eta)
+        self.sl_every = int((4 if infoset else 1) if cfg.sl_every == "auto" else cfg.sl_every)
+        self.replay_capacity: int = (
+            _AUTO_REPLAY_CAPACITY["infoset" if self.infoset_memory else "samples"]
+            if cfg.replay_capacity == "auto"
+            else int(cfg.replay_capacity)
         )
         if not self.infoset_memory:
             if cfg.average_weight_power:
@@ -680,7 +721,7 @@ class NFSP(NeuralLearner):
                     "loss); set average_weight_power=0"
                 )
             self.replay: CircularBuffer | InfosetReplay = CircularBuffer(
-                cfg.replay_capacity,
+                self.replay_capacity,
                 {
                     "s": ((d,), np.float32),
                     "a": ((), np.int64),
@@ -701,7 +742,7 @@ class NFSP(NeuralLearner):
                 f"{self.game.id} is played in envs (play={cfg.play!r}); use memory='samples'"
             )
         tree = self._tree_play.tree
-        self.replay = InfosetReplay(cfg.replay_capacity, tree.num_infosets, a)
+        self.replay = InfosetReplay(self.replay_capacity, tree.num_infosets, a)
         self.reservoir = InfosetMemory(tree.num_infosets, a)
         self._all_inputs = torch.tensor(
             np.asarray(tree.infoset_tensors, dtype=np.float32), device=self.device
@@ -748,9 +789,17 @@ class NFSP(NeuralLearner):
         own transitions so far, clipped to ``[replay_window_min, replay_capacity]``."""
         cfg = self.config
         if self.replay_fraction is None:
-            return cfg.replay_capacity
+            return self.replay_capacity
         grown = int(self.replay_fraction * self.own_steps)
-        return min(cfg.replay_capacity, max(cfg.replay_window_min, grown))
+        return min(self.replay_capacity, max(cfg.replay_window_min, grown))
+
+    def _replay_in_use(self) -> int:
+        """Transitions the Q-network learns from: with ``memory="infoset"`` and a window, the
+        window (a checkpoint keeps only it, so this is the same before and after a resume);
+        else the whole replay memory."""
+        if isinstance(self.replay, InfosetReplay) and self.replay_fraction is not None:
+            return min(self.replay_window, len(self.replay))
+        return len(self.replay)
 
     @property
     def epsilon(self) -> float:
@@ -767,7 +816,7 @@ class NFSP(NeuralLearner):
             policy = self._snapshots["current"] = NFSPBehaviourPolicy(
                 self.q_net,
                 self.avg_net,
-                eta=self.config.anticipatory,
+                eta=self.anticipatory,
                 epsilon=self.epsilon,
                 game_id=self.game.id,
                 input_size=self.input_size,
@@ -797,7 +846,7 @@ class NFSP(NeuralLearner):
             episodes=self.episodes_per_step,
             own_transitions=len(rollout["a"]),
             epsilon=self.epsilon,
-            replay_size=len(self.replay),
+            replay_size=self._replay_in_use(),
             reservoir_size=len(self.reservoir),
             mean_return=float(rollout["returns"].mean()),
         )
@@ -817,14 +866,14 @@ class NFSP(NeuralLearner):
         then chance and the opponent play on until this seat moves again or the game is over.
         Every draw comes from this learner's own Generator.
         """
-        cfg, play = self.config, self._tree_play
+        play = self._tree_play
         assert play is not None
         play.rng = self.rng
         play.set_opponent(opponent)
         total = self.episodes_per_step
         q_net, avg_net = NumpyMLP(self.q_net), NumpyMLP(self.avg_net)
         epsilon = self.epsilon
-        modes = self.rng.random(total) < cfg.anticipatory  # per episode: BR mode?
+        modes = self.rng.random(total) < self.anticipatory  # per episode: BR mode?
         staged = _StagedDecisions(total)
         moves_before = play.moves
         active = np.arange(total)
@@ -852,7 +901,7 @@ class NFSP(NeuralLearner):
         Chance is drawn by the envs from this learner's own Generator (given to each env at
         its first reset of the step).
         """
-        cfg, rng, me = self.config, self.rng, self._agent
+        rng, me = self.rng, self._agent
         envs = self._envs
         total = self.episodes_per_step
         q_net, avg_net = NumpyMLP(self.q_net), NumpyMLP(self.avg_net)
@@ -861,7 +910,7 @@ class NFSP(NeuralLearner):
             opponent.action_probabilities_batch if isinstance(opponent, BatchPolicy) else None
         )
         cache: dict[tuple[int, str], np.ndarray] = {}
-        modes = (rng.random(total) < cfg.anticipatory).tolist()  # per episode: BR mode?
+        modes = (rng.random(total) < self.anticipatory).tolist()  # per episode: BR mode?
         staged = _StagedDecisions(total)
         episode = list(range(len(envs)))  # lane -> episode it plays
         for env in envs:  # the first episode of every lane draws from a fresh generator state
@@ -1103,7 +1152,7 @@ class NFSP(NeuralLearner):
         checkpoints are torch's as usual.
         """
         cfg = self.config
-        train_average = len(self.reservoir) > 0 and self.rl_updates % cfg.sl_every == 0
+        train_average = len(self.reservoir) > 0 and self.rl_updates % self.sl_every == 0
         self._learning_rates()
         self.optimizer.zero_grad(set_to_none=True)
         sl: float | None = None
@@ -1245,7 +1294,14 @@ class NFSP(NeuralLearner):
             "counters": np.array([self.own_steps, self.rl_updates, self.sl_updates], np.int64),
             "update_credit": np.array(self._update_credit, dtype=np.float64),
         }
-        arrays.update(self.replay.state_arrays("replay/"))
+        if isinstance(self.replay, InfosetReplay) and self.replay_fraction is not None:
+            # The window's start only moves forward (it is a fraction of all play), so what
+            # lies before it is never read again: a checkpoint keeps the window (and at least
+            # what learning waits for), not the whole ring.
+            keep = max(self.replay_window, self.config.min_buffer_to_learn)
+            arrays.update(self.replay.state_arrays("replay/", last=keep))
+        else:
+            arrays.update(self.replay.state_arrays("replay/"))
         arrays.update(self.reservoir.state_arrays("reservoir/"))
         return arrays
 
