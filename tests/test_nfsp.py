@@ -641,6 +641,36 @@ def test_infoset_replay_window_sums_follow_any_sequence_of_adds_and_windows(step
         assert got_square == pytest.approx(square, rel=1e-12, abs=1e-12)
 
 
+def test_infoset_replay_pickles_its_held_transitions_only_and_goes_on_the_same():
+    # A learner sent to a worker process is pickled: the replay sends what it holds (not its
+    # whole ring of zeros), and the copy, its ring laid out anew, continues exactly as the
+    # original (same window sums after more adds that wrap the ring again).
+    import pickle
+
+    from nashzoo.agents._torch_utils import InfosetReplay
+
+    rng = np.random.default_rng(3)
+    replay, _ = _ring(rng, 7, 3, (30, 25, 12))
+    values = rng.normal(size=7)
+    replay.refresh(40, values, 1.0)
+    copy = pickle.loads(pickle.dumps(replay))
+    big = InfosetReplay(1_000_000, 7, 3)  # a 12 MB ring holding 10 transitions
+    big.add(np.arange(10) % 7, np.zeros(10, dtype=int), np.ones(10), np.full(10, -1))
+    assert len(pickle.dumps(big)) < 4_000
+    for n, window in ((20, 45), (41, 30), (5, 50)):
+        batch = (
+            rng.integers(7, size=n),
+            rng.integers(3, size=n),
+            rng.normal(size=n),
+            rng.integers(-1, 7, size=n),
+        )
+        for r in (replay, copy):
+            r.add(*batch)
+            r.refresh(window, values, 1.0)
+        for ours, theirs in zip(replay._stats, copy._stats, strict=True):
+            np.testing.assert_array_equal(ours, theirs)
+
+
 def test_infoset_memory_gradients_are_autograds_over_every_stored_sample():
     # The Q-network's loss is the mean squared DQN error over every transition of the window,
     # the average network's the cross-entropy over every best-response decision so far: the
