@@ -54,6 +54,7 @@ section::
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -738,12 +739,12 @@ def processes_main(argv: list[str]) -> None:
 def _greedy_table(game: str, seat: int, values: np.ndarray) -> Any:
     """The greedy policy on ``values`` (``[infosets, actions]``) at ``seat``'s information sets
     (uniform at the other seat's), as a TabularPolicy."""
+    from nashzoo.agents.adapters import greedy
+
     tree = compile_tree(load_game(game))
     rows = tree.infosets_of(seat)
     probs = np.array(TabularPolicy.uniform(game).probs)
-    best = np.where(tree.legal_mask[rows], values[rows], -np.inf).argmax(axis=1)
-    probs[rows] = 0.0
-    probs[rows, best] = 1.0
+    probs[rows] = greedy(values[rows], tree.legal_mask[rows])
     return TabularPolicy(game, probs)
 
 
@@ -800,18 +801,22 @@ def br_gap_main(argv: list[str]) -> None:
         )
 
     def window_means(learner: Any) -> np.ndarray:
-        """The window's mean targets where it has transitions, else the Q-network's values."""
+        """The window's mean targets (bootstrapping from the Q-network's own values) where it
+        has transitions, else the Q-network's values; on a copy of the replay, so training
+        goes on untouched."""
         with torch.no_grad():
             values = learner.q_net(learner._all_inputs).double().numpy()
-        learner.replay.refresh(
+        replay = copy.deepcopy(learner.replay)
+        replay.refresh(
             learner.replay_window,
-            np.where(tree.legal_mask, values, -np.inf).max(axis=1),  # the Q-network's own
+            np.where(tree.legal_mask, values, -np.inf).max(axis=1),
             learner.config.discount,
         )
-        counts, sums = learner.replay._stats[:2]
+        rows, counts, sums, _, _ = replay.batch(tree.num_infosets, np.random.default_rng(0))
         seen = counts > 0
-        values[seen] = sums[seen] / counts[seen]
-        learner.replay._stats = None  # the learner refreshes with its target network next
+        means = values[rows]
+        means[seen] = sums[seen] / counts[seen]
+        values[rows] = means
         return values
 
     def counts_average(learner: Any) -> np.ndarray:

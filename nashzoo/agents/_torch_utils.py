@@ -551,7 +551,7 @@ class InfosetReplay:
         transitions, oldest first, not the whole ring: a fresh ring of 5,000,000 is 60 MB of
         zeros that ``np.zeros`` has not even touched yet."""
         state = self.__dict__.copy()
-        at = (self._next_slot - self.size + np.arange(self.size)) % self.capacity
+        at = self._slots(self.added - self.size, self.added)
         for name in ("keys", "rewards", "next"):
             state[name] = getattr(self, name)[at]
         state["_next_slot"] = self.size % self.capacity
@@ -564,6 +564,11 @@ class InfosetReplay:
             ring = np.zeros(self.capacity, dtype=values.dtype)
             ring[: values.size] = values
             setattr(self, name, ring)
+
+    def _slots(self, lo: int, hi: int) -> np.ndarray:
+        """Ring slots of transitions ``[lo, hi)``, numbered by when they were added (the
+        newest, ``added - 1``, is just before ``_next_slot``)."""
+        return (np.arange(lo, hi) - self.added + self._next_slot) % self.capacity
 
     def _reset_pairs(self) -> None:
         """Empty the window's sums per pair: sorted pair codes ``key * (I + 1) + next + 1``,
@@ -580,7 +585,7 @@ class InfosetReplay:
         added; all still in the ring) to or from the pair sums."""
         if hi <= lo:
             return
-        at = (np.arange(lo, hi) - self.added + self._next_slot) % self.capacity
+        at = self._slots(lo, hi)
         codes = self.keys[at].astype(np.int64) * (self.num_infosets + 1) + self.next[at] + 1
         rewards = self.rewards[at].astype(np.float64)
         unique, inverse = np.unique(codes, return_inverse=True)
@@ -702,7 +707,7 @@ class InfosetReplay:
         ``last`` most recent where a caller knows older ones will never be asked for again
         (NFSP's window, whose start only moves forward)."""
         size = self.size if last is None else min(self.size, max(int(last), 0))
-        at = (self._next_slot - size + np.arange(size)) % self.capacity
+        at = self._slots(self.added - size, self.added)
         return {
             f"{prefix}keys": self.keys[at],
             f"{prefix}rewards": self.rewards[at],

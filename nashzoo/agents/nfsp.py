@@ -234,10 +234,28 @@ from nashzoo.io import ArraySpec
 __all__ = ["NFSP", "NFSPBehaviourPolicy", "NFSPConfig", "TrainingDivergedError"]
 
 
-# ``replay_capacity="auto"`` per memory: the paper's 200,000 sampled rows (up to 256 bytes each
-# on Leduc); transitions kept as ids cost 12 bytes, and the window over them costs nothing to
-# refresh however long it is, so it may grow to 5,000,000 (60 MB).
-_AUTO_REPLAY_CAPACITY = {"samples": 200_000, "infoset": 5_000_000}
+# What each ``"auto"`` setting is, per memory (the module docstring's defaults table says why).
+# ``replay_capacity``: the paper's 200,000 sampled rows (up to 256 bytes each on Leduc);
+# transitions kept as ids cost 12 bytes, and the window over them costs nothing to refresh
+# however long it is, so it may grow to 5,000,000 (60 MB).
+_AUTO: dict[str, dict[str, Any]] = {
+    "infoset": {
+        "episodes_per_step": 512,
+        "learn_every": 64,
+        "replay_fraction": 0.1,
+        "replay_capacity": 5_000_000,
+        "sl_every": 4,
+        "anticipatory": 0.2,
+    },
+    "samples": {
+        "episodes_per_step": 128,
+        "learn_every": 8,
+        "replay_fraction": 0.02,
+        "replay_capacity": 200_000,
+        "sl_every": 1,
+        "anticipatory": 0.1,
+    },
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -390,7 +408,7 @@ class NFSPConfig(LearnerConfig):
         )
         _check_memory_options(self)
         capacity = (
-            _AUTO_REPLAY_CAPACITY["samples"]
+            _AUTO["samples"]["replay_capacity"]
             if self.replay_capacity == "auto"
             else self.replay_capacity
         )
@@ -659,12 +677,7 @@ class NFSP(NeuralLearner):
         self.infoset_memory = cfg.memory == "infoset" or (
             cfg.memory == "auto" and on_tree and not _needs_samples(cfg)
         )
-        # "auto": the values tuned for each kind of memory (see the module docstring).
-        self.episodes_per_step = (
-            (512 if self.infoset_memory else 128)
-            if cfg.episodes_per_step == "auto"
-            else cfg.episodes_per_step
-        )
+        self.episodes_per_step = int(self._setting("episodes_per_step"))
         self._tree_play: TreePlay | None = None
         if on_tree:
             self._tree_play = TreePlay(self.game, self.episodes_per_step, self.seat, rng=self.rng)
@@ -690,30 +703,26 @@ class NFSP(NeuralLearner):
             self._env_takes_generator = probe.np_random is self.rng
         self._snapshots: dict[str, NetworkPolicy] = {}
 
+    def _setting(self, name: str) -> Any:
+        """Config field ``name``, its ``"auto"`` read from :data:`_AUTO` for this learner's
+        memory."""
+        value = getattr(self.config, name)
+        if value != "auto":
+            return value
+        return _AUTO["infoset" if self.infoset_memory else "samples"][name]
+
     def _setup_memories(self) -> None:
         """The replay and the average network's memory: sampled rows (``memory="samples"``)
         or per-information-set ids and sums (``"infoset"``; see ``NFSPConfig.memory``)."""
         cfg = self.config
         d, a = self.input_size, self.num_actions
         self._targets_stale = True  # the replay's sums predate the target network
-        self.learn_every = (
-            (64 if self.infoset_memory else 8) if cfg.learn_every == "auto" else cfg.learn_every
-        )
-        self.replay_fraction: float | None = (
-            (0.1 if self.infoset_memory else 0.02)
-            if cfg.replay_fraction == "auto"
-            else cfg.replay_fraction
-        )
-        # The other "auto" settings, per memory (module docstring, defaults table).
-        infoset = self.infoset_memory
-        eta = (0.2 if infoset else 0.1) if cfg.anticipatory == "auto" else cfg.anticipatory
-        self.anticipatory = float(eta)
-        self.sl_every = int((4 if infoset else 1) if cfg.sl_every == "auto" else cfg.sl_every)
-        self.replay_capacity: int = (
-            _AUTO_REPLAY_CAPACITY["infoset" if self.infoset_memory else "samples"]
-            if cfg.replay_capacity == "auto"
-            else int(cfg.replay_capacity)
-        )
+        self.learn_every = int(self._setting("learn_every"))
+        fraction = self._setting("replay_fraction")
+        self.replay_fraction: float | None = None if fraction is None else float(fraction)
+        self.anticipatory = float(self._setting("anticipatory"))
+        self.sl_every = int(self._setting("sl_every"))
+        self.replay_capacity = int(self._setting("replay_capacity"))
         if not self.infoset_memory:
             if cfg.average_weight_power:
                 raise ValueError(
@@ -794,11 +803,17 @@ class NFSP(NeuralLearner):
         grown = int(self.replay_fraction * self.own_steps)
         return min(self.replay_capacity, max(cfg.replay_window_min, grown))
 
+    @property
+    def _window_only(self) -> bool:
+        """Whether only the replay window is ever read again (``memory="infoset"`` with a
+        window that is a fraction of all play, whose start only moves forward)."""
+        return isinstance(self.replay, InfosetReplay) and self.replay_fraction is not None
+
     def _replay_in_use(self) -> int:
-        """Transitions the Q-network learns from: with ``memory="infoset"`` and a window, the
-        window (a checkpoint keeps only it, so this is the same before and after a resume);
-        else the whole replay memory."""
-        if isinstance(self.replay, InfosetReplay) and self.replay_fraction is not None:
+        """Transitions the Q-network learns from: the window where only it is read again (a
+        checkpoint keeps only it, so this is the same before and after a resume); else the
+        whole replay memory."""
+        if self._window_only:
             return min(self.replay_window, len(self.replay))
         return len(self.replay)
 
@@ -1295,10 +1310,9 @@ class NFSP(NeuralLearner):
             "counters": np.array([self.own_steps, self.rl_updates, self.sl_updates], np.int64),
             "update_credit": np.array(self._update_credit, dtype=np.float64),
         }
-        if isinstance(self.replay, InfosetReplay) and self.replay_fraction is not None:
-            # The window's start only moves forward (it is a fraction of all play), so what
-            # lies before it is never read again: a checkpoint keeps the window (and at least
-            # what learning waits for), not the whole ring.
+        if self._window_only:
+            # A checkpoint keeps the window (and at least what learning waits for), not the
+            # whole ring.
             keep = max(self.replay_window, self.config.min_buffer_to_learn)
             arrays.update(self.replay.state_arrays("replay/", last=keep))
         else:
