@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Any
 
 import numpy as np
 
@@ -30,7 +29,6 @@ from nashzoo.games.compiled import CompiledTree, InfosetLabels, readonly, replay
 _INTS = ("parent", "action", "player", "public", "bet", "fold")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
 _FLOATS = ("prob", "reach", "stake")
-_SEATS = np.array([[0], [1]])  # both players' columns, broadcast against the terminals
 _SMALL_NUMBERING = 256  # decisions (deal, node) up to which sets are numbered with a dict
 _SMALL_BUILD = 4096  # pairs (deal, skeleton node) below which the build indexes with intp
 
@@ -272,14 +270,16 @@ class _Builder:
         infoset[pairs.offset + decision] = rank[np.searchsorted(values, code)]
         return infoset, decision[found[by_first]]
 
-    def _last(self, node: np.ndarray, deal: np.ndarray, player: Any) -> np.ndarray:
-        """``player``'s last sequence before the pairs (``deal``, skeleton ``node``) (the three
-        broadcast): the information set of the player's last decision on the skeleton path
-        under the same deal, times ``num_actions``, plus its action; ``num_sequences`` before
-        any."""
+    @functools.cached_property
+    def _last(self) -> np.ndarray:
+        """``[2, pairs]``: each player's last sequence before every pair (deal, skeleton
+        node), by pair: the information set of the player's last decision on the skeleton
+        path under the same deal, times ``num_actions``, plus its action; ``num_sequences``
+        before any. Built once for both uses (the information sets' and the terminals')."""
         sk, pairs = self.sk, self.pairs
-        at, did = sk["last_node"][node, player], sk["last_action"][node, player]
-        iset = self.infosets[pairs.position[deal * pairs.size + np.maximum(at, 0)]]
+        at = sk["last_node"].T.take(pairs.node, axis=1)
+        did = sk["last_action"].T.take(pairs.node, axis=1)
+        iset = self.infosets[pairs.position[pairs.deal * pairs.size + np.maximum(at, 0)]]
         last = np.where(at >= 0, iset * self.game.num_actions + did, self.pad)
         return last.astype(np.int32, copy=False)
 
@@ -287,12 +287,12 @@ class _Builder:
         """Owner, own depth, owner's sequence leading in, legal mask: at each set's first
         node."""
         pairs, first = self.pairs, self.representative
-        node, deal = pairs.node[first], pairs.deal[first]
+        node = pairs.node[first]
         who = self.nodes["player"][pairs.offset + first]
         return {
             "infoset_player": readonly(who),
             "infoset_depth": readonly(self.sk["moves"][node, who].astype(np.int32)),
-            "infoset_parent_sequence": readonly(self._last(node, deal, who)),
+            "infoset_parent_sequence": readonly(self._last[who, first]),
             "legal_mask": readonly(self.sk["legal"].take(node, axis=0)),
         }
 
@@ -313,7 +313,7 @@ class _Builder:
             "terminal_nodes": readonly((pairs.offset + end).astype(np.int32)),
             "terminal_utility": readonly(utility),
             "terminal_chance_reach": readonly(self.sk["reach"][node]),
-            "terminal_last_sequence": readonly(self._last(node, deal, _SEATS)),
+            "terminal_last_sequence": readonly(self._last.take(end, axis=1)),
         }
 
     def _labels(self) -> InfosetLabels:
