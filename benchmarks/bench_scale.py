@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import io
 import json
@@ -654,6 +655,12 @@ def main() -> None:
         action="store_true",
         help="only LiteEFG's load time and memory per history on rungs 1-4 (does rung 5 fit?)",
     )
+    parser.add_argument(
+        "--bridge",
+        action="store_true",
+        help="load every rung through the OpenSpiel bridge (`openspiel:<game>`), native games "
+        "included: the bridge's own compile cost on each rung",
+    )
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
     parser.add_argument("--measure-traced", help=argparse.SUPPRESS)
     parser.add_argument("--measure-liteefg", help=argparse.SUPPRESS)
@@ -675,6 +682,8 @@ def main() -> None:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
     if args.only_rung is not None:
         rungs = [r for r in rungs if r.number == args.only_rung]
+    if args.bridge:
+        rungs = [dataclasses.replace(r, nashzoo=f"openspiel:{r.openspiel}") for r in rungs]
     if args.compile_only:
         print(compile_table(rungs, args.compile_timeout))
         return
