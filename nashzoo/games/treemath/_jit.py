@@ -152,9 +152,11 @@ def _best_back_up(
 
 @_compiled
 def regret_matching_rows(
-    regrets: np.ndarray, legal: np.ndarray, uniform: np.ndarray, out: np.ndarray
+    regrets: np.ndarray, legal: np.ndarray, inverse_count: np.ndarray, out: np.ndarray
 ) -> None:
-    """Row-wise regret matching of ``[rows, actions]`` regrets into ``out``."""
+    """Row-wise regret matching of ``[rows, actions]`` regrets into ``out``; a row without
+    positive regret becomes uniform over its legal actions (``inverse_count``: one over each
+    row's number of legal actions, at least one)."""
     for i in range(regrets.shape[0]):
         total = 0.0
         for a in range(regrets.shape[1]):
@@ -166,7 +168,7 @@ def regret_matching_rows(
                 out[i, a] = r / total if legal[i, a] and r > 0.0 else 0.0
         else:
             for a in range(regrets.shape[1]):
-                out[i, a] = uniform[i, a]
+                out[i, a] = inverse_count[i] if legal[i, a] else 0.0
 
 
 # --- the kernels the treemath functions call -------------------------------------------------
@@ -184,7 +186,9 @@ def two_player_pass(
 ) -> None:
     """Fill ``q`` (counterfactual values, root value last), ``plan`` (own realization plan)
     and ``values`` (per-infoset ``sum_a sigma q``); ``work`` is scratch space of shape
-    ``(2, len(q))`` (passed in so that a learner's every step reuses the same memory).
+    ``(2, len(q))`` (passed in so that a learner's every step reuses the same memory);
+    ``plan`` may be ``work[0]``, which holds the other player's plan until the own plan is
+    built, last.
     ``index`` packs the own sequences, their parents, the own depths' offsets, the other
     player's sequences and parents, and each terminal's last own and other sequence. Sequences
     are in own-depth order (depth ``d`` is ``own_offsets[d]:own_offsets[d + 1]``), so every
@@ -211,7 +215,7 @@ def full_width_step(
     index: np.ndarray,
     terminal_weight: np.ndarray,
     legal: np.ndarray,
-    uniform: np.ndarray,
+    inverse_count: np.ndarray,
     current: np.ndarray,
     others: np.ndarray,
     regrets: np.ndarray,
@@ -231,15 +235,16 @@ def full_width_step(
     non-positive entry becomes 0, as numpy's ``maximum(R, 0)``) and
     ``S <- (S + weight * plan) * decay``, then regret matching of ``R`` into ``out``. Returns
     the seat's expected return. ``index`` is the pass's (:func:`two_player_pass`);
-    ``workspace`` (``(4, regrets.size + 1)``) and ``values`` (one per information set) are
+    ``workspace`` (``(3, regrets.size + 1)``) and ``values`` (one per information set) are
     scratch space the caller keeps from step to step: a big tree's step then allocates only
-    ``out`` instead of fresh pages every call."""
+    ``out`` instead of fresh pages every call. The own plan takes the row of the other
+    player's plan, which the pass no longer needs when it builds the own one."""
     num_actions = regrets.shape[1]
     n_seq = regrets.size
     q, plan = workspace[0], workspace[1]
     own_flat, other_flat = current.reshape(-1), others.reshape(-1)
     two_player_pass(
-        index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values, workspace[2:]
+        index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values, workspace[1:]
     )
     flat_regrets, flat_sum = regrets.reshape(-1), strategy_sum.reshape(-1)
     own_sequences = _segment(index, 0)
@@ -250,7 +255,7 @@ def full_width_step(
             x = 0.0
         flat_regrets[s] = x * (positive if x > 0.0 else negative)
         flat_sum[s] = (flat_sum[s] + plan[s] * weight) * decay
-    regret_matching_rows(regrets, legal, uniform, out)
+    regret_matching_rows(regrets, legal, inverse_count, out)
     return q[n_seq]
 
 

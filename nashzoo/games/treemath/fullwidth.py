@@ -66,11 +66,12 @@ class FullWidthStep:
         self._compiled = _jit.ENABLED and tree.num_players == 2
         if self._compiled:
             index, weight = sequence_form(tree).kernel_arguments(player)
-            self._arguments = (index, weight, self.matcher.legal, self.matcher.uniform)
+            self._arguments = (index, weight, self.matcher.legal, self.matcher.inverse_count)
             # Scratch space reused by every step (fresh pages each step cost more than the
-            # arithmetic on a big tree): the pass's q, plan and two work rows; infoset values.
+            # arithmetic on a big tree): the pass's q, the other player's plan (then the own
+            # plan) and the sums pushed to parents; infoset values.
             self._scratch = (
-                np.empty((4, tree.legal_mask.size + 1)),
+                np.empty((3, tree.legal_mask.size + 1)),
                 np.empty(tree.num_infosets),
             )
 

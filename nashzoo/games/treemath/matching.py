@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from nashzoo.games.tree import CompiledTree
@@ -30,14 +32,24 @@ class RegretMatcher:
 
     def __init__(self, legal_mask: np.ndarray) -> None:
         self.legal = np.asarray(legal_mask, dtype=bool)
-        count = row_sums(self.legal.astype(np.float64))[..., None]
-        self.uniform = self.legal / np.maximum(count, 1)
+        self.inverse_count = 1.0 / np.maximum(self.legal.sum(axis=-1), 1)
+        """One over each row's number of legal actions (at least one): its uniform
+        probability."""
+
+    @functools.cached_property
+    def uniform(self) -> np.ndarray:
+        """The uniform rows, built on first use: the compiled path reads ``inverse_count``
+        instead, one number per row rather than one per action."""
+        return self.legal * self.inverse_count[..., None]
 
     def __call__(self, regrets: np.ndarray) -> np.ndarray:
-        if _jit.ENABLED and regrets.ndim == 2 and self.uniform.shape == regrets.shape:
+        if _jit.ENABLED and regrets.ndim == 2 and self.legal.shape == regrets.shape:
             out = np.empty(regrets.shape)
             _jit.regret_matching_rows(
-                np.ascontiguousarray(regrets, dtype=np.float64), self.legal, self.uniform, out
+                np.ascontiguousarray(regrets, dtype=np.float64),
+                self.legal,
+                self.inverse_count,
+                out,
             )
             return out
         positive = np.where(self.legal, np.maximum(regrets, 0.0), 0.0)
