@@ -602,7 +602,7 @@ def plot(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-rung", type=int, default=4, help="largest rung to run (1-5)")
     parser.add_argument("--rung5", default="liars_dice(dice_sides=9)", help="rung 5's game")
@@ -664,6 +664,73 @@ def main() -> None:
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
     parser.add_argument("--measure-traced", help=argparse.SUPPRESS)
     parser.add_argument("--measure-liteefg", help=argparse.SUPPRESS)
+    return parser
+
+
+def _markdown_notes(
+    args: argparse.Namespace,
+    load: tuple[float, float],
+    slope_line: str,
+    lite_missing: bool,
+) -> list[str]:
+    """The lines under the tables in BENCHMARKS.md: the run's machine, load and method."""
+    load_before, load_after = load
+    notes = [
+        "",
+        f"Log-log slope of CPU ms per iteration against histories: {slope_line}.",
+        "",
+        f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
+        f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
+        f"numpy {version('numpy')}, numba {version('numba')}, "
+        f"open_spiel {version('open_spiel')}, LiteEFG {version('LiteEFG')}.",
+        f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after: the 2 cores "
+        "were shared with other jobs, so times are CPU seconds of the benchmark process "
+        "(each contender single-threaded; LiteEFG set to one thread) and the ratios come "
+        "from the same run.",
+        f"- Per-iteration figures: median of {args.rounds} round-robin rounds of about "
+        f"{args.budget:g} CPU s per contender. nashzoo's is `Trainer.step` (both seats' "
+        "updates, as the Trainer times them).",
+        "- NashConv: nashzoo's `nash_conv(game, policy)` on the loaded game and the CFR+ "
+        "average (a `TabularPolicy`, checked once when built), LiteEFG's `exploitability` of "
+        "its graph's strategy, OpenSpiel's `nash_conv` of its solver's average policy: the "
+        "same work on every side (no game loading, no policy check in the timed call).",
+        "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
+        "one CFR+ learner's tables; peak (resident): the resident-memory high-water mark "
+        "of a fresh process compiling the tree and setting up one learner (imports and the "
+        "one-time compilation of the optional numba kernels excluded); peak (traced): the "
+        "most bytes allocated at once during the same work in another fresh process "
+        "(`tracemalloc`, temporaries included; every nashzoo module imported first). On "
+        "small games the resident mark is mostly the allocator's one-time growth of a "
+        "fresh process (Kuhn: about 0.5 MB on the first compile, 4 KB on a second one), so "
+        "there the traced peak is the measure of the tree and tables. Compile s: CPU "
+        "seconds, the "
+        "median of uncached compiles repeated in that process until one CPU second is "
+        "spent (one compile for the large rungs).",
+        "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "
+        f"--max-rung {args.max_rung} --markdown BENCHMARKS.md --plot docs/scale.png`.",
+    ]
+    if lite_missing:
+        notes.append(
+            "- LiteEFG is not installed here (`pip install LiteEFG`): its columns are n/a."
+        )
+    return notes
+
+
+def _rungs(args: argparse.Namespace) -> list[Rung]:
+    """The rungs the options ask for: up to ``--max-rung`` (rung 5 is ``--rung5``), or the one
+    of ``--only-rung``; with ``--bridge``, each loaded through the OpenSpiel bridge."""
+    rungs = [r for r in RUNGS if r.number <= args.max_rung]
+    if args.max_rung >= 5:
+        rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
+    if args.only_rung is not None:
+        rungs = [r for r in rungs if r.number == args.only_rung]
+    if args.bridge:
+        rungs = [dataclasses.replace(r, nashzoo=f"openspiel:{r.openspiel}") for r in rungs]
+    return rungs
+
+
+def main() -> None:
+    parser = _parser()
     args = parser.parse_args()
     if args.measure_compile:
         print(json.dumps(measure_compile(args.measure_compile)))
@@ -677,16 +744,16 @@ def main() -> None:
     if args.liteefg_footprint:
         print(liteefg_footprint_table(RUNGS, args.compile_timeout))
         return
-    rungs = [r for r in RUNGS if r.number <= args.max_rung]
-    if args.max_rung >= 5:
-        rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
-    if args.only_rung is not None:
-        rungs = [r for r in rungs if r.number == args.only_rung]
-    if args.bridge:
-        rungs = [dataclasses.replace(r, nashzoo=f"openspiel:{r.openspiel}") for r in rungs]
+    rungs = _rungs(args)
     if args.compile_only:
         print(compile_table(rungs, args.compile_timeout))
         return
+    lite_missing = not args.targets_only and not bench_cfr.liteefg_available()
+    if lite_missing:
+        print(
+            "# LiteEFG is not installed here (pip install LiteEFG): its columns will read n/a",
+            file=sys.stderr,
+        )
     load_before = os.getloadavg()
     rows = [] if args.targets_only else [run_rung(r, args) for r in rungs]
     text = "" if args.targets_only else table(rows)
@@ -703,40 +770,7 @@ def main() -> None:
         plot(rows, args.plot)
         print(f"# wrote {args.plot}", file=sys.stderr)
     if args.markdown:
-        notes = [
-            "",
-            f"Log-log slope of CPU ms per iteration against histories: {slope_line}.",
-            "",
-            f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
-            f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
-            f"numpy {version('numpy')}, numba {version('numba')}, "
-            f"open_spiel {version('open_spiel')}, LiteEFG {version('LiteEFG')}.",
-            f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after: the 2 cores "
-            "were shared with other jobs, so times are CPU seconds of the benchmark process "
-            "(each contender single-threaded; LiteEFG set to one thread) and the ratios come "
-            "from the same run.",
-            f"- Per-iteration figures: median of {args.rounds} round-robin rounds of about "
-            f"{args.budget:g} CPU s per contender. nashzoo's is `Trainer.step` (both seats' "
-            "updates, as the Trainer times them).",
-            "- NashConv: nashzoo's `nash_conv(game, policy)` on the loaded game and the CFR+ "
-            "average (a `TabularPolicy`, checked once when built), LiteEFG's `exploitability` of "
-            "its graph's strategy, OpenSpiel's `nash_conv` of its solver's average policy: the "
-            "same work on every side (no game loading, no policy check in the timed call).",
-            "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
-            "one CFR+ learner's tables; peak (resident): the resident-memory high-water mark "
-            "of a fresh process compiling the tree and setting up one learner (imports and the "
-            "one-time compilation of the optional numba kernels excluded); peak (traced): the "
-            "most bytes allocated at once during the same work in another fresh process "
-            "(`tracemalloc`, temporaries included; every nashzoo module imported first). On "
-            "small games the resident mark is mostly the allocator's one-time growth of a "
-            "fresh process (Kuhn: about 0.5 MB on the first compile, 4 KB on a second one), so "
-            "there the traced peak is the measure of the tree and tables. Compile s: CPU "
-            "seconds, the "
-            "median of uncached compiles repeated in that process until one CPU second is "
-            "spent (one compile for the large rungs).",
-            "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "
-            f"--max-rung {args.max_rung} --markdown BENCHMARKS.md --plot docs/scale.png`.",
-        ]
+        notes = _markdown_notes(args, (load_before, load_after), slope_line, lite_missing)
         intro = (
             "How the cost of one CFR+ iteration grows with the game, nashzoo against "
             "OpenSpiel's C++ `CFRPlusSolver` and LiteEFG's CFR+ graph, with nashzoo's compile "
