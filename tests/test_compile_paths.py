@@ -4,6 +4,7 @@ fast walk gives up (so the checking walk explains) on every kind of malformed ga
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import numpy as np
 import pytest
@@ -87,6 +88,21 @@ def test_matrix_game_builder_is_the_checking_walk(game: MatrixGame) -> None:
 def test_fast_walk_over_states_is_the_checking_walk(spec: str) -> None:
     game = load_game(spec)
     assert_same_tree(_fast(game), walk_states(game))
+
+
+def test_a_long_walk_shows_its_progress_on_a_terminal(monkeypatch, capsys) -> None:
+    """Off a terminal the fast walk prints nothing; on one, past the delay, it shows a bar of
+    the histories visited, and the tree is the same either way."""
+    game = load_game("liars_dice(dice_sides=3)")
+    quiet = _fast(game)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(fw, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(fw, "PROGRESS_EVERY", 64)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    shown = _fast(game)
+    err = capsys.readouterr().err
+    assert f"compiling {game.id}" in err and "histories" in err
+    assert_same_tree(shown, quiet)
 
 
 @pytest.mark.parametrize("spec", BRIDGED_GAMES)

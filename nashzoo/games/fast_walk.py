@@ -15,6 +15,10 @@ of an information set has the same own past). The per-history checks that need t
 hand (a valid player, chance probabilities summing to one, legal actions, payoffs) run as the
 walk goes, through :mod:`nashzoo.games.checks`.
 
+On a terminal, a walk that runs for more than :data:`PROGRESS_DELAY` seconds shows a tqdm bar
+of the histories visited (the loop looks at the clock every :data:`PROGRESS_EVERY` histories;
+off a terminal it never looks).
+
 It is optimistic: on anything wrong (a failed check, a history disagreeing with its information
 set, any exception from the game) it raises, and ``tree.compile_checked`` runs the checking walk
 ``tree.walk_states`` instead, which raises the one-line error naming the history. When it
@@ -26,6 +30,8 @@ from __future__ import annotations
 import array
 import itertools
 import operator
+import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -74,8 +80,53 @@ def walk(game: Game, root: Any, ops: StateOps) -> CompiledTree:
     """Every history from ``root``, as the checking walk would compile it; raises on anything
     wrong (see the module docstring)."""
     records = _Records()
-    _visit_all(game, root, ops, records)
+    progress = _Progress(game.id)
+    try:
+        _visit_all(game, root, ops, records, progress)
+    finally:
+        progress.close()
     return _lay_out(game, records)
+
+
+PROGRESS_DELAY = 2.0
+"""Seconds a walk runs before it shows a progress bar (only on a terminal)."""
+
+PROGRESS_EVERY = 1 << 16
+"""Histories between two looks at the clock (a comparison per decision or chance node)."""
+
+
+class _Progress:
+    """The histories visited so far, as a tqdm bar on stderr: shown only when stderr is a
+    terminal and the walk has run for :data:`PROGRESS_DELAY` seconds, so a small game, a test
+    or a log never sees it; a large game's compile (a bridged OpenSpiel game, a user's game of
+    millions of histories) says how far it is and how fast it goes."""
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        self.watching = sys.stderr.isatty()
+        self.start = time.perf_counter()
+        self.bar: Any = None
+        self.shown = 0
+
+    def __call__(self, visited: int) -> int:
+        """Report ``visited`` histories; return the count at which to look again."""
+        if not self.watching:
+            return sys.maxsize  # never again: a walk off a terminal pays nothing more
+        if self.bar is None and time.perf_counter() - self.start >= PROGRESS_DELAY:
+            from tqdm.auto import tqdm
+
+            name = self.game_id if len(self.game_id) <= 40 else self.game_id[:37] + "..."
+            self.bar = tqdm(
+                desc=f"compiling {name}", unit=" histories", unit_scale=True, leave=False
+            )
+        if self.bar is not None:
+            self.bar.update(visited - self.shown)
+            self.shown = visited
+        return visited + PROGRESS_EVERY
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 class _Records:
@@ -114,8 +165,12 @@ class _Records:
         return out
 
 
-def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
-    """The hot loop: one pass over every history, depth first, children in action order."""
+def _visit_all(
+    game: Game, root: Any, ops: StateOps, rec: _Records, progress: _Progress | None = None
+) -> None:
+    """The hot loop: one pass over every history, depth first, children in action order;
+    ``progress`` is told the count now and then (at decision and chance nodes)."""
+    report = progress if progress is not None else (lambda visited: sys.maxsize)
     players = game.num_players
     player_of, returns_of, outcomes_of, key_of, legal_of, child, last_child = ops
     add_parent, add_player, add_infoset = rec.parent.append, rec.player.append, rec.infoset.append
@@ -125,6 +180,7 @@ def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
     stack = [(root, -1, -1, 1.0, 0)]
     pop, push = stack.pop, stack.append
     node = 0
+    look_again = report(0)
     while stack:
         state, up, act, prob, depth = pop()
         who = player_of(state)
@@ -164,6 +220,8 @@ def _visit_all(game: Game, root: Any, ops: StateOps, rec: _Records) -> None:
         action, p = edges[0]
         push((last_child(state, action), node, action, p, depth))
         node += 1
+        if node >= look_again:
+            look_again = report(node)
 
 
 class _Nodes(NamedTuple):
