@@ -16,6 +16,7 @@ from nashzoo.games import (
     MatrixGame,
     compile_tree,
     load_game,
+    progress,
 )
 from nashzoo.games import fast_walk as fw
 from nashzoo.games.card_tree import build_card_game_tree
@@ -90,16 +91,17 @@ def test_fast_walk_over_states_is_the_checking_walk(spec: str) -> None:
     assert_same_tree(_fast(game), walk_states(game))
 
 
-def test_a_long_walk_shows_its_progress_on_a_terminal(monkeypatch, capsys) -> None:
-    """Off a terminal the fast walk prints nothing; on one, past the delay, it shows a bar of
-    the histories visited, and the tree is the same either way."""
+@pytest.mark.parametrize("walk", [_fast, walk_states], ids=["fast walk", "checking walk"])
+def test_a_long_walk_shows_its_progress_on_a_terminal(walk, monkeypatch, capsys) -> None:
+    """Off a terminal a walk prints nothing; on one, past the delay, it shows a bar of the
+    histories visited, and the tree is the same either way."""
     game = load_game("liars_dice(dice_sides=3)")
-    quiet = _fast(game)
+    quiet = walk(game)
     assert capsys.readouterr().err == ""
-    monkeypatch.setattr(fw, "PROGRESS_DELAY", 0.0)
-    monkeypatch.setattr(fw, "PROGRESS_EVERY", 64)
+    monkeypatch.setattr(progress, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 64)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    shown = _fast(game)
+    shown = walk(game)
     err = capsys.readouterr().err
     assert f"compiling {game.id}" in err and "histories" in err
     assert_same_tree(shown, quiet)

@@ -15,9 +15,8 @@ of an information set has the same own past). The per-history checks that need t
 hand (a valid player, chance probabilities summing to one, legal actions, payoffs) run as the
 walk goes, through :mod:`nashzoo.games.checks`.
 
-On a terminal, a walk that runs for more than :data:`PROGRESS_DELAY` seconds shows a tqdm bar
-of the histories visited (the loop looks at the clock every :data:`PROGRESS_EVERY` histories;
-off a terminal it never looks).
+On a terminal, a walk that runs for more than a couple of seconds shows a bar of the histories
+visited (:mod:`nashzoo.games.progress`).
 
 It is optimistic: on anything wrong (a failed check, a history disagreeing with its information
 set, any exception from the game) it raises, and ``tree.compile_checked`` runs the checking walk
@@ -31,7 +30,6 @@ import array
 import itertools
 import operator
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -40,6 +38,7 @@ import numpy as np
 from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 from nashzoo.games.compiled import CompiledTree, first_seen_rank, readonly, replayed_labels
+from nashzoo.games.progress import WalkProgress
 
 
 class StateOps(NamedTuple):
@@ -80,53 +79,9 @@ def walk(game: Game, root: Any, ops: StateOps) -> CompiledTree:
     """Every history from ``root``, as the checking walk would compile it; raises on anything
     wrong (see the module docstring)."""
     records = _Records()
-    progress = _Progress(game.id)
-    try:
+    with WalkProgress(game.id) as progress:
         _visit_all(game, root, ops, records, progress)
-    finally:
-        progress.close()
     return _lay_out(game, records)
-
-
-PROGRESS_DELAY = 2.0
-"""Seconds a walk runs before it shows a progress bar (only on a terminal)."""
-
-PROGRESS_EVERY = 1 << 16
-"""Histories between two looks at the clock (a comparison per decision or chance node)."""
-
-
-class _Progress:
-    """The histories visited so far, as a tqdm bar on stderr: shown only when stderr is a
-    terminal and the walk has run for :data:`PROGRESS_DELAY` seconds, so a small game, a test
-    or a log never sees it; a large game's compile (a bridged OpenSpiel game, a user's game of
-    millions of histories) says how far it is and how fast it goes."""
-
-    def __init__(self, game_id: str) -> None:
-        self.game_id = game_id
-        self.watching = sys.stderr.isatty()
-        self.start = time.perf_counter()
-        self.bar: Any = None
-        self.shown = 0
-
-    def __call__(self, visited: int) -> int:
-        """Report ``visited`` histories; return the count at which to look again."""
-        if not self.watching:
-            return sys.maxsize  # never again: a walk off a terminal pays nothing more
-        if self.bar is None and time.perf_counter() - self.start >= PROGRESS_DELAY:
-            from tqdm.auto import tqdm
-
-            name = self.game_id if len(self.game_id) <= 40 else self.game_id[:37] + "..."
-            self.bar = tqdm(
-                desc=f"compiling {name}", unit=" histories", unit_scale=True, leave=False
-            )
-        if self.bar is not None:
-            self.bar.update(visited - self.shown)
-            self.shown = visited
-        return visited + PROGRESS_EVERY
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 class _Records:
@@ -166,7 +121,7 @@ class _Records:
 
 
 def _visit_all(
-    game: Game, root: Any, ops: StateOps, rec: _Records, progress: _Progress | None = None
+    game: Game, root: Any, ops: StateOps, rec: _Records, progress: WalkProgress | None = None
 ) -> None:
     """The hot loop: one pass over every history, depth first, children in action order;
     ``progress`` is told the count now and then (at decision and chance nodes)."""

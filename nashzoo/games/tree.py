@@ -32,6 +32,7 @@ from nashzoo.games.compiled import (
     readonly,
     renumber_sequences,
 )
+from nashzoo.games.progress import WalkProgress
 
 __all__ = [
     "CompiledTree",
@@ -96,8 +97,12 @@ def walk_states(game: Game) -> CompiledTree:
             0,
         )
     ]
-    while stack:
-        stack.extend(reversed(walk.visit(*stack.pop())))
+    with WalkProgress(game.id) as progress:
+        look_again = progress(0)
+        while stack:
+            stack.extend(reversed(walk.visit(*stack.pop())))
+            if len(walk.parent) >= look_again:
+                look_again = progress(len(walk.parent))
     return walk.finish()
 
 
