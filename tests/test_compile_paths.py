@@ -107,6 +107,18 @@ def test_a_long_walk_shows_its_progress_on_a_terminal(walk, monkeypatch, capsys)
     assert_same_tree(shown, quiet)
 
 
+def test_without_tqdm_a_long_walk_shows_nothing_and_compiles(monkeypatch, capsys) -> None:
+    """The games layer needs only numpy: without tqdm the bar is left out, nothing else."""
+    game = load_game("liars_dice(dice_sides=3)")
+    monkeypatch.setattr(progress, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 64)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # importing it raises ImportError
+    tree = _fast(game)
+    assert capsys.readouterr().err == ""
+    assert_same_tree(tree, walk_states(game))
+
+
 @pytest.mark.parametrize("spec", BRIDGED_GAMES)
 def test_bridge_walk_over_raw_pyspiel_states_is_the_checking_walk(spec: str) -> None:
     pytest.importorskip("pyspiel")

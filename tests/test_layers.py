@@ -40,8 +40,12 @@ def test_no_upward_imports(layer):
     assert not offenders, "\n".join(offenders)
 
 
-# The one optional compiled-kernel module may import numba (guarded: numpy is the fallback).
-OPTIONAL = {PACKAGE / "games" / "treemath" / "_jit.py": {"numba"}}
+# The optional compiled kernels may import numba (guarded: numpy is the fallback), and a long
+# walk's progress bar tqdm (guarded: without it, no bar).
+OPTIONAL = {
+    PACKAGE / "games" / "treemath" / "_jit.py": {"numba"},
+    PACKAGE / "games" / "progress.py": {"tqdm"},
+}
 
 
 def test_games_need_only_numpy():

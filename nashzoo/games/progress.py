@@ -4,7 +4,8 @@ Compiling a game through its States (a user's game, a bridged OpenSpiel game) co
 microseconds a history: a game of millions of histories takes a minute. The walks tell a
 :class:`WalkProgress` their count now and then; it shows a tqdm bar on stderr only when stderr
 is a terminal and the walk has run for :data:`PROGRESS_DELAY` seconds, so small games, tests and
-logs never see it.
+logs never see it. tqdm is imported only then, and its absence only means no bar: the games
+layer needs nothing but numpy.
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ class WalkProgress:
         if not self.watching:
             return sys.maxsize  # never again: a walk off a terminal pays nothing more
         if self.bar is None and time.perf_counter() - self.start >= PROGRESS_DELAY:
-            from tqdm.auto import tqdm
-
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:  # the games layer needs only numpy: without tqdm, no bar
+                self.watching = False
+                return sys.maxsize
             name = self.game_id if len(self.game_id) <= 40 else self.game_id[:37] + "..."
             self.bar = tqdm(
                 desc=f"compiling {name}", unit=" histories", unit_scale=True, leave=False
