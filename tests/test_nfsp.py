@@ -156,6 +156,19 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
     assert load_learner(path).iterations == 2
 
 
+def test_min_buffer_is_bounded_by_the_capacity_the_memory_gets():
+    """With replay_capacity "auto", the bound on min_buffer_to_learn is the capacity of the
+    memory the learner ends up with: 300,000 fits the per-information-set replay (5,000,000)
+    and is refused, naming both numbers, for the sampled one (200,000)."""
+    config = {**SMALL, "min_buffer_to_learn": 300_000}
+    learner = NFSP("kuhn_poker", 0, {**config, "memory": "infoset"})
+    assert learner.replay_capacity == 5_000_000
+    with pytest.raises(ValueError, match=r"min_buffer_to_learn \(300,000\) exceeds .*200,000"):
+        NFSP("kuhn_poker", 0, {**config, "memory": "samples"})
+    with pytest.raises(ValueError, match="min_buffer_to_learn"):
+        NFSPConfig(min_buffer_to_learn=6_000_000)
+
+
 def test_config_validation_names_the_field():
     with pytest.raises(ValueError, match="anticipatory"):
         NFSPConfig(anticipatory=1.5)

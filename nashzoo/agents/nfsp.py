@@ -407,8 +407,10 @@ class NFSPConfig(LearnerConfig):
             ),
         )
         _check_memory_options(self)
+        # With an "auto" capacity the bound depends on the memory, which the learner settles
+        # (it checks again then): here, the largest that "auto" can be.
         capacity = (
-            _AUTO["samples"]["replay_capacity"]
+            max(auto["replay_capacity"] for auto in _AUTO.values())
             if self.replay_capacity == "auto"
             else self.replay_capacity
         )
@@ -723,6 +725,13 @@ class NFSP(NeuralLearner):
         self.anticipatory = float(self._setting("anticipatory"))
         self.sl_every = int(self._setting("sl_every"))
         self.replay_capacity = int(self._setting("replay_capacity"))
+        if cfg.min_buffer_to_learn > self.replay_capacity:
+            memory = "infoset" if self.infoset_memory else "samples"
+            raise ValueError(
+                f"NFSPConfig.min_buffer_to_learn ({cfg.min_buffer_to_learn:,}) exceeds the replay "
+                f"capacity ({self.replay_capacity:,}, 'auto' with memory={memory!r}): learning "
+                "would never start; lower it or set replay_capacity"
+            )
         if not self.infoset_memory:
             if cfg.average_weight_power:
                 raise ValueError(
