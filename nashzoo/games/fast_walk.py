@@ -270,41 +270,44 @@ def _paths(
     number of own moves before it and last sequence (checked equal at every one of its
     histories: perfect recall); per terminal its chance reach and each player's last sequence.
     Sequences are ``infoset * num_actions + action`` (new ids), ``num_infosets * num_actions``
-    where a player has not moved yet."""
+    where a player has not moved yet. Each depth costs the same few numpy calls whatever the
+    number of players (every player's columns are indexed at once by who moved), which is
+    most of a small game's layout."""
     pad = num_infosets * num_actions
-    own_depth = np.full(num_infosets, -1, dtype=np.int64)
-    own_last = np.full(num_infosets, -1, dtype=np.int64)
+    own = np.full((num_infosets, 2), -1, dtype=np.int64)  # own moves before, last sequence
     reach, last, moves = np.ones(1), np.full((players, 1), pad), np.zeros((players, 1), np.int64)
     reaches, lasts = [], []
-    starts = nodes.level_starts
-    for d in range(starts.size - 1):
-        level = slice(starts[d], starts[d + 1])
+    starts = nodes.level_starts.tolist()
+    for d in range(len(starts) - 1):
+        lo, hi = starts[d], starts[d + 1]
         if d:
-            up = nodes.parent[level]
+            up = nodes.parent[lo:hi]
             local = up - starts[d - 1]
-            reach = reach[local] * nodes.chance_prob[level]
+            reach = reach[local] * nodes.chance_prob[lo:hi]
             last, moves = last[:, local], moves[:, local]
             mover = nodes.player[up]
-            sequence = nodes.infoset[up].astype(np.int64) * num_actions + nodes.action[level]
-            for p in range(players):
-                moved = mover == p
-                last[p, moved] = sequence[moved]
-                moves[p, moved] += 1
-        who = nodes.player[level]
-        for p in range(players):
-            mine = who == p
-            iset = nodes.infoset[level][mine]
-            _agree(own_depth, iset, moves[p, mine])
-            _agree(own_last, iset, last[p, mine])
-        end = who == TERMINAL
+            moved = (mover >= 0).nonzero()[0]
+            if moved.size:
+                by = mover[moved]
+                sequence = nodes.infoset[up[moved]].astype(np.int64) * num_actions
+                last[by, moved] = sequence + nodes.action[lo + moved]
+                moves[by, moved] += 1
+        who = nodes.player[lo:hi]
+        mine = (who >= 0).nonzero()[0]
+        if mine.size:
+            by = who[mine]
+            _agree(own, nodes.infoset[lo + mine], np.stack((moves[by, mine], last[by, mine]), 1))
+        end = (who == TERMINAL).nonzero()[0]
         reaches.append(reach[end])
         lasts.append(last[:, end])
+    own_depth, own_last = own.T
     return own_depth, own_last, np.concatenate(reaches), np.concatenate(lasts, axis=1)
 
 
 def _agree(table: np.ndarray, iset: np.ndarray, values: np.ndarray) -> None:
-    """Record ``values`` for the information sets ``iset`` seen for the first time and check
-    that every history agrees with what its set recorded (raises :class:`Unexplained`)."""
+    """Record ``values`` (one row per history) for the information sets ``iset`` seen for the
+    first time and check that every history agrees with what its set recorded (raises
+    :class:`Unexplained`)."""
     seen = table[iset]
     table[iset] = np.where(seen < 0, values, seen)
     if (table[iset] != values).any():
