@@ -183,12 +183,20 @@ def two_player_pass(
     plan: np.ndarray,
     values: np.ndarray,
     work: np.ndarray,
+    tidy: bool,
 ) -> None:
     """Fill ``q`` (counterfactual values, root value last), ``plan`` (own realization plan)
     and ``values`` (per-infoset ``sum_a sigma q``); ``work`` is scratch space of shape
     ``(2, len(q))`` (passed in so that a learner's every step reuses the same memory);
     ``plan`` may be ``work[0]``, which holds the other player's plan until the own plan is
     built, last.
+    With ``tidy`` every entry of ``q`` and ``plan`` that is not the player's is 0, as in the
+    numpy kernels; without it only the player's sequences and the root are written (what
+    the pass itself and a learner's update read), and the scratch rows are not cleared
+    either: on a tree of tens of millions of sequences those clears are a third of the
+    memory a step moves. The numbers read are the same either way: every plan entry is
+    written before it is read (parents come first), ``q`` is summed from zero, and each
+    parent's pushed sum is reset before it is added to.
     ``index`` packs the own sequences, their parents, the own depths' offsets, the other
     player's sequences and parents, and each terminal's last own and other sequence. Sequences
     are in own-depth order (depth ``d`` is ``own_offsets[d]:own_offsets[d + 1]``), so every
@@ -196,7 +204,8 @@ def two_player_pass(
     kernels take it, so both paths give the same floating-point numbers."""
     own_sequences, own_parents = _segment(index, 0), _segment(index, 1)
     n_seq = q.shape[0] - 1
-    work[:] = 0.0  # row 0: the other player's plan; row 1: the sums pushed to parents
+    if tidy:
+        work[:] = 0.0  # row 0: the other player's plan; row 1: the sums pushed to parents
     work[0, n_seq] = 1.0
     _plan(_segment(index, 3), _segment(index, 4), other_flat, work[0])
     _terminal_sums(_segment(index, 5), _segment(index, 6), terminal_weight, work[0], q)
@@ -205,7 +214,8 @@ def two_player_pass(
     for i in range(own_sequences.shape[0]):
         s = own_sequences[i]
         values[s // num_actions] += own_flat[s] * q[s]
-    plan[:] = 0.0
+    if tidy:
+        plan[:] = 0.0
     plan[n_seq] = 1.0
     _plan(own_sequences, own_parents, own_flat, plan)
 
@@ -244,7 +254,16 @@ def full_width_step(
     q, plan = workspace[0], workspace[1]
     own_flat, other_flat = current.reshape(-1), others.reshape(-1)
     two_player_pass(
-        index, terminal_weight, num_actions, own_flat, other_flat, q, plan, values, workspace[1:]
+        index,
+        terminal_weight,
+        num_actions,
+        own_flat,
+        other_flat,
+        q,
+        plan,
+        values,
+        workspace[1:],
+        False,  # reads only the seat's own sequences of q and plan
     )
     flat_regrets, flat_sum = regrets.reshape(-1), strategy_sum.reshape(-1)
     own_sequences = _segment(index, 0)

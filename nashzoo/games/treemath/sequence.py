@@ -271,7 +271,9 @@ def counterfactual_pass(
         values = np.empty(tree.num_infosets)
         index, weight = sf.kernel_arguments(player)
         work = np.empty((2, sf.num_sequences + 1))
-        _jit.two_player_pass(index, weight, sf.num_actions, flat, other_flat, q, plan, values, work)
+        _jit.two_player_pass(
+            index, weight, sf.num_actions, flat, other_flat, q, plan, values, work, True
+        )
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
     plan = np.zeros(sf.num_sequences + 1)
