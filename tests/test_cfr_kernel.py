@@ -188,6 +188,72 @@ def test_full_width_step_folds_as_documented() -> None:
     assert nxt is not current and not regrets[~own].any()
 
 
+def _address(table: np.ndarray) -> int:
+    return table.__array_interface__["data"][0]
+
+
+def _learner_steps(tree, steps: int, keep: list | None = None) -> list[np.ndarray]:
+    """A seat's steps as a learner makes them (its current table passed back in and then
+    dropped); ``keep`` holds on to every table handed out, as a user keeping policies would.
+    Returns a copy of each table handed out and the address of its memory."""
+    step = tm.FullWidthStep(tree, 0)
+    own = tree.legal_mask & (tree.infoset_player == 0)[:, None]
+    regrets, strategy_sum = np.zeros(own.shape), np.zeros(own.shape)
+    current = tm.regret_matching(regrets, tree.legal_mask)
+    others = _random_strategy(tree, seed=3)
+    copies, addresses = [], []
+    weights = tm.IterationWeights(floor=True, weight=2.0)
+    for _ in range(steps):
+        current, _value = step(regrets, strategy_sum, current, others, weights)
+        if keep is not None:
+            keep.append(current)
+        copies.append(current.copy())
+        addresses.append(_address(current))
+    return copies, addresses
+
+
+def test_full_width_step_reuses_only_tables_nobody_holds() -> None:
+    """The table of two steps ago is written over only when nothing else refers to it: a
+    learner that drops its old tables gets their memory back, a caller that keeps them (a user
+    holding policies) finds them unchanged; the numbers are the same either way."""
+    from nashzoo.games.treemath import _jit
+
+    tree = _tree("leduc_poker")
+    dropped, dropped_at = _learner_steps(tree, 6)
+    kept: list[np.ndarray] = []
+    held, held_at = _learner_steps(tree, 6, keep=kept)
+    for a, b in zip(dropped, held, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for table, copy in zip(kept, held, strict=True):  # nothing a caller holds was written
+        np.testing.assert_array_equal(table, copy)
+    assert len(set(held_at)) == len(held_at)
+    if _jit.ENABLED:  # the numpy path builds each table by regret matching, without reuse
+        assert dropped_at[2] == dropped_at[0] and dropped_at[3] == dropped_at[1]
+
+
+def test_full_width_step_does_not_reuse_a_table_held_as_a_policy_or_view() -> None:
+    from nashzoo.agents.policy import TabularPolicy
+
+    tree = _tree("leduc_poker")
+    game = load_game("leduc_poker")
+    step = tm.FullWidthStep(tree, 0)
+    own = tree.legal_mask & (tree.infoset_player == 0)[:, None]
+    regrets = np.random.default_rng(6).normal(size=own.shape) * own
+    strategy_sum = np.zeros(own.shape)
+    current = tm.regret_matching(regrets, tree.legal_mask)
+    held = []
+    for seed in range(6):  # a new opponent each step, so every table differs from the last
+        others = _random_strategy(tree, seed=seed)
+        current, _ = step(regrets, strategy_sum, current, others, tm.IterationWeights())
+        if seed == 0:
+            held.append((TabularPolicy.adopt(game, tree, current), current.copy()))
+        elif seed == 1:
+            held.append((current[1:], current[1:].copy()))
+    for (table, copy), _ in zip(held, range(2), strict=True):
+        probs = table.probs if isinstance(table, TabularPolicy) else table
+        np.testing.assert_array_equal(probs, copy)
+
+
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(dice_sides=3)"])
 def test_nash_conv_compiled_and_numpy_agree_bit_for_bit(name: str, monkeypatch) -> None:
     from nashzoo.games.treemath import _jit

@@ -24,6 +24,7 @@ work each); both paths give the same floats.
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -74,6 +75,7 @@ class FullWidthStep:
                 np.empty((3, tree.legal_mask.size + 1)),
                 np.empty(tree.num_infosets),
             )
+            self._tables = _TableRecycler(tree.legal_mask.shape)
 
     def __call__(
         self,
@@ -90,7 +92,7 @@ class FullWidthStep:
         if not (others.dtype == _FLOAT64 and others.flags.c_contiguous):
             others = np.ascontiguousarray(others, dtype=np.float64)
         if self._compiled:
-            out = np.empty(regrets.shape)
+            out = self._tables.take()
             value = _jit.full_width_step(
                 *self._arguments,
                 current,
@@ -101,6 +103,7 @@ class FullWidthStep:
                 *self._scratch,
                 *weights,
             )
+            self._tables.handed_out(out)
             return out, value
         result = counterfactual_pass(self.tree, current, self.player, others=others)
         instant = result.q  # this pass's own array: updated in place (big trees, big tables)
@@ -119,3 +122,44 @@ class FullWidthStep:
         if weights.decay != 1.0:
             strategy_sum *= weights.decay
         return self.matcher(regrets), float(result.value)
+
+
+class _TableRecycler:
+    """The tables a seat's steps hand out, recycled once nobody else can see them.
+
+    Every step returns a new strategy table, because the previous one may be held by the
+    opponent or a user as an immutable policy. On a big tree a new table is fresh pages that
+    the kernel must fault in and zero (Liar's dice with nine sides: 360 MB, twice per
+    iteration). Most of the time, though, nothing holds the table of two steps ago any more
+    (the learner and the trainer have moved on), and then its memory is reused for the next
+    table. Whether anything else holds it is read from its reference count, compared with the
+    count of a table held only here, taken by the same code (so the comparison does not depend
+    on how the interpreter counts references). A table anything else refers to (a policy a
+    user kept, a view, an array sharing its memory) is never reused. Peak memory is
+    unchanged: the reused table stands in for the one that would have been allocated.
+    """
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self._last: np.ndarray | None = None  # handed out by the last step (the seat's current)
+        self._spare: np.ndarray | None = np.empty(0)
+        self._alone = self._spare_references()  # the count of a table held only here
+        self._spare = None  # handed out the step before last: reused if nobody holds it
+
+    def _spare_references(self) -> int:
+        spare = self._spare
+        return sys.getrefcount(spare)
+
+    def take(self) -> np.ndarray:
+        """A table to write the next strategy into: the spare if nobody else holds it, else
+        a new one."""
+        if self._spare is not None and self._spare_references() == self._alone:
+            table, self._spare = self._spare, None
+            table.setflags(write=True)  # made read-only when it was handed out as a policy
+            return table
+        self._spare = None
+        return np.empty(self.shape)
+
+    def handed_out(self, table: np.ndarray) -> None:
+        """``table`` is the seat's new current strategy; the one before becomes the spare."""
+        self._spare, self._last = self._last, table
