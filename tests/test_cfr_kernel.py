@@ -192,7 +192,9 @@ def _address(table: np.ndarray) -> int:
     return table.__array_interface__["data"][0]
 
 
-def _learner_steps(tree, steps: int, keep: list | None = None) -> list[np.ndarray]:
+def _learner_steps(
+    tree, steps: int, keep: list | None = None
+) -> tuple[list[np.ndarray], list[int]]:
     """A seat's steps as a learner makes them (its current table passed back in and then
     dropped); ``keep`` holds on to every table handed out, as a user keeping policies would.
     Returns a copy of each table handed out and the address of its memory."""
@@ -241,17 +243,17 @@ def test_full_width_step_does_not_reuse_a_table_held_as_a_policy_or_view() -> No
     regrets = np.random.default_rng(6).normal(size=own.shape) * own
     strategy_sum = np.zeros(own.shape)
     current = tm.regret_matching(regrets, tree.legal_mask)
-    held = []
+    policy = view = None
     for seed in range(6):  # a new opponent each step, so every table differs from the last
         others = _random_strategy(tree, seed=seed)
         current, _ = step(regrets, strategy_sum, current, others, tm.IterationWeights())
-        if seed == 0:
-            held.append((TabularPolicy.adopt(game, tree, current), current.copy()))
-        elif seed == 1:
-            held.append((current[1:], current[1:].copy()))
-    for (table, copy), _ in zip(held, range(2), strict=True):
-        probs = table.probs if isinstance(table, TabularPolicy) else table
-        np.testing.assert_array_equal(probs, copy)
+        if seed == 0:  # the table of step 0, held only through a policy
+            policy, policy_copy = TabularPolicy.adopt(game, tree, current), current.copy()
+        elif seed == 1:  # the table of step 1, held only through a view
+            view = current[1:]
+            view_copy = view.copy()
+    np.testing.assert_array_equal(policy.probs, policy_copy)
+    np.testing.assert_array_equal(view, view_copy)
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(dice_sides=3)"])

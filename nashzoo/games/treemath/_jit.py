@@ -246,9 +246,10 @@ def full_width_step(
     ``S <- (S + weight * plan) * decay``, then regret matching of ``R`` into ``out``. Returns
     the seat's expected return. ``index`` is the pass's (:func:`two_player_pass`);
     ``workspace`` (``(3, regrets.size + 1)``) and ``values`` (one per information set) are
-    scratch space the caller keeps from step to step: a big tree's step then allocates only
-    ``out`` instead of fresh pages every call. The own plan takes the row of the other
-    player's plan, which the pass no longer needs when it builds the own one."""
+    scratch space the caller keeps from step to step, and ``out`` is the caller's too
+    (:class:`~nashzoo.games.treemath.FullWidthStep` recycles the tables nobody holds), so a
+    big tree's step writes no fresh pages. The own plan takes the row of the other player's
+    plan, which the pass no longer needs when it builds the own one."""
     num_actions = regrets.shape[1]
     n_seq = regrets.size
     q, plan = workspace[0], workspace[1]
