@@ -34,7 +34,11 @@ machine is shared (2 cores, several jobs), and every contender is single-threade
 is what each one costs. Ratios come from the same run.
 
 Run: ``.venv/bin/python benchmarks/bench_scale.py [--max-rung N] [--markdown BENCHMARKS.md]
-[--plot docs/scale.png]``
+[--plot docs/scale.png]``. With ``--markdown`` each kind of run rewrites only its own generated
+part of the ``## Cost growth`` section (the ladder; ``--compile-only`` with or without
+``--bridge``; the time-to-target tables of ``--targets``/``--targets-only``;
+``--liteefg-footprint``), each stamped with when, where, at which commit and by which command
+it was measured; the readings written by hand around those parts are kept.
 """
 
 from __future__ import annotations
@@ -42,11 +46,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import datetime
 import io
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -59,7 +61,7 @@ import bench_cfr
 import bench_mccfr
 import numpy as np
 import pyspiel
-from _common import version, write_section
+from _common import provenance, write_section
 
 from nashzoo.eval import nash_conv
 from nashzoo.games import compile_tree, load_game
@@ -421,7 +423,7 @@ def target_table(game: str, rows: list[tuple], limit: int) -> str:
     reference = next(s for n, _, s, _ in rows if n == "OpenSpiel C++ CFRPlusSolver")
     lines = [
         f"Time to NashConv <= 1e-3 on `{game}` (wall seconds of training; exact NashConv "
-        "checked off the clock):",
+        "checked off the clock; {provenance}):",
         "",
         "| implementation | iterations | seconds | NashConv at the stop | OpenSpiel time / this |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -436,15 +438,16 @@ def target_table(game: str, rows: list[tuple], limit: int) -> str:
 MCCFR_SOLVERS = "nashzoo os_mccfr,OpenSpiel C++ OS,nashzoo es_mccfr,OpenSpiel C++ ES"
 
 
-def targets_text(args: argparse.Namespace) -> str:
-    """The rung-3 time-to-target tables: CFR+ to NashConv 1e-3 (wall time) and the default
-    OS/ES-MCCFR learners against OpenSpiel's C++ MCCFR solvers to NashConv 0.1 (CPU time)."""
+def targets_text(args: argparse.Namespace) -> dict[str, str]:
+    """The rung-3 time-to-target tables, by part of the section: CFR+ to NashConv 1e-3 (wall
+    time) and the default OS/ES-MCCFR learners against OpenSpiel's C++ MCCFR solvers to
+    NashConv 0.1 (CPU time)."""
     rung3 = RUNGS[2].nashzoo
-    text = ""
+    text = {}
     if args.only_target in (None, "cfr"):
         limit = 5000
         found = time_to_target_rows(rung3, args.check_every, limit)
-        text += "\n\n" + target_table(rung3, found, limit)
+        text["time to 1e-3"] = target_table(rung3, found, limit)
     if args.only_target in (None, "mccfr"):
         mccfr = bench_mccfr.run_game(
             rung3,
@@ -455,10 +458,11 @@ def targets_text(args: argparse.Namespace) -> str:
             exact_names=True,
             timer=time.process_time,
         )
-        text += (
-            f"\n\nOS- and ES-MCCFR on `{rung3}` to NashConv 0.1 (bench_mccfr's protocol on CPU "
+        text["MCCFR to 0.1"] = (
+            f"OS- and ES-MCCFR on `{rung3}` to NashConv 0.1 (bench_mccfr's protocol on CPU "
             f"time: median over {args.mccfr_seeds} seeds, exact NashConv off the clock, a run "
-            f"still above the target after {args.mccfr_cap:g} CPU s is censored there):\n\n" + mccfr
+            f"still above the target after {args.mccfr_cap:g} CPU s is censored there; "
+            "{provenance}):\n\n" + mccfr
         )
     return text
 
@@ -675,26 +679,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _markdown_notes(
-    args: argparse.Namespace,
-    load: tuple[float, float],
-    slope_line: str,
-    lite_missing: bool,
-) -> list[str]:
-    """The lines under the tables in BENCHMARKS.md: the run's machine, load and method."""
-    load_before, load_after = load
+def _markdown_notes(args: argparse.Namespace, slope_line: str, lite_missing: bool) -> list[str]:
+    """The lines under the ladder's tables in BENCHMARKS.md: how each column was measured."""
     notes = [
         "",
         f"Log-log slope of CPU ms per iteration against histories: {slope_line}.",
         "",
-        f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
-        f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
-        f"numpy {version('numpy')}, numba {version('numba')}, "
-        f"open_spiel {version('open_spiel')}, LiteEFG {version('LiteEFG')}.",
-        f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after: the 2 cores "
-        "were shared with other jobs, so times are CPU seconds of the benchmark process "
-        "(each contender single-threaded; LiteEFG set to one thread) and the ratios come "
-        "from the same run.",
+        "- Times are CPU seconds of the benchmark process (each contender single-threaded; "
+        "LiteEFG set to one thread), so a neighbour on the machine slows a contender's clock "
+        "less than its wall time; the ratios come from the same run.",
         f"- Per-iteration figures: median of {args.rounds} round-robin rounds of about "
         f"{args.budget:g} CPU s per contender; on rung 5, one contender at a time, the "
         f"median of {args.rung5_rounds} single iterations after two untimed ones. nashzoo's "
@@ -703,26 +696,28 @@ def _markdown_notes(
         "average (a `TabularPolicy`, checked once when built), LiteEFG's `exploitability` of "
         "its graph's strategy, OpenSpiel's `nash_conv` of its solver's average policy: the "
         "same work on every side (no game loading, no policy check in the timed call).",
-        "- Bytes per history: the compiled tree's stored arrays, its sequence-form index and "
-        "one CFR+ learner's tables; peak (resident): the resident-memory high-water mark "
-        "of a fresh process compiling the tree and setting up one learner (imports and the "
-        "one-time compilation of the optional numba kernels excluded); peak (traced): the "
-        "most bytes allocated at once during the same work in another fresh process "
-        "(`tracemalloc`, temporaries included; every nashzoo module imported first). On "
-        "small games the resident mark is mostly the allocator's one-time growth of a "
-        "fresh process (Kuhn: about 0.5 MB on the first compile, 4 KB on a second one), so "
-        "there the traced peak is the measure of the tree and tables. Compile s: CPU "
-        "seconds, the "
-        "median of uncached compiles repeated in that process until one CPU second is "
-        "spent (one compile for the large rungs).",
-        "- Reproduce: `.venv/bin/python benchmarks/bench_scale.py "
-        f"--max-rung {args.max_rung} --markdown BENCHMARKS.md --plot docs/scale.png`.",
+        f"- {COMPILE_COLUMNS}",
     ]
     if lite_missing:
         notes.append(
             "- LiteEFG is not installed here (`pip install LiteEFG`): its columns are n/a."
         )
     return notes
+
+
+COMPILE_COLUMNS = (
+    "Bytes per history: the compiled tree's stored arrays, its sequence-form index and one "
+    "CFR+ learner's tables; peak (resident): the resident-memory high-water mark of a fresh "
+    "process compiling the tree and setting up one learner (imports and the one-time "
+    "compilation of the optional numba kernels excluded); peak (traced): the most bytes "
+    "allocated at once during the same work in another fresh process (`tracemalloc`, "
+    "temporaries included; every nashzoo module imported first). On small games the resident "
+    "mark is mostly the allocator's one-time growth of a fresh process (Kuhn: about 0.5 MB on "
+    "the first compile, 4 KB on a second one), so there the traced peak is the measure of the "
+    "tree and tables. Compile s: CPU seconds, the median of uncached compiles repeated in "
+    "that process until one CPU second is spent (one compile for the large rungs)."
+)
+PACKAGES = ("numpy", "numba", "open_spiel", "LiteEFG")
 
 
 def _rungs(args: argparse.Namespace) -> list[Rung]:
@@ -750,44 +745,73 @@ def main() -> None:
     if args.measure_traced:
         print(json.dumps(measure_traced(args.measure_traced)))
         return
+    load_before = os.getloadavg()[0]
+    parts: dict[str, str] = {}  # generated part of the section -> its text
     if args.liteefg_footprint:
-        print(liteefg_footprint_table(RUNGS, args.compile_timeout))
-        return
-    rungs = _rungs(args)
-    if args.compile_only:
-        print(compile_table(rungs, args.compile_timeout))
-        return
+        text = liteefg_footprint_table(RUNGS, args.compile_timeout)
+        parts["LiteEFG footprint"] = (
+            "LiteEFG on the rungs it loads (its CFR+ graph on its OpenSpiel environment, each "
+            "rung in a fresh process; CPU seconds and the growth of the resident high-water "
+            f"mark; {{provenance}}):\n\n{text}"
+        )
+    elif args.compile_only:
+        text = compile_table(_rungs(args), args.compile_timeout)
+        how = (
+            "every rung loaded through the OpenSpiel bridge, the native games included"
+            if args.bridge
+            else "each rung loaded as the ladder loads it"
+        )
+        parts["compile through the bridge" if args.bridge else "compile"] = (
+            f"nashzoo's compile alone ({how}; each rung in fresh processes; {{provenance}}):"
+            f"\n\n{text}\n\n{COMPILE_COLUMNS}"
+        )
+    else:
+        text = _ladder_and_targets(args, parts)
+    line = provenance(load_before, os.getloadavg()[0], PACKAGES)
+    print(text.replace("{provenance}", line))
+    if args.markdown:
+        for part, body in parts.items():
+            write_section(args.markdown, SECTION, body.replace("{provenance}", line), part)
+            print(f"# wrote {part!r} of {SECTION!r} in {args.markdown}", file=sys.stderr)
+
+
+def _ladder_and_targets(args: argparse.Namespace, parts: dict[str, str]) -> str:
+    """Run the ladder (unless ``--targets-only``) and the time-to-target runs (with
+    ``--targets``); put their markdown in ``parts``; return what to print."""
     lite_missing = not args.targets_only and not bench_cfr.liteefg_available()
     if lite_missing:
         print(
             "# LiteEFG is not installed here (pip install LiteEFG): its columns will read n/a",
             file=sys.stderr,
         )
-    load_before = os.getloadavg()
-    rows = [] if args.targets_only else [run_rung(r, args) for r in rungs]
-    text = "" if args.targets_only else table(rows)
-    if args.targets or args.targets_only:
-        text += targets_text(args)
-    load_after = os.getloadavg()
-    slopes = {name: slope(rows, name) for name in ("nashzoo cfr_plus", "OpenSpiel C++", "LiteEFG")}
-    slope_line = ", ".join(
-        f"{n} {s:.2f}" if s is not None else f"{n} n/a" for n, s in slopes.items()
-    )
-    print(text)
-    print(f"\nlog-log slope of ms/iteration against histories: {slope_line}")
-    if args.plot:
-        plot(rows, args.plot)
-        print(f"# wrote {args.plot}", file=sys.stderr)
-    if args.markdown:
-        notes = _markdown_notes(args, (load_before, load_after), slope_line, lite_missing)
-        intro = (
-            "How the cost of one CFR+ iteration grows with the game, nashzoo against "
-            "OpenSpiel's C++ `CFRPlusSolver` and LiteEFG's CFR+ graph, with nashzoo's compile "
-            "time and memory per history (`benchmarks/bench_scale.py`); the plot is "
-            "[docs/scale.png](docs/scale.png)."
+    printed = []
+    if not args.targets_only:
+        rows = [run_rung(r, args) for r in _rungs(args)]
+        slopes = {n: slope(rows, n) for n in ("nashzoo cfr_plus", "OpenSpiel C++", "LiteEFG")}
+        slope_line = ", ".join(
+            f"{n} {s:.2f}" if s is not None else f"{n} n/a" for n, s in slopes.items()
         )
-        write_section(args.markdown, SECTION, "\n".join([intro, "", text, *notes]))
-        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
+        printed += [table(rows), f"log-log slope of ms/iteration against histories: {slope_line}"]
+        if args.plot:
+            plot(rows, args.plot)
+            print(f"# wrote {args.plot}", file=sys.stderr)
+        notes = _markdown_notes(args, slope_line, lite_missing)
+        parts["ladder"] = "\n".join(
+            [
+                "How the cost of one CFR+ iteration grows with the game, nashzoo against "
+                "OpenSpiel's C++ `CFRPlusSolver` and LiteEFG's CFR+ graph, with nashzoo's "
+                "compile time and memory per history; the plot is "
+                "[docs/scale.png](docs/scale.png). Measured {provenance}.",
+                "",
+                table(rows),
+                *notes,
+            ]
+        )
+    if args.targets or args.targets_only:
+        for part, text in targets_text(args).items():
+            printed.append(text)
+            parts[part] = text
+    return "\n\n".join(printed)
 
 
 if __name__ == "__main__":
