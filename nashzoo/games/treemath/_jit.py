@@ -281,43 +281,38 @@ def full_width_step(
 
 @_compiled
 def two_player_values(
-    index0: np.ndarray,
-    weight0: np.ndarray,
-    index1: np.ndarray,
-    weight1: np.ndarray,
-    best_index: np.ndarray,
-    flat: np.ndarray,
+    index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray
 ) -> tuple[float, float, float, float]:
     """Both players' best-response values and on-policy values under the joint ``flat``
     strategy, as :func:`nashzoo.games.treemath.nash_conv` takes them: each player's terminal
     weights ``pi_c u_p pi_{-p}`` summed into its last sequences, then backed up its own depths
     twice, along its own strategy (``SequenceForm.backup``) and along its best actions
-    (``SequenceForm.best_backup``). ``index0``/``weight0`` and ``index1``/``weight1`` are the
-    two seats' pass arguments (:func:`two_player_pass`, the ones a learner's step uses);
-    ``best_index`` packs, per player, the information sets in own-depth order and their
-    depths' offsets, then every information set's parent sequence and the legal mask (flat,
-    0/1)."""
+    (``SequenceForm.best_backup``). ``index`` packs, per player, the sequences in own-depth
+    order, their parents, the own depths' offsets, the last sequence before every terminal, the
+    information sets in own-depth order and their depths' offsets; then every information
+    set's parent sequence and the legal mask (flat, 0/1)."""
     n_seq = flat.shape[0]
     work = np.empty((5, n_seq + 1))  # both plans, the values twice, the sums pushed to parents
-    work[0, n_seq] = work[1, n_seq] = 1.0
-    _plan(_segment(index0, 0), _segment(index0, 1), flat, work[0])
-    _plan(_segment(index1, 0), _segment(index1, 1), flat, work[1])
-    parent_sequence, legal = _segment(best_index, 4), _segment(best_index, 5)
+    for p in range(2):
+        work[p, n_seq] = 1.0
+        _plan(_segment(index, 6 * p), _segment(index, 6 * p + 1), flat, work[p])
+    parent_sequence, legal = _segment(index, 12), _segment(index, 13)
     best0 = on0 = 0.0
     for p in range(2):
-        index, weight = (index0, weight0) if p == 0 else (index1, weight1)
-        _terminal_sums(_segment(index, 5), _segment(index, 6), weight, work[1 - p], work[2])
+        o = 6 * p  # this player's six arrays: sequences, parents, offsets, last, infosets, offsets
+        last, other_last = _segment(index, o + 3), _segment(index, 6 * (1 - p) + 3)
+        _terminal_sums(last, other_last, terminal_weight[p], work[1 - p], work[2])
         work[3] = work[2]
         _back_up(
-            _segment(index, 0), _segment(index, 1), _segment(index, 2), flat, work[3], work[4]
+            _segment(index, o),
+            _segment(index, o + 1),
+            _segment(index, o + 2),
+            flat,
+            work[3],
+            work[4],
         )
         _best_back_up(
-            _segment(best_index, 2 * p),
-            _segment(best_index, 2 * p + 1),
-            parent_sequence,
-            legal,
-            work[2],
-            work[4],
+            _segment(index, o + 4), _segment(index, o + 5), parent_sequence, legal, work[2], work[4]
         )
         if p == 0:
             best0, on0 = work[2, n_seq], work[3, n_seq]

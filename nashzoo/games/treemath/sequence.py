@@ -91,22 +91,19 @@ class SequenceForm:
             )
         return built[player]
 
-    def nash_conv_arguments(self) -> tuple[np.ndarray, ...]:
-        """The leading arguments of the compiled two-player NashConv
-        (``_jit.two_player_values``): both seats' pass arguments (:meth:`kernel_arguments`,
-        the very arrays the learners' steps use, so evaluating during training adds no copy
-        of them) and the best-response climb's index (:attr:`best_response_index`)."""
-        return (*self.kernel_arguments(0), *self.kernel_arguments(1), self.best_response_index)
-
     @functools.cached_property
-    def best_response_index(self) -> np.ndarray:
-        """The packed index of the compiled best-response climb: per player the information
-        sets in own-depth order and the depths' offsets; then every information set's parent
-        sequence and the legal mask (0/1)."""
+    def nash_conv_index(self) -> np.ndarray:
+        """The packed index of the compiled two-player NashConv (``_jit.two_player_values``):
+        per player the sequences in own-depth order, their parents, the depths' offsets, the
+        last sequence before every terminal, the information sets in own-depth order and the
+        depths' offsets; then every information set's parent sequence and the legal mask
+        (0/1)."""
         arrays = []
-        for player_depths in self.depths[:2]:
+        for p, player_depths in enumerate(self.depths[:2]):
             rows = [d.grid[:, 0] // self.num_actions for d in player_depths]
             arrays += [
+                *self.ordered[p],
+                self.last_sequence[p],
                 np.concatenate(rows or [_EMPTY]),
                 np.cumsum([0] + [r.size for r in rows]),
             ]
