@@ -82,10 +82,25 @@ def _terminal_sums(
     q: np.ndarray,
 ) -> None:
     """``q = bincount(last_own, weights=terminal_weight * other_plan[last_other])``, in
-    terminal order as numpy sums it."""
+    terminal order as numpy sums it. The callers pass the terminals sorted by ``last_own``
+    (stably, see ``SequenceForm.kernel_arguments``), so each sequence's terminals are one run:
+    the run is summed in a register, from zero and in order as numpy's sum, and added to
+    ``q`` once, which gives numpy's number and keeps consecutive terminals from waiting on
+    each other's store to memory. Unsorted terminals give the same sums up to rounding."""
     q[:] = 0.0
-    for z in range(last_own.shape[0]):
-        q[last_own[z]] += terminal_weight[z] * other_plan[last_other[z]]
+    n = last_own.shape[0]
+    if n == 0:
+        return
+    run = last_own[0]
+    total = 0.0
+    for z in range(n):
+        s = last_own[z]
+        if s != run:
+            q[run] += total
+            run = s
+            total = 0.0
+        total += terminal_weight[z] * other_plan[last_other[z]]
+    q[run] += total
 
 
 @_compiled
@@ -287,20 +302,22 @@ def two_player_values(
     strategy, as :func:`nashzoo.games.treemath.nash_conv` takes them: each player's terminal
     weights ``pi_c u_p pi_{-p}`` summed into its last sequences, then backed up its own depths
     twice, along its own strategy (``SequenceForm.backup``) and along its best actions
-    (``SequenceForm.best_backup``). ``index`` packs, per player, the sequences in own-depth
-    order, their parents, the own depths' offsets, the last sequence before every terminal, the
-    information sets in own-depth order and their depths' offsets; then every information
-    set's parent sequence and the legal mask (flat, 0/1)."""
+    (``SequenceForm.best_backup``). ``index`` and ``terminal_weight`` are
+    ``SequenceForm.nash_conv_arguments``: per player the sequences in own-depth order, their
+    parents, the own depths' offsets, the player's and the other's last sequence before every
+    terminal (terminals in the player's order, as its weights row), the information sets in
+    own-depth order and their depths' offsets; then every information set's parent sequence
+    and the legal mask (flat, 0/1)."""
     n_seq = flat.shape[0]
     work = np.empty((5, n_seq + 1))  # both plans, the values twice, the sums pushed to parents
     for p in range(2):
         work[p, n_seq] = 1.0
-        _plan(_segment(index, 6 * p), _segment(index, 6 * p + 1), flat, work[p])
-    parent_sequence, legal = _segment(index, 12), _segment(index, 13)
+        _plan(_segment(index, 7 * p), _segment(index, 7 * p + 1), flat, work[p])
+    parent_sequence, legal = _segment(index, 14), _segment(index, 15)
     best0 = on0 = 0.0
     for p in range(2):
-        o = 6 * p  # this player's six arrays: sequences, parents, offsets, last, infosets, offsets
-        last, other_last = _segment(index, o + 3), _segment(index, 6 * (1 - p) + 3)
+        o = 7 * p  # sequences, parents, offsets, last, other's last, infosets, offsets
+        last, other_last = _segment(index, o + 3), _segment(index, o + 4)
         _terminal_sums(last, other_last, terminal_weight[p], work[1 - p], work[2])
         work[3] = work[2]
         _back_up(
@@ -312,7 +329,7 @@ def two_player_values(
             work[4],
         )
         _best_back_up(
-            _segment(index, o + 4), _segment(index, o + 5), parent_sequence, legal, work[2], work[4]
+            _segment(index, o + 5), _segment(index, o + 6), parent_sequence, legal, work[2], work[4]
         )
         if p == 0:
             best0, on0 = work[2, n_seq], work[3, n_seq]

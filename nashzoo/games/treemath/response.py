@@ -105,7 +105,8 @@ def _values(
     sf = sequence_form(tree)
     flat = flat_view(strategy)
     if _jit.ENABLED and tree.num_players == 2:
-        br0, br1, on0, on1 = _jit.two_player_values(sf.nash_conv_index, sf.terminal_weight, flat)
+        index, weights = sf.nash_conv_arguments
+        br0, br1, on0, on1 = _jit.two_player_values(index, weights, flat)
         return (br0 - on0) + (br1 - on1), (br0, br1), (on0, on1)
     reaches = _terminal_reaches(sf, flat, tree.num_players)
     on_policy = np.empty(tree.num_players)

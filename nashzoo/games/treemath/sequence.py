@@ -92,25 +92,32 @@ class SequenceForm:
         return built[player]
 
     @functools.cached_property
-    def nash_conv_index(self) -> np.ndarray:
-        """The packed index of the compiled two-player NashConv (``_jit.two_player_values``):
-        per player the sequences in own-depth order, their parents, the depths' offsets, the
-        last sequence before every terminal, the information sets in own-depth order and the
+    def nash_conv_arguments(self) -> tuple[np.ndarray, np.ndarray]:
+        """The leading arguments of the compiled two-player NashConv
+        (``_jit.two_player_values``): a packed index and the terminal weights, both with each
+        player's terminals in the order of its last sequence (a stable sort, as in
+        :meth:`kernel_arguments`: each sum keeps its order, so the numbers are the numpy
+        path's). The index holds, per player, the sequences in own-depth order, their parents,
+        the depths' offsets, the player's and the other player's last sequence before every
+        terminal (in the player's order), the information sets in own-depth order and the
         depths' offsets; then every information set's parent sequence and the legal mask
-        (0/1)."""
-        arrays = []
+        (0/1). The weights are ``[2, Z]``, row ``p`` in player ``p``'s order."""
+        arrays, weights = [], []
         for p, player_depths in enumerate(self.depths[:2]):
             rows = [d.grid[:, 0] // self.num_actions for d in player_depths]
+            order = np.argsort(self.last_sequence[p], kind="stable")
             arrays += [
                 *self.ordered[p],
-                self.last_sequence[p],
+                self.last_sequence[p][order],
+                self.last_sequence[1 - p][order],
                 np.concatenate(rows or [_EMPTY]),
                 np.cumsum([0] + [r.size for r in rows]),
             ]
+            weights.append(self.terminal_weight[p][order])
         legal = np.zeros(self.num_sequences, dtype=np.int64)
         for depth in (d for player_depths in self.depths for d in player_depths):
             legal[depth.sequences] = 1
-        return frozen(_jit.pack(*arrays, self.parent_sequence, legal))
+        return frozen(_jit.pack(*arrays, self.parent_sequence, legal)), frozen(np.stack(weights))
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """``player``'s realization plan of the flat strategy ``flat`` (``[num_sequences]``),
