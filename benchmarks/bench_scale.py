@@ -766,7 +766,7 @@ def main() -> None:
             f"\n\n{text}\n\n{COMPILE_COLUMNS}"
         )
     else:
-        text = _ladder_and_targets(args, parts)
+        text, parts = _ladder_and_targets(args)
     line = provenance(load_before, os.getloadavg()[0], PACKAGES)
     print(text.replace("{provenance}", line))
     if args.markdown:
@@ -775,9 +775,10 @@ def main() -> None:
             print(f"# wrote {part!r} of {SECTION!r} in {args.markdown}", file=sys.stderr)
 
 
-def _ladder_and_targets(args: argparse.Namespace, parts: dict[str, str]) -> str:
+def _ladder_and_targets(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     """Run the ladder (unless ``--targets-only``) and the time-to-target runs (with
-    ``--targets``); put their markdown in ``parts``; return what to print."""
+    ``--targets``); return what to print and the markdown of each part of the section."""
+    parts: dict[str, str] = {}
     lite_missing = not args.targets_only and not bench_cfr.liteefg_available()
     if lite_missing:
         print(
@@ -811,7 +812,7 @@ def _ladder_and_targets(args: argparse.Namespace, parts: dict[str, str]) -> str:
         for part, text in targets_text(args).items():
             printed.append(text)
             parts[part] = text
-    return "\n\n".join(printed)
+    return "\n\n".join(printed), parts
 
 
 if __name__ == "__main__":
