@@ -69,8 +69,8 @@ def version(package: str) -> str:
 def provenance(load_before: float, load_after: float, packages: tuple[str, ...] = ()) -> str:
     """One line saying where and when a result was measured, for the generated parts of
     BENCHMARKS.md: the time (UTC), the machine, the versions of Python and ``packages``, the
-    load average before and after, the repository's commit (``+ local changes`` when the work
-    tree differs from it) and the command line that reproduces it."""
+    load average before and after, the repository's commit (``+ local changes`` when the code
+    differs from it, see :func:`commit`) and the command line that reproduces it."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     versions = ", ".join(f"{name} {version(name)}" for name in packages)
     command = " ".join(shlex.quote(arg) for arg in sys.argv[1:])
