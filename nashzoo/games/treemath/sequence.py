@@ -77,19 +77,30 @@ class SequenceForm:
         number the kernels give, is the same as in the tree's order."""
         built = self.__dict__.setdefault("_kernel_arguments", {})
         if player not in built:
-            order = np.argsort(self.last_sequence[player], kind="stable")
+            own_last, other_last, weight = self._terminals_in_order(player)
             built[player] = (
                 frozen(
                     _jit.pack(
                         *self.ordered[player],
                         *self.ordered[1 - player][:2],
-                        self.last_sequence[player][order],
-                        self.last_sequence[1 - player][order],
+                        own_last,
+                        other_last,
                     )
                 ),
-                frozen(self.terminal_weight[player][order]),
+                frozen(weight),
             )
         return built[player]
+
+    def _terminals_in_order(self, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``player``'s and the other player's last sequence before every terminal and
+        ``player``'s terminal weights, the terminals stably sorted by ``player``'s last
+        sequence (the order every compiled terminal sum takes, see :meth:`kernel_arguments`)."""
+        order = np.argsort(self.last_sequence[player], kind="stable")
+        return (
+            self.last_sequence[player][order],
+            self.last_sequence[1 - player][order],
+            self.terminal_weight[player][order],
+        )
 
     @functools.cached_property
     def nash_conv_arguments(self) -> tuple[np.ndarray, np.ndarray]:
@@ -105,15 +116,15 @@ class SequenceForm:
         arrays, weights = [], []
         for p, player_depths in enumerate(self.depths[:2]):
             rows = [d.grid[:, 0] // self.num_actions for d in player_depths]
-            order = np.argsort(self.last_sequence[p], kind="stable")
+            own_last, other_last, weight = self._terminals_in_order(p)
             arrays += [
                 *self.ordered[p],
-                self.last_sequence[p][order],
-                self.last_sequence[1 - p][order],
+                own_last,
+                other_last,
                 np.concatenate(rows or [_EMPTY]),
                 np.cumsum([0] + [r.size for r in rows]),
             ]
-            weights.append(self.terminal_weight[p][order])
+            weights.append(weight)
         legal = np.zeros(self.num_sequences, dtype=np.int64)
         for depth in (d for player_depths in self.depths for d in player_depths):
             legal[depth.sequences] = 1
