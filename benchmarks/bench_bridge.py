@@ -47,6 +47,7 @@ from _common import version, write_section
 
 from nashzoo.games import CHANCE, TERMINAL, Game, load_game
 from nashzoo.games import fast_walk as fw
+from nashzoo.games.layout import lay_out
 from nashzoo.games.openspiel import _raw_ops
 from nashzoo.games.tree import _compile, walk_states
 
@@ -103,7 +104,7 @@ def bridge_parts(game: Game) -> tuple[float, float]:
     start = time.process_time()
     fw._visit_all(game, game.openspiel_game.new_initial_state(), _raw_ops(game), records)
     middle = time.process_time()
-    fw._lay_out(game, records)
+    lay_out(game, records)
     return middle - start, time.process_time() - middle
 
 

@@ -20,6 +20,7 @@ from nashzoo.games import (
 )
 from nashzoo.games import fast_walk as fw
 from nashzoo.games.card_tree import build_card_game_tree
+from nashzoo.games.layout import lay_out
 from nashzoo.games.tree import _compile, walk_states
 
 STATE_GAMES = [
@@ -86,7 +87,7 @@ def test_matrix_game_builder_is_the_checking_walk(game: MatrixGame) -> None:
 
 
 @pytest.mark.parametrize("spec", STATE_GAMES)
-def test_fast_walk_over_states_is_the_checking_walk(spec: str) -> None:
+def test_fast_walk_over_states_is_the_checking_walk(spec: str, layout_twin: str) -> None:
     game = load_game(spec)
     assert_same_tree(_fast(game), walk_states(game))
 
@@ -120,7 +121,9 @@ def test_without_tqdm_a_long_walk_shows_nothing_and_compiles(monkeypatch, capsys
 
 
 @pytest.mark.parametrize("spec", BRIDGED_GAMES)
-def test_bridge_walk_over_raw_pyspiel_states_is_the_checking_walk(spec: str) -> None:
+def test_bridge_walk_over_raw_pyspiel_states_is_the_checking_walk(
+    spec: str, layout_twin: str
+) -> None:
     pytest.importorskip("pyspiel")
     from nashzoo.games.openspiel import _raw_ops
 
@@ -130,7 +133,18 @@ def test_bridge_walk_over_raw_pyspiel_states_is_the_checking_walk(spec: str) -> 
     assert_same_tree(_fast(game), raw)  # through the OpenSpielState wrappers, too
 
 
-def test_the_bridge_walk_gives_up_on_imperfect_recall() -> None:
+def test_the_layout_gives_up_on_a_payoff_that_is_not_finite(layout_twin: str) -> None:
+    """A payoff the walk let through unchecked (the bridge reads raw returns) stops the layout,
+    so the checking walk names the history."""
+    game = load_game("kuhn_poker")
+    records = fw._Records()
+    fw._visit_all(game, game.new_initial_state(), fw.state_ops(game), records)
+    records.utility[3] = float("nan")
+    with pytest.raises(fw.Unexplained, match="not finite"):
+        lay_out(game, records)
+
+
+def test_the_bridge_walk_gives_up_on_imperfect_recall(layout_twin: str) -> None:
     pytest.importorskip("pyspiel")
     from nashzoo.games.openspiel import _raw_ops
 

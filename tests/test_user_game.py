@@ -276,7 +276,7 @@ def test_zero_sum_only_functions_refuse_a_general_sum_game(coin_bluff):
         lambda cb: _broken(cb, "shared_keys", infoset_key=lambda self, player: "same"),
     ],
 )
-def test_the_fast_walk_gives_up_on_every_malformed_game(coin_bluff, make):
+def test_the_fast_walk_gives_up_on_every_malformed_game(coin_bluff, make, layout_twin):
     """The fast walk must not compile what the checking walk refuses: it raises, and
     compile_tree then runs the checking walk for the one-line error (tested above)."""
     game = make(coin_bluff)

@@ -8,12 +8,12 @@ terminals; per new information set its key, owner, legal actions and where it wa
 tensors are asked of the game's States there when first wanted). A depth-first walk keeps only
 the States of one path (and their siblings) alive.
 
-Everything that follows from the path is computed afterwards with numpy, one depth at a time:
-the breadth-first order (a stable sort by depth), each terminal's chance reach, each player's
-last sequence and number of own moves, and from those the perfect-recall check (every history
-of an information set has the same own past). The per-history checks that need the state in
-hand (a valid player, chance probabilities summing to one, legal actions, payoffs) run as the
-walk goes, through :mod:`nashzoo.games.checks`.
+Everything that follows from the path is computed afterwards, by the layout
+(:mod:`nashzoo.games.layout`): the breadth-first order, each terminal's chance reach, each
+player's last sequence and number of own moves, and from those the perfect-recall check (every
+history of an information set has the same own past). The per-history checks that need the
+state in hand (a valid player, chance probabilities summing to one, legal actions, payoffs) run
+as the walk goes, through :mod:`nashzoo.games.checks`.
 
 On a terminal, a walk that runs for more than a couple of seconds shows a bar of the histories
 visited (:mod:`nashzoo.games.progress`).
@@ -27,7 +27,6 @@ succeeds its tree is the checking walk's, array for array (``tests/test_compile_
 from __future__ import annotations
 
 import array
-import itertools
 import operator
 import sys
 from collections.abc import Callable, Sequence
@@ -37,7 +36,8 @@ import numpy as np
 
 from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game
-from nashzoo.games.compiled import CompiledTree, first_seen_rank, readonly, replayed_labels
+from nashzoo.games.compiled import CompiledTree
+from nashzoo.games.layout import Unexplained, lay_out
 from nashzoo.games.progress import WalkProgress
 
 
@@ -71,17 +71,13 @@ def state_ops(game: Game) -> StateOps:
     )
 
 
-class Unexplained(Exception):
-    """The fast walk met something the checking walk must explain (it names the history)."""
-
-
 def walk(game: Game, root: Any, ops: StateOps) -> CompiledTree:
     """Every history from ``root``, as the checking walk would compile it; raises on anything
     wrong (see the module docstring)."""
     records = _Records()
     with WalkProgress(game.id) as progress:
         _visit_all(game, root, ops, records, progress)
-    return _lay_out(game, records)
+    return lay_out(game, records)
 
 
 class _Records:
@@ -97,7 +93,7 @@ class _Records:
         self.depth: array.array | None = array.array("H")
         self.utility: array.array | None = array.array("d")  # [terminals * players]
         self.index: dict[Any, int] = {}
-        self.owner: list[int] = []
+        self.owner = array.array("b")
         self.legal: list[list[int]] = []
         self.edges: list[list[tuple[int, float]]] = []  # (action, 1.0) per legal action
         self.first = array.array("q")  # the depth-first node where each set was found
@@ -177,138 +173,3 @@ def _visit_all(
         node += 1
         if node >= look_again:
             look_again = report(node)
-
-
-class _Nodes(NamedTuple):
-    """The per-node arrays in breadth-first order (information sets already renumbered)."""
-
-    parent: np.ndarray
-    player: np.ndarray
-    infoset: np.ndarray
-    action: np.ndarray
-    chance_prob: np.ndarray
-    level_starts: np.ndarray
-
-
-def _lay_out(game: Game, rec: _Records) -> CompiledTree:
-    """The records as a :class:`CompiledTree`: breadth-first, information sets numbered by
-    their first breadth-first node, paths checked for perfect recall."""
-    players, num_actions, num_infosets = game.num_players, game.num_actions, len(rec.owner)
-    nodes, rank, terminal_nodes, utility, found = _breadth_first(rec, players, num_infosets)
-    if not np.isfinite(utility).all():
-        raise Unexplained("a payoff is not finite")
-    own_depth, own_last, reach, last = _paths(nodes, players, num_actions, num_infosets)
-    renumbered = np.argsort(rank)  # new id -> old id
-    keys = list(rec.index)
-    keys = tuple(keys[i] for i in renumbered)
-    found = found[renumbered]  # each set's first depth-first node, by new id
-    mask = np.zeros((num_infosets, num_actions), dtype=bool)
-    sizes = np.fromiter(map(len, rec.legal), dtype=np.int64, count=num_infosets)
-    legal = np.fromiter(itertools.chain.from_iterable(rec.legal), dtype=np.int64)
-    mask[np.repeat(np.arange(num_infosets), sizes), legal] = True
-    tree = CompiledTree(
-        game_id=game.id,
-        num_players=players,
-        num_actions=num_actions,
-        **{name: readonly(values) for name, values in nodes._asdict().items()},
-        infoset_player=readonly(np.asarray(rec.owner, dtype=np.int8)[renumbered]),
-        infoset_depth=readonly(own_depth.astype(np.int32)),
-        infoset_parent_sequence=readonly(own_last.astype(np.int32)),
-        legal_mask=readonly(mask[renumbered]),
-        terminal_nodes=readonly(terminal_nodes),
-        terminal_utility=readonly(utility),
-        terminal_chance_reach=readonly(reach),
-        terminal_last_sequence=readonly(last.astype(np.int32)),
-        infoset_labels=lambda: (keys, replayed_labels(game, nodes.parent, nodes.action, found)[1]),
-    )
-    tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
-    return tree
-
-
-def _breadth_first(
-    rec: _Records, players: int, num_infosets: int
-) -> tuple[_Nodes, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The nodes by depth (a stable sort of the depth-first order, which within one depth is
-    already parent-then-action order), the information sets' renumbering (old id -> new id),
-    the terminals' positions and their payoffs in that order, and where each information set
-    was found (by old id). Each depth-first buffer is let go as soon as it is reordered, so the
-    two copies of a column are alive one at a time."""
-    depth = np.frombuffer(rec.depth, dtype=np.uint16)
-    level_starts = np.concatenate(([0], np.cumsum(np.bincount(depth))))
-    order = np.argsort(depth, kind="stable").astype(np.int32)  # position -> depth-first id
-    del depth
-    rec.depth = None
-    position = np.empty_like(order)
-    position[order] = np.arange(order.size, dtype=np.int32)
-    terminals = position[np.flatnonzero(np.frombuffer(rec.player, dtype=np.int8) == TERMINAL)]
-    by_node = np.argsort(terminals, kind="stable")
-    utility = np.frombuffer(rec.utility).reshape(-1, players)[by_node]
-    rec.utility = None
-    parent = position[rec.take("parent", np.int32, order)]
-    parent[0] = -1  # the root, the only node of depth 0
-    found = position[np.frombuffer(rec.first, dtype=np.int64)]
-    del position
-    infoset = rec.take("infoset", np.int32, order)
-    decision = infoset >= 0
-    rank = first_seen_rank(infoset[decision], num_infosets)
-    infoset[decision] = rank[infoset[decision]]
-    nodes = _Nodes(
-        parent=parent,
-        player=rec.take("player", np.int8, order),
-        infoset=infoset,
-        action=rec.take("action", np.int32, order),
-        chance_prob=rec.take("chance_prob", np.float64, order),
-        level_starts=level_starts,
-    )
-    return nodes, rank, terminals[by_node], utility, found
-
-
-def _paths(
-    nodes: _Nodes, players: int, num_actions: int, num_infosets: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """What follows from the paths, one depth at a time: per information set its owner's
-    number of own moves before it and last sequence (checked equal at every one of its
-    histories: perfect recall); per terminal its chance reach and each player's last sequence.
-    Sequences are ``infoset * num_actions + action`` (new ids), ``num_infosets * num_actions``
-    where a player has not moved yet. Each depth costs the same few numpy calls whatever the
-    number of players (every player's columns are indexed at once by who moved), which is
-    most of a small game's layout."""
-    pad = num_infosets * num_actions
-    own = np.full((num_infosets, 2), -1, dtype=np.int64)  # own moves before, last sequence
-    reach, last, moves = np.ones(1), np.full((players, 1), pad), np.zeros((players, 1), np.int64)
-    reaches, lasts = [], []
-    starts = nodes.level_starts.tolist()
-    for d in range(len(starts) - 1):
-        lo, hi = starts[d], starts[d + 1]
-        if d:
-            up = nodes.parent[lo:hi]
-            local = up - starts[d - 1]
-            reach = reach[local] * nodes.chance_prob[lo:hi]
-            last, moves = last[:, local], moves[:, local]
-            mover = nodes.player[up]
-            moved = (mover >= 0).nonzero()[0]
-            if moved.size:
-                by = mover[moved]
-                sequence = nodes.infoset[up[moved]].astype(np.int64) * num_actions
-                last[by, moved] = sequence + nodes.action[lo + moved]
-                moves[by, moved] += 1
-        who = nodes.player[lo:hi]
-        mine = (who >= 0).nonzero()[0]
-        if mine.size:
-            by = who[mine]
-            _agree(own, nodes.infoset[lo + mine], np.stack((moves[by, mine], last[by, mine]), 1))
-        end = (who == TERMINAL).nonzero()[0]
-        reaches.append(reach[end])
-        lasts.append(last[:, end])
-    own_depth, own_last = own.T
-    return own_depth, own_last, np.concatenate(reaches), np.concatenate(lasts, axis=1)
-
-
-def _agree(table: np.ndarray, iset: np.ndarray, values: np.ndarray) -> None:
-    """Record ``values`` (one row per history) for the information sets ``iset`` seen for the
-    first time and check that every history agrees with what its set recorded (raises
-    :class:`Unexplained`)."""
-    seen = table[iset]
-    table[iset] = np.where(seen < 0, values, seen)
-    if (table[iset] != values).any():
-        raise Unexplained("two histories of an information set have different own pasts")

@@ -17,28 +17,11 @@ tenth of a small tree's whole step.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-try:
-    if os.environ.get("NASHZOO_PURE_NUMPY") == "1":
-        raise ImportError("pure numpy requested")
-    from numba import njit
-except ImportError:  # the pure-numpy path
-    njit = None
-
-ENABLED = njit is not None
-"""Whether the compiled kernels are in use."""
-
-
-def _compiled(function):
-    """``function`` compiled by numba (cached on disk, without the GIL), or as it is without
-    numba. Inlined into the kernels that call it (a fifth of a small tree's NashConv kernel
-    went to calls between compiled functions)."""
-    if njit is None:
-        return function
-    return njit(cache=True, nogil=True, inline="always")(function)
+# ENABLED is read here as ``_jit.ENABLED`` by the treemath modules (and switched off by tests)
+from nashzoo.games._numba import ENABLED as ENABLED
+from nashzoo.games._numba import compiled
 
 
 def pack(*arrays: np.ndarray) -> np.ndarray:
@@ -58,13 +41,13 @@ def pack(*arrays: np.ndarray) -> np.ndarray:
 
 
 # --- building blocks, each the loop form of one numpy kernel step ----------------------------
-@_compiled
+@compiled
 def _segment(index: np.ndarray, k: int) -> np.ndarray:
     """Array ``k`` of an index made by :func:`pack`."""
     return index[index[k] : index[k + 1]]
 
 
-@_compiled
+@compiled
 def _plan(sequences: np.ndarray, parents: np.ndarray, flat: np.ndarray, out: np.ndarray) -> None:
     """``SequenceForm.plan``: ``out[s] = out[parent(s)] * flat[s]``, sequences in own-depth
     order (the caller sets the empty sequence's 1)."""
@@ -73,7 +56,7 @@ def _plan(sequences: np.ndarray, parents: np.ndarray, flat: np.ndarray, out: np.
         out[s] = out[parents[i]] * flat[s]
 
 
-@_compiled
+@compiled
 def _terminal_sums(
     last_own: np.ndarray,
     last_other: np.ndarray,
@@ -103,7 +86,7 @@ def _terminal_sums(
     q[run] += total
 
 
-@_compiled
+@compiled
 def _add_pushed(parents: np.ndarray, q: np.ndarray, pushed: np.ndarray) -> None:
     """``q[parent_ids] += sums``: each distinct parent once (NaN marks one already added)."""
     for i in range(parents.shape[0]):
@@ -113,7 +96,7 @@ def _add_pushed(parents: np.ndarray, q: np.ndarray, pushed: np.ndarray) -> None:
             pushed[p] = np.nan
 
 
-@_compiled
+@compiled
 def _back_up(
     sequences: np.ndarray,
     parents: np.ndarray,
@@ -134,7 +117,7 @@ def _back_up(
         _add_pushed(parents[start:stop], q, pushed)
 
 
-@_compiled
+@compiled
 def _best_back_up(
     infosets: np.ndarray,
     offsets: np.ndarray,
@@ -165,7 +148,7 @@ def _best_back_up(
                 pushed[parent] = np.nan
 
 
-@_compiled
+@compiled
 def regret_matching_rows(
     regrets: np.ndarray, legal: np.ndarray, inverse_count: np.ndarray, out: np.ndarray
 ) -> None:
@@ -187,7 +170,7 @@ def regret_matching_rows(
 
 
 # --- the kernels the treemath functions call -------------------------------------------------
-@_compiled
+@compiled
 def two_player_pass(
     index: np.ndarray,
     terminal_weight: np.ndarray,
@@ -235,7 +218,7 @@ def two_player_pass(
     _plan(own_sequences, own_parents, own_flat, plan)
 
 
-@_compiled
+@compiled
 def full_width_step(
     index: np.ndarray,
     terminal_weight: np.ndarray,
@@ -294,7 +277,7 @@ def full_width_step(
     return q[n_seq]
 
 
-@_compiled
+@compiled
 def two_player_values(
     index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray
 ) -> tuple[float, float, float, float]:
