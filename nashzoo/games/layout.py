@@ -91,13 +91,18 @@ def lay_out(game: Game, records: Any) -> CompiledTree:
 def _loop_layout(
     rec: Any, players: int, num_actions: int, legal_sizes: np.ndarray, legal_flat: np.ndarray
 ) -> _Layout:
-    """:func:`_lay_out_loop` over the records' buffers (read in place), which are then let go."""
-    *arrays, finite, agree = _lay_out_loop(
+    """:func:`_lay_out_loop` over the records' buffers, whose per-history columns it rewrites
+    in breadth-first order in place: they become the tree's (numpy views of the records'
+    buffers); the other buffers are let go."""
+    nodes = (
         np.frombuffer(rec.parent, dtype=np.int32),
         np.frombuffer(rec.player, dtype=np.int8),
         np.frombuffer(rec.infoset, dtype=np.int32),
         np.frombuffer(rec.action, dtype=np.int32),
         np.frombuffer(rec.chance_prob, dtype=np.float64),
+    )
+    *arrays, finite, agree = _lay_out_loop(
+        *nodes,
         np.frombuffer(rec.depth, dtype=np.uint16),
         np.frombuffer(rec.utility, dtype=np.float64),
         np.frombuffer(rec.first, dtype=np.int64),
@@ -113,7 +118,7 @@ def _loop_layout(
         raise Unexplained("a payoff is not finite")
     if not agree:
         raise Unexplained("two histories of an information set have different own pasts")
-    return _Layout(*arrays)
+    return _Layout(*nodes, *arrays)
 
 
 @_numba.compiled
@@ -133,17 +138,18 @@ def _lay_out_loop(
     players: int,
 ):
     """The whole layout in three passes over the histories: depth first (each history's
-    breadth-first position), breadth first (information sets numbered as first met, terminals
-    and their payoffs in node order), breadth first again one depth at a time (the paths).
-    Returns the :class:`_Layout` fields, then whether every payoff is finite and whether every
+    breadth-first position, and the per-history columns rewritten in that order, in place),
+    breadth first (information sets numbered as first met, terminals and their payoffs in node
+    order), breadth first again one depth at a time (the paths). Returns the :class:`_Layout`
+    fields after the per-history columns, then whether every payoff is finite and whether every
     information set's histories agree on their own past."""
     level_starts = _level_starts(depth)
-    position, nodes, num_terminals = _breadth_first_loop(
+    position, num_terminals = _breadth_first_loop(
         parent, player, infoset, action, prob, depth, level_starts
     )
-    b_parent, b_player, b_infoset, b_action, b_prob = nodes
+    nodes = (parent, player, infoset, action, prob)
     renumbered, terminal_nodes, terminal_utility, finite = _number_loop(
-        b_infoset, utility, owner.shape[0], num_terminals, players
+        infoset, utility, owner.shape[0], num_terminals, players
     )
     found, infoset_player, legal_mask = _infoset_tables_loop(
         renumbered, position, first, owner, legal_sizes, legal_flat, num_actions
@@ -152,11 +158,6 @@ def _lay_out_loop(
         nodes, level_starts, owner.shape[0], num_actions, players, num_terminals
     )
     return (
-        b_parent,
-        b_player,
-        b_infoset,
-        b_action,
-        b_prob,
         level_starts,
         infoset_player,
         own_depth,
@@ -190,32 +191,41 @@ def _level_starts(depth: np.ndarray) -> np.ndarray:
 @_numba.compiled
 def _breadth_first_loop(parent, player, infoset, action, prob, depth, level_starts):
     """Each history's breadth-first position (a counting sort on depth, stable: within a depth
-    the depth-first order stays, parent then action) and the columns in that order. A
-    terminal's infoset slot (-1 in the tree) holds ``-2 - row`` of its payoffs until
-    :func:`_number_loop` reads it. Returns the positions, the columns and the terminal count."""
+    the depth-first order stays, parent then action), and the columns rewritten in that order
+    in place, one at a time through a scratch column (so the records' buffers become the
+    tree's arrays: no second copy of every column at once). A terminal's infoset entry (-1 in
+    the tree) holds ``-2 - row`` of its payoffs until :func:`_number_loop` reads it. Returns
+    the positions and the number of terminals."""
     n = parent.shape[0]
     fill = level_starts[:-1].copy()
     position = np.empty(n, np.int32)
-    b_parent = np.empty(n, np.int32)
-    b_player = np.empty(n, np.int8)
-    b_infoset = np.empty(n, np.int32)
-    b_action = np.empty(n, np.int32)
-    b_prob = np.empty(n, np.float64)
-    num_terminals = 0
-    for i in range(n):  # a parent comes before its children: its position is known
-        at = fill[depth[i]]
+    for i in range(n):
+        position[i] = fill[depth[i]]
         fill[depth[i]] += 1
-        position[i] = at
-        b_parent[at] = position[parent[i]] if i > 0 else -1
-        b_player[at] = player[i]
-        b_action[at] = action[i]
-        b_prob[at] = prob[i]
+    scratch = np.empty(n, np.int32)
+    for i in range(n):  # a parent comes before its children: the root is depth-first node 0
+        scratch[position[i]] = position[parent[i]] if i > 0 else -1
+    parent[:] = scratch
+    num_terminals = 0
+    for i in range(n):
         if player[i] == TERMINAL:
-            b_infoset[at] = -2 - num_terminals
+            scratch[position[i]] = -2 - num_terminals
             num_terminals += 1
         else:
-            b_infoset[at] = infoset[i]
-    return position, (b_parent, b_player, b_infoset, b_action, b_prob), num_terminals
+            scratch[position[i]] = infoset[i]
+    infoset[:] = scratch
+    _permute(action, position, scratch)
+    _permute(player, position, np.empty(n, np.int8))
+    _permute(prob, position, np.empty(n, np.float64))
+    return position, num_terminals
+
+
+@_numba.compiled
+def _permute(column, position, scratch) -> None:
+    """``column`` rewritten in place so that entry ``i`` moves to ``position[i]``."""
+    for i in range(column.shape[0]):
+        scratch[position[i]] = column[i]
+    column[:] = scratch
 
 
 @_numba.compiled
