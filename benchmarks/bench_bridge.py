@@ -6,7 +6,8 @@ For each game, every history is visited by
 * nashzoo's compile of the bridged game (``load_game("openspiel:...")``): the fast walk over raw
   ``pyspiel`` states (``games/fast_walk.py`` with the bridge's ``_raw_ops``), timed in its two
   parts, the walk (one Python step per history, recording into typed buffers) and the layout
-  (breadth-first order, sequences, the recall check: numpy over whole arrays);
+  (``games/layout.py``: breadth-first order, sequences, the recall check; one compiled loop
+  with numba, numpy one depth at a time without);
 * the floor: the same ``pyspiel`` calls the walk makes (player, chance outcomes or legal
   actions, information-state string at decisions, returns at terminals, one clone-and-apply per
   child but the last, which is applied in place), recording nothing; what any walk through
@@ -25,13 +26,13 @@ contender is single-threaded), medians over rounds measured round-robin (each ro
 contender once), so load from other jobs hits all alike; the ratios are taken within the run.
 
 Run: ``.venv/bin/python benchmarks/bench_bridge.py [--quick] [--markdown BENCHMARKS.md]``
-(``--markdown`` replaces only this benchmark's ``## OpenSpiel bridge`` section).
+(``--markdown`` replaces only this benchmark's generated part of the ``## OpenSpiel bridge``
+section).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
 import statistics
@@ -41,9 +42,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyspiel
-from _common import version, write_section
+from _common import provenance, version, write_section
 
 from nashzoo.games import CHANCE, TERMINAL, Game, load_game
 from nashzoo.games import fast_walk as fw
@@ -218,17 +218,13 @@ def main() -> None:
     if args.markdown:
         notes = [
             "",
-            f"- Date {datetime.date.today()}; {os.cpu_count()}-core {platform.machine()} CPU, "
-            f"{platform.system()}; Python {platform.python_version()}, numpy {np.__version__}, "
-            f"open_spiel {version('open_spiel')}. CPU time of the benchmark process; shared "
-            f"machine: load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after "
-            "(other jobs ran on the same cores; absolute times are noisy, the same-run ratios "
-            "less so).",
+            "- Measured "
+            + provenance(load_before, os.getloadavg()[0], ("numpy", "numba", "open_spiel"))
+            + ". CPU time of the benchmark process; on a shared machine absolute times are "
+            "noisy, the same-run ratios less so.",
             "- Median of round-robin rounds per game ("
             + ", ".join(f"{r['spec']} {r['rounds']}" for r in rows)
             + "); every contender visits the same histories (checked).",
-            "- Reproduce: `.venv/bin/python benchmarks/bench_bridge.py "
-            f"{'--quick ' if args.quick else ''}--markdown BENCHMARKS.md`.",
         ]
         write_section(args.markdown, SECTION, "\n".join([*INTRO, "", *lines, *notes]))
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
@@ -238,7 +234,8 @@ SECTION = "## OpenSpiel bridge"
 INTRO = [
     "Compile time per history of OpenSpiel games through the bridge "
     '(`load_game("openspiel:...")`, `nashzoo/games/openspiel.py`): the fast walk over raw '
-    "`pyspiel` states (`nashzoo/games/fast_walk.py`), split into the walk and the layout, "
+    "`pyspiel` states (`nashzoo/games/fast_walk.py`), split into the walk and the layout "
+    "(`nashzoo/games/layout.py`, the compiled loop when numba is installed), "
     "against the same pyspiel calls with nothing recorded (the floor of any walk through "
     "pyspiel's Python bindings), the checking walk through `OpenSpielState` wrappers (the path "
     "before the fast walk; it now only explains malformed games), OpenSpiel's own Python "

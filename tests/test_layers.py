@@ -40,10 +40,10 @@ def test_no_upward_imports(layer):
     assert not offenders, "\n".join(offenders)
 
 
-# The optional compiled kernels may import numba (guarded: numpy is the fallback), and a long
-# walk's progress bar tqdm (guarded: without it, no bar).
+# The switch of the optional compiled kernels may import numba (guarded: numpy is the fallback),
+# and a long walk's progress bar tqdm (guarded: without it, no bar).
 OPTIONAL = {
-    PACKAGE / "games" / "treemath" / "_jit.py": {"numba"},
+    PACKAGE / "games" / "_numba.py": {"numba"},
     PACKAGE / "games" / "progress.py": {"tqdm"},
 }
 
