@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import io
 import os
-import platform
 import statistics
 import sys
 import time
@@ -36,8 +34,9 @@ from functools import partial
 from pathlib import Path
 
 import pyspiel
-from _common import version, write_section
+from _common import provenance, write_section
 
+from nashzoo.games import _numba
 from nashzoo.train import StopOnExploitability, Trainer
 
 GAMES = ("kuhn_poker", "leduc_poker")
@@ -272,12 +271,9 @@ def main() -> None:
 
     notes = [
         "",
-        f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
-        f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
-        f"numpy {version('numpy')}, open_spiel {version('open_spiel')}, "
-        f"LiteEFG {version('LiteEFG')}.",
-        f"- Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after; measured while "
-        "other jobs shared the 2 cores (absolute numbers are noisy, the same-run ratios less so).",
+        "- Measured "
+        + provenance(load_before[0], load_after[0], ("numpy", "numba", "open_spiel", "LiteEFG"))
+        + ". On a shared machine absolute numbers are noisy, the same-run ratios less so.",
         f"- Iterations per second: median of {rounds} round-robin rounds of about {budget:g} s per "
         "contender; one iteration updates both seats (alternating updates in all three). "
         "nashzoo's figure is the whole `Trainer.run` loop (policies handed over as TabularPolicy "
@@ -285,12 +281,12 @@ def main() -> None:
         "- LiteEFG's exploitability is summed over players (NashConv) of its linearly averaged "
         "strategy; OpenSpiel's is `pyspiel.nash_conv` of `average_policy()`; nashzoo's is "
         "`nashzoo.eval.evaluate`. All three are exact full-tree computations.",
-        "- Kuhn's tree is tiny (58 nodes): there nashzoo's cost is the fixed overhead of some 60 "
-        "numpy calls per seat per iteration, and the compiled peers are faster. From Leduc "
-        "(9,457 nodes) on, the vectorised sequence-form pass wins by a growing margin.",
+        "- Kuhn's tree is tiny (58 nodes): an iteration there costs a few microseconds, mostly "
+        "the fixed cost of calls, which the optional numba kernels (the `fast` extra) cut to one "
+        "compiled call per seat; in this run they were "
+        + ("in use." if _numba.ENABLED else "not in use (numpy alone).")
+        + " From Leduc (9,457 nodes) on, the arithmetic of the sequence-form pass is what counts.",
         "- LiteEFG is not a nashzoo dependency; install it to measure it (`pip install LiteEFG`).",
-        "- Reproduce: `.venv/bin/python benchmarks/bench_cfr.py "
-        f"{'--quick ' if args.quick else ''}--markdown BENCHMARKS.md`.",
     ]
     if not lite:
         notes.append("- LiteEFG is not installed here (`pip install LiteEFG`): its column is n/a.")

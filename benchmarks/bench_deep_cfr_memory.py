@@ -22,13 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from _common import write_section
+from _common import provenance, write_section
 
 from nashzoo.agents.policy import TabularPolicy
 from nashzoo.games import compile_tree, load_game
@@ -119,6 +118,7 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--note", default="")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     if args.quick:
         args.iterations, args.every = 10, 10
     torch.set_num_threads(1)
@@ -133,12 +133,9 @@ def main() -> None:
         "strategy networks, what `deep_cfr` outputs; 'exact average': the linear, reach-weighted "
         "average of the strategies the advantage networks played, computed over the tree.",
         "",
-        f"- Date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {os.cpu_count()}-core "
-        f"{platform.machine()} CPU shared with other jobs (load average "
-        f"{os.getloadavg()[0]:.1f} at the end), torch {torch.__version__}, single thread.",
+        f"- Measured {provenance(load_before, os.getloadavg()[0], ('numpy', 'torch'))}; "
+        "torch single-threaded.",
         "- Configurations: " + json.dumps(VARIANTS) + ".",
-        "- Reproduce: `.venv/bin/python benchmarks/bench_deep_cfr_memory.py --iterations "
-        f"{args.iterations} --markdown BENCHMARKS.md`.",
     ]
     if args.note:
         notes.append(f"- {args.note}")

@@ -41,7 +41,6 @@ Run: ``.venv/bin/python benchmarks/bench_env.py [--quick] [--markdown BENCHMARKS
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
 import random
@@ -53,7 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from _common import write_section
+from _common import provenance, write_section
 
 from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, liars_dice_v0
 from nashzoo.games import compile_tree, load_game
@@ -287,7 +286,6 @@ def main() -> None:
         print(f"# {note}")
 
     if args.markdown:
-        today = datetime.date.today().isoformat()
         column = {
             "nashzoo": "env()",
             "penalize": "penalize",
@@ -334,18 +332,17 @@ def main() -> None:
                 "",
                 table,
                 "",
-                f"- Date {today}; {machine}; {', '.join(versions)}.",
-                f"- {load}: the machine was shared with other jobs. Episodes per second are "
-                f"measured in {clock_text} (`--clock {args.clock}`), which waiting for a core "
-                "does not inflate; single rounds still vary (see the ranges below) while the "
-                "columns, taking turns, share the load alike.",
+                "- Measured "
+                + provenance(
+                    load_before[0], load_after[0], ("numpy", "pettingzoo", "open_spiel", "rlcard")
+                )
+                + f". Episodes per second are measured in {clock_text} (`--clock {args.clock}`), "
+                "which waiting for a core does not inflate; single rounds still vary (see the "
+                "ranges below) while the columns, taking turns, share the load alike.",
                 f"- Median of {repeats} rounds of {episodes:,} episodes each; range over the "
                 f"rounds: {spreads}.",
                 f"- One-off: {one_off}.",
                 *[f"- {note}." for note in notes],
-                f"- Reproduce: `.venv/bin/python benchmarks/bench_env.py "
-                f"{'--quick ' if args.quick else ''}--clock {args.clock} --markdown "
-                "BENCHMARKS.md`.",
                 "",
             ]
         )

@@ -37,11 +37,9 @@ Run: ``.venv/bin/python benchmarks/bench_mccfr.py [--quick] [--leduc] [--markdow
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import statistics
 import sys
 import time
@@ -50,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from _common import write_section
+from _common import provenance, write_section
 
 from nashzoo.agents import ESMCCFRConfig, OSMCCFRConfig, TabularPolicy, make_learner
 from nashzoo.games import compile_tree, load_game
@@ -344,15 +342,13 @@ def main() -> None:
         print(table + "\n")
 
     if args.markdown:
-        flags = " ".join(f for f, on in (("--quick", args.quick), ("--leduc", args.leduc)) if on)
-        body = markdown_section(tables, seeds, flags, (load_before, load_after))
+        body = markdown_section(tables, seeds, (load_before, load_after))
         write_section(args.markdown, SECTION, body)
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
 
 
-def markdown_section(tables: list[str], seeds: int, flags: str, load: tuple[float, float]) -> str:
+def markdown_section(tables: list[str], seeds: int, load: tuple[float, float]) -> str:
     """The ``## MCCFR speed`` section: protocol, tables, environment."""
-    from importlib.metadata import version
 
     os_default, es_default = OSMCCFRConfig(), ESMCCFRConfig()
     return "\n".join(
@@ -380,12 +376,7 @@ def markdown_section(tables: list[str], seeds: int, flags: str, load: tuple[floa
             "median time from the same run (above 1 = faster than OpenSpiel's C++).",
             "",
             *[t + "\n" for t in tables],
-            f"- Date {datetime.date.today()}; {os.cpu_count()}-core {platform.machine()} "
-            f"CPU, {platform.system()}; Python {platform.python_version()}, numpy "
-            f"{np.__version__}, open_spiel {version('open_spiel')}.",
-            f"- Load average {load[0]:.2f} before, {load[1]:.2f} after.",
-            "- Reproduce: `.venv/bin/python benchmarks/bench_mccfr.py "
-            f"{flags + ' ' if flags else ''}--markdown BENCHMARKS.md`.",
+            f"- Measured {provenance(*load, ('numpy', 'numba', 'open_spiel'))}.",
             "",
         ]
     )

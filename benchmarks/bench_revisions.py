@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -33,7 +31,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from _common import version, write_section
+from _common import provenance, write_section
 
 SECTION = "## Before and after a refactor"
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,7 +164,7 @@ def rev_label(rev: str | None) -> str:
     return f"`{rev}` ({short})" if short != rev else f"`{rev}`"
 
 
-def markdown(results: dict[str, dict], args: argparse.Namespace) -> str:
+def markdown(results: dict[str, dict], args: argparse.Namespace, load: tuple[float, float]) -> str:
     before, after = rev_label(args.before), rev_label(args.after)
     lines = [
         SECTION,
@@ -182,18 +180,11 @@ def markdown(results: dict[str, dict], args: argparse.Namespace) -> str:
         lines.append(
             f"| {case} | {r['before']:.4g} | {r['after']:.4g} | {r['after'] / r['before']:.2f} |"
         )
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines += [
         "",
-        f"- Date {datetime.date.today().isoformat()}; {os.cpu_count()}-core "
-        f"{platform.machine()} CPU, {platform.system()}; Python {platform.python_version()}, "
-        f"numpy {version('numpy')}, numba {version('numba')}; rounds: {args.rounds}; load "
-        f"average {load:.1f} at the end (other jobs shared the machine; both revisions alike).",
-        f"- Reproduce: `.venv/bin/python benchmarks/bench_revisions.py --before {args.before}"
-        + (f" --after {args.after}" if args.after else "")
-        + f" --rounds {args.rounds}"
-        + (" --quick" if args.quick else "")
-        + "`.",
+        f"- Measured {provenance(*load, ('numpy', 'numba'))}; rounds: {args.rounds}"
+        f"{' (--quick: a tenth of the work per case)' if args.quick else ''}. Both revisions "
+        "alike see whatever else runs on the machine.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -208,8 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    load_before = os.getloadavg()[0]
     results = measure(args.before, args.after, args.rounds, 0.1 if args.quick else 1.0)
-    table = markdown(results, args)
+    table = markdown(results, args, (load_before, os.getloadavg()[0]))
     print(table)
     if args.markdown:
         write_section(args.markdown, SECTION, table)
