@@ -6,10 +6,11 @@ Two measurements, every implementation in the same run:
    nashzoo's ``Trainer`` (``cfr`` / ``cfr_plus`` on both seats, alternating updates, no
    evaluation), OpenSpiel's C++ ``pyspiel.CFRSolver`` / ``pyspiel.CFRPlusSolver``
    (``evaluate_and_update_policy()``), and LiteEFG's ``baselines.CFR`` / ``baselines.CFRplus``
-   graphs on its ``OpenSpielEnv`` (``update_graph`` + ``update_strategy``), when LiteEFG is
-   installed (``pip install LiteEFG``; otherwise its column reads "n/a"). Measured round-robin:
-   each round runs every contender for about the same wall time, so load from other jobs hits
-   all alike; the table gives the median over rounds.
+   graphs on its ``OpenSpielEnv`` (``update_graph`` + ``update_strategy``; one thread, its
+   fastest on this machine, as in ``bench_scale.py``), when LiteEFG is installed
+   (``pip install LiteEFG``; otherwise its column reads "n/a"). Measured round-robin: each
+   round runs every contender for about the same wall time, so load from other jobs hits all
+   alike; the table gives the median over rounds.
 2. Wall time to reach NashConv <= 1e-3 on Leduc with CFR+ (nashzoo also DCFR), checking the
    average policy's exact NashConv every ``--check-every`` iterations with each library's own
    exact evaluator, whose time is kept OFF the clock for every implementation (nashzoo's
@@ -17,7 +18,8 @@ Two measurements, every implementation in the same run:
    ``exploitability`` calls are made with the clock stopped).
 
 Run: ``.venv/bin/python benchmarks/bench_cfr.py [--quick] [--markdown BENCHMARKS.md]``
-(``--markdown`` replaces only the ``## CFR speed`` section).
+(``--markdown`` replaces only this benchmark's generated part of the ``## CFR speed``
+section).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def _liteefg_setup(game: str, algorithm: str):
         from LiteEFG.baselines.CFR import graph
     else:
         from LiteEFG.baselines.CFRplus import graph
+    leg.set_threads(1)  # its fastest here (Leduc: 1.6 ms an iteration, 2.9 with its default)
     with contextlib.redirect_stdout(io.StringIO()):  # its graphs print banners
         g = graph()
         env = leg.OpenSpielEnv(pyspiel.load_game(game), traverse_type="Enumerate", regenerate=False)
