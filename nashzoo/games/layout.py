@@ -41,9 +41,8 @@ class Unexplained(Exception):
     """The fast walk met something the checking walk must explain (it names the history)."""
 
 
-class _Layout(NamedTuple):
-    """The tree's stored arrays (as :class:`CompiledTree` names them), and per information set
-    (new id) its old id and its first breadth-first history (where its key is asked)."""
+class _Nodes(NamedTuple):
+    """The per-node arrays in breadth-first order (information sets already renumbered)."""
 
     parent: np.ndarray
     player: np.ndarray
@@ -51,6 +50,14 @@ class _Layout(NamedTuple):
     action: np.ndarray
     chance_prob: np.ndarray
     level_starts: np.ndarray
+
+
+class _Layout(NamedTuple):
+    """The tree's stored arrays (as :class:`CompiledTree` names them: the nodes' and the rest),
+    and per information set (new id) its old id and its first breadth-first history (where its
+    key is asked)."""
+
+    nodes: _Nodes
     infoset_player: np.ndarray
     infoset_depth: np.ndarray
     infoset_parent_sequence: np.ndarray
@@ -73,9 +80,9 @@ def lay_out(game: Game, records: Any) -> CompiledTree:
     arrays = twin(records, game.num_players, game.num_actions, legal_sizes, legal_flat)
     keys = list(records.index)
     keys = tuple([keys[i] for i in arrays.renumbered.tolist()])
-    parent, action, found = arrays.parent, arrays.action, arrays.found
-    stored = arrays._asdict()
-    del stored["renumbered"], stored["found"]
+    parent, action, found = arrays.nodes.parent, arrays.nodes.action, arrays.found
+    stored = {**arrays.nodes._asdict(), **arrays._asdict()}
+    del stored["nodes"], stored["renumbered"], stored["found"]
     tree = CompiledTree(
         game_id=game.id,
         num_players=game.num_players,
@@ -118,7 +125,8 @@ def _loop_layout(
         raise Unexplained("a payoff is not finite")
     if not agree:
         raise Unexplained("two histories of an information set have different own pasts")
-    return _Layout(*nodes, *arrays)
+    level_starts, *rest = arrays
+    return _Layout(_Nodes(*nodes, level_starts), *rest)
 
 
 @_numba.compiled
@@ -340,17 +348,6 @@ def _step_down(nodes, lo, hi, above, reach, last, moves, num_actions):
 
 
 # --- the numpy twin ---------------------------------------------------------------------------
-class _Nodes(NamedTuple):
-    """The per-node arrays in breadth-first order (information sets already renumbered)."""
-
-    parent: np.ndarray
-    player: np.ndarray
-    infoset: np.ndarray
-    action: np.ndarray
-    chance_prob: np.ndarray
-    level_starts: np.ndarray
-
-
 def _numpy_layout(
     rec: Any, players: int, num_actions: int, legal_sizes: np.ndarray, legal_flat: np.ndarray
 ) -> _Layout:
@@ -364,7 +361,7 @@ def _numpy_layout(
     mask = np.zeros((num_infosets, num_actions), dtype=bool)
     mask[np.repeat(np.arange(num_infosets), legal_sizes), legal_flat] = True
     return _Layout(
-        *nodes,
+        nodes,
         infoset_player=np.frombuffer(rec.owner, dtype=np.int8)[renumbered],
         infoset_depth=own_depth.astype(np.int32),
         infoset_parent_sequence=own_last.astype(np.int32),
