@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from _common import version, write_section
+from _common import provenance, version, write_section
 
 from nashzoo.agents import TabularPolicy, make_learner
 from nashzoo.eval import exploitability
@@ -945,24 +945,20 @@ def main() -> None:
     )
     load_after = os.getloadavg()
     notes = [
-        f"- Date {time.strftime('%Y-%m-%d')}; {os.cpu_count()}-core {platform.machine()} CPU, "
-        f"{platform.system()}; Python {platform.python_version()}, torch {torch.__version__}, "
-        f"stable-baselines3 {version('stable-baselines3')}, open_spiel {version('open_spiel')}, "
-        f"{'quick' if quick else 'full'} mode"
+        "- Measured "
+        + provenance(
+            load_before[0],
+            load_after[0],
+            ("numpy", "torch", "stable-baselines3", "open_spiel"),
+        )
+        + f"; {'quick' if quick else 'full'} mode"
         + (
             " with the budgets in the headings"
             if any(a.endswith("-budget") for a in sys.argv)
             else ""
         )
-        + ".",
-        f"- Load average before {load_before[0]:.2f}, after {load_after[0]:.2f}."
+        + "."
         + (f" {args.note}" if args.note else ""),
-        "- Reproduce: `"
-        + " ".join(
-            [".venv/bin/python benchmarks/bench_neural.py"]
-            + [a for a in sys.argv[1:] if not a.endswith(".md") and a != "--markdown"]
-            + ["--markdown BENCHMARKS.md`."]
-        ),
     ]
     print("\n".join(notes))
     if args.markdown:
