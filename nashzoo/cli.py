@@ -217,7 +217,7 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _settings_options(parser)
-    _logger_option(parser, "in --out (default runs/train)")
+    _logger_option(parser, "in --out (without --out: a new folder runs/train/logs/TIME per run)")
 
 
 def _logger_option(parser: argparse.ArgumentParser, where: str) -> None:
@@ -273,6 +273,8 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
         if args.resume or args.checkpoint_every or args.force:
             raise UsageError("--resume, --force and --checkpoint-every need --out FOLDER")
         return _train_once(args, _new_config(typed), None, seats)
+    if args.resume and not Path(args.out).exists():
+        raise UsageError(f"no run to resume in {args.out}: the folder does not exist")
     folder = check_output_folder(args.out)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
@@ -324,18 +326,37 @@ def _check_learners(config: Any) -> None:
         learner_class(name).check_game(game)
 
 
+def _new_log_folder() -> Path:
+    """A folder of its own for the metrics of a ``train`` run without ``--out``
+    (``runs/train/logs/<time>``), so a second run never replaces the first one's."""
+    import time
+
+    base = Path("runs/train/logs") / time.strftime("%Y%m%d-%H%M%S")
+    folder, n = base, 1
+    while True:
+        try:
+            folder.mkdir(parents=True)
+        except FileExistsError:
+            n += 1
+            folder = base.with_name(f"{base.name}-{n}")
+            continue
+        print(f"metrics go to {folder}")
+        return folder
+
+
 def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seats: Any) -> int:
     """Build or load the trainer for ``config``, train to its total budget, write the outputs."""
-    from nashzoo.train import PrintEval, Trainer
+    from nashzoo.train import PrintEval, StopOnInterrupt, Trainer
     from nashzoo.train.run_folder import CHECKPOINT_FILE, check_checkpoint
 
     checkpoint = None if folder is None else folder / CHECKPOINT_FILE
     progress = None if not args.no_progress else False
-    callbacks: list[Any] = [PrintEval()]
+    stopper = StopOnInterrupt()
+    callbacks: list[Any] = [PrintEval(), stopper]
     if args.logger is not None:
         from nashzoo.train.loggers import make_logger
 
-        callbacks.append(make_logger(args.logger, folder or "runs/train"))
+        callbacks.append(make_logger(args.logger, folder or _new_log_folder()))
     if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
         trainer = Trainer.load(
             checkpoint,
@@ -365,13 +386,22 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
             f"the run is already at its budget ({config.budget_text()}); budgets are totals: "
             "give a larger one to train further"
         )
-    result = trainer.run(**remaining)
+    with stopper.armed():
+        result = trainer.run(**remaining)
     print(result)
     if folder is not None:
         result.average_policy.save(folder / "average_policy.json")
         result.to_csv(folder / "history.csv")
         result.to_json(folder / "result.json")
         print(f"wrote {folder}/checkpoint.npz, average_policy.json, history.csv, result.json")
+    if stopper.interrupted:
+        again = (
+            f"; the same command with --resume trains on to {config.budget_text()}"
+            if folder is not None
+            else ""
+        )
+        print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -95,3 +95,11 @@ def test_cli_train_and_race_take_logger(tmp_path, capsys):
     capsys.readouterr()
     assert main(["train", "--learner", "cfr", "--iterations", "1", "--logger", "mlflow"]) == 2
     assert "invalid choice: 'mlflow'" in capsys.readouterr().err
+
+
+def test_cli_train_without_out_logs_each_run_to_a_folder_of_its_own(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["train", "--iterations", "5", "--no-progress", "--logger", "csv", "--learner"]
+    assert main([*argv, "cfr"]) == 0 and main([*argv, "xfp"]) == 0
+    files = sorted((tmp_path / "runs" / "train" / "logs").glob("*/metrics.csv"))
+    assert len(files) == 2 and "metrics go to runs/train/logs/" in capsys.readouterr().out

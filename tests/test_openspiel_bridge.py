@@ -144,10 +144,24 @@ def test_policies_move_both_ways() -> None:
         ("openspiel:mfg_garnet", "mean_field dynamics"),
     ],
 )
-def test_unbridgeable_games_get_one_line_errors(spec: str, message: str) -> None:
+def test_unbridgeable_games_get_one_line_errors(spec: str, message: str, capfd) -> None:
     with pytest.raises(ValueError, match=message) as caught:
         load_game(spec)
     assert "\n" not in str(caught.value)
+    assert capfd.readouterr().err == ""  # OpenSpiel's own copy (all its game names) held back
+
+
+def test_perfect_information_games_without_information_state_tensors_use_the_position() -> None:
+    game = load_game("openspiel:mnk(m=2,n=2,k=2)")
+    assert game.infoset_tensor_size == 12  # OpenSpiel's observation tensor: 3 planes of 2x2
+    state = game.new_initial_state().child(0)
+    np.testing.assert_array_equal(state.infoset_tensor(1), state._state.observation_tensor(1))
+    api_test(env("openspiel:mnk(m=2,n=2,k=2)"), num_cycles=20)
+
+
+def test_an_env_over_a_game_without_tensors_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match="defines no information-set tensors, so its env"):
+        env("openspiel:coordinated_mp")
 
 
 def test_imperfect_recall_is_refused_when_compiled() -> None:

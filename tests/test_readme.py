@@ -19,7 +19,9 @@ def test_python_examples_run(index, capsys):
 
     before = set(game_names())
     try:
-        exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
+        # Run as a script is: an example's main guard (``processes=2``) must be entered.
+        code = compile(BLOCKS[index], f"README.md python block {index}", "exec")
+        exec(code, {"__name__": "__main__"})
     finally:  # a game the example registers must not leak into other tests
         for name in set(game_names()) - before:
             unregister_game(name)

@@ -353,3 +353,50 @@ def test_checkpoints_never_touch_the_system_temp_folder(tmp_path, monkeypatch):
     trainer.save(tmp_path / "t.npz")
     Trainer.load(tmp_path / "t.npz")
     assert list(private.iterdir()) == []
+
+
+def test_a_race_and_a_training_run_never_share_a_folder(tmp_path, capsys):
+    race, run = tmp_path / "race", tmp_path / "run"
+    assert main([*RACE, "--out", str(race)]) == 0
+    assert _train(tmp_path, "--learner", "cfr", "--iterations", "3") == 0
+    capsys.readouterr()
+    for force in ([], ["--force"]):
+        argv = ["train", "--learner", "cfr", "--iterations", "3", "--out", str(race), *force]
+        assert main(argv) == 1
+        assert "holds a race (race_config.json), not a training run" in capsys.readouterr().err
+        assert main([*RACE, "--out", str(run), *force]) == 1
+        assert "holds a training run (train_config.json), not a race" in capsys.readouterr().err
+    assert not (race / "train_config.json").exists() and not (run / "race_config.json").exists()
+
+
+def test_resuming_a_folder_that_does_not_exist_leaves_nothing_behind(tmp_path, capsys):
+    assert main(["train", "--resume", "--out", str(tmp_path / "none")]) == 2
+    assert "no run to resume in" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+
+
+def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, monkeypatch):
+    """The first Ctrl-C lets the step finish, then the run ends as at a spent budget: the
+    checkpoint and outputs hold every finished iteration, and --resume goes on from there."""
+    import os
+    import signal
+
+    from nashzoo.train import Trainer
+
+    original = Trainer.step
+
+    def step_then_ctrl_c(self):
+        metrics = original(self)
+        if self.iteration == 7:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C inside the run
+        return metrics
+
+    monkeypatch.setattr(Trainer, "step", step_then_ctrl_c)
+    assert _train(tmp_path, "--learner", "os_mccfr", "--iterations", "50") == 130
+    err = capsys.readouterr().err
+    assert "interrupted at iteration 7; the same command with --resume trains on to 50" in err
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 7
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    monkeypatch.setattr(Trainer, "step", original)
+    assert _train(tmp_path, "--resume") == 0
+    assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 50

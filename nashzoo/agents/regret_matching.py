@@ -93,8 +93,9 @@ class RegretMatching(Learner):
         if not isinstance(game, MatrixGame) or game.num_players != 2:
             raise ValueError(
                 f"regret_matching plays two-player matrix games (load_game('rps') or "
-                f"load_game('matrix', ...)); {game.id} is an extensive-form game with many "
-                "information sets: use 'cfr', 'cfr_plus', 'dcfr', 'os_mccfr' or 'es_mccfr' instead"
+                f"load_game('matrix', ...)); {game.id} is not a nashzoo matrix game (an "
+                "OpenSpiel matrix game is played turn by turn): use 'cfr', 'cfr_plus', 'dcfr', "
+                "'os_mccfr' or 'es_mccfr' instead, which play any game"
             )
 
     def _setup(self) -> None:

@@ -388,6 +388,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     def _make_observation_space(self, num_actions: int) -> spaces.Dict:
         size = self.game.infoset_tensor_size
+        if size <= 0:
+            raise ValueError(
+                f"{self.game.id} defines no information-set tensors, so its env has no "
+                "observation to give an agent; pick a game with tensors (in OpenSpiel, "
+                "provides_information_state_tensor, or a perfect-information game with "
+                "observation tensors), or use the game's States and compile_tree directly"
+            )
         return spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),

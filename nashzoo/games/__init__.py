@@ -5,6 +5,7 @@ from nashzoo.games.base import (
     TERMINAL,
     Game,
     GameDefinitionError,
+    GameTooLarge,
     IllegalActionError,
     State,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "CompiledTree",
     "Game",
     "GameDefinitionError",
+    "GameTooLarge",
     "IllegalActionError",
     "KuhnPokerGame",
     "LeducPokerGame",

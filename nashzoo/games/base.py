@@ -34,6 +34,12 @@ class GameDefinitionError(ValueError):
     """
 
 
+class GameTooLarge(ValueError):
+    """A game whose tree is too big to compile on this machine (or past the cap set by
+    ``NASHZOO_MAX_HISTORIES``), raised before or during the compile instead of running the
+    machine out of memory (see :mod:`nashzoo.games.limits`)."""
+
+
 class Game(ABC):
     """Static description of a game: players, actions, parameters and the initial state."""
 

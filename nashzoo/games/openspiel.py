@@ -25,8 +25,11 @@ players, games without information-state strings (nashzoo keys information sets 
 mean-field games, and games whose chance outcomes are only sampled (the tree must be
 enumerable). Refused when compiled, by ``compile_tree``'s checks of every game: information
 states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) or that two
-players share (``phantom_ttt``'s empty board). A game without information-state tensors has
-``infoset_tensor_size == 0``; the learners that need tensors refuse it with their own check.
+players share (``phantom_ttt``'s empty board), and a game too big for the machine
+(:mod:`nashzoo.games.limits`). A perfect-information game without information-state tensors
+(``tic_tac_toe``, ``mnk``, ``hex``) takes its observation tensor (the position) as the tensor;
+any other game without them has ``infoset_tensor_size == 0``: the environments and the
+learners that need tensors refuse it with one line.
 
 Speed: ``compile_tree`` walks raw ``pyspiel`` states with the fast walk (``games/fast_walk.py``),
 no wrapper per history: per history one call for the player to move, one for the
@@ -38,6 +41,11 @@ player to move (at construction) and once for the legal actions (on first use).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -93,7 +101,8 @@ def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
                 f"(got {spec!r} and {sorted(params)})"
             )
         try:
-            loaded = _load(pyspiel, spec, params)
+            with _stderr_held_back():
+                loaded = _load(pyspiel, spec, params)
         except pyspiel.SpielError as err:
             raise ValueError(_load_error(spec, str(err))) from None
         return OpenSpielGame(loaded)
@@ -123,6 +132,35 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
         if isinstance(defaults.get(key), str) and not isinstance(value, (str, dict)):
             given[key] = str(value)
     return pyspiel.load_game(name, given)
+
+
+@contextlib.contextmanager
+def _stderr_held_back() -> Iterator[None]:
+    """Hold back what is written to the process's stderr (file descriptor 2) inside the block.
+
+    OpenSpiel prints every error to stderr itself before raising it (for an unknown game,
+    the names of all its games: over a hundred lines) and then raises the same text, which
+    :func:`_load_error` turns into one line; this keeps the first copy off the terminal. What
+    the block wrote is passed on if it raises anything but ``SpielError``."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no usable stderr: nothing to hold back
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        except BaseException as err:
+            if type(err).__name__ != "SpielError":
+                os.dup2(saved, 2)
+                held.seek(0)
+                os.write(2, held.read())
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _load_error(spec: str, message: str) -> str:
@@ -191,10 +229,19 @@ class OpenSpielGame(Game):
         self.openspiel_game = pyspiel_game
         self.name = PREFIX + game_string(pyspiel_game)
         self.num_actions = pyspiel_game.num_distinct_actions()
-        self.has_tensors = bool(kind.provides_information_state_tensor)
-        self.infoset_tensor_size = (
-            int(np.prod(pyspiel_game.information_state_tensor_shape())) if self.has_tensors else 0
-        )
+        # The tensors: information-state tensors; in a perfect-information game without them
+        # (tic_tac_toe, mnk, hex), the observation tensor, which there shows everything a
+        # player knows that matters (the position); otherwise none.
+        perfect = kind.information == pyspiel.GameType.Information.PERFECT_INFORMATION
+        self.tensor_source: str | None = None
+        if kind.provides_information_state_tensor:
+            self.tensor_source = "information_state_tensor"
+            shape = pyspiel_game.information_state_tensor_shape()
+        elif perfect and kind.provides_observation_tensor:
+            self.tensor_source = "observation_tensor"
+            shape = pyspiel_game.observation_tensor_shape()
+        self.has_tensors = self.tensor_source is not None
+        self.infoset_tensor_size = int(np.prod(shape)) if self.has_tensors else 0
         self.has_observation_strings = bool(kind.provides_observation_string)
         self._action_names: tuple[str, ...] | None = None
 
@@ -317,9 +364,10 @@ class OpenSpielState(State):
 
     def infoset_tensor(self, player: int) -> np.ndarray:
         player = check_player(self.game, player)
-        if not self.game.has_tensors:
+        source = self.game.tensor_source
+        if source is None:
             return np.zeros(0, dtype=np.float32)
-        return np.asarray(self._state.information_state_tensor(player), dtype=np.float32)
+        return np.asarray(getattr(self._state, source)(player), dtype=np.float32)
 
     def describe(self, player: int | None = None) -> str:
         if player is None:

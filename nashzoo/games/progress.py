@@ -1,11 +1,12 @@
-"""Progress of a long walk over a game's histories, for the person waiting at a terminal.
+"""Progress and limits of a long walk over a game's histories.
 
 Compiling a game through its States (a user's game, a bridged OpenSpiel game) costs a few
 microseconds a history: a game of millions of histories takes a minute. The walks tell a
-:class:`WalkProgress` their count now and then; it shows a tqdm bar on stderr only when stderr
+:class:`WalkProgress` their count now and then. It shows a tqdm bar on stderr only when stderr
 is a terminal and the walk has run for :data:`PROGRESS_DELAY` seconds, so small games, tests and
-logs never see it. tqdm is imported only then, and its absence only means no bar: the games
-layer needs nothing but numpy.
+logs never see it (tqdm is imported only then, and its absence only means no bar: the games
+layer needs nothing but numpy). At every look it also checks the walk against the limits of
+:mod:`nashzoo.games.limits`, so a game too big for the machine is refused with one line.
 """
 
 from __future__ import annotations
@@ -14,19 +15,29 @@ import sys
 import time
 from typing import Any
 
+from nashzoo.games.limits import WalkLimits
+
 PROGRESS_DELAY = 2.0
 """Seconds a walk runs before it shows a progress bar (only on a terminal)."""
 
 PROGRESS_EVERY = 1 << 16
-"""Histories between two looks at the clock: in between, a walk only compares its count with
-the one :class:`WalkProgress` returned."""
+"""The most histories between two looks: in between, a walk only compares its count with the
+one :class:`WalkProgress` returned."""
+
+FIRST_LOOK = 1 << 10
+"""Histories before the first look after the start, and the fewest between two looks."""
+
+LOOK_SECONDS = 0.25
+"""The time aimed at between two looks (within the two bounds above): a game whose histories
+are slow to make (deep ones, whose walk stack holds many states) is still checked often."""
 
 
 class WalkProgress:
     """The histories visited so far, as a tqdm bar on stderr: shown only when stderr is a
     terminal and the walk has run for :data:`PROGRESS_DELAY` seconds, so a small game, a test
     or a log never sees it; a large game's compile (a bridged OpenSpiel game, a user's game of
-    millions of histories) says how far it is and how fast it goes."""
+    millions of histories) says how far it is and how fast it goes. Every look also checks
+    the walk's :class:`~nashzoo.games.limits.WalkLimits`."""
 
     def __init__(self, game_id: str) -> None:
         self.game_id = game_id
@@ -34,17 +45,35 @@ class WalkProgress:
         self.start = time.perf_counter()
         self.bar: Any = None
         self.shown = 0
+        self.limits = WalkLimits(game_id)
+        self.last_look = (self.start, 0)
+        self.step = FIRST_LOOK
 
     def __call__(self, visited: int) -> int:
-        """Report ``visited`` histories; return the count at which to look again."""
-        if not self.watching:
-            return sys.maxsize  # never again: a walk off a terminal pays nothing more
-        if self.bar is None and time.perf_counter() - self.start >= PROGRESS_DELAY:
+        """Report ``visited`` histories; return the count at which to look again. Raises
+        :class:`~nashzoo.games.base.GameTooLarge` once the walk passes its limits."""
+        self.limits.check(visited)
+        now = time.perf_counter()
+        if self.watching:
+            self._show(visited, now)
+        then, before = self.last_look
+        if visited > before:  # the next look about LOOK_SECONDS away at the rate seen
+            rate = (visited - before) / max(now - then, 1e-9)
+            self.step = max(FIRST_LOOK, int(rate * LOOK_SECONDS))
+        self.last_look = (now, visited)
+        look_again = visited + min(self.step, PROGRESS_EVERY)
+        if self.limits.cap is not None:
+            look_again = min(look_again, self.limits.cap + 1)
+        return look_again
+
+    def _show(self, visited: int, now: float) -> None:
+        """The bar: created once the walk has run PROGRESS_DELAY seconds, then updated."""
+        if self.bar is None and now - self.start >= PROGRESS_DELAY:
             try:
                 from tqdm.auto import tqdm
             except ImportError:  # the games layer needs only numpy: without tqdm, no bar
                 self.watching = False
-                return sys.maxsize
+                return
             name = self.game_id if len(self.game_id) <= 40 else self.game_id[:37] + "..."
             self.bar = tqdm(
                 desc=f"compiling {name}", unit=" histories", unit_scale=True, leave=False
@@ -52,14 +81,13 @@ class WalkProgress:
         if self.bar is not None:
             self.bar.update(visited - self.shown)
             self.shown = visited
-        return visited + PROGRESS_EVERY
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
     def __enter__(self) -> WalkProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.games import checks, fast_walk
-from nashzoo.games.base import CHANCE, TERMINAL, Game, State
+from nashzoo.games import checks, fast_walk, limits
+from nashzoo.games.base import CHANCE, TERMINAL, Game, GameTooLarge, State
 from nashzoo.games.cache import GameCache
 from nashzoo.games.compiled import (
     CompiledTree,
@@ -51,7 +51,10 @@ def compile_tree(game: Game) -> CompiledTree:
     Every history is checked on the way (see :mod:`nashzoo.games.checks`): a game with
     chance probabilities not summing to one, out-of-range or missing actions, malformed
     returns or imperfect recall raises a :class:`~nashzoo.games.base.GameDefinitionError`
-    naming the history, instead of giving numbers that are silently wrong.
+    naming the history, instead of giving numbers that are silently wrong. A game too big
+    for this machine's memory (or past ``NASHZOO_MAX_HISTORIES``) raises
+    :class:`~nashzoo.games.base.GameTooLarge` instead of exhausting it
+    (:mod:`nashzoo.games.limits`).
     """
     return _TREES(game)
 
@@ -59,7 +62,11 @@ def compile_tree(game: Game) -> CompiledTree:
 def _compile(game: Game) -> CompiledTree:
     """A game offering ``compile_arrays()`` builds its own arrays (a native game's vectorised
     builder, or the bridge's walk over raw ``pyspiel`` states); any other game goes through the
-    fast walk over its States."""
+    fast walk over its States. A game that counts its histories is first checked against
+    :mod:`~nashzoo.games.limits` (a walk is checked as it goes)."""
+    histories = game.num_histories()
+    if histories is not None:
+        limits.check_counted(game.id, histories)
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
         return builder()
@@ -74,6 +81,8 @@ def compile_checked(game: Game, fast: Callable[[], CompiledTree]) -> CompiledTre
     should the fast walk have given up on a sound game, returns the same tree)."""
     try:
         return fast()
+    except GameTooLarge:  # the checking walk would meet the same limit, twice as late
+        raise
     except Exception:  # whatever it was, the checking walk says it with the state in hand
         pass
     return walk_states(game)

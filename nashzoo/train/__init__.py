@@ -11,6 +11,7 @@ from nashzoo.train.callbacks import (
     LambdaCallback,
     PrintEval,
     StopOnExploitability,
+    StopOnInterrupt,
 )
 from nashzoo.train.result import EvalRecord, TrainResult, write_csv
 from nashzoo.train.schedule import EvalSchedule
@@ -25,6 +26,7 @@ __all__ = [
     "LambdaCallback",
     "PrintEval",
     "StopOnExploitability",
+    "StopOnInterrupt",
     "TrainResult",
     "Trainer",
     "seat_seeds",

@@ -7,8 +7,11 @@ axis.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -120,6 +123,42 @@ class StopOnExploitability(Callback):
             self.reached_at = record
             return False
         return None
+
+
+class StopOnInterrupt(Callback):
+    """Ctrl-C ends the run at the end of the current step instead of inside it, so the run
+    finishes as if its budget were spent there: the final evaluation, the last checkpoint and
+    the result all hold every finished iteration. A second Ctrl-C interrupts at once.
+
+    Active only inside :meth:`armed` (which installs the SIGINT handler, in the main thread
+    only, and restores the previous one on the way out)."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+
+    @contextlib.contextmanager
+    def armed(self) -> Iterator[StopOnInterrupt]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self  # signal handlers belong to the main thread: Ctrl-C works as usual
+            return
+        previous = signal.getsignal(signal.SIGINT)
+
+        def ask_to_stop(signum: int, frame: Any) -> None:
+            self.interrupted = True
+            signal.signal(signal.SIGINT, previous)  # the second Ctrl-C interrupts at once
+            print(
+                "\nstopping after this step (Ctrl-C again to interrupt at once)",
+                file=sys.stderr,
+            )
+
+        signal.signal(signal.SIGINT, ask_to_stop)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        return False if self.interrupted else None
 
 
 class PrintEval(Callback):

@@ -253,5 +253,7 @@ class SeatWorker:
         return SeatWorkerError(
             f"seat {self.seat}'s worker process ({self.name}) died (exit code "
             f"{self._process.exitcode}); the learner's progress since this run started is lost. "
-            "Run without processes=2 to see the error in this process, or check memory limits"
+            'If a script started it, make the call under `if __name__ == "__main__":` '
+            "(the worker imports the script again before it starts); otherwise run without "
+            "processes=2 to see the error in this process, or check memory limits"
         )

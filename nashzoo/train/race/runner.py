@@ -55,7 +55,15 @@ RACE_OUTPUTS = ("results.csv", "summary.json", "summary.md")
 
 
 def _claim(out: Path, config: RaceConfig) -> None:
-    """Refuse to start over a race already in ``out``, unless resuming it or forced to."""
+    """Refuse to start over a race already in ``out``, unless resuming it or forced to, and
+    a folder that holds a training run whatever the options (the outputs would be mixed)."""
+    from nashzoo.train.run_folder import CONFIG_FILE  # a training run's marker
+
+    if (out / CONFIG_FILE).exists():
+        raise FileExistsError(
+            f"{out} holds a training run ({CONFIG_FILE}), not a race; choose another --out "
+            "(--force replaces a race, never a training run)"
+        )
     existing = [n for n in (RACE_CONFIG_FILE, "runs", *RACE_OUTPUTS) if (out / n).exists()]
     if not existing or config.resume:
         return
@@ -103,7 +111,8 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
     )
     print("", file=stream)
     print(outcome.markdown, file=stream)
-    print(f"results written to {out}/ (results.csv, summary.json, summary.md, plots)", file=stream)
+    written = "results.csv, summary.json, summary.md" + (", plots" if config.plots else "")
+    print(f"results written to {out}/ ({written})", file=stream)
     return outcome
 
 

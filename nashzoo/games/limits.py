@@ -1,0 +1,151 @@
+"""How big a tree this process may compile: a game too big for the machine is refused with one
+line, before it takes the machine's memory, instead of swapping or being killed.
+
+Two limits, checked before a compile when the game counts its histories without enumerating
+them (``Game.num_histories()``, Liar's dice does), and while a walk enumerates them (the fast
+walk, the checking walk; see :class:`~nashzoo.games.progress.WalkProgress`):
+
+* **memory**: a walk stops once the process has grown by :data:`MEMORY_SHARE` of the memory
+  that was available at its first look (Linux's ``MemAvailable``, read after about a thousand
+  histories, so a small game's walk never reads it), leaving the rest for the
+  layout that follows and a learner's tables; a game that counts itself is refused up front
+  when :data:`BYTES_PER_HISTORY` per history would not fit in that share. Deep games fill the
+  memory with the walk's stack of pending states long before their histories add up (OpenSpiel's
+  chess took 3 GB within its first 65,000 histories), which is why the walk watches the
+  process, not a count. Where the available memory cannot be read (not Linux), only the cap
+  below applies.
+* **a cap** on histories, set by the environment variable :data:`MAX_HISTORIES_VARIABLE`
+  (unset: none), for a shared machine or a job that should give up early.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nashzoo.games.base import GameTooLarge
+
+MEMORY_SHARE = 0.6
+"""The share of the memory available early in a walk (at its first look) that it may take."""
+
+BYTES_PER_HISTORY = 200
+"""The peak memory of a compile per history, for the check made before compiling a game that
+counts itself: the ladder in BENCHMARKS.md measures 78-132 bytes a history (rungs 2-5), and
+this leaves room above it."""
+
+MAX_HISTORIES_VARIABLE = "NASHZOO_MAX_HISTORIES"
+"""The environment variable that caps the histories of one compile (a positive integer)."""
+
+
+def _size(nbytes: float) -> str:
+    """``nbytes`` in GiB, or MiB below one GiB."""
+    if nbytes >= 2**30:
+        return f"{nbytes / 2**30:,.1f} GiB"
+    return f"{nbytes / 2**20:,.1f} MiB"
+
+
+def max_histories() -> int | None:
+    """The cap set by :data:`MAX_HISTORIES_VARIABLE`, or ``None`` when it is unset."""
+    text = os.environ.get(MAX_HISTORIES_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        cap = int(text.replace("_", ""))
+    except ValueError:
+        cap = 0
+    if cap <= 0:
+        raise ValueError(
+            f"{MAX_HISTORIES_VARIABLE}={text!r} is not a positive whole number of histories; "
+            "set it like 50000000, or unset it for no cap"
+        )
+    return cap
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to start new work (``MemAvailable``), or ``None`` where this
+    cannot be read (not Linux)."""
+    return _meminfo_bytes("MemAvailable")
+
+
+def resident_memory() -> int | None:
+    """This process's resident bytes, or ``None`` where this cannot be read (not Linux)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def _meminfo_bytes(field: str) -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        return None
+    return None
+
+
+def check_counted(game_id: str, histories: int) -> None:
+    """Refuse, before compiling, a game that says it has ``histories`` histories when they
+    pass the cap or would not fit in memory at :data:`BYTES_PER_HISTORY` each."""
+    cap = max_histories()
+    if cap is not None and histories > cap:
+        raise GameTooLarge(
+            f"{game_id} has {histories:,} histories, over the cap of {cap:,} set by "
+            f"{MAX_HISTORIES_VARIABLE}; {_ADVICE}"
+        )
+    available = available_memory()
+    if available is not None and histories * BYTES_PER_HISTORY > MEMORY_SHARE * available:
+        raise GameTooLarge(
+            f"{game_id} has {histories:,} histories: compiling them takes about "
+            f"{_size(histories * BYTES_PER_HISTORY)} and this machine has "
+            f"{_size(available)} available; {_ADVICE}"
+        )
+
+
+class WalkLimits:
+    """The limits of one walk: :meth:`check` raises
+    :class:`~nashzoo.games.base.GameTooLarge` once the walk has passed either. The memory
+    figures are first read at the first look past the start (after about a thousand
+    histories), so a small game's walk reads nothing but the cap (reading them costs about
+    40 us, a third of a bridged Kuhn poker's whole compile)."""
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        self.cap = max_histories()
+        self.start: int | None = None  # resident bytes at the first look past the start
+        self.available: int | None = None
+        self._first = True
+
+    def check(self, visited: int) -> None:
+        """Raise if ``visited`` histories pass the cap, or the process has grown by more
+        than :data:`MEMORY_SHARE` of the memory that was available at the first look."""
+        if self.cap is not None and visited > self.cap:
+            raise GameTooLarge(
+                f"{self.game_id} has more than the {self.cap:,} histories that "
+                f"{MAX_HISTORIES_VARIABLE} allows; {_ADVICE}"
+            )
+        if visited == 0:
+            return
+        if self._first:
+            self._first = False
+            self.start, self.available = resident_memory(), available_memory()
+            return
+        if self.start is None or self.available is None:
+            return  # the memory cannot be read here: only the cap applies
+        now = resident_memory()
+        if now is not None and now - self.start > MEMORY_SHARE * self.available:
+            raise GameTooLarge(
+                f"{self.game_id} is too big to compile on this machine: after "
+                f"{visited:,} histories the walk holds {_size(now - self.start)}, more than "
+                f"{MEMORY_SHARE:.0%} of the {_size(self.available)} that was available; "
+                f"{_ADVICE}"
+            )
+
+
+_ADVICE = (
+    "the learners and evaluators that need the whole tree (the CFR family, XFP, deep_cfr, "
+    "exact NashConv) cannot run on it; pick a smaller configuration of the game, or play it "
+    "through the environments, which step through its states (nfsp, ppo, dqn)"
+)

@@ -1,0 +1,84 @@
+"""A game too big for the machine is refused with one line, before or while it compiles, instead
+of taking all the memory (``nashzoo.games.limits``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from nashzoo.cli import main
+from nashzoo.games import GameTooLarge, limits, load_game, progress
+from nashzoo.games import fast_walk as fw
+from nashzoo.games.tree import _compile, walk_states
+
+
+def _fast(game):
+    return fw.walk(game, game.new_initial_state(), fw.state_ops(game))
+
+
+def test_a_game_that_counts_itself_is_refused_before_any_work():
+    game = load_game("liars_dice(numdice=2)")  # 43,486,542,835 histories: no machine has 8 TB
+    message = r"43,486,542,835 histories: compiling them takes about 8,100.0 GiB and this"
+    with pytest.raises(GameTooLarge, match=message):
+        _compile(game)
+
+
+def test_the_cap_refuses_a_counted_game(monkeypatch):
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "100000")
+    with pytest.raises(GameTooLarge, match=r"294,883 histories, over the cap of 100,000"):
+        _compile(load_game("liars_dice"))
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "300_000")
+    assert _compile(load_game("liars_dice")).num_nodes == 294_883
+
+
+@pytest.mark.parametrize("walk", [_fast, walk_states], ids=["fast walk", "checking walk"])
+def test_the_cap_stops_a_walk(walk, monkeypatch):
+    game = load_game("leduc_poker")  # walked through its States here: 9,457 histories
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "500")
+    with pytest.raises(GameTooLarge, match="more than the 500 histories that NASHZOO_MAX"):
+        walk(game)
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "9457")
+    assert walk(game).num_nodes == 9457
+
+
+@pytest.mark.parametrize("walk", [_fast, walk_states], ids=["fast walk", "checking walk"])
+def test_a_walk_stops_when_the_process_outgrows_the_memory_it_had(walk, monkeypatch):
+    grows = itertools.count(0, 5 * 2**20)  # the process grows by 5 MiB between two looks
+    monkeypatch.setattr(limits, "resident_memory", lambda: next(grows))
+    monkeypatch.setattr(limits, "available_memory", lambda: 10 * 2**20)  # 6 MiB may be taken
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 64)  # a look every 64 histories
+    message = r"on this machine: after [0-9,]+ histories the walk holds 10.0 MiB, more than 60%"
+    with pytest.raises(GameTooLarge, match=message):
+        walk(load_game("leduc_poker"))
+
+
+def test_without_memory_figures_only_the_cap_applies(monkeypatch):
+    monkeypatch.setattr(limits, "resident_memory", lambda: None)
+    monkeypatch.setattr(limits, "available_memory", lambda: None)
+    assert _fast(load_game("leduc_poker")).num_nodes == 9457
+
+
+def test_the_fast_walk_does_not_hand_a_game_too_large_to_the_checking_walk(monkeypatch):
+    pytest.importorskip("pyspiel")
+    from nashzoo.games import tree
+
+    monkeypatch.setattr(tree, "walk_states", lambda game: pytest.fail("walked twice"))
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "1000")
+    with pytest.raises(GameTooLarge):
+        _compile(load_game("openspiel:leduc_poker"))
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "many", "1e6"])
+def test_a_bad_cap_is_refused_naming_the_variable(value, monkeypatch):
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, value)
+    with pytest.raises(ValueError, match=f"NASHZOO_MAX_HISTORIES={value!r} is not a positive"):
+        _fast(load_game("kuhn_poker"))
+
+
+def test_the_command_line_says_it_in_one_line(tmp_path, capsys):
+    argv = ["train", "--game", "liars_dice(numdice=2)", "--learner", "cfr_plus"]
+    assert main([*argv, "--iterations", "1", "--out", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: liars_dice(numdice=2) has 43,486,542,835 histories")
+    assert err.count("\n") == 1
