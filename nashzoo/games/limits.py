@@ -145,7 +145,7 @@ class WalkLimits:
 
 
 _ADVICE = (
-    "the learners and evaluators that need the whole tree (the CFR family, XFP, deep_cfr, "
-    "exact NashConv) cannot run on it; pick a smaller configuration of the game, or play it "
-    "through the environments, which step through its states (nfsp, ppo, dqn)"
+    "exact evaluation (NashConv, best responses, races) and the tree learners (the CFR family, "
+    "XFP, deep_cfr) need the whole tree; pick a smaller configuration of the game, or play it "
+    "through nashzoo.envs, which step through its states without compiling it"
 )
