@@ -770,3 +770,12 @@ def test_auto_mode_counts_a_game_without_a_size_lazily(monkeypatch) -> None:
     monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
     monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1147)
     assert GameAECEnv(Unsized(dice_sides=3)).tabulated
+
+
+def test_a_parallel_step_with_an_action_for_an_unknown_agent_is_refused() -> None:
+    env = matrix_game_v0.parallel_env(preset="rps")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions for \['player_2'\], which are not live"):
+        env.step({"player_0": 0, "player_1": 1, "player_2": 0})
+    _, rewards, *_ = env.step({"player_0": 0, "player_1": 1})
+    assert rewards == {"player_0": -1.0, "player_1": 1.0}

@@ -359,3 +359,31 @@ def test_a_batch_answer_of_the_wrong_shape_is_refused_with_the_shapes():
     assert isinstance(Wide(), BatchPolicy)
     with pytest.raises(PolicyError, match=r"shape \(12, 3\); expected \(12, 2\)"):
         TabularPolicy.from_policy("kuhn_poker", Wide())
+
+
+def test_rows_within_the_tolerance_are_made_exact_and_exact_rows_keep_every_bit():
+    from nashzoo.agents.policy import sample_action
+
+    uniform = TabularPolicy.uniform("kuhn_poker")
+    again = TabularPolicy("kuhn_poker", uniform.probs)
+    assert again.probs.tobytes() == uniform.probs.tobytes()
+    rounded = uniform.probs.copy()
+    rounded[0] = [-5e-7, 1 + 5e-7]  # accepted by the check (1e-6)
+    rounded[1] = [0.5 + 9e-7, 0.5]
+    for policy in (
+        TabularPolicy("kuhn_poker", rounded),
+        TabularPolicy("kuhn_poker", rounded, validate=False).check(),
+    ):
+        assert policy.probs[0].tolist() == [0.0, 1.0]
+        assert policy.probs[1].sum() == pytest.approx(1.0, abs=1e-15)
+    rng = np.random.default_rng(0)
+    assert {sample_action(np.array([-5e-7, 1 + 5e-7]), rng) for _ in range(20)} == {1}
+
+
+def test_a_policy_file_with_a_key_written_twice_is_refused(tmp_path):
+    path = tmp_path / "policy.json"
+    TabularPolicy.uniform("kuhn_poker").save(path)
+    text = path.read_text().replace('"J|":', '"J|": [0.0, 1.0], "J|":', 1)
+    path.write_text(text)
+    with pytest.raises(Exception, match="key 'J\\|' appears twice in one object"):
+        TabularPolicy.load(path)

@@ -57,3 +57,29 @@ def test_play_matches_on_a_non_square_matrix_game():
     out = play_matches(game, [uniform, uniform], 300, np.random.default_rng(0))
     assert set(out[:, 0].tolist()) == {1.0, 2.0, 3.0}
     np.testing.assert_array_equal(out[:, 1], -out[:, 0])
+
+
+def test_rounded_policies_play_and_score_as_exact_ones():
+    """Rows within the check's 1e-6 (seven digits, as in a hand-written or rounded file) are
+    made exact once accepted: sampled matches no longer trip numpy's 1e-8 check."""
+    third = load_entrant("rps", "third=fixed:0.3333333,0.3333333,0.3333333")
+    np.testing.assert_allclose(third.policy.probs, np.full((2, 3), 1 / 3), rtol=1e-15)
+    result = round_robin("rps", [third, load_entrant("rps", "uniform")], episodes=50)
+    assert result.exact[0, 1] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_tournament_inputs_are_checked():
+    from nashzoo.agents import PolicyError, UniformPolicy
+    from nashzoo.eval.tournament import play_matches
+
+    u, eq = load_entrant("kuhn_poker", "uniform"), load_entrant("kuhn_poker", "equilibrium")
+    with pytest.raises(PolicyError, match="holds a UniformPolicy, not a TabularPolicy"):
+        round_robin("kuhn_poker", [Entrant("u", UniformPolicy()), eq])
+    for episodes in (2.5, -3, True):
+        with pytest.raises(ValueError, match="episodes must be a non-negative integer"):
+            round_robin("kuhn_poker", [u, eq], episodes=episodes)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="2 seats but 1 seat policies"):
+        play_matches("kuhn_poker", [u.policy], 3, rng)
+    with pytest.raises(PolicyError, match="a seat policy must be a Policy"):
+        play_matches("kuhn_poker", [lambda infoset: [0.5, 0.5], u.policy], 3, rng)

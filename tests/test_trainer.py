@@ -467,3 +467,21 @@ def test_seats_are_evaluated_by_default_only_where_the_game_value_lp_is_quick(mo
     result = trainer.run(iterations=5)
     assert result.final.seat_exploitability is None and result.nash_conv > 0.0
     assert Trainer("kuhn_poker", "cfr", "cfr", evaluate_seats=True).evaluate_seats  # asked for
+
+
+@pytest.mark.parametrize("seed", [-1, 1.9, "5", None, True])
+def test_a_seed_that_is_not_a_non_negative_integer_is_refused(seed):
+    from nashzoo.train import Trainer
+
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        make_learner("cfr", "kuhn_poker", 0, seed=seed)
+    with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+        Trainer("kuhn_poker", "cfr", "cfr", seed=seed)
+
+
+@pytest.mark.parametrize("seconds", [True, "1", 0, -2.0])
+def test_a_time_budget_that_is_not_a_positive_number_is_refused(seconds):
+    from nashzoo.train import train
+
+    with pytest.raises(ValueError, match="seconds must be a positive number"):
+        train("kuhn_poker", "cfr", seconds=seconds)

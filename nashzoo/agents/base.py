@@ -41,6 +41,14 @@ from nashzoo.io import (
 )
 
 
+def checked_seed(seed: Any) -> int:
+    """``seed`` as a plain int, or a ValueError naming it: a seed is a non-negative whole
+    number (numpy's generators take no other), never a bool, a float or a string."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
 @dataclasses.dataclass(frozen=True)
 class LearnerConfig:
     """Base of every learner config (frozen dataclass with documented defaults)."""
@@ -83,7 +91,7 @@ class Learner(ABC):
         self.game = load_game(game)
         self.seat = check_player(self.game, seat)
         self.config = self.coerce_config(config)
-        self.seed = int(seed)
+        self.seed = checked_seed(seed)
         self.rng = np.random.default_rng(self.seed)
         self.iterations = 0
         self.nodes_touched = 0

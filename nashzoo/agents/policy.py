@@ -33,8 +33,11 @@ _TOLERANCE = 1e-6
 
 
 def sample_action(probs: np.ndarray, rng: np.random.Generator) -> int:
-    """Draw an action index from ``probs`` with an explicit generator."""
-    return int(rng.choice(probs.shape[0], p=probs / probs.sum()))
+    """Draw an action index from ``probs`` with an explicit generator. Rounding is forgiven:
+    tiny negative entries count as zero and the rest is divided by its sum (numpy's sampler
+    refuses a sum off by more than about 1e-8, the policy check allows 1e-6)."""
+    weights = np.maximum(probs, 0.0)
+    return int(rng.choice(weights.shape[0], p=weights / weights.sum()))
 
 
 class TabularPolicy:
@@ -60,6 +63,7 @@ class TabularPolicy:
             )
         if validate:
             check_distributions(self.tree, probs)
+            probs = made_exact(self.tree, probs)
         probs.setflags(write=False)
         self._probs = probs
         self._by_tensor: dict[bytes, int] | None = None
@@ -192,6 +196,10 @@ class TabularPolicy:
         legal actions; a policy that passed once is not checked again (it cannot change)."""
         if not self._checked:
             check_distributions(self.tree, self._probs)
+            exact = made_exact(self.tree, self._probs)
+            if exact is not self._probs:  # rows within the tolerance, made exact once
+                exact.setflags(write=False)
+                self._probs = exact
             self._checked = True
         return self
 
@@ -357,6 +365,31 @@ def check_distributions(
             )
 
 
+_EXACT = 1e-12
+"""Rows that sum to one within this, with no negative entry and nothing on an illegal action,
+are left bit for bit by :func:`made_exact`."""
+
+
+def made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
+    """``probs`` (rows that passed :func:`check_distributions`) with every row that is a
+    distribution only within the check's tolerance (rounded numbers from a file, say) made an
+    exact one: negative entries and mass on illegal actions set to zero, the legal entries
+    divided by their sum. Returns ``probs`` itself when no row needs it, so exact rows, such
+    as a learner's, keep every bit."""
+    legal = np.where(tree.legal_mask, probs, 0.0)
+    off = (
+        (probs < 0.0).any(axis=1)
+        | (probs != legal).any(axis=1)
+        | (np.abs(legal.sum(axis=1) - 1.0) > _EXACT)
+    )
+    if not off.any():
+        return probs
+    out = np.array(probs, dtype=np.float64, copy=True)
+    fixed = np.maximum(legal[off], 0.0)
+    out[off] = fixed / fixed.sum(axis=1, keepdims=True)
+    return out
+
+
 def _all_distributions(tree: CompiledTree, probs: np.ndarray) -> bool:
     """True when every row is finite, non-negative, zero off the legal actions and sums to one
     on them (within the tolerance); a few whole-array reductions instead of per-row ones."""
@@ -381,6 +414,7 @@ __all__ = [
     "UniformPolicy",
     "as_infoset",
     "check_distributions",
+    "made_exact",
     "policy_rows",
     "sample_action",
 ]

@@ -40,6 +40,12 @@ class _ValidatingParallelEnv(aec_to_parallel_wrapper):
     """
 
     def step(self, actions: dict[str, int]) -> Any:
+        unknown = sorted(set(actions) - set(self.aec_env.agents), key=str)
+        if unknown:
+            raise ValueError(
+                f"step() got actions for {unknown}, which are not live agents "
+                f"{self.aec_env.agents}; pass one action per live agent"
+            )
         for agent in self.aec_env.agents:
             if agent not in actions:
                 raise ValueError(

@@ -263,7 +263,10 @@ def seat_exploitability(game: Game | str, policy: PolicyLike, seat: int) -> floa
     """How much a best responder gains against seat ``seat``'s strategy, relative to the game
     value: ``v_seat - min_tau u_seat(sigma_seat, tau)`` (see the module docs).
 
-    Only ``seat``'s rows of ``policy`` matter. Zero exactly when the seat plays a maxmin
+    Only ``seat``'s rows of ``policy`` change the number, but ``policy`` is checked whole like
+    any joint policy (every row a distribution over its legal actions), so the other seat's
+    rows must be valid too: pass ``[seat_policy, UniformPolicy()]`` (in seat order) when only
+    one seat's strategy is at hand. Zero exactly when the seat plays a maxmin
     (equilibrium) strategy; in a two-player zero-sum game the two seats' values sum to NashConv.
 
     Raises:

@@ -40,6 +40,7 @@ import numpy as np
 from nashzoo.agents import Infoset, PolicyError, TabularPolicy
 from nashzoo.agents.fixed import fixed_policy
 from nashzoo.agents.loading import load_policy_file
+from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
 from nashzoo.games import Game, load_game
@@ -161,6 +162,18 @@ def play_matches(
     from nashzoo.envs.aec import GameAECEnv, wrap_env
 
     game = load_game(game)
+    _check_episodes(episodes)
+    if len(seat_policies) != game.num_players:
+        raise ValueError(
+            f"{game.id} has {game.num_players} seats but {len(seat_policies)} seat policies were "
+            "given; pass exactly one per seat"
+        )
+    for policy in seat_policies:
+        if not callable(getattr(policy, "action_probabilities", None)):
+            raise PolicyError(
+                f"a seat policy must be a Policy (with action_probabilities), got "
+                f"{type(policy).__name__}; wrap a function with nashzoo.eval.as_tabular"
+            )
     env = wrap_env(GameAECEnv(game))
     names = list(env.possible_agents)
     index = {a: p for p, a in enumerate(names)}
@@ -179,7 +192,7 @@ def play_matches(
             player = index[agent]
             infoset = Infoset.from_observation(obs, player, info["infoset_key"], game.num_actions)
             probs = seat_policies[player].action_probabilities(infoset)
-            env.step(int(rng.choice(probs.shape[0], p=probs)))
+            env.step(sample_action(probs, rng))
     env.close()
     return out
 
@@ -196,6 +209,7 @@ def round_robin(
     pair and seating when ``episodes > 0``."""
     game = load_game(game)
     _check_entrants(game, entrants)
+    _check_episodes(episodes)
     names = [entrant.name for entrant in entrants]
     n = len(entrants)
     exact_seat = np.zeros((n, n, 2))
@@ -240,6 +254,15 @@ def round_robin(
     )
 
 
+def _check_episodes(episodes: Any) -> None:
+    if (
+        isinstance(episodes, (bool, np.bool_))
+        or not isinstance(episodes, (int, np.integer))
+        or episodes < 0
+    ):
+        raise ValueError(f"episodes must be a non-negative integer, got {episodes!r}")
+
+
 def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
     """Raise unless ``game`` is two-player and ``entrants`` are at least two, uniquely named,
     all playing ``game``."""
@@ -251,6 +274,11 @@ def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
     if len(set(names)) != len(names):
         raise ValueError(f"entrant names must be unique, got {names}; name them with NAME=SPEC")
     for entrant in entrants:
+        if not isinstance(entrant.policy, TabularPolicy):
+            raise PolicyError(
+                f"entrant {entrant.name!r} holds a {type(entrant.policy).__name__}, not a "
+                "TabularPolicy; make one with nashzoo.eval.as_tabular(game, policy)"
+            )
         if entrant.policy.game.id != game.id:
             raise PolicyError(
                 f"entrant {entrant.name!r} plays {entrant.policy.game.id}, not {game.id}"

@@ -28,8 +28,19 @@ def _refuse_constant(name: str) -> Any:
 
 
 def parse_json(text: str | bytes) -> Any:
-    """``json.loads`` that refuses ``NaN`` and ``Infinity`` (Python writes them, JSON has none)."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    """``json.loads`` that refuses ``NaN`` and ``Infinity`` (Python writes them, JSON has none)
+    and a key written twice in one object (plain ``json`` keeps the last silently, so a
+    hand-edited file could say two things and mean one)."""
+    return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        out[key] = value
+    return out
 
 
 def read_json(

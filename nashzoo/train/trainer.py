@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig, checked_seed
 from nashzoo.agents.loading import seat_learners
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import learner_class, make_learner
@@ -155,7 +155,7 @@ class Trainer:
         self.game = load_game(game)
         _check_trainer_args(self.game, schedule, configs, checkpoint_path, checkpoint_every)
         _check_processes(processes, schedule)
-        self.seed = int(seed)
+        self.seed = checked_seed(seed)
         derived = seat_seeds(self.seed)
         self.learners: tuple[Learner, Learner] = (
             _build(learner_seat0, self.game, 0, configs[0], derived[0], "learner_seat0"),
@@ -574,6 +574,10 @@ def _checked_budget(iterations: Any, seconds: Any, work: Any) -> int | None:
         or iterations < 0
     ):
         raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
-    if seconds is not None and not seconds > 0:
-        raise ValueError(f"seconds must be positive, got {seconds!r}")
+    if seconds is not None and (
+        isinstance(seconds, (bool, np.bool_))
+        or not isinstance(seconds, (int, float, np.integer, np.floating))
+        or not seconds > 0
+    ):
+        raise ValueError(f"seconds must be a positive number, got {seconds!r}")
     return None if iterations is None else int(iterations)
