@@ -249,6 +249,10 @@ def test_bad_input_errors() -> None:
         make_learner("cfr_pls", "kuhn_poker", 0)
     with pytest.raises(ValueError, match="averaging_delay"):
         CFRPlusConfig(averaging_delay=-1)
+    with pytest.raises(ValueError, match="averaging_delay"):
+        CFRPlusConfig(averaging_delay=True)  # a bool is not a count
+    with pytest.raises(ValueError, match="alpha must be a finite number"):
+        DCFRConfig(alpha=True)
     with pytest.raises(ValueError, match="gamma must be >= 0"):
         DCFRConfig(gamma=-1.0)
     with pytest.raises(ValueError, match="alpha must be a finite number"):

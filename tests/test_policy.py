@@ -387,3 +387,21 @@ def test_a_policy_file_with_a_key_written_twice_is_refused(tmp_path):
     path.write_text(text)
     with pytest.raises(Exception, match="key 'J\\|' appears twice in one object"):
         TabularPolicy.load(path)
+
+
+def test_a_failing_batch_and_arrays_that_are_not_real_numbers_are_named() -> None:
+    from nashzoo.eval import nash_conv
+
+    class Broken(BatchTensorPolicy):
+        def action_probabilities_batch(self, players, tensors, legal_masks):
+            raise RuntimeError("boom")
+
+    with pytest.raises(PolicyError, match=r"failed answering 12 information sets .* boom"):
+        nash_conv("kuhn_poker", Broken())
+    uniform = TabularPolicy.uniform("kuhn_poker").probs
+    for dtype in (complex, str, object):
+        with pytest.raises(PolicyError, match="must be real numbers"):
+            nash_conv("kuhn_poker", uniform.astype(dtype))
+    with pytest.raises(PolicyError, match="failed at information set 'J\\|'"):
+        nash_conv("kuhn_poker", lambda infoset: ["a", "b"])
+    assert nash_conv("kuhn_poker", uniform.astype(np.float32)) == pytest.approx(11 / 12)

@@ -239,3 +239,16 @@ def test_config_validation_and_registry_names():
         PPOConfig(steps_per_iteration=100, n_envs=8)
     assert make_learner("ppo", "kuhn_poker", 0).name == "ppo"
     assert make_learner("dqn", "kuhn_poker", 1).learns
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("gae_lambda", 2.0, "gae_lambda must be in"),
+        ("clip_range", 0.0, "clip_range must be positive"),
+        ("ent_coef", -1.0, "ent_coef must be >= 0"),
+    ],
+)
+def test_ppo_fields_out_of_range_are_refused(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        PPOConfig(**{field: value})

@@ -264,3 +264,13 @@ def test_gymnasium_make_any_game():
     assert gymnasium.make("nashzoo/Game-v0", game="leduc_poker").unwrapped.game.num_actions == 3
     with pytest.raises(TypeError, match="game"):
         gymnasium.make("nashzoo/Game-v0")  # the game is required
+
+
+def test_an_opponent_that_raises_is_named_with_the_information_set():
+    class Broken(UniformPolicy):
+        def action_probabilities(self, infoset):
+            raise ZeroDivisionError("division by zero")
+
+    env = SingleAgentEnv("kuhn_poker", seat=1, opponent=Broken())
+    with pytest.raises(PolicyError, match=r"the opponent failed at '.\|' \(ZeroDivisionError"):
+        env.reset(seed=0)

@@ -67,7 +67,11 @@ class CFRPlusConfig(LearnerConfig):
     averaging_delay: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.averaging_delay, (int, np.integer)) or self.averaging_delay < 0:
+        if (
+            isinstance(self.averaging_delay, (bool, np.bool_))
+            or not isinstance(self.averaging_delay, (int, np.integer))
+            or self.averaging_delay < 0
+        ):
             raise ValueError(
                 f"averaging_delay must be a non-negative integer, got {self.averaging_delay!r}"
             )
@@ -90,7 +94,11 @@ class DCFRConfig(LearnerConfig):
     def __post_init__(self) -> None:
         for name in ("alpha", "beta", "gamma"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float, np.number)) or not np.isfinite(value):
+            if (
+                isinstance(value, (bool, np.bool_))
+                or not isinstance(value, (int, float, np.number))
+                or not np.isfinite(value)
+            ):
                 raise ValueError(f"DCFR {name} must be a finite number, got {value!r}")
         if self.gamma < 0:
             raise ValueError(f"DCFR gamma must be >= 0 (got {self.gamma}); 0 is uniform averaging")

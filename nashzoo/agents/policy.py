@@ -54,7 +54,10 @@ class TabularPolicy:
     def __init__(self, game: Game | str, probs: np.ndarray, *, validate: bool = True) -> None:
         self.game = load_game(game)
         self.tree = compile_tree(self.game)
-        probs = np.array(probs, dtype=np.float64, copy=True)
+        try:
+            probs = _real_array(probs).copy()
+        except (TypeError, ValueError) as err:
+            raise PolicyError(f"a policy's probabilities must be real numbers: {err}") from None
         expected = (self.tree.num_infosets, self.tree.num_actions)
         if probs.shape != expected:
             raise PolicyError(
@@ -301,10 +304,17 @@ def policy_rows(
     materialised opponents ask."""
     rows = np.asarray(rows, dtype=np.int64)
     if isinstance(policy, BatchPolicy):
-        answer = policy.action_probabilities_batch(
-            tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]
-        )
-        out = np.asarray(answer, dtype=np.float64)
+        try:
+            answer = policy.action_probabilities_batch(
+                tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]
+            )
+            out = _real_array(answer)
+        except Exception as err:
+            raise PolicyError(
+                f"the policy failed answering {rows.size} information sets of {tree.game_id} "
+                f"in one batch ({type(err).__name__}: {err}); it must answer every "
+                "information set of the game"
+            ) from err
         if out.shape != (rows.size, tree.num_actions):
             raise PolicyError(
                 f"the policy answered {rows.size} information sets of {tree.game_id} with an "
@@ -319,11 +329,20 @@ def policy_rows(
     return out
 
 
+def _real_array(values: Any) -> np.ndarray:
+    """``values`` as a float64 array; a complex, string or object array is refused (numpy would
+    drop an imaginary part with only a warning)."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"expected real numbers, got an array of dtype {array.dtype}")
+    return np.asarray(array, dtype=np.float64)
+
+
 def _query_row(tree: CompiledTree, query: Callable[[Infoset], Any], index: int) -> np.ndarray:
     """One materialised row; any failure names the information set that caused it."""
     infoset = Infoset.from_tree(tree, index)
     try:
-        row = np.asarray(query(infoset), dtype=np.float64)
+        row = _real_array(query(infoset))
     except Exception as err:
         raise PolicyError(
             f"the policy failed at information set {infoset.key!r} of {tree.game_id} "

@@ -170,6 +170,15 @@ class PPOConfig(SB3Config):
             )
         if self.steps_per_iteration < 2:
             raise ValueError(f"{label}.steps_per_iteration must be at least 2 (PPO's n_steps)")
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"{label}.gae_lambda must be in [0, 1], got {self.gae_lambda!r}")
+        if not self.clip_range > 0.0:
+            raise ValueError(f"{label}.clip_range must be positive, got {self.clip_range!r}")
+        if not self.ent_coef >= 0.0:
+            raise ValueError(
+                f"{label}.ent_coef must be >= 0 (a bonus for entropy), got {self.ent_coef!r}"
+            )
+
         if self.steps_per_iteration % self.n_envs:
             raise ValueError(
                 f"{label}.steps_per_iteration ({self.steps_per_iteration}) must be a multiple of "

@@ -97,7 +97,11 @@ class SingleAgentEnv(gymnasium.Env):
         game: a Game or a name for :func:`~nashzoo.games.load_game`.
         seat: the learner's seat (``0``, ``1``) or ``"random"`` (drawn each episode).
         opponent: the opponent's Policy, or a non-empty sequence of Policies (one drawn per
-            episode). Default: uniform over the legal actions.
+            episode). Default: uniform over the legal actions. Its answers are played as
+            weights, not checked as distributions: negative entries and illegal actions count
+            as zero and the rest is divided by its sum (a network's softmax needs no masking);
+            an answer of the wrong shape, not finite, with no weight on a legal action, or an
+            exception, is a ``PolicyError`` naming the information set.
         illegal_action: ``"remap"`` (default) or ``"raise"``.
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the learner's view as text).
         **game_params: parameters for :func:`~nashzoo.games.load_game` when ``game`` is a name
@@ -246,7 +250,12 @@ class SingleAgentEnv(gymnasium.Env):
             obs = env.observe(agent)
             key = env.infos[agent]["infoset_key"]
             infoset = Infoset.from_observation(obs, 1 - self.seat, key, self.game.num_actions)
-            probs = np.asarray(self._opponent.action_probabilities(infoset), dtype=np.float64)
+            try:
+                probs = np.asarray(self._opponent.action_probabilities(infoset), dtype=np.float64)
+            except Exception as err:
+                raise PolicyError(
+                    f"the opponent failed at {infoset.key!r} ({type(err).__name__}: {err})"
+                ) from err
             legal = infoset.legal_mask
             if probs.shape != legal.shape or not np.all(np.isfinite(probs)):
                 raise PolicyError(
