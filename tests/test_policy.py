@@ -405,3 +405,17 @@ def test_a_failing_batch_and_arrays_that_are_not_real_numbers_are_named() -> Non
     with pytest.raises(PolicyError, match="failed at information set 'J\\|'"):
         nash_conv("kuhn_poker", lambda infoset: ["a", "b"])
     assert nash_conv("kuhn_poker", uniform.astype(np.float32)) == pytest.approx(11 / 12)
+
+
+def test_a_policy_file_may_spell_its_game_id_another_way(tmp_path):
+    game = load_game("matrix(row_payoffs=[[1, -1], [-1, 1]])")
+    path = tmp_path / "policy.json"
+    TabularPolicy.uniform(game).save(path)
+    payload = json.loads(path.read_text())
+    payload["game_id"] = "matrix(row_payoffs=[[1, -1], [-1, 1]])"  # integers, as typed
+    path.write_text(json.dumps(payload))
+    assert TabularPolicy.load(path).game.id == game.id
+    payload["game_id"] = "kuhn_poker"
+    path.write_text(json.dumps(payload))
+    with pytest.raises(Exception, match="'game_id' says kuhn_poker but its game rebuilds as"):
+        TabularPolicy.load(path)

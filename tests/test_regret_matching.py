@@ -135,6 +135,11 @@ def test_config_errors() -> None:
         RegretMatchingConfig(sample_own=True)
     with pytest.raises(ValueError, match="initial_regrets has 2 entries"):
         RegretMatching("rps", 0, {"initial_regrets": [1.0, 2.0]})
+    for bad in ("abc", 5):
+        with pytest.raises(ValueError, match="initial_regrets must be a list of numbers"):
+            RegretMatchingConfig(initial_regrets=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="sample_own must be True or False"):
+        RegretMatchingConfig(mode="sampled", sample_own="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown regret_matching config fields"):
         RegretMatching("rps", 0, {"learning_rate": 0.1})
 

@@ -111,8 +111,9 @@ def test_opponent_pool_draws_one_policy_per_episode():
 
 
 def test_bad_arguments_are_refused_with_clear_errors():
-    with pytest.raises(ValueError, match="seat must be"):
-        SingleAgentEnv("kuhn_poker", seat=2)
+    for seat in (2, True):
+        with pytest.raises(ValueError, match="seat must be"):
+            SingleAgentEnv("kuhn_poker", seat=seat)
     with pytest.raises(ValueError, match="illegal_action"):
         SingleAgentEnv("kuhn_poker", illegal_action="ignore")
     with pytest.raises(PolicyError, match="leduc_poker"):

@@ -71,10 +71,20 @@ class RegretMatchingConfig(LearnerConfig):
                 f"regret_matching mode must be one of {_MODES}, got {self.mode!r}: use 'full' "
                 "for expected regrets or 'sampled' for regrets of sampled actions"
             )
+        if not isinstance(self.sample_own, (bool, np.bool_)):
+            raise ValueError(f"sample_own must be True or False, got {self.sample_own!r}")
         if self.sample_own and self.mode != "sampled":
             raise ValueError("sample_own=True needs mode='sampled'")
         if self.initial_regrets is not None:
-            values = tuple(float(v) for v in self.initial_regrets)
+            try:
+                values = tuple(float(v) for v in self.initial_regrets)
+                if isinstance(self.initial_regrets, (str, bytes)):
+                    raise TypeError("a string")
+            except (TypeError, ValueError):
+                raise ValueError(
+                    "initial_regrets must be a list of numbers, one per own action, got "
+                    f"{self.initial_regrets!r}"
+                ) from None
             if not all(np.isfinite(values)):
                 raise ValueError(f"initial_regrets must be finite numbers, got {values}")
             object.__setattr__(self, "initial_regrets", values)

@@ -123,7 +123,11 @@ class SingleAgentEnv(gymnasium.Env):
         self.game = load_game(game, **game_params)
         if self.game.num_players != 2:
             raise ValueError(f"SingleAgentEnv needs a two-player game; {self.game.id} is not")
-        if seat != "random" and (not isinstance(seat, (int, np.integer)) or not 0 <= int(seat) < 2):
+        if seat != "random" and (
+            isinstance(seat, (bool, np.bool_))
+            or not isinstance(seat, (int, np.integer))
+            or not 0 <= int(seat) < 2
+        ):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         if illegal_action not in ("remap", "raise"):
             raise ValueError(f"illegal_action must be 'remap' or 'raise', got {illegal_action!r}")

@@ -124,7 +124,7 @@ def game_of(
     except Exception as err:  # a game's constructor may refuse its parameters in any way
         raise error(f"{source}: cannot rebuild its game {name!r} ({err})") from None
     stored_id = field(payload, "game_id", str, source, error, optional=True)
-    if stored_id is not None and stored_id != game.id:
+    if stored_id is not None and stored_id != game.id and _game_id_of(stored_id) != game.id:
         raise error(f"{source}: 'game_id' says {stored_id} but its game rebuilds as {game.id}")
     return game
 
@@ -145,3 +145,12 @@ def string_list(
 def _short(value: Any, limit: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _game_id_of(spec: str) -> str | None:
+    """The id of the game ``spec`` loads (a hand-written spelling of a game id, such as
+    integer payoffs where the id writes floats), or None when it does not load."""
+    try:
+        return load_game(spec).id
+    except Exception:  # not a game: the caller reports the mismatch as it stands
+        return None
