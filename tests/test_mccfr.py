@@ -90,6 +90,8 @@ def test_both_learners_are_registered_with_documented_defaults() -> None:
     assert isinstance(make_learner("os_mccfr", "kuhn_poker", 0), OutcomeSamplingMCCFR)
     assert isinstance(make_learner("es_mccfr", "kuhn_poker", 1), ExternalSamplingMCCFR)
     assert OSMCCFRConfig() == OSMCCFRConfig(0.6, 2**20, "exact", "linear")
+    # numpy numbers are numbers (a float32 from a sweep's array included)
+    assert OSMCCFRConfig(exploration=np.float32(0.5)).exploration == 0.5
     assert ESMCCFRConfig() == ESMCCFRConfig(1024, "exact", "linear")
     assert OutcomeSamplingMCCFR.opponent_view == ExternalSamplingMCCFR.opponent_view == "current"
 

@@ -192,7 +192,11 @@ class OSMCCFRConfig(LearnerConfig):
 
     def __post_init__(self) -> None:
         eps = self.exploration
-        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0.0 < eps <= 1.0:
+        if (
+            isinstance(eps, (bool, np.bool_))
+            or not isinstance(eps, (int, float, np.integer, np.floating))
+            or not 0.0 < eps <= 1.0
+        ):
             raise ValueError(
                 f"os_mccfr: exploration must be a number in (0, 1] (the paper uses 0.6), "
                 f"got {eps!r}"
