@@ -247,6 +247,7 @@ def test_config_validation_and_registry_names():
         ("gae_lambda", 2.0, "gae_lambda must be in"),
         ("clip_range", 0.0, "clip_range must be positive"),
         ("ent_coef", -1.0, "ent_coef must be >= 0"),
+        ("batch_size", True, "batch_size must be a positive integer"),  # a bool is not a count
     ],
 )
 def test_ppo_fields_out_of_range_are_refused(field, value, message):

@@ -42,6 +42,7 @@ import torch
 from torch import nn
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
+from nashzoo.games.base import is_whole_number
 from nashzoo.games.infoset import widen_mask
 from nashzoo.io import ArraySpec
 
@@ -79,7 +80,7 @@ def check_counts(cfg: Any, names: Sequence[str], *, minimum: int = 1, note: str 
     what = "a non-negative integer" if minimum == 0 else "a positive integer"
     for name in names:
         value = getattr(cfg, name)
-        if not isinstance(value, (int, np.integer)) or value < minimum:
+        if not is_whole_number(value, minimum):
             raise ValueError(f"{type(cfg).__name__}.{name} must be {what}{note}, got {value!r}")
 
 

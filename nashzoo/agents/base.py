@@ -28,7 +28,7 @@ import numpy as np
 
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.base import check_player
+from nashzoo.games.base import check_player, is_whole_number
 from nashzoo.io import (
     LEARNER_FORMAT,
     ArraySpec,
@@ -44,7 +44,7 @@ from nashzoo.io import (
 def checked_seed(seed: Any) -> int:
     """``seed`` as a plain int, or a ValueError naming it: a seed is a non-negative whole
     number (numpy's generators take no other), never a bool, a float or a string."""
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not is_whole_number(seed):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return int(seed)
 

@@ -46,6 +46,7 @@ from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
+from nashzoo.games.base import is_whole_number
 from nashzoo.io import ArraySpec
 
 
@@ -67,11 +68,7 @@ class CFRPlusConfig(LearnerConfig):
     averaging_delay: int = 0
 
     def __post_init__(self) -> None:
-        if (
-            isinstance(self.averaging_delay, (bool, np.bool_))
-            or not isinstance(self.averaging_delay, (int, np.integer))
-            or self.averaging_delay < 0
-        ):
+        if not is_whole_number(self.averaging_delay):
             raise ValueError(
                 f"averaging_delay must be a non-negative integer, got {self.averaging_delay!r}"
             )

@@ -118,6 +118,7 @@ from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import CHANCE, CompiledTree, Game
+from nashzoo.games.base import is_whole_number
 from nashzoo.games.treemath import (
     node_paths,
     realization_plan,
@@ -134,7 +135,7 @@ _TERMINAL, _OWN, _OPPONENT, _CHANCE = 0, 1, 2, 3
 
 def _check_batch(value: object, name: str) -> int:
     """The batch size as a plain int (numpy integers too: configs are stored as JSON)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    if not is_whole_number(value, 1):
         raise ValueError(
             f"{name}: trajectories_per_step must be a positive integer (1 = the paper's one "
             f"walk per iteration), got {value!r}"

@@ -178,7 +178,6 @@ class PPOConfig(SB3Config):
             raise ValueError(
                 f"{label}.ent_coef must be >= 0 (a bonus for entropy), got {self.ent_coef!r}"
             )
-
         if self.steps_per_iteration % self.n_envs:
             raise ValueError(
                 f"{label}.steps_per_iteration ({self.steps_per_iteration}) must be a multiple of "

@@ -46,7 +46,7 @@ from gymnasium import spaces
 
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import Game, IllegalActionError, load_game
-from nashzoo.games.base import action_index
+from nashzoo.games.base import action_index, is_whole_number
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
 __all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
@@ -123,11 +123,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.game = load_game(game, **game_params)
         if self.game.num_players != 2:
             raise ValueError(f"SingleAgentEnv needs a two-player game; {self.game.id} is not")
-        if seat != "random" and (
-            isinstance(seat, (bool, np.bool_))
-            or not isinstance(seat, (int, np.integer))
-            or not 0 <= int(seat) < 2
-        ):
+        if seat != "random" and not (is_whole_number(seat) and seat < 2):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         if illegal_action not in ("remap", "raise"):
             raise ValueError(f"illegal_action must be 'remap' or 'raise', got {illegal_action!r}")

@@ -44,6 +44,7 @@ from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
 from nashzoo.games import Game, load_game
+from nashzoo.games.base import is_whole_number
 
 BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
 
@@ -255,11 +256,7 @@ def round_robin(
 
 
 def _check_episodes(episodes: Any) -> None:
-    if (
-        isinstance(episodes, (bool, np.bool_))
-        or not isinstance(episodes, (int, np.integer))
-        or episodes < 0
-    ):
+    if not is_whole_number(episodes):
         raise ValueError(f"episodes must be a non-negative integer, got {episodes!r}")
 
 

@@ -216,13 +216,19 @@ def action_index(action: Any) -> int | None:
         return None
 
 
+def is_whole_number(value: Any, minimum: int = 0) -> bool:
+    """Whether ``value`` is an integer (Python's or numpy's, never a bool, which Python counts
+    as one) of at least ``minimum``: the one test behind every count, seed and index check."""
+    return bool(
+        not isinstance(value, (bool, np.bool_))
+        and isinstance(value, (int, np.integer))
+        and value >= minimum
+    )
+
+
 def check_player(game: Game, player: int) -> int:
     """Validate a player index and return it as an int."""
-    if (
-        isinstance(player, (bool, np.bool_))
-        or not isinstance(player, (int, np.integer))
-        or not 0 <= int(player) < game.num_players
-    ):
+    if not is_whole_number(player) or not int(player) < game.num_players:
         raise ValueError(
             f"player must be an integer in [0, {game.num_players}) for {game.id}, got {player!r}"
         )

@@ -49,6 +49,7 @@ from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import learner_class, make_learner
 from nashzoo.eval import evaluate, lp_is_cheap
 from nashzoo.games import Game, load_game
+from nashzoo.games.base import is_whole_number
 from nashzoo.io import (
     TRAINER_FORMAT,
     atomic_write_bytes,
@@ -564,15 +565,9 @@ def _checked_budget(iterations: Any, seconds: Any, work: Any) -> int | None:
     """Check :meth:`Trainer.run`'s budgets; return ``iterations`` as a plain int (or None)."""
     if iterations is None and seconds is None and work is None:
         raise ValueError("give iterations=, seconds= or work= (or several) to bound the run")
-    if work is not None and (
-        isinstance(work, (bool, np.bool_)) or not isinstance(work, (int, np.integer)) or work < 1
-    ):
+    if work is not None and not is_whole_number(work, 1):
         raise ValueError(f"work must be a positive int, got {work!r}")
-    if iterations is not None and (
-        isinstance(iterations, (bool, np.bool_))
-        or not isinstance(iterations, (int, np.integer))
-        or iterations < 0
-    ):
+    if iterations is not None and not is_whole_number(iterations):
         raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
     if seconds is not None and (
         isinstance(seconds, (bool, np.bool_))
