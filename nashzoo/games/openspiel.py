@@ -240,8 +240,7 @@ class OpenSpielGame(Game):
         elif perfect and kind.provides_observation_tensor:
             self.tensor_source = "observation_tensor"
             shape = pyspiel_game.observation_tensor_shape()
-        self.has_tensors = self.tensor_source is not None
-        self.infoset_tensor_size = int(np.prod(shape)) if self.has_tensors else 0
+        self.infoset_tensor_size = 0 if self.tensor_source is None else int(np.prod(shape))
         self.has_observation_strings = bool(kind.provides_observation_string)
         self._action_names: tuple[str, ...] | None = None
 
