@@ -7,6 +7,7 @@ a plugin given as a path, a game or learner that does not exist, contradictory o
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,8 @@ from nashzoo.cli import main
 TRAIN_BUDGET = ["--iterations", "2", "--no-progress"]
 RACE_BUDGET = ["--seeds", "1", "--budget-seconds", "0", "--budget-iterations", "2"]
 RACE_QUIET = ["--no-progress", "--no-plots", "--learners", "cfr"]
+RELIABILITY = Path(__file__).resolve().parents[1] / "docs" / "reliability.md"
+SHOWN_CHARACTERS = 140  # longer messages appear in the table cut to 137 characters and "..."
 
 
 def _files(tmp: Path) -> dict[str, str]:
@@ -179,6 +182,21 @@ CASES = [
 ]
 
 
+def _documented_messages() -> dict[str, str]:
+    """docs/reliability.md's command-line table: the "after (stderr)" cell of each command."""
+    section = RELIABILITY.read_text().split("## Command lines", 1)[1]
+    row = re.compile(r"^\| `nashzoo (.*)` \| .* \| (.*) \|$")
+    return {m[1]: m[2] for m in map(row.match, section.splitlines()) if m is not None}
+
+
+def _as_shown(message: str, tmp: Path) -> str:
+    """``message`` as the table shows it: paths relative to the case's folder, long ones cut."""
+    message = message.replace(f"{tmp}/", "")
+    if len(message) > SHOWN_CHARACTERS:
+        message = message[: SHOWN_CHARACTERS - 3] + "..."
+    return message
+
+
 @pytest.mark.parametrize("argv", CASES, ids=[" ".join(c) or "-" for c in CASES])
 def test_malformed_options_give_one_line_and_no_traceback(argv, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -190,6 +208,14 @@ def test_malformed_options_give_one_line_and_no_traceback(argv, tmp_path, capsys
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
     assert "Traceback" not in captured.err + captured.out
+    # The table in docs/reliability.md shows this message; it must not drift from the code.
+    command = " ".join(argv)
+    shown = _as_shown(lines[0], tmp_path)
+    documented = _documented_messages()
+    assert command in documented, f"add a row for `nashzoo {command}` to {RELIABILITY.name}"
+    assert documented[command] == shown, (
+        f"{RELIABILITY.name}: the row of `nashzoo {command}` should end with | {shown} |"
+    )
 
 
 def test_an_unexpected_failure_is_one_line_with_a_hint_and_debug_shows_it(

@@ -260,14 +260,15 @@ def _coerce(value: Any, hint: Any, where: str) -> Any:
 
 def check_overrides(label: str, algorithm: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """Overrides checked field by field against ``algorithm``'s config dataclass."""
+    where = "" if label == algorithm else f"{label}: "  # the error names the algorithm itself
     try:
         cls = learner_class(algorithm)
     except ImportError as err:
         if not overrides:
             return {}  # a missing optional extra: the race skips the learner and says why
-        raise SettingsError(f"{label}: {err}") from None
+        raise SettingsError(f"{where}{err}") from None
     except ValueError as err:
-        raise SettingsError(f"{label}: {err}") from None
+        raise SettingsError(f"{where}{err}") from None
     hints = typing.get_type_hints(cls.Config)
     fields = [f.name for f in dataclasses.fields(cls.Config)]
     out = {}
