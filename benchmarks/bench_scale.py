@@ -621,6 +621,9 @@ def plot(rows: list[Row], path: Path) -> None:
     plt.close(fig)
 
 
+QUICK = {"max_rung": 2, "rounds": 1, "budget": 0.3}  # --quick: rungs 1-2, one short round
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-rung", type=int, default=4, help="largest rung to run (1-5)")
@@ -686,6 +689,11 @@ def _parser() -> argparse.ArgumentParser:
         help="load every rung through the OpenSpiel bridge (`openspiel:<game>`), native games "
         "included: the bridge's own compile cost on each rung",
     )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a short run: the options left at their defaults become {QUICK}",
+    )
     parser.add_argument("--measure-compile", help=argparse.SUPPRESS)
     parser.add_argument("--measure-traced", help=argparse.SUPPRESS)
     parser.add_argument("--measure-liteefg", help=argparse.SUPPRESS)
@@ -749,6 +757,10 @@ def _rungs(args: argparse.Namespace) -> list[Rung]:
 def main() -> None:
     parser = _parser()
     args = parser.parse_args()
+    if args.quick:
+        for name, value in QUICK.items():
+            if getattr(args, name) == parser.get_default(name):
+                setattr(args, name, value)
     if args.measure_compile:
         print(json.dumps(measure_compile(args.measure_compile)))
         return

@@ -1,5 +1,7 @@
 """Run every benchmark script in turn (``make bench``); pass ``--quick`` for short versions.
 
+``bench_revisions.py`` is left out: it compares two git revisions, so it needs ``--before REV``.
+
 Each script measures nashzoo and its peer (OpenSpiel, PettingZoo) in the same run and prints a
 table of ratios; ``--markdown BENCHMARKS.md`` makes each rewrite its own section.
 """
@@ -11,6 +13,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+NOT_STANDALONE = {"bench_revisions.py": "compares two git revisions: run it with --before REV"}
 
 
 def main(argv: list[str]) -> int:
@@ -18,6 +21,9 @@ def main(argv: list[str]) -> int:
     failed = []
     for script in scripts:
         print(f"\n===== {script.name} =====", flush=True)
+        if script.name in NOT_STANDALONE:
+            print(f"skipped: {NOT_STANDALONE[script.name]}", flush=True)
+            continue
         if subprocess.run([sys.executable, str(script), *argv], check=False).returncode:
             failed.append(script.name)
     if failed:

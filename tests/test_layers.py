@@ -40,6 +40,18 @@ def test_no_upward_imports(layer):
     assert not offenders, "\n".join(offenders)
 
 
+def test_the_architecture_diagram_draws_the_layers_in_this_order():
+    """docs/ARCHITECTURE.md's diagram is what a newcomer reads: it must match ORDER."""
+    text = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text()
+    diagram = text.split("```", 2)[1]
+    drawn = [
+        line.split()[0].split("/")[1].removesuffix(".py")
+        for line in diagram.splitlines()
+        if line.startswith("nashzoo/")
+    ]
+    assert drawn == ORDER
+
+
 # The switch of the optional compiled kernels may import numba (guarded: numpy is the fallback),
 # and a long walk's progress bar tqdm (guarded: without it, no bar).
 OPTIONAL = {
