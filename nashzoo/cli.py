@@ -100,7 +100,8 @@ def _game_arg(parser: argparse.ArgumentParser, default: str | None = "kuhn_poker
 
 GAME_HELP = (
     "a game name or spec: rps, matrix:PRESET (e.g. matrix:matching_pennies), kuhn_poker, "
-    "leduc_poker, a registered game (--plugin), parameters as NAME(key=value,...), or any "
+    "leduc_poker, liars_dice, a registered game (--plugin), parameters as NAME(key=value,...), "
+    "e.g. 'liars_dice(dice_sides=4)', or any "
     "two-player OpenSpiel game as 'openspiel:GAME_STRING'"
 )
 
@@ -711,9 +712,12 @@ def _add_play_parser(sub: Any) -> None:
     play.add_argument(
         "--agent",
         default="equilibrium",
-        help="opponent: uniform, equilibrium, a policy .json or checkpoint .npz",
+        help="opponent: uniform, equilibrium, fixed:P1,P2,... (one strategy at every information "
+        "set), a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip",
     )
-    play.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat (0)")
+    play.add_argument(
+        "--seat", type=_non_negative_int, choices=(0, 1), default=0, help="your seat (0)"
+    )
     play.add_argument("--hands", type=_positive_int, default=1, help="hands to play (1)")
     play.add_argument("--seed", type=_non_negative_int, default=0)
     play.set_defaults(func=_cmd_play)

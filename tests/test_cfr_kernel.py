@@ -341,3 +341,14 @@ def test_pack_is_int32_when_everything_fits_and_int64_otherwise():
         assert packed.dtype == dtype
         for k, array in enumerate(arrays):
             np.testing.assert_array_equal(packed[packed[k] : packed[k + 1]], array)
+
+
+def test_sample_cdf_never_draws_a_column_of_probability_zero():
+    """The one inverse-CDF sampler: a uniform whose product with the total rounds up to the
+    total (here 1.0 itself, the limit) draws the last column with probability, not a trailing
+    zero; a leading zero column is skipped even at uniform 0; rows need not sum to one."""
+    from nashzoo.games.treemath import sample_cdf
+
+    cdf = np.cumsum([[0.3, 0.7, 0.0], [0.0, 0.5, 0.5], [0.6, 0.0, 0.0], [2.0, 2.0, 0.0]], axis=1)
+    assert sample_cdf(cdf, np.array([1.0, 0.0, 1.0, 0.5])).tolist() == [1, 1, 0, 1]
+    assert sample_cdf(cdf, np.array([0.29, 0.49, 0.0, 0.49])).tolist() == [0, 1, 0, 0]

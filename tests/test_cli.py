@@ -250,3 +250,12 @@ def test_module_entry_point_help():
     )
     assert "--cross-play" in done.stdout and "--resume" in done.stdout
     assert Path(sys.executable).exists()
+
+
+def test_game_help_names_every_built_in_game():
+    """--game's help is hand-written; a game added to BUILTIN_GAMES must appear in it."""
+    from nashzoo.cli import GAME_HELP
+    from nashzoo.games.registry import BUILTIN_GAMES
+
+    missing = [name for name in BUILTIN_GAMES if name not in GAME_HELP]
+    assert not missing, f"add {missing} to GAME_HELP in nashzoo/cli.py"

@@ -184,6 +184,10 @@ def test_config_validation_names_the_field():
         NFSPConfig(replay_fraction="2%")
     with pytest.raises(ValueError, match="replay_window_min"):
         NFSPConfig(replay_window_min=0)
+    with pytest.raises(ValueError, match="rl_learning_rate must be a positive number"):
+        NFSPConfig(rl_learning_rate=True)  # a bool is not a rate
+    config = NFSPConfig(rl_learning_rate=np.float32(0.05), anticipatory=np.float64(0.2))
+    assert config.to_dict()["rl_learning_rate"] == pytest.approx(0.05)  # numpy numbers are too
 
 
 def test_replay_window_grows_with_play_between_its_bounds():

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nashzoo.agents.base import Learner, LearnerConfig
@@ -68,6 +70,22 @@ def test_bad_config_errors(tmp_path):
         _config(tmp_path, game="chess")
     with pytest.raises(ValueError, match="budget"):
         _config(tmp_path, budget_iterations=None)
+
+    with pytest.raises(ValueError, match="seeds must be a positive integer"):
+        _config(tmp_path, seeds=True)
+
+
+def test_numpy_numbers_are_stored_as_plain_numbers(tmp_path):
+    """race_config.json is JSON: numpy scalars given by a script become Python numbers."""
+    cfg = _config(
+        tmp_path,
+        seeds=np.int64(2),
+        budget_seconds=np.float32(0.5),
+        thresholds=(np.float64(0.1), 1),
+    )
+    assert (type(cfg.seeds), type(cfg.budget_seconds)) == (int, float)
+    assert [type(t) for t in cfg.thresholds] == [float, int]
+    json.dumps(dataclasses.asdict(cfg))
 
 
 def test_outputs_and_results(tmp_path):

@@ -425,6 +425,20 @@ def test_booleans_are_not_budgets() -> None:
     with pytest.raises(ValueError, match="work must be a positive int"):
         Trainer("kuhn_poker", "cfr", "cfr").run(work=0)
 
+    with pytest.raises(ValueError, match="seconds must be a positive number"):
+        Trainer("kuhn_poker", "cfr", "cfr").run(seconds=True)
+
+
+@pytest.mark.parametrize(
+    "schedule", [{"every": True}, {"per_decade": np.True_}, {"seconds": True}, {"every": 0}]
+)
+def test_booleans_are_not_evaluation_schedules(schedule) -> None:
+    from nashzoo.train.schedule import EvalSchedule
+
+    with pytest.raises(ValueError, match="EvalSchedule"):
+        EvalSchedule(**schedule)
+    assert EvalSchedule(every=np.int64(5)).every == 5  # numpy numbers are numbers
+
 
 def test_a_work_budget_stops_within_one_iteration() -> None:
     trainer = Trainer("kuhn_poker", "cfr", "cfr")

@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
-from nashzoo.games.base import is_whole_number
+from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.games.infoset import widen_mask
 from nashzoo.io import ArraySpec
 
@@ -88,7 +88,7 @@ def check_rates(cfg: Any, names: Sequence[str]) -> None:
     """Every named field of the config ``cfg`` a finite positive number (learning rates)."""
     for name in names:
         value = getattr(cfg, name)
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        if not (is_finite_number(value) and value > 0):
             raise ValueError(
                 f"{type(cfg).__name__}.{name} must be a positive number, got {value!r}"
             )

@@ -115,7 +115,8 @@ class Learner(ABC):
 
     @abstractmethod
     def current_policy(self) -> Policy:
-        """How the learner plays now (a copy)."""
+        """How the learner plays now: a snapshot that later steps do not change (an immutable
+        policy, which may share a table the learner has given up rather than copy it)."""
 
     @abstractmethod
     def average_policy(self) -> Policy:

@@ -46,7 +46,7 @@ from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import is_whole_number
+from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.io import ArraySpec
 
 
@@ -91,11 +91,7 @@ class DCFRConfig(LearnerConfig):
     def __post_init__(self) -> None:
         for name in ("alpha", "beta", "gamma"):
             value = getattr(self, name)
-            if (
-                isinstance(value, (bool, np.bool_))
-                or not isinstance(value, (int, float, np.number))
-                or not np.isfinite(value)
-            ):
+            if not is_finite_number(value):
                 raise ValueError(f"DCFR {name} must be a finite number, got {value!r}")
         if self.gamma < 0:
             raise ValueError(f"DCFR gamma must be >= 0 (got {self.gamma}); 0 is uniform averaging")

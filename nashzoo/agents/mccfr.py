@@ -118,7 +118,7 @@ from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import CHANCE, CompiledTree, Game
-from nashzoo.games.base import is_whole_number
+from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.games.treemath import (
     node_paths,
     realization_plan,
@@ -193,11 +193,7 @@ class OSMCCFRConfig(LearnerConfig):
 
     def __post_init__(self) -> None:
         eps = self.exploration
-        if (
-            isinstance(eps, (bool, np.bool_))
-            or not isinstance(eps, (int, float, np.integer, np.floating))
-            or not 0.0 < eps <= 1.0
-        ):
+        if not (is_finite_number(eps) and 0.0 < eps <= 1.0):
             raise ValueError(
                 f"os_mccfr: exploration must be a number in (0, 1] (the paper uses 0.6), "
                 f"got {eps!r}"

@@ -87,6 +87,7 @@ from nashzoo.agents.base import CheckpointError, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.agents.sb3_baseline import Mode, PPOConfig, PPOLearner, clone_sb3_policy
+from nashzoo.games.base import is_finite_number
 
 __all__ = ["MMDPPO", "MMDPPOConfig", "MMDPPOLearner", "MagnetPolicy"]
 
@@ -284,7 +285,7 @@ class MMDPPOConfig(PPOConfig):
 
     def _check_own(self) -> None:
         super()._check_own()
-        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha)):
+        if not is_finite_number(self.alpha):
             raise ValueError(f"MMDPPOConfig.alpha must be a finite number, got {self.alpha!r}")
         if self.alpha < 0 or self.ent_coef < 0:
             raise ValueError(
@@ -297,17 +298,17 @@ class MMDPPOConfig(PPOConfig):
                 "actions (leave masked at its default)"
             )
         check_counts(self, ("alpha_decay", "magnet_every"), minimum=0, note=" (0 turns it off)")
-        if not (isinstance(self.lr_power, (int, float)) and 0.0 <= self.lr_power <= 2.0):
+        if not (is_finite_number(self.lr_power) and 0.0 <= self.lr_power <= 2.0):
             raise ValueError(
                 f"MMDPPOConfig.lr_power must be a number in [0, 2] (1: the learning rate "
                 f"proportional to alpha), got {self.lr_power!r}"
             )
-        if not (isinstance(self.ema_rate, (int, float)) and 0.0 <= self.ema_rate <= 1.0):
+        if not (is_finite_number(self.ema_rate) and 0.0 <= self.ema_rate <= 1.0):
             raise ValueError(
                 f"MMDPPOConfig.ema_rate must be a number in [0, 1] (0 keeps no moving average), "
                 f"got {self.ema_rate!r}"
             )
-        if not (isinstance(self.ema_eta, (int, float)) and 0.0 <= self.ema_eta < math.inf):
+        if not (is_finite_number(self.ema_eta) and self.ema_eta >= 0.0):
             raise ValueError(
                 f"MMDPPOConfig.ema_eta must be a finite number >= 0 (0: the constant ema_rate), "
                 f"got {self.ema_eta!r}"

@@ -226,7 +226,7 @@ from nashzoo.agents.policy import BatchPolicy, Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
-from nashzoo.games.base import Game
+from nashzoo.games.base import Game, is_finite_number, is_whole_number
 from nashzoo.games.infoset import widen_mask
 from nashzoo.games.treemath import sample_cdf
 from nashzoo.io import ArraySpec
@@ -423,20 +423,14 @@ class NFSPConfig(LearnerConfig):
             )
         fraction = self.replay_fraction
         if fraction not in (None, "auto") and not (
-            isinstance(fraction, (int, float, np.floating))
-            and not isinstance(fraction, bool)
-            and 0.0 < fraction <= 1.0
+            is_finite_number(fraction) and 0.0 < fraction <= 1.0
         ):
             raise ValueError(
                 "NFSPConfig.replay_fraction must be in (0, 1], 'auto' or None (a fixed window "
                 f"of replay_capacity), got {self.replay_fraction!r}"
             )
         eta = self.anticipatory
-        if eta != "auto" and not (
-            isinstance(eta, (int, float, np.floating))
-            and not isinstance(eta, bool)
-            and 0.0 <= eta <= 1.0
-        ):
+        if eta != "auto" and not (is_finite_number(eta) and 0.0 <= eta <= 1.0):
             raise ValueError(f"NFSPConfig.anticipatory must be in [0, 1] or 'auto', got {eta!r}")
         for name in ("epsilon_start", "epsilon_end", "discount"):
             if not 0.0 <= getattr(self, name) <= 1.0:
@@ -472,11 +466,7 @@ def _check_memory_options(cfg: NFSPConfig) -> None:
             f"NFSPConfig.memory must be 'auto', 'infoset' or 'samples', got {cfg.memory!r}"
         )
     power = cfg.average_weight_power
-    if not (
-        isinstance(power, (int, float, np.floating))
-        and not isinstance(power, bool)
-        and 0.0 <= power <= 8.0
-    ):
+    if not (is_finite_number(power) and 0.0 <= power <= 8.0):
         raise ValueError(
             f"NFSPConfig.average_weight_power must be a number in [0, 8], got {power!r}"
         )
@@ -510,21 +500,14 @@ def _check_q_target_options(cfg: NFSPConfig) -> None:
             f"{cfg.q_targets!r}"
         )
     scale = cfg.reward_scale
-    if scale != "game" and not (
-        isinstance(scale, (int, float, np.floating))
-        and not isinstance(scale, bool)
-        and np.isfinite(scale)
-        and scale > 0
-    ):
+    if scale != "game" and not (is_finite_number(scale) and scale > 0):
         raise ValueError(
             "NFSPConfig.reward_scale must be a positive finite number or 'game' (the game's "
             f"largest absolute payoff), got {scale!r}"
         )
     for name in ("rl_lr_decay_updates", "sl_lr_decay_updates"):
         value = getattr(cfg, name)
-        if value is not None and not (
-            isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
-        ):
+        if value is not None and not is_whole_number(value, 1):
             raise ValueError(
                 f"NFSPConfig.{name} must be a positive integer (updates) or None (a "
                 f"constant learning rate), got {value!r}"

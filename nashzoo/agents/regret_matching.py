@@ -140,10 +140,7 @@ class RegretMatching(Learner):
 
     def _sample(self, probs: np.ndarray) -> int:
         """Inverse-CDF draw with the learner's Generator (one uniform number per draw)."""
-        cdf = np.cumsum(probs)
-        return min(
-            int(np.searchsorted(cdf, self.rng.random() * cdf[-1], side="right")), probs.size - 1
-        )
+        return int(tm.sample_cdf(np.cumsum(probs)[None], self.rng.random(1))[0])
 
     def _step(self, opponent: Policy) -> dict[str, float]:
         strategy = self._strategy

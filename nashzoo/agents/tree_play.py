@@ -28,6 +28,7 @@ from nashzoo.agents.policy import check_distributions, policy_rows
 from nashzoo.envs.lazy import small_enough
 from nashzoo.envs.single_agent import opponent_pool
 from nashzoo.games import compile_tree, load_game
+from nashzoo.games import treemath as tm
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 from nashzoo.games.infoset import Policy, UniformPolicy
 
@@ -229,8 +230,4 @@ class TreePlay:
 
 def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row of ``probs`` (rows summing to one), never one of probability 0."""
-    cumulative = np.cumsum(probs, axis=1)
-    draw = rng.random((probs.shape[0], 1)) * cumulative[:, -1:]
-    pick = (cumulative <= draw).sum(axis=1)
-    last = probs.shape[1] - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)  # round-off guard
-    return np.minimum(pick, last)
+    return tm.sample_cdf(np.cumsum(probs, axis=1), rng.random(probs.shape[0]))

@@ -18,8 +18,10 @@ except ImportError:  # the pure-numpy path
     njit = None
 
 ENABLED = njit is not None
-"""Whether numba is installed and in use (checked by each caller at call time, so tests can
-switch a compiled path off)."""
+"""Whether numba is installed and in use. The compile's layout reads it here at each call;
+the tree arithmetic reads its own copy, ``treemath._jit.ENABLED``, at each call (a
+:class:`~nashzoo.games.treemath.FullWidthStep` once, when it is built). Tests switch a compiled
+path off by setting the copy that path reads."""
 
 
 def compiled(function):

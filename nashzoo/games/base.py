@@ -9,6 +9,7 @@ rules without sharing (and corrupting) each other's positions.
 
 from __future__ import annotations
 
+import math
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -214,6 +215,17 @@ def action_index(action: Any) -> int | None:
         return operator.index(action)
     except TypeError:
         return None
+
+
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is a finite real number (Python's or numpy's int or float, never a bool
+    or a string): the one test behind every rate, budget and weight check, which then compares
+    it with its own bounds."""
+    return bool(
+        not isinstance(value, (bool, np.bool_))
+        and isinstance(value, (int, float, np.integer, np.floating))
+        and math.isfinite(value)
+    )
 
 
 def is_whole_number(value: Any, minimum: int = 0) -> bool:

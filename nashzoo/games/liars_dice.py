@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game, State, check_player
+from nashzoo.games.base import CHANCE, TERMINAL, Game, State, check_player, is_whole_number
 from nashzoo.games.liars_dice_tree import build_liars_dice_tree
 from nashzoo.games.tree import CompiledTree
 
@@ -43,7 +43,7 @@ _DEFAULTS = {"numdice": 1, "dice_sides": 6, "bidding_rule": "reset-face"}
 
 
 def _positive_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+    if not is_whole_number(value, minimum):
         raise ValueError(f"liars_dice: {name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 

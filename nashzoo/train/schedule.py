@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from nashzoo.games.base import is_finite_number, is_whole_number
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,9 @@ class EvalSchedule:
     def __post_init__(self) -> None:
         for name in ("every", "per_decade"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
+            if value is not None and not is_whole_number(value, 1):
                 raise ValueError(f"EvalSchedule.{name} must be a positive integer, got {value!r}")
-        if self.seconds is not None and not (
-            isinstance(self.seconds, (int, float)) and self.seconds > 0
-        ):
+        if self.seconds is not None and not (is_finite_number(self.seconds) and self.seconds > 0):
             raise ValueError(f"EvalSchedule.seconds must be positive, got {self.seconds!r}")
 
     @property
@@ -55,11 +53,7 @@ class EvalSchedule:
             schedule = cls()
         elif eval_every == "log":
             schedule = cls(per_decade=10)
-        elif isinstance(eval_every, (int, np.integer)) and not isinstance(eval_every, bool):
-            if eval_every < 1:
-                raise ValueError(
-                    f"eval_every must be a positive number of iterations, got {eval_every}"
-                )
+        elif is_whole_number(eval_every, 1):
             schedule = cls(every=int(eval_every))
         else:
             raise ValueError(

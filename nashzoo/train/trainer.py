@@ -49,7 +49,7 @@ from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import learner_class, make_learner
 from nashzoo.eval import evaluate, lp_is_cheap
 from nashzoo.games import Game, load_game
-from nashzoo.games.base import is_whole_number
+from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.io import (
     TRAINER_FORMAT,
     atomic_write_bytes,
@@ -569,10 +569,6 @@ def _checked_budget(iterations: Any, seconds: Any, work: Any) -> int | None:
         raise ValueError(f"work must be a positive int, got {work!r}")
     if iterations is not None and not is_whole_number(iterations):
         raise ValueError(f"iterations must be a non-negative int, got {iterations!r}")
-    if seconds is not None and (
-        isinstance(seconds, (bool, np.bool_))
-        or not isinstance(seconds, (int, float, np.integer, np.floating))
-        or not seconds > 0
-    ):
+    if seconds is not None and not (is_finite_number(seconds) and seconds > 0):
         raise ValueError(f"seconds must be a positive number, got {seconds!r}")
     return None if iterations is None else int(iterations)

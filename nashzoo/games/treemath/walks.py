@@ -18,9 +18,15 @@ from nashzoo.games.treemath._cache import per_tree
 
 
 def sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-    """Inverse-CDF sampling, one draw per row (zero-probability columns are never drawn)."""
-    picks = (cdf <= uniforms[:, None] * cdf[:, -1:]).sum(axis=1)
-    return np.minimum(picks, cdf.shape[1] - 1)
+    """Inverse-CDF sampling, one draw per row of cumulative sums (rows need not end at one),
+    one uniform in [0, 1) per row: the one sampler of every learner that draws from a table.
+
+    A zero-probability column is never drawn. The guard is the first column where a row
+    reaches its total: ``u * total`` can round up to the total itself, and a plain clip to the
+    last column would then draw a trailing column of probability zero."""
+    total = cdf[:, -1:]
+    picks = (cdf <= uniforms[:, None] * total).sum(axis=1)
+    return np.minimum(picks, (cdf < total).sum(axis=1))
 
 
 @dataclasses.dataclass

@@ -5,14 +5,16 @@ learners can play the game and the jobs (:class:`RaceJob`) of self-play and cros
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from nashzoo.agents import import_plugins, learner_class, learning_learner_names
 from nashzoo.agents.registry import check_module_name
 from nashzoo.games import load_game
+from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.train.loggers import LOGGERS
 from nashzoo.train.race.summary import (
     DEFAULT_THRESHOLDS,
@@ -43,7 +45,8 @@ class RaceConfig:
         workers: parallel runs (default: ``min(cpu cores, runs)``).
         backend: ``"process"`` (default), ``"serial"`` or ``"ray"``.
         address: Ray cluster address (``None``: start a local Ray instance).
-        resume: skip runs whose results are already in ``out`` (default False: re-run them).
+        resume: skip runs whose results are already in ``out`` and run the rest (default
+            False: a folder that already holds a race is refused unless ``force``).
         thresholds: exploitability levels for the time-to-threshold columns.
         evals_per_decade: log-spaced evaluation points per decade of iterations (default 8).
         plots: write PNG plots (default True; needs matplotlib).
@@ -133,13 +136,17 @@ class RaceConfig:
         for name in ("seeds", "evals_per_decade", "workers", "budget_iterations", "budget_work"):
             value = getattr(self, name)
             if (value is not None or name in ("seeds", "evals_per_decade")) and not (
-                isinstance(value, int) and not isinstance(value, bool) and value >= 1
+                is_whole_number(value, 1)
             ):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            if isinstance(value, np.generic):  # stored as JSON: a plain Python number
+                object.__setattr__(self, name, value.item())
         if self.budget_seconds is not None and not _positive_number(self.budget_seconds):
             raise ValueError(
                 f"budget_seconds must be a positive number, got {self.budget_seconds!r}"
             )
+        if isinstance(self.budget_seconds, np.generic):
+            object.__setattr__(self, "budget_seconds", self.budget_seconds.item())
 
     def _check_tuples(self) -> None:
         for name in ("learners", "thresholds", "plugins", "sets"):
@@ -152,6 +159,8 @@ class RaceConfig:
             raise ValueError(f"learners must be learner names, got {self.learners!r}")
         if not self.thresholds or not all(_positive_number(t) for t in self.thresholds):
             raise ValueError(f"thresholds must be positive numbers, got {self.thresholds!r}")
+        plain = tuple(t.item() if isinstance(t, np.generic) else t for t in self.thresholds)
+        object.__setattr__(self, "thresholds", plain)
         for module in self.plugins:
             check_module_name(module)
 
@@ -182,12 +191,7 @@ class RaceConfig:
 
 
 def _positive_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
+    return is_finite_number(value) and value > 0
 
 
 @dataclasses.dataclass(frozen=True)
