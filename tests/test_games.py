@@ -165,24 +165,29 @@ def test_matrix_presets_by_hand() -> None:
 
 # --- sizes, information sets and tensors ---------------------------------------------------
 @pytest.mark.parametrize(
-    ("name", "infosets", "terminals"),
-    [("kuhn_poker", 12, 30), ("leduc_poker", 936, 5520), ("rps", 2, 9)],
+    ("name", "histories", "infosets", "terminals"),
+    [("kuhn_poker", 58, 12, 30), ("leduc_poker", 9457, 936, 5520), ("rps", 13, 2, 9)],
 )
-def test_counts(name: str, infosets: int, terminals: int) -> None:
+def test_counts(name: str, histories: int, infosets: int, terminals: int) -> None:
+    """The sizes docs/ARCHITECTURE.md's known values quote (histories as OpenSpiel counts
+    them: every node, chance and terminal ones included)."""
     game = load_game(name)
     decision_sets: set[tuple[int, str]] = set()
-    num_terminals = 0
+    num_histories = num_terminals = 0
     for state in walk(game.new_initial_state()):
+        num_histories += 1
         if state.is_terminal():
             num_terminals += 1
         elif not state.is_chance_node():
             player = state.current_player()
             decision_sets.add((player, state.infoset_key(player)))
-    assert len(decision_sets) == infosets
-    assert num_terminals == terminals
+    assert (num_histories, len(decision_sets), num_terminals) == (histories, infosets, terminals)
     tree = compile_tree(game)
-    assert tree.num_infosets == infosets
-    assert tree.num_terminals == terminals
+    assert (tree.num_nodes, tree.num_infosets, tree.num_terminals) == (
+        histories,
+        infosets,
+        terminals,
+    )
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "rps"])
