@@ -190,8 +190,18 @@ def _player_1_forgets_its_own_move_key(self, player):
     return "HT"[self.moves[0]] if player == 0 and self.moves else "seat1"
 
 
+def _legal_in_another_order(self):
+    if self.is_terminal() or self.is_chance_node():
+        return [0, 1] if self.is_chance_node() else []
+    return [1, 0] if self.current_player() == 1 and self.moves[0] == 1 else [0, 1]
+
+
 MALFORMED = [
     ("chance_outcomes", _chance_not_one, "sum to"),
+    ("legal_actions", _legal_in_another_order, "return legal_actions() sorted"),
+    ("infoset_key", lambda self, player: ["a", "list"], "return a str"),
+    ("infoset_key", lambda self, player: None, "infoset_key(0) returned None (NoneType)"),
+    ("infoset_key", lambda self, player: (player, len(self.moves)), "return a str"),
     ("legal_actions", _action_out_of_range, "not distinct ids in [0, 2)"),
     ("legal_actions", _no_legal_action_for_player_1, "no legal action"),
     ("returns", _returns_one_payoff, "2 finite payoffs"),
@@ -238,8 +248,81 @@ def _forgetful(coin_bluff):
 
 def test_imperfect_recall_by_a_forgotten_own_past_is_refused(coin_bluff):
     # Player 1's second decision: key 'n3' after its own move 0 or 1, i.e. two own pasts.
-    with pytest.raises(GameDefinitionError, match="own past moves"):
+    with pytest.raises(
+        GameDefinitionError, match=r"last own move \(action 1 at 'n2', earlier action 0 at 'n2'\)"
+    ):
         compile_tree(_forgetful(coin_bluff))
+
+
+@pytest.mark.parametrize(
+    ("tensor", "message"),
+    [
+        (lambda self, player: np.zeros(7), r"infoset_tensor\(\d\) gave shape \(7,\)"),
+        (lambda self, player: np.zeros(2 + len(self.moves)), "gave shape"),  # ragged
+        (lambda self, player: np.full(5, np.nan), "a value that is not finite"),
+        (lambda self, player: "tensor", "gave values that are not numbers"),
+    ],
+)
+def test_malformed_tensors_are_refused_by_name(coin_bluff, tensor, message):
+    """Tensors are read lazily on the fast path (a learner or env asks for them), and at
+    compile time on the checking walk: either way the first read names the history."""
+    game = _broken(coin_bluff, "bad_tensor", infoset_tensor=tensor)
+    with pytest.raises(GameDefinitionError, match=message) as info:
+        _ = compile_tree(game).infoset_tensors
+    assert "\n" not in str(info.value) and "history [" in str(info.value)
+
+
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_the_env_names_what_it_needs_of_a_users_views(coin_bluff, tabulate):
+    """An env shows every agent its view at every history: a key that fails for a waiting
+    player, or a tensor outside the observation space's [0, 1], is named, not a traceback."""
+
+    def key_of_movers_only(self, player):
+        if player == 1 and len(self.moves) < 2:
+            raise IndexError("tuple index out of range")
+        return coin_bluff.CoinBluffState.infoset_key(self, player)
+
+    def chips(self, player):
+        return coin_bluff.CoinBluffState.infoset_tensor(self, player) * 3.0
+
+    for name, override, message in (
+        ("movers_only", {"infoset_key": key_of_movers_only}, r"infoset_key\(1\) raised IndexError"),
+        ("chips", {"infoset_tensor": chips}, r"values in \[0, 3\], outside the \[0, 1\]"),
+    ):
+        game = _broken(coin_bluff, name, **override)
+        with pytest.raises(GameDefinitionError, match=message) as info:
+            env = make_env(game, tabulate=tabulate)
+            env.reset(seed=0)
+            env.last()
+        assert "\n" not in str(info.value)
+
+
+def test_legal_actions_past_a_players_own_action_count_are_refused(coin_bluff):
+    class Lopsided(coin_bluff.CoinBluff):
+        def num_actions_of(self, player):
+            return 2 if player == 0 else 1  # but player 1 may call (action 1)
+
+    Lopsided.name = "lopsided"
+    with pytest.raises(GameDefinitionError, match=r"not distinct ids in \[0, 1\).*num_actions_of"):
+        compile_tree(Lopsided())
+
+
+def test_action_names_must_name_every_action(coin_bluff):
+    class Unnamed(coin_bluff.CoinBluff):
+        action_names = ("fold",)
+
+    Unnamed.name = "unnamed"
+    with pytest.raises(GameDefinitionError, match="1 names for 2 actions"):
+        compile_tree(Unnamed())
+
+
+def test_float32_chance_probabilities_are_accepted_and_made_exact(coin_bluff):
+    """Three float32 thirds sum to 1 + 3e-8: within the tolerance, and divided by their sum."""
+    third = np.float32(1 / 3)
+    game = _broken(coin_bluff, "thirds", chance_outcomes=lambda self: [(0, third), (1, 2 * third)])
+    tree = compile_tree(game)
+    chance = tree.chance_prob[tree.parent == 0]
+    assert chance.sum() == pytest.approx(1.0, abs=1e-15)
 
 
 def test_a_key_shared_by_both_players_is_refused_by_name(coin_bluff):
@@ -282,3 +365,15 @@ def test_the_fast_walk_gives_up_on_every_malformed_game(coin_bluff, make, layout
     game = make(coin_bluff)
     with pytest.raises(Exception):  # noqa: B017 - any exception hands over to the checking walk
         fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))
+
+
+def test_compiled_trees_pickle_whatever_door_the_game_came_in_by(coin_bluff):
+    """Trees go to other processes (race workers, processes=2): every builder's lazy labels
+    must pickle, the walks' (a user's game), the matrix and Liar's dice builders' included."""
+    import pickle
+
+    for spec in ("coin_bluff(stake=3)", "rps", "liars_dice(dice_sides=2)", "kuhn_poker"):
+        tree = compile_tree(load_game(spec))
+        copy = pickle.loads(pickle.dumps(tree))
+        assert copy.infoset_keys == tree.infoset_keys
+        np.testing.assert_array_equal(copy.infoset_tensors, tree.infoset_tensors)

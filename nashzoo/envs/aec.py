@@ -81,7 +81,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
-from nashzoo.games import CHANCE, Game, IllegalActionError, State, compile_tree, load_game
+from nashzoo.games import CHANCE, Game, IllegalActionError, State, checks, compile_tree, load_game
 from nashzoo.games.base import action_index
 from nashzoo.games.cache import GameCache
 from nashzoo.games.tree import CompiledTree, readonly
@@ -276,13 +276,12 @@ def _views(game: Game, tree: CompiledTree, parent: list[int], action: list[int])
         for state in level:
             node_ids = []
             for p in players:
-                key = state.infoset_key(p)
+                key = checks.view_key(game, state, p)
                 vid = ids[p].get(key)
                 if vid is None:
                     vid = ids[p][key] = len(view_key)
                     view_key.append(key)
-                    tensor = np.array(state.infoset_tensor(p), dtype=np.float32)
-                    view_tensor.append(readonly(tensor))
+                    view_tensor.append(readonly(checks.view_tensor(game, state, p)))
                     mask = np.zeros(sizes[p], dtype=np.int8)
                     iset = tree.infoset_index.get(key)
                     if iset is not None and tree.infoset_player[iset] == p:

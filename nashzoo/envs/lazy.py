@@ -21,7 +21,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from nashzoo.games import CHANCE, TERMINAL, Game, State
+from nashzoo.games import CHANCE, TERMINAL, Game, State, checks
 from nashzoo.games.cache import GameCache
 
 TABULATE_MAX_HISTORIES = 100_000
@@ -92,7 +92,8 @@ class Node:
             self.cdf = list(accumulate(p for _, p in pairs))
             self.cdf[-1] = 1.0  # a uniform draw in [0, 1) always lands
             return
-        self.keys = [state.infoset_key(p) for p in range(num_players)]
+        game = state.game
+        self.keys = [checks.view_key(game, state, p) for p in range(num_players)]
         if who == TERMINAL:
             self.returns = state.returns().tolist()
         else:
@@ -155,7 +156,7 @@ class NodeMemo:
                 mask[[a for a in legal if a < num_actions]] = 1
                 mask.setflags(write=False)
                 self._masks[(legal, num_actions)] = mask
-            tensor = np.array(node.state.infoset_tensor(player), dtype=np.float32)
+            tensor = checks.view_tensor(node.state.game, node.state, player)
             tensor.setflags(write=False)
             view = self._views[cache_key] = (tensor, mask)
         node.views[player] = view

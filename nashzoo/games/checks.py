@@ -24,8 +24,10 @@ import numpy as np
 
 from nashzoo.games.base import CHANCE, TERMINAL, Game, GameDefinitionError, State
 
-CHANCE_TOLERANCE = 1e-9
-"""How far the chance probabilities at a node may sum from one (float rounding)."""
+CHANCE_TOLERANCE = 1e-6
+"""How far the chance probabilities at a node may sum from one: float rounding, float32
+included (three float32 thirds sum to 1 + 3e-8). Probabilities within it are divided by their
+sum, so the compiled tree's sum to one as exactly as float64 allows."""
 
 
 def fail(game: Game, state: State, problem: str, fix: str) -> GameDefinitionError:
@@ -83,11 +85,14 @@ def check_chance(game: Game, state: State, outcomes: Any) -> list[tuple[int, flo
             f"chance probabilities {probs} sum to {total!r}, not 1",
             "make them non-negative and sum to one",
         )
+    if total != 1.0:
+        pairs = [(o, p / total) for o, p in pairs]
     return pairs
 
 
 def check_legal(game: Game, state: State, player: int, legal: Sequence[int]) -> list[int]:
-    """A decision node has at least one legal action, each a distinct id below num_actions."""
+    """A decision node has at least one legal action, each a distinct id below the player's
+    ``num_actions_of(player)`` (the size of its action space in the envs)."""
     actions = [int(a) for a in legal]
     if not actions:
         raise fail(
@@ -96,14 +101,100 @@ def check_legal(game: Game, state: State, player: int, legal: Sequence[int]) -> 
             f"player {player} has no legal action",
             "a history where nobody can move must be terminal (current_player() == TERMINAL)",
         )
-    if min(actions) < 0 or max(actions) >= game.num_actions or len(set(actions)) != len(actions):
+    limit = game.num_actions if game.num_players == 1 else game.num_actions_of(player)
+    if min(actions) < 0 or max(actions) >= limit or len(set(actions)) != len(actions):
+        which = "num_actions" if limit == game.num_actions else f"num_actions_of({player})"
         raise fail(
             game,
             state,
-            f"legal actions {actions} are not distinct ids in [0, {game.num_actions})",
-            "use action ids below the game's num_actions, each once",
+            f"legal actions {actions} of player {player} are not distinct ids in [0, {limit})",
+            f"use action ids below the game's {which}, each once",
         )
     return actions
+
+
+def check_key(game: Game, state: State, player: int, key: Any) -> str:
+    """An information-set key is a string (policy files, checkpoints and the envs store it)."""
+    if key.__class__ is not str and not isinstance(key, str):
+        raise fail(
+            game,
+            state,
+            f"infoset_key({player}) returned {key!r} ({type(key).__name__})",
+            "return a str that tells apart what the player can tell apart",
+        )
+    return key
+
+
+def check_tensor(
+    game: Game, state: State, player: int, tensor: Any, *, unit: bool = False
+) -> np.ndarray:
+    """An information-set tensor is ``infoset_tensor_size`` finite numbers (float64 here);
+    with ``unit``, each in [0, 1], the range the envs declare for observations."""
+    size = game.infoset_tensor_size
+    try:
+        values = np.asarray(tensor, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.shape != (size,) or not np.isfinite(values).all():
+        shown = "values that are not numbers" if values is None else f"shape {values.shape}"
+        if values is not None and values.shape == (size,):
+            shown = "a value that is not finite"
+        raise fail(
+            game,
+            state,
+            f"infoset_tensor({player}) gave {shown}",
+            f"return {size} finite numbers (the game's infoset_tensor_size)",
+        )
+    if unit and values.size and (values.min() < 0.0 or values.max() > 1.0):
+        raise fail(
+            game,
+            state,
+            f"infoset_tensor({player}) has values in [{values.min():g}, {values.max():g}], "
+            "outside the [0, 1] the envs declare for observations",
+            "scale each feature into [0, 1] (a chip count divided by the most chips, say)",
+        )
+    return values
+
+
+VIEW_FIX = (
+    "the envs show every agent its view at every history, chance and terminal ones too, also "
+    "while another player moves: answer infoset_key and infoset_tensor for any player there"
+)
+
+
+def view_key(game: Game, state: State, player: int) -> str:
+    """``state.infoset_key(player)`` as an env asks it (of any player, at any history), checked;
+    an exception the game raises is named as what the env needs."""
+    try:
+        key = state.infoset_key(player)
+    except Exception as err:
+        raise fail(
+            game, state, f"infoset_key({player}) raised {type(err).__name__}: {err}", VIEW_FIX
+        ) from err
+    return check_key(game, state, player, key)
+
+
+def view_tensor(game: Game, state: State, player: int) -> np.ndarray:
+    """``state.infoset_tensor(player)`` as an env shows it: checked to hold finite numbers in
+    [0, 1] (the observation space's bounds), as float32."""
+    try:
+        tensor = state.infoset_tensor(player)
+    except Exception as err:
+        raise fail(
+            game, state, f"infoset_tensor({player}) raised {type(err).__name__}: {err}", VIEW_FIX
+        ) from err
+    return check_tensor(game, state, player, tensor, unit=True).astype(np.float32)
+
+
+def check_facts(game: Game) -> None:
+    """The static facts a walked game declares agree with each other: one action name per
+    action id (the envs and ``play`` print them)."""
+    names = getattr(game, "action_names", None)
+    if names is not None and len(names) != game.num_actions:
+        raise GameDefinitionError(
+            f"{game.id}: action_names has {len(names)} names for {game.num_actions} actions; "
+            "give one name per action id"
+        )
 
 
 def check_returns(game: Game, state: State, returns: Any) -> np.ndarray:
@@ -128,6 +219,7 @@ def check_recall(
     key: str,
     seen: tuple[int, int, tuple[int, ...], int],
     now: tuple[int, int, tuple[int, ...], int],
+    keys: Sequence[str] = (),
 ) -> None:
     """Two histories sharing an information-set key agree on everything the key stands for.
 
@@ -141,13 +233,34 @@ def check_recall(
             f"information set {key!r} belongs to player {seen[0]} and to player {now[0]}",
             "keys must be unique across players: put the acting player into infoset_key()",
         )
-    labels = ("acting player", "number of own moves before it", "legal actions", "own past moves")
-    for label, first, here in zip(labels, seen, now, strict=True):
-        if first != here:
+    if seen[2] != now[2] and sorted(seen[2]) == sorted(now[2]):
+        raise fail(
+            game,
+            state,
+            f"information set {key!r} lists its legal actions in another order ({list(now[2])}, "
+            f"earlier {list(seen[2])})",
+            "return legal_actions() sorted, as the State API asks",
+        )
+    labels = ("acting player", "number of own moves before it", "legal actions", "last own move")
+    for i, label in enumerate(labels):
+        if seen[i] != now[i]:
+            first, here = repr(seen[i]), repr(now[i])
+            if i == 3:  # a sequence id: say which move it stands for
+                first, here = _sequence(game, keys, seen[i]), _sequence(game, keys, now[i])
             raise fail(
                 game,
                 state,
-                f"information set {key!r} is reached with another {label} ({here!r}, earlier "
-                f"{first!r}): the game does not have perfect recall",
+                f"information set {key!r} is reached with another {label} ({here}, earlier "
+                f"{first}): the game does not have perfect recall",
                 "put everything the acting player has seen and done into infoset_key()",
             )
+
+
+def _sequence(game: Game, keys: Sequence[str], sequence: int) -> str:
+    """A sequence id (``infoset * num_actions + action``; -1: none) in the user's terms."""
+    if sequence < 0:
+        return "none"
+    infoset, action = divmod(sequence, game.num_actions)
+    if infoset >= len(keys):
+        return repr(sequence)
+    return f"action {action} at {keys[infoset]!r}"

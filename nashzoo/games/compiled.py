@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from nashzoo.games import checks
+
 InfosetLabels = Callable[[], tuple[tuple[str, ...], np.ndarray]]
 """Returns every information set's key and its ``[I, D]`` float32 tensor, in index order."""
 
@@ -187,6 +189,20 @@ def renumber_sequences(values: Any, rank: np.ndarray, num_actions: int, pad: int
     return out.astype(np.int32)
 
 
+def given_labels(keys: tuple[str, ...], tensors: np.ndarray) -> tuple[tuple[str, ...], np.ndarray]:
+    """Labels a builder already has: ``functools.partial(given_labels, keys, tensors)`` is a
+    tree's ``infoset_labels`` that pickles (a lambda would not, and a tree goes to other
+    processes: race workers, ``processes=2``)."""
+    return keys, tensors
+
+
+def replayed_keys_kept(
+    keys: tuple[str, ...], game: Any, parent: np.ndarray, action: np.ndarray, positions: Any
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """``keys`` as a walk found them and the tensors replayed (:func:`replayed_labels`)."""
+    return keys, replayed_labels(game, parent, action, positions)[1]
+
+
 def replayed_labels(
     game: Any, parent: np.ndarray, action: np.ndarray, positions: np.ndarray
 ) -> tuple[tuple[str, ...], np.ndarray]:
@@ -214,8 +230,10 @@ def replayed_labels(
         for position in path[common:]:
             states.append(states[-1]._child(int(action[position])))
             along.append(position)
-        who = states[-1].current_player()
-        keys[i], tensors[i] = states[-1].infoset_key(who), states[-1].infoset_tensor(who)
+        state = states[-1]
+        who = state.current_player()
+        tensor = checks.check_tensor(game, state, who, state.infoset_tensor(who))
+        keys[i], tensors[i] = state.infoset_key(who), tensor
     size = getattr(game, "infoset_tensor_size", 0)
     stacked = np.stack(tensors) if tensors else np.zeros((0, size))
     return tuple(keys), stacked.astype(np.float32)

@@ -101,6 +101,8 @@ class _Records:
     def new_infoset(
         self, game: Game, state: Any, node: int, who: int, key: Any, legal: list
     ) -> int:
+        if key.__class__ is not str:
+            raise Unexplained("an information-set key that is not a str")
         legal = checks.check_legal(game, state, who, legal)
         iset = self.index[key] = len(self.owner)
         self.owner.append(who)

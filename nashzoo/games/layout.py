@@ -28,6 +28,7 @@ history.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, NamedTuple
 
@@ -35,7 +36,7 @@ import numpy as np
 
 from nashzoo.games import _numba
 from nashzoo.games.base import TERMINAL, Game
-from nashzoo.games.compiled import CompiledTree, first_seen_rank, readonly, replayed_labels
+from nashzoo.games.compiled import CompiledTree, first_seen_rank, readonly, replayed_keys_kept
 
 
 class Unexplained(Exception):
@@ -89,7 +90,7 @@ def lay_out(game: Game, records: Any) -> CompiledTree:
         num_players=game.num_players,
         num_actions=game.num_actions,
         **{name: readonly(values) for name, values in stored.items()},
-        infoset_labels=lambda: (keys, replayed_labels(game, parent, action, found)[1]),
+        infoset_labels=functools.partial(replayed_keys_kept, keys, game, parent, action, found),
     )
     tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
     return tree

@@ -16,6 +16,7 @@ object per history, which is what lets tens of millions of histories compile in 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any
 
@@ -142,7 +143,7 @@ def build_liars_dice_tree(game: Any) -> CompiledTree:
         terminal_last_sequence=readonly(
             np.stack([np.concatenate(last_sequence[p]) for p in (0, 1)]).astype(np.int32)
         ),
-        infoset_labels=lambda: _labels(game, bidding, rolls),
+        infoset_labels=functools.partial(_labels, game, bidding, rolls),
     )
 
 

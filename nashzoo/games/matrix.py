@@ -22,6 +22,7 @@ Presets (payoffs to the row player; column player gets the negative unless state
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -217,7 +218,7 @@ class MatrixGame(Game):
             num_players=2,
             num_actions=actions,
             **{name: readonly(values.astype(_DTYPES[name])) for name, values in arrays.items()},
-            infoset_labels=lambda: _labels(root),
+            infoset_labels=functools.partial(_labels, root),
         )
 
 

@@ -17,6 +17,7 @@ Three ways in, one result (the same arrays, bit for bit, for the same game):
 from __future__ import annotations
 
 import array
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,7 @@ from nashzoo.games.compiled import (
     CompiledTree,
     InfosetLabels,
     first_seen_rank,
+    given_labels,
     readonly,
     renumber_sequences,
 )
@@ -70,6 +72,7 @@ def _compile(game: Game) -> CompiledTree:
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
         return builder()
+    checks.check_facts(game)
     return compile_checked(
         game, lambda: fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))
     )
@@ -200,7 +203,7 @@ class _Walk:
         ]
 
     def _infoset(self, state: State, who: int, last: int, moves: int) -> int:
-        key = state.infoset_key(who)
+        key = checks.check_key(self.game, state, who, state.infoset_key(who))
         legal = checks.check_legal(self.game, state, who, state.legal_actions())
         signature = (who, moves, tuple(legal), last)
         iset = self.index.get(key)
@@ -215,9 +218,13 @@ class _Walk:
             mask = np.zeros(self.game.num_actions, dtype=bool)
             mask[legal] = True
             self.iset_mask.append(mask)
-            self.iset_tensor.append(state.infoset_tensor(who))
+            self.iset_tensor.append(
+                checks.check_tensor(self.game, state, who, state.infoset_tensor(who))
+            )
         elif self.signature[iset] != signature:
-            checks.check_recall(self.game, state, key, self.signature[iset], signature)
+            checks.check_recall(
+                self.game, state, key, self.signature[iset], signature, self.keys
+            )
         return iset
 
     def finish(self) -> CompiledTree:
@@ -264,7 +271,7 @@ class _Walk:
             terminal_last_sequence=readonly(
                 np.ascontiguousarray(renumber_sequences(last, rank, num_actions, pad).T)
             ),
-            infoset_labels=lambda: (keys, tensors),
+            infoset_labels=functools.partial(given_labels, keys, tensors),
         )
         tree.__dict__["infoset_index"] = {key: i for i, key in enumerate(keys)}
         return tree
