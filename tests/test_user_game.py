@@ -377,3 +377,23 @@ def test_compiled_trees_pickle_whatever_door_the_game_came_in_by(coin_bluff):
         copy = pickle.loads(pickle.dumps(tree))
         assert copy.infoset_keys == tree.infoset_keys
         np.testing.assert_array_equal(copy.infoset_tensors, tree.infoset_tensors)
+
+
+def test_rules_changed_under_the_same_classes_are_picked_up_after_clear_caches(coin_bluff):
+    """A notebook edits a payoff table its State reads, keeping its classes: the caches cannot
+    see that (they key on the Game class and id), and clear_caches() is the documented way."""
+    from nashzoo.eval.lp import constant_sum
+    from nashzoo.games import clear_caches
+
+    table = {"shift": 0.0}
+
+    def returns(self):
+        base = coin_bluff.CoinBluffState.returns(self)
+        return base + table["shift"] if self.is_terminal() else base
+
+    game = _broken(coin_bluff, "shifting", returns=returns)
+    assert constant_sum(game) == 0.0
+    table["shift"] = 0.5  # both players get half a chip more: a constant-sum game now
+    clear_caches()
+    assert constant_sum(game) == 1.0
+    np.testing.assert_allclose(solve_game(game).value, [1 / 3 + 0.5, -1 / 3 + 0.5])

@@ -49,25 +49,21 @@ _HIGHS_OPTIONS = {
 }
 
 
-_CONSTANT_SUMS: dict[str, float | None] = {}
-
-
 def constant_sum(game: Game | str) -> float | None:
     """The constant ``c`` every terminal's payoffs sum to (0 for zero-sum), or ``None``.
 
-    Cached per game id (the evaluator asks at every call).
+    Kept with the compiled tree (the evaluator asks at every call), so it follows the tree's
+    cache: a game defined again gets its own tree and its own sum.
     """
-    game = load_game(game)
-    if game.id in _CONSTANT_SUMS:
-        return _CONSTANT_SUMS[game.id]
-    tree = compile_tree(game)
+    return tm.per_tree(compile_tree(load_game(game)), "constant_sum", _constant_sum)
+
+
+def _constant_sum(tree: CompiledTree) -> float | None:
     sums = tree.terminal_utility.sum(axis=1)
     scale = max(1.0, float(np.abs(tree.terminal_utility).max(initial=0.0)))
-    c = None
     if sums.size and float(np.ptp(sums)) <= CONSTANT_SUM_TOLERANCE * scale:
-        c = float(sums.mean())
-    _CONSTANT_SUMS[game.id] = c
-    return c
+        return float(sums.mean())
+    return None
 
 
 def require_two_player_constant_sum(game: Game, what: str) -> float:

@@ -9,6 +9,7 @@ from nashzoo.games.base import (
     IllegalActionError,
     State,
 )
+from nashzoo.games.cache import clear_caches
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
 from nashzoo.games.liars_dice import LiarsDiceGame
@@ -40,6 +41,7 @@ __all__ = [
     "OpenSpielGame",
     "OpenSpielState",
     "State",
+    "clear_caches",
     "compile_tree",
     "game_names",
     "load_game",

@@ -5,11 +5,16 @@ same id and class have the same rules, so they share one value; a game class def
 (a reloaded module, a notebook cell run twice, two test variants with one name) gets its own,
 so a stale tree of an old definition is never served. Values must be immutable (read-only
 arrays, frozen dataclasses): they are shared by every caller.
+
+What the key cannot see is a change of rules under the same class and id: a State class (or a
+module-level table the rules read) defined again while its Game class stays, as when only a
+notebook's State cell is run again. :func:`clear_caches` forgets every cached value for that.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -27,6 +32,7 @@ class GameCache(Generic[T]):
         # Held while building, so two threads never build one big value twice; re-entrant, so a
         # build may use the same cache for another game.
         self._lock = threading.RLock()
+        _ALL.add(self)
 
     def __call__(self, game: Game) -> T:
         key = (type(game), game.id)
@@ -40,3 +46,14 @@ class GameCache(Generic[T]):
         """Forget every value (tests, or memory after a very large game)."""
         with self._lock:
             self._values.clear()
+
+
+_ALL: weakref.WeakSet[GameCache] = weakref.WeakSet()
+
+
+def clear_caches() -> None:
+    """Forget every value computed once per game: compiled trees, env tables, LP solutions and
+    the rest. Call it after changing a game's rules without defining its Game class again (a
+    State class or a table edited in a running notebook); nothing else needs it."""
+    for cache in list(_ALL):
+        cache.clear()

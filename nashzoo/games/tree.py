@@ -222,9 +222,7 @@ class _Walk:
                 checks.check_tensor(self.game, state, who, state.infoset_tensor(who))
             )
         elif self.signature[iset] != signature:
-            checks.check_recall(
-                self.game, state, key, self.signature[iset], signature, self.keys
-            )
+            checks.check_recall(self.game, state, key, self.signature[iset], signature, self.keys)
         return iset
 
     def finish(self) -> CompiledTree:

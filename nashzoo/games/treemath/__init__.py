@@ -19,6 +19,7 @@ Notation: for a terminal ``z``, ``pi_p(z)`` is the product of player ``p``'s act
 the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
 """
 
+from nashzoo.games.treemath._cache import per_tree
 from nashzoo.games.treemath.fullwidth import FullWidthStep, IterationWeights
 from nashzoo.games.treemath.matching import (
     RegretMatcher,
@@ -62,6 +63,7 @@ __all__ = [
     "nash_conv",
     "nash_conv_value",
     "node_paths",
+    "per_tree",
     "realization_plan",
     "regret_matching",
     "row_sums",
