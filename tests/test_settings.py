@@ -159,6 +159,21 @@ def test_bad_config_files_are_one_line_errors(tmp_path, name, text, match):
 
 
 # --- command line and results files ------------------------------------------------------------
+def test_self_play_with_a_spec_sets_both_seats(tmp_path, capsys):
+    """train --learner NAME(FIELD=VALUE) without --opponent names the spec for both seats: one
+    setting, not the same label given twice."""
+    for spec, config in (
+        ("cfr_plus(averaging_delay=4)", {"averaging_delay": 4}),
+        ("late=cfr_plus(averaging_delay=5)", {"averaging_delay": 5}),
+    ):
+        out = tmp_path / spec.split("=")[0]
+        argv = ["train", "--game", "kuhn_poker", "--learner", spec, "--iterations", "3"]
+        assert main([*argv, "--no-progress", "--out", str(out)]) == 0, capsys.readouterr().err
+        assert json.loads((out / "result.json").read_text())["configs"] == [config, config]
+    with pytest.raises(SettingsError, match="given twice"):
+        resolve_settings(["cfr_plus(averaging_delay=1)", "cfr_plus(averaging_delay=2)"])
+
+
 def test_train_and_duel_record_the_full_config(tmp_path, capsys):
     (tmp_path / "c.toml").write_text("[learners.xfp]\n")
     argv = ["train", "--game", "kuhn_poker", "--learner", "cfr_plus(averaging_delay=4)"]

@@ -309,6 +309,7 @@ def resolve_settings(
     from_file = load_settings_file(config_file) if config_file is not None else {}
     from_set = parse_set(sets)
     out: dict[str, LearnerSetting] = {}
+    first_spec: dict[str, str] = {}
     for spec in specs:
         label, algorithm, inline = parse_learner_spec(spec)
         filed = dict(from_file.get(label, {}))
@@ -316,9 +317,12 @@ def resolve_settings(
         if "=" not in spec.split("(", 1)[0] and filed_algorithm is not None:
             algorithm = str(filed_algorithm)  # a bare label takes its algorithm from the file
         if label in out:
-            if spec.strip() != label:
+            # The same spec again (self-play names it for both seats) or the bare label is the
+            # same setting; another spec under one label would silently lose one of them.
+            if spec.strip() not in (label, first_spec[label]):
                 raise SettingsError(f"learner {label!r} is given twice; use a label per setting")
             continue
+        first_spec[label] = spec.strip()
         merged = {**filed, **inline, **from_set.get(label, {})}
         out[label] = LearnerSetting(label, algorithm, check_overrides(label, algorithm, merged))
     for source, table in (("--config", from_file), ("--set", from_set)):
