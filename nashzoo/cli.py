@@ -282,6 +282,8 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
         if args.resume:
             config = run_folder.resume(folder, typed)
         else:
+            if seats is not None:
+                typed["settings"] = tuple(dict(seat.overrides) for seat in seats)
             config = _new_config(typed)
             _check_learners(config)
             run_folder.start(folder, config, force=args.force)
@@ -369,11 +371,15 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
         check_checkpoint(trainer, config, folder)
         print(f"resumed {trainer}; training to {config.budget_text()}")
     else:
+        if seats is None:  # resumed before its first checkpoint: start over as it was started
+            seats = _stored_settings(config)
+            if folder is not None:
+                print(f"no checkpoint yet in {folder}: starting the run over with its settings")
         trainer = Trainer(
             _load_game(config.game),
             config.learners[0],
             config.learners[1],
-            configs=(None, None) if seats is None else [seat.config() for seat in seats],
+            configs=[seat.config() for seat in seats],
             seed=config.seed,
             eval_every=_eval_every(config.eval_every),
             callbacks=callbacks,
@@ -404,6 +410,16 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
         print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
         return 130
     return 0
+
+
+def _stored_settings(config: Any) -> list[Any]:
+    """Each seat's setting as ``train_config.json`` stored it, checked field by field again."""
+    from nashzoo.train.settings import LearnerSetting, check_overrides
+
+    return [
+        LearnerSetting(name, name, check_overrides(name, name, overrides))
+        for name, overrides in zip(config.learners, config.settings, strict=True)
+    ]
 
 
 def _cmd_train(args: argparse.Namespace) -> int:

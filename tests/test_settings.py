@@ -174,6 +174,22 @@ def test_self_play_with_a_spec_sets_both_seats(tmp_path, capsys):
         resolve_settings(["cfr_plus(averaging_delay=1)", "cfr_plus(averaging_delay=2)"])
 
 
+def test_a_run_resumed_before_its_first_checkpoint_keeps_its_settings(tmp_path, capsys):
+    """A run killed before any checkpoint has only train_config.json: --resume starts it over,
+    and with the settings it was started with, not the defaults."""
+    out = tmp_path / "run"
+    argv = ["train", "--game", "kuhn_poker", "--learner", "late=cfr_plus(averaging_delay=4)"]
+    argv += ["--opponent", "xfp", "--iterations", "5", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
+    for name in ("checkpoint.npz", "average_policy.json", "history.csv", "result.json"):
+        (out / name).unlink()  # as if killed before its first save
+    capsys.readouterr()
+    assert main(["train", "--resume", "--out", str(out), "--no-progress"]) == 0
+    assert "no checkpoint yet" in capsys.readouterr().out
+    result = json.loads((out / "result.json").read_text())
+    assert result["iterations"] == 5 and result["configs"] == [{"averaging_delay": 4}, {}]
+
+
 def test_train_and_duel_record_the_full_config(tmp_path, capsys):
     (tmp_path / "c.toml").write_text("[learners.xfp]\n")
     argv = ["train", "--game", "kuhn_poker", "--learner", "cfr_plus(averaging_delay=4)"]

@@ -1,7 +1,8 @@
 """A training run's folder (``nashzoo train`` / ``duel --out``): starting, resuming, finishing.
 
-The folder holds ``train_config.json`` (what the run is: game, learners, seed, evaluation points,
-budgets, checkpointing; written before any work), ``checkpoint.npz`` (written every
+The folder holds ``train_config.json`` (what the run is: game, learners and their settings,
+seed, evaluation points, budgets, checkpointing; written before any work, so a run killed before
+its first checkpoint is started over as it was started), ``checkpoint.npz`` (written every
 ``checkpoint_every`` iterations and at the end), then ``average_policy.json``, ``history.csv``
 and ``result.json``. The rules that keep a run from being lost or silently changed:
 
@@ -58,6 +59,9 @@ class RunConfig:
         eval_every: ``"log"``, ``"none"`` or a positive integer (as text).
         iterations, seconds, work: total budgets (at least one).
         checkpoint_every: iterations between checkpoints (``None``: only at the end).
+        settings: each seat's config fields set at the start (``--config``, ``--set``,
+            ``NAME(FIELD=VALUE)``; the rest are defaults). A checkpoint holds them too; these
+            are what a run resumed before its first checkpoint starts over with.
     """
 
     game: str
@@ -68,6 +72,7 @@ class RunConfig:
     seconds: float | None = None
     work: int | None = None
     checkpoint_every: int | None = None
+    settings: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
     def budget_text(self) -> str:
         parts = []
@@ -94,6 +99,7 @@ class RunConfig:
 
     def write(self, folder: Path) -> None:
         payload = {"format": RUN_FORMAT, **dataclasses.asdict(self)}
+        payload["settings"] = [_plain(seat) for seat in self.settings]
         atomic_write_bytes(folder / CONFIG_FILE, json.dumps(payload, indent=1).encode())
 
     @classmethod
@@ -118,10 +124,35 @@ class RunConfig:
             seconds=_budget(payload, "seconds", name, integer=False),
             work=_budget(payload, "work", name, integer=True),
             checkpoint_every=_budget(payload, "checkpoint_every", name, integer=True),
+            settings=_settings(payload, name),
         )
         if config.iterations is None and config.seconds is None and config.work is None:
             raise RunFolderError(f"{name}: no budget (iterations, seconds or work) is stored")
         return config
+
+
+def _settings(payload: dict[str, Any], name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The stored per-seat settings: two objects of field names (none in files written before
+    they were stored: defaults)."""
+    settings = payload.get("settings", [{}, {}])
+    if (
+        not isinstance(settings, list)
+        or len(settings) != 2
+        or not all(isinstance(s, dict) and all(isinstance(k, str) for k in s) for s in settings)
+    ):
+        raise RunFolderError(
+            f"{name}: field 'settings' must be two objects of config fields, got {settings!r}"
+        )
+    return settings[0], settings[1]
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with tuples as lists and numpy scalars as numbers (JSON)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value.item() if hasattr(value, "item") and not isinstance(value, str) else value
 
 
 def _budget(payload: dict[str, Any], key: str, name: str, *, integer: bool) -> Any:
