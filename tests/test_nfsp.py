@@ -176,6 +176,9 @@ def test_config_validation_names_the_field():
         NFSPConfig(optimizer="rmsprop")
     with pytest.raises(ValueError, match="hidden_sizes"):
         NFSPConfig(hidden_sizes=(0,))
+    for hidden in ("64", [32.5], (True,)):  # were read as (6, 4), (32,) and (1,)
+        with pytest.raises(ValueError, match="hidden_sizes must be"):
+            NFSPConfig(hidden_sizes=hidden)
     with pytest.raises(ValueError, match="unknown nfsp config fields"):
         NFSP("kuhn_poker", 0, {"learning_rate": 0.1})
     with pytest.raises(ValueError, match=r"replay_fraction must be in \(0, 1\], 'auto' or None"):

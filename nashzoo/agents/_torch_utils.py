@@ -96,15 +96,11 @@ def check_rates(cfg: Any, names: Sequence[str]) -> None:
 
 def check_hidden_sizes(hidden: Sequence[int], what: str) -> tuple[int, ...]:
     """Validate a tuple of hidden layer widths (may be empty: a linear model)."""
-    try:
-        sizes = tuple(int(h) for h in hidden)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{what} must be a sequence of positive integers, got {hidden!r}"
-        ) from None
-    if any(h <= 0 for h in sizes):
+    if isinstance(hidden, (str, bytes)) or not isinstance(hidden, (Sequence, np.ndarray)):
+        raise ValueError(f"{what} must be a sequence of positive integers, got {hidden!r}")
+    if not all(is_whole_number(h, 1) for h in hidden):
         raise ValueError(f"{what} must be positive integers, got {hidden!r}")
-    return sizes
+    return tuple(int(h) for h in hidden)
 
 
 def build_mlp(
