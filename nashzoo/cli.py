@@ -450,11 +450,30 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     game = None if args.game is None else _load_game(args.game)
     game, policy = _load_policy(args.path, game)
     report = evaluate(game, policy)
+    seat = _trained_seat(args.path)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1))
-    else:
-        print(report)
+        print(json.dumps({**report.to_dict(), "trained_seat": seat}, indent=1))
+        return 0
+    print(report)
+    if seat is not None and report.seat_exploitability is not None:
+        print(
+            f"note: {args.path} is one learner, trained for seat {seat}; the other seats play "
+            "what it holds for them (uniform for a tabular learner), so NashConv above rates "
+            f"that joint policy. This learner's own figure is seat {seat}'s exploitability, "
+            f"{report.seat_exploitability[seat]:.6g}."
+        )
     return 0
+
+
+def _trained_seat(path: str) -> int | None:
+    """The seat of a single learner's checkpoint (``None`` for any other file)."""
+    from nashzoo.agents.loading import load_learner
+    from nashzoo.io.checkpoint import is_trainer_checkpoint
+
+    file = Path(path)
+    if file.suffix != ".npz" or is_trainer_checkpoint(file):
+        return None
+    return int(load_learner(file).seat)
 
 
 # --- tournament ------------------------------------------------------------------------------

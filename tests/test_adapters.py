@@ -125,6 +125,20 @@ def test_from_sb3_refuses_a_model_of_another_game():
         from_sb3(model, "leduc_poker")
 
 
+def test_from_sb3_checks_epsilon_and_seat():
+    """epsilon is DQN's exploration (a number in [0, 1]); seat labels the policy (a player)."""
+    dqn, ppo = _sb3_model("dqn"), _sb3_model("ppo")
+    for bad in (1.5, -0.1, "a", True):
+        with pytest.raises(ValueError, match=r"epsilon must be a number in \[0, 1\]"):
+            from_sb3(dqn, "kuhn_poker", epsilon=bad)
+    with pytest.raises(ValueError, match="epsilon applies to DQN"):
+        from_sb3(ppo, "kuhn_poker", epsilon=0.1)
+    for bad in ("x", 2, -1, True):
+        with pytest.raises(ValueError, match="seat must be None"):
+            from_sb3(ppo, "kuhn_poker", seat=bad)
+    assert from_sb3(dqn, "kuhn_poker", seat=1, epsilon=0.2).seat == 1
+
+
 # --- Tianshou ----------------------------------------------------------------------------------
 def test_from_tianshou_dqn_trained_on_the_pettingzoo_env():
     pytest.importorskip("tianshou")

@@ -259,3 +259,19 @@ def test_game_help_names_every_built_in_game():
 
     missing = [name for name in BUILTIN_GAMES if name not in GAME_HELP]
     assert not missing, f"add {missing} to GAME_HELP in nashzoo/cli.py"
+
+
+def test_eval_of_one_learner_names_its_seat_and_its_own_figure(tmp_path, capsys):
+    """A single learner's checkpoint holds one seat's strategy: eval says so, and which of its
+    numbers is the learner's own (the other seat's rows are uniform)."""
+    from nashzoo.train import Trainer
+
+    trainer = Trainer("kuhn_poker", "cfr", "cfr")
+    trainer.run(iterations=50)
+    trainer.learners[1].save(tmp_path / "seat1.npz")
+    assert main(["eval", str(tmp_path / "seat1.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "trained for seat 1" in out and "seat 1's exploitability" in out
+    assert main(["eval", str(tmp_path / "seat1.npz"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["trained_seat"] == 1 and report["seat_exploitability_1"] < 0.05

@@ -39,6 +39,7 @@ from torch import nn
 from nashzoo.agents._torch_utils import NetworkPolicy, masked_softmax_np
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games import Game, load_game
+from nashzoo.games.base import is_finite_number, is_whole_number
 
 __all__ = [
     "NetworkAdapterPolicy",
@@ -102,6 +103,15 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
     return legal / total
 
 
+def _check_seat(game: Game, seat: Any) -> None:
+    """``seat`` is ``None`` or one of the game's players (it labels the policy)."""
+    if seat is not None and not (is_whole_number(seat) and seat < game.num_players):
+        raise ValueError(
+            f"seat must be None (the policy plays every seat) or a player of {game.id} "
+            f"(0 to {game.num_players - 1}), got {seat!r}"
+        )
+
+
 class NetworkAdapterPolicy(NetworkPolicy):
     """A Policy whose probabilities come from ``probabilities(tensors, masks)`` (a function of
     float32 ``[n, D]`` tensors and boolean ``[n, num_actions]`` masks); what every adapter here
@@ -116,6 +126,7 @@ class NetworkAdapterPolicy(NetworkPolicy):
         label: str = "network",
     ) -> None:
         self.game, size, num_actions = _game_sizes(game)
+        _check_seat(self.game, seat)
         super().__init__(self.game.id, size, num_actions, seat)
         self._fn = probabilities
         self.label = label
@@ -264,6 +275,14 @@ def from_sb3(
         kind = "ppo"
     else:
         raise PolicyError(f"unsupported Stable-Baselines3 policy {type(policy).__name__}")
+    if not (is_finite_number(epsilon) and 0.0 <= epsilon <= 1.0):
+        raise ValueError(f"epsilon must be a number in [0, 1], got {epsilon!r}")
+    if epsilon and kind != "dqn":
+        raise ValueError(
+            f"epsilon applies to DQN's greedy policy only; this is a {type(model).__name__} "
+            "model, whose policy is already a distribution (leave epsilon at 0)"
+        )
+    _check_seat(game, seat)
     return SB3Policy(
         policy,
         kind,
