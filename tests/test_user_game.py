@@ -19,7 +19,10 @@ from nashzoo.envs import env as make_env
 from nashzoo.eval import nash_conv, solve_game
 from nashzoo.games import (
     CHANCE,
+    TERMINAL,
+    Game,
     GameDefinitionError,
+    State,
     compile_tree,
     fast_walk,
     game_names,
@@ -397,3 +400,75 @@ def test_rules_changed_under_the_same_classes_are_picked_up_after_clear_caches(c
     clear_caches()
     assert constant_sum(game) == 1.0
     np.testing.assert_allclose(solve_game(game).value, [1 / 3 + 0.5, -1 / 3 + 0.5])
+
+
+class _RareTurn(Game):
+    """Player 0 bets or folds; player 1 answers only on a 1-in-2,000 deal (else the game ends):
+    a valid game in which one seat rarely moves."""
+
+    name = "rare_turn"
+    num_actions = 2
+    action_names = ("fold", "go")
+    infoset_tensor_size = 2
+
+    def new_initial_state(self):
+        return _RareTurnState(self, ())
+
+
+class _RareTurnState(State):
+    def __init__(self, game, moves):
+        super().__init__(game)
+        self.moves = moves
+
+    def current_player(self):
+        if not self.moves:
+            return CHANCE
+        if len(self.moves) == 2 and self.moves[0] == 1:
+            return 1
+        return TERMINAL if len(self.moves) >= 2 else 0
+
+    def chance_outcomes(self):
+        return [(0, 1999 / 2000), (1, 1 / 2000)]
+
+    def legal_actions(self):
+        return [] if self.is_terminal() else [0, 1]
+
+    def _child(self, action):
+        return type(self)(self.game, (*self.moves, action))
+
+    def returns(self):
+        if not self.is_terminal():
+            return np.zeros(2)
+        win = 1.0 if self.moves[1] == 1 and self.moves[-1] != 0 else -1.0
+        return np.array([win, -win])
+
+    def infoset_key(self, player):
+        return f"p{player}:{len(self.moves)}"
+
+    def infoset_tensor(self, player):
+        return np.array([float(player), min(len(self.moves), 1)])
+
+    def history(self):
+        return list(self.moves)
+
+    def describe(self, player=None):
+        return f"rare turn, moves {list(self.moves)}"
+
+
+def test_a_seat_that_rarely_moves_is_played_and_one_that_never_does_is_named():
+    from nashzoo.agents.tree_play import TreePlay
+
+    play = TreePlay(_RareTurn(), copies=2, seat=1, rng=np.random.default_rng(0))
+    play.start(np.arange(2))  # redraws deals until player 1 moves: about 2,000 each
+    assert (play.tree.player[play.node] == 1).all() and play.episodes > 100
+
+    class _Mute(_RareTurn):
+        name = "mute"
+
+        def new_initial_state(self):
+            state = _RareTurnState(self, ())
+            state.chance_outcomes = lambda: [(0, 1.0)]  # player 1's deal never comes
+            return state
+
+    with pytest.raises(ValueError, match="seat 1 of mute never moves"):
+        TreePlay(_Mute(), copies=2, seat=1)

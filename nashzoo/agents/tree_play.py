@@ -29,12 +29,14 @@ from nashzoo.envs.lazy import small_enough
 from nashzoo.envs.single_agent import opponent_pool
 from nashzoo.games import compile_tree, load_game
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import CHANCE, TERMINAL, Game
+from nashzoo.games.base import CHANCE, TERMINAL, Game, is_whole_number
 from nashzoo.games.infoset import Policy, UniformPolicy
 
 __all__ = ["MAX_HISTORIES", "TreePlay", "fits"]
 
-_MAX_EMPTY_EPISODES = 1000
+_MAX_EMPTY_EPISODES = 100_000
+"""Episodes redrawn for a copy whose learner never got to move before giving up: its seat's
+decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
 
 MAX_HISTORIES = 2_000_000
 """The largest game (in histories) played over its compiled tree when a learner chooses
@@ -89,13 +91,20 @@ class TreePlay:
             raise ValueError(
                 f"playing over the tree needs a two-player game; {self.game.id} is not"
             )
-        if not isinstance(copies, (int, np.integer)) or copies < 1:
+        if not is_whole_number(copies, 1):
             raise ValueError(f"the number of copies must be a positive integer, got {copies!r}")
         if seat not in (0, 1, "random"):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         self.seat_mode = seat
         self.copies = int(copies)
         tree = self.tree = compile_tree(self.game)
+        movers = set(tree.infoset_player.tolist())
+        for s in (0, 1) if seat == "random" else (seat,):
+            if s not in movers and (seat != "random" or not movers):
+                raise ValueError(
+                    f"seat {s} of {self.game.id} never moves (the game has no information set "
+                    f"of player {s}): there is nothing to learn by playing it"
+                )
         self._player = tree.player
         self._infoset = tree.infoset
         self._children = tree.children
@@ -190,8 +199,8 @@ class TreePlay:
             copies = copies[ended]
             self.return_sum += float(self._utility[self.node[copies], self.seat[copies]].sum())
         raise RuntimeError(
-            f"in {_MAX_EMPTY_EPISODES} episodes of {self.game.id} a learner's seat never got to "
-            "move; this game has no decisions for that seat"
+            f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.id} a learner's seat never got "
+            "to move: chance and the other seat's current play never reach its decisions"
         )
 
     def move(self, copies: np.ndarray, actions: np.ndarray) -> np.ndarray:

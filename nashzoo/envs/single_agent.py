@@ -51,7 +51,9 @@ from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, w
 
 __all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
 
-_MAX_EMPTY_EPISODES = 1000
+_MAX_EMPTY_EPISODES = 100_000
+"""Episodes a ``reset()`` plays before giving up on the learner's seat ever moving: its
+decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
 
 
 def remap_illegal(probs: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
@@ -171,8 +173,9 @@ class SingleAgentEnv(gymnasium.Env):
                 return self._observation(), self._info()
             self.return_sum += float(self._aec.rewards[self._agent])
         raise RuntimeError(
-            f"in {_MAX_EMPTY_EPISODES} episodes of {self.game.id} seat {self.seat} never got to "
-            "move; this game has no decisions for that seat"
+            f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.id} seat {self.seat} never got "
+            "to move: chance and the opponents' play never reach its decisions, or the game "
+            "gives it none"
         )
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
