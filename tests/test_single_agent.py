@@ -275,3 +275,19 @@ def test_an_opponent_that_raises_is_named_with_the_information_set():
     env = SingleAgentEnv("kuhn_poker", seat=1, opponent=Broken())
     with pytest.raises(PolicyError, match=r"the opponent failed at '.\|' \(ZeroDivisionError"):
         env.reset(seed=0)
+
+
+def test_rgb_array_names_the_make_vec_env_fix_and_seeds_are_checked():
+    """SB3's make_vec_env asks for render_mode='rgb_array' by default: the error says how to
+    pass None. A seed that numpy would refuse is named as the seed."""
+    import gymnasium
+
+    import nashzoo.envs  # noqa: F401 - registers the ids
+    from nashzoo.envs import kuhn_poker_v0
+
+    with pytest.raises(ValueError, match=r"env_kwargs=\{'render_mode': None\}"):
+        gymnasium.make("nashzoo/KuhnPoker-v0", render_mode="rgb_array")
+    env = kuhn_poker_v0.env()
+    for seed in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            env.reset(seed=seed)

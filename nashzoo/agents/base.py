@@ -28,7 +28,7 @@ import numpy as np
 
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.base import check_player, is_whole_number
+from nashzoo.games.base import check_player, checked_seed
 from nashzoo.io import (
     LEARNER_FORMAT,
     ArraySpec,
@@ -39,14 +39,6 @@ from nashzoo.io import (
     learner_checkpoint_bytes,
     read_learner_checkpoint,
 )
-
-
-def checked_seed(seed: Any) -> int:
-    """``seed`` as a plain int, or a ValueError naming it: a seed is a non-negative whole
-    number (numpy's generators take no other), never a bool, a float or a string."""
-    if not is_whole_number(seed):
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
 
 
 @dataclasses.dataclass(frozen=True)

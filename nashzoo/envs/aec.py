@@ -82,12 +82,28 @@ from pettingzoo import AECEnv
 
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, checks, compile_tree, load_game
-from nashzoo.games.base import action_index
+from nashzoo.games.base import action_index, checked_seed
 from nashzoo.games.cache import GameCache
 from nashzoo.games.tree import CompiledTree, readonly
 
 ObsDict = dict[str, np.ndarray]
 RENDER_MODES = ("ansi", "human")
+
+
+def render_mode_error(render_mode: Any, modes: Any) -> ValueError:
+    """The error for an unsupported ``render_mode``; for ``'rgb_array'``, which
+    Stable-Baselines3's ``make_vec_env`` asks for unless told otherwise, it names that fix."""
+    hint = ""
+    if render_mode == "rgb_array":
+        hint = (
+            " (nashzoo's envs render text; Stable-Baselines3's make_vec_env asks for "
+            "'rgb_array' unless given env_kwargs={'render_mode': None})"
+        )
+    return ValueError(
+        f"render_mode must be None or one of {list(modes)}, got {render_mode!r}{hint}"
+    )
+
+
 _UNIFORM_BATCH = 512
 
 
@@ -339,9 +355,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self.game: Game = load_game(game, **game_params)
         self.possible_agents = [agent_name(p) for p in range(self.game.num_players)]
         if render_mode is not None and render_mode not in RENDER_MODES:
-            raise ValueError(
-                f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}"
-            )
+            raise render_mode_error(render_mode, RENDER_MODES)
         if render_agent is not None and render_agent not in self.possible_agents:
             raise ValueError(
                 f"render_agent must be None or one of {self.possible_agents}, got {render_agent!r}"
@@ -487,6 +501,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         Raises:
             IllegalActionError: a forced chance outcome is not possible where it is used.
         """
+        if seed is not None:
+            seed = checked_seed(seed)
         forced_outcomes = options.get("chance_outcomes", ()) if options else ()
         try:
             forced = [action_index(o) for o in forced_outcomes]

@@ -44,7 +44,7 @@ import gymnasium.utils
 import numpy as np
 from gymnasium import spaces
 
-from nashzoo.envs.aec import GameAECEnv, agent_name
+from nashzoo.envs.aec import GameAECEnv, agent_name, render_mode_error
 from nashzoo.games import Game, IllegalActionError, load_game
 from nashzoo.games.base import action_index, is_whole_number
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
@@ -130,7 +130,7 @@ class SingleAgentEnv(gymnasium.Env):
         if illegal_action not in ("remap", "raise"):
             raise ValueError(f"illegal_action must be 'remap' or 'raise', got {illegal_action!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+            raise render_mode_error(render_mode, self.metadata["render_modes"])
         self.seat_mode = seat if seat == "random" else int(seat)
         self.illegal_action = illegal_action
         self.render_mode = render_mode

@@ -228,6 +228,14 @@ def is_finite_number(value: Any) -> bool:
     )
 
 
+def checked_seed(seed: Any) -> int:
+    """``seed`` as a plain int, or a ValueError naming it: a seed is a non-negative whole
+    number (numpy's generators take no other), never a bool, a float or a string."""
+    if not is_whole_number(seed):
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
 def is_whole_number(value: Any, minimum: int = 0) -> bool:
     """Whether ``value`` is an integer (Python's or numpy's, never a bool, which Python counts
     as one) of at least ``minimum``: the one test behind every count, seed and index check."""

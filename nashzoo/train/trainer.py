@@ -70,7 +70,7 @@ LearnerSpec = str | Learner
 
 def seat_seeds(seed: int, num_seats: int = 2) -> tuple[int, ...]:
     """Independent per-seat seeds derived from one trainer seed with ``np.random.SeedSequence``."""
-    children = np.random.SeedSequence(int(seed)).spawn(num_seats)
+    children = np.random.SeedSequence(checked_seed(seed)).spawn(num_seats)
     return tuple(int(child.generate_state(1, dtype=np.uint32)[0]) for child in children)
 
 
