@@ -350,7 +350,7 @@ def _new_log_folder() -> Path:
 def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seats: Any) -> int:
     """Build or load the trainer for ``config``, train to its total budget, write the outputs."""
     from nashzoo.train import PrintEval, StopOnInterrupt, Trainer
-    from nashzoo.train.run_folder import CHECKPOINT_FILE, check_checkpoint
+    from nashzoo.train.run_folder import CHECKPOINT_FILE, OUTPUT_FILES, check_checkpoint
 
     checkpoint = None if folder is None else folder / CHECKPOINT_FILE
     progress = None if not args.no_progress else False
@@ -393,6 +393,8 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
             f"the run is already at its budget ({config.budget_text()}); budgets are totals: "
             "give a larger one to train further"
         )
+        if folder is not None and all((folder / name).exists() for name in OUTPUT_FILES):
+            return 0  # its outputs stand as the run wrote them (how it stopped included)
     with stopper.armed():
         result = trainer.run(**remaining)
     print(result)

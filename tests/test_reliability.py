@@ -395,8 +395,13 @@ def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, mon
     assert _train(tmp_path, "--learner", "os_mccfr", "--iterations", "50") == 130
     err = capsys.readouterr().err
     assert "interrupted at iteration 7; the same command with --resume trains on to 50" in err
-    assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 7
+    stored = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert (stored["iterations"], stored["stopped_by"]) == (7, "interrupted")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
     monkeypatch.setattr(Trainer, "step", original)
     assert _train(tmp_path, "--resume") == 0
     assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 50
+    before = (tmp_path / "run" / "result.json").read_bytes()
+    assert _train(tmp_path, "--resume") == 0  # already at its budget: nothing is rewritten
+    assert "already at its budget" in capsys.readouterr().out
+    assert (tmp_path / "run" / "result.json").read_bytes() == before

@@ -102,7 +102,8 @@ class TrainResult:
         iterations: trainer iterations done in total.
         train_seconds: training wall time (evaluation excluded).
         eval_seconds: total time spent evaluating.
-        stopped_by: ``"iterations"``, ``"seconds"``, ``"work"`` or ``"callback"``.
+        stopped_by: ``"iterations"``, ``"seconds"``, ``"work"``, ``"callback"`` or
+            ``"interrupted"`` (Ctrl-C, through :class:`~nashzoo.train.StopOnInterrupt`).
         history: the evaluation records, in order.
         average_policy: the joint average policy (seat ``p``'s rows from seat ``p``'s learner).
         configs: each seat's full learner config (every field, defaults included).
@@ -183,9 +184,10 @@ class TrainResult:
             else f"NashConv {last.nash_conv:.6g} (exploitability {last.exploitability:.6g})"
         )
         vs = " vs ".join(self.learners)
+        how = "interrupted" if self.stopped_by == "interrupted" else f"stopped by {self.stopped_by}"
         return (
             f"{vs} on {self.game_id}: {self.iterations} iterations in "
-            f"{self.train_seconds:.3f}s of training, {tail}; stopped by {self.stopped_by}"
+            f"{self.train_seconds:.3f}s of training, {tail}; {how}"
         )
 
 

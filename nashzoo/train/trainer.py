@@ -56,7 +56,7 @@ from nashzoo.io import (
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
 )
-from nashzoo.train.callbacks import Callback, as_callback
+from nashzoo.train.callbacks import Callback, StopOnInterrupt, as_callback
 from nashzoo.train.result import EvalRecord, TrainResult
 from nashzoo.train.schedule import EvalSchedule
 from nashzoo.train.seat_worker import SeatWorker
@@ -285,7 +285,11 @@ class Trainer:
             self.callbacks.on_training_start(self)
             while (stopped_by := self._stop_reason(limits)) is None:
                 if self._after_step(self.step(), bar):
-                    return "callback"
+                    interrupted = any(
+                        isinstance(cb, StopOnInterrupt) and cb.interrupted
+                        for cb in self.callbacks.callbacks
+                    )
+                    return "interrupted" if interrupted else "callback"
             return stopped_by
         finally:
             if bar is not None:
