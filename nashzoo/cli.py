@@ -777,7 +777,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nashzoo.agents import import_plugins
 
             import_plugins(args.plugin)
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # inside the try: a reader that went away is handled below
+        return code
     except UsageError as err:
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return EXIT_USAGE
@@ -786,6 +788,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (``nashzoo eval ... | head``): not an error to report.
+        # Point stdout at devnull so the interpreter's own flush at exit does not fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FAILURE
     except Exception as err:
         if debug:
             raise

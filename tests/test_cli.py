@@ -275,3 +275,18 @@ def test_eval_of_one_learner_names_its_seat_and_its_own_figure(tmp_path, capsys)
     assert main(["eval", str(tmp_path / "seat1.npz"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["trained_seat"] == 1 and report["seat_exploitability_1"] < 0.05
+
+
+def test_a_reader_that_goes_away_is_not_an_error(tmp_path):
+    """``nashzoo eval ... | head``: stdout closed early ends the command quietly."""
+    policy = tmp_path / "uniform.json"
+    from nashzoo.agents import TabularPolicy
+
+    TabularPolicy.uniform("kuhn_poker").save(policy)
+    done = subprocess.Popen(
+        [sys.executable, "-m", "nashzoo", "eval", str(policy), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    done.stdout.close()
+    assert done.wait() == 1 and done.stderr.read() == b""

@@ -83,3 +83,15 @@ def test_tournament_inputs_are_checked():
         play_matches("kuhn_poker", [u.policy], 3, rng)
     with pytest.raises(PolicyError, match="a seat policy must be a Policy"):
         play_matches("kuhn_poker", [lambda infoset: [0.5, 0.5], u.policy], 3, rng)
+
+
+def test_payoffs_that_round_to_zero_show_as_plus_zero():
+    """A draw computed as -1e-17 is not a loss: the table never prints -0.000."""
+    from nashzoo.eval.tournament import _signed
+
+    assert [_signed(v, 3) for v in (-1e-17, -0.0004, -0.0006, 0.25)] == [
+        "+0.000",
+        "+0.000",
+        "-0.001",
+        "+0.250",
+    ]

@@ -137,19 +137,25 @@ class TournamentResult:
         width = max(12, *(len(n) for n in self.names))
         lines = [f"Ranking on {self.game_id} (mean exact payoff against the others, both seats):"]
         for place, i in enumerate(self.ranking, 1):
-            lines.append(f"  {place}. {self.names[i]:<{width}} {self.score(i):+.4f}")
+            lines.append(f"  {place}. {self.names[i]:<{width}} {_signed(self.score(i), 4)}")
         lines.append("")
         lines.append("Payoff of row against column, exact [sampled +- 95% CI]:")
         lines.append(" " * (width + 2) + "".join(f"{n[:22]:>26}" for n in self.names))
         for i, row_name in enumerate(self.names):
             cells = []
             for j in range(len(self.names)):
-                cell = f"{self.exact[i, j]:+.3f}"
+                cell = _signed(self.exact[i, j], 3)
                 if not math.isnan(self.sampled[i, j]):
-                    cell += f" [{self.sampled[i, j]:+.3f}+-{self.ci95[i, j]:.3f}]"
+                    cell += f" [{_signed(self.sampled[i, j], 3)}+-{self.ci95[i, j]:.3f}]"
                 cells.append(f"{cell:>26}")
             lines.append(f"  {row_name:<{width}}" + "".join(cells))
         return "\n".join(lines)
+
+
+def _signed(value: float, digits: int) -> str:
+    """``value`` with its sign and ``digits`` decimals; what rounds to zero shows as +0 (a
+    draw worth -1e-17 is not a loss)."""
+    return f"{round(float(value), digits) + 0.0:+.{digits}f}"
 
 
 def play_matches(

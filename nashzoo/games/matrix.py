@@ -292,7 +292,7 @@ class MatrixState(State):
             lines.append(f"  player {p}: {text}")
         if self.is_terminal():
             r = self.returns()
-            lines.append(f"  result: player 0 gets {r[0]:g}, player 1 gets {r[1]:g}")
+            lines.append(f"  result: player 0 gets {r[0] + 0.0:g}, player 1 gets {r[1] + 0.0:g}")
         else:
             lines.append(f"  to move: player {self.current_player()}")
         return "\n".join(lines)
