@@ -19,7 +19,7 @@ def _fast(game):
 
 def test_a_game_that_counts_itself_is_refused_before_any_work():
     game = load_game("liars_dice(numdice=2)")  # 43,486,542,835 histories: no machine has 8 TB
-    message = r"43,486,542,835 histories: compiling them takes about 8,100.0 GiB and this"
+    message = r"43,486,542,835 histories: compiling them takes about 8,100 GiB and this"
     with pytest.raises(GameTooLarge, match=message):
         _compile(game)
 
@@ -82,3 +82,12 @@ def test_the_command_line_says_it_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: liars_dice(numdice=2) has 43,486,542,835 histories")
     assert err.count("\n") == 1
+
+
+def test_an_env_asked_to_tabulate_a_game_too_big_names_the_fix():
+    """tabulate=True asks for the whole tree; the fix is the env's states mode, not 'play it
+    through nashzoo.envs' (which is what the user is doing)."""
+    from nashzoo.envs import env
+
+    with pytest.raises(GameTooLarge, match="leave tabulate at 'auto'"):
+        env("liars_dice", numdice=3, tabulate=True)

@@ -82,7 +82,7 @@ from pettingzoo import AECEnv
 
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, checks, compile_tree, load_game
-from nashzoo.games.base import action_index, checked_seed
+from nashzoo.games.base import GameTooLarge, action_index, checked_seed
 from nashzoo.games.cache import GameCache
 from nashzoo.games.tree import CompiledTree, readonly
 
@@ -369,7 +369,15 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             "render_fps": 1,
         }
         self.tabulated = _use_tables(self.game, tabulate, parallelizable)
-        self._tables = env_tables(self.game) if self.tabulated else None
+        try:
+            self._tables = env_tables(self.game) if self.tabulated else None
+        except GameTooLarge as err:
+            if parallelizable:
+                raise
+            raise GameTooLarge(
+                f"{err.args[0].split(';')[0]}; tabulate=True asks for the whole tree: leave "
+                "tabulate at 'auto' (or False) and the env steps the game's states instead"
+            ) from None
         # The states mode: the memo of nodes reached, and the current one.
         self._memo = None if self.tabulated else NodeMemo(self.game)
         self._cur: Node | None = None

@@ -38,10 +38,9 @@ MAX_HISTORIES_VARIABLE = "NASHZOO_MAX_HISTORIES"
 
 
 def _size(nbytes: float) -> str:
-    """``nbytes`` in GiB, or MiB below one GiB."""
-    if nbytes >= 2**30:
-        return f"{nbytes / 2**30:,.1f} GiB"
-    return f"{nbytes / 2**20:,.1f} MiB"
+    """``nbytes`` in GiB, or MiB below one GiB (one decimal below 100, none above)."""
+    value, unit = (nbytes / 2**30, "GiB") if nbytes >= 2**30 else (nbytes / 2**20, "MiB")
+    return f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
 
 
 def max_histories() -> int | None:
