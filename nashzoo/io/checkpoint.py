@@ -200,7 +200,8 @@ def read_learner_checkpoint(
         hint = (
             "; it is a trainer checkpoint (load it with nashzoo.train.Trainer.load)"
             if TRAINER_KEY in entries
-            else ""
+            else "; a checkpoint cut short can read like this (a zip inside it, such as a "
+            "Stable-Baselines3 model, is found in place of the whole)"
         )
         raise CheckpointError(f"{name} is not a nashzoo learner checkpoint (no metadata){hint}")
     meta = _json_entry(entries, META_KEY, name)
