@@ -291,3 +291,15 @@ def test_rgb_array_names_the_make_vec_env_fix_and_seeds_are_checked():
     for seed in (-1, 1.5, True):
         with pytest.raises(ValueError, match="seed must be a non-negative integer"):
             env.reset(seed=seed)
+
+
+def test_an_action_outside_the_space_is_refused_even_when_remapping():
+    from nashzoo.envs.single_agent import SingleAgentEnv
+    from nashzoo.games import IllegalActionError
+
+    env = SingleAgentEnv("kuhn_poker", seat=0)
+    env.reset(seed=0)
+    for action in (5, -1):
+        with pytest.raises(IllegalActionError, match=r"outside the action space Discrete\(2\)"):
+            env.step(action)
+    env.step(1)  # the episode goes on: the refused actions changed nothing

@@ -17,7 +17,8 @@ This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's Maskabl
   carries the same mask. Without masking, an illegal action is handled by ``illegal_action``:
   ``"remap"`` (default) plays the lowest-numbered legal action instead (in Leduc, folding when no
   bet is faced becomes a check), ``"raise"`` raises
-  :class:`~nashzoo.games.IllegalActionError`. :func:`remap_illegal` applies the same rule to a
+  :class:`~nashzoo.games.IllegalActionError`; an id outside the action space raises it in
+  either mode (no policy of the space can choose it). :func:`remap_illegal` applies the same rule to a
   probability vector, so a policy materialised from the network plays exactly what the env plays;
 * seeded by ``reset(seed=...)`` (Gymnasium's ``np_random``): chance outcomes and the opponent's
   draws both come from it, so a seed fixes the whole episode stream.
@@ -194,7 +195,13 @@ class SingleAgentEnv(gymnasium.Env):
             )
         mask = self.action_masks()
         info_extra: dict[str, Any] = {}
-        if not (0 <= a < mask.size and mask[a]):
+        if not 0 <= a < mask.size:  # outside the action space: a bug, not a policy's choice
+            raise IllegalActionError(
+                f"action {a} is outside the action space Discrete({mask.size}); legal actions "
+                f"are {np.flatnonzero(mask).tolist()} (illegal_action='remap' remaps only ids "
+                "inside the space)"
+            )
+        if not mask[a]:
             if self.illegal_action == "raise":
                 legal = np.flatnonzero(mask).tolist()
                 raise IllegalActionError(
