@@ -18,8 +18,9 @@ This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's Maskabl
   ``"remap"`` (default) plays the lowest-numbered legal action instead (in Leduc, folding when no
   bet is faced becomes a check), ``"raise"`` raises
   :class:`~nashzoo.games.IllegalActionError`; an id outside the action space raises it in
-  either mode (no policy of the space can choose it). :func:`remap_illegal` applies the same rule to a
-  probability vector, so a policy materialised from the network plays exactly what the env plays;
+  either mode (no policy of the space can choose it). :func:`remap_illegal` applies the same
+  rule to a probability vector, so a policy materialised from the network plays exactly what
+  the env plays;
 * seeded by ``reset(seed=...)`` (Gymnasium's ``np_random``): chance outcomes and the opponent's
   draws both come from it, so a seed fixes the whole episode stream.
 

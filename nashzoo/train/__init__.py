@@ -15,6 +15,7 @@ from nashzoo.train.callbacks import (
 )
 from nashzoo.train.result import EvalRecord, TrainResult, write_csv
 from nashzoo.train.schedule import EvalSchedule
+from nashzoo.train.threads import limit_threads
 from nashzoo.train.trainer import SCHEDULES, Trainer, seat_seeds, train
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "StopOnInterrupt",
     "TrainResult",
     "Trainer",
+    "limit_threads",
     "seat_seeds",
     "train",
     "write_csv",

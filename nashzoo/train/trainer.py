@@ -8,9 +8,11 @@ Schedule of one trainer iteration (``schedule=``):
   published, classical fictitious play).
 
 With ``processes=2`` (``"simultaneous"`` only) seat 1's learner steps in a worker process while
-seat 0's steps in this one (:mod:`nashzoo.train.seat_worker`): the same results, bit for bit, in
-about half the time on two cores when a step is much more work than handing over a policy (the
-neural learners). Both processes are held to one thread during the run.
+seat 0's steps in this one (:mod:`nashzoo.train.seat_worker`), in about half the time on two
+cores when a step is much more work than handing over a policy (the neural learners). Both
+processes are held to one thread during the run, so the results are, bit for bit, those of one
+process held to one thread (``with limit_threads(1):``, as a race runs); torch's sums, and so a
+neural learner's numbers, depend on the thread count.
 
 A learner sees its opponent only as a Policy, the one its ``opponent_view`` asks for: the
 opponent's ``current_policy()`` (regret-based learners) or ``average_policy()`` (fictitious
