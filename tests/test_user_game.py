@@ -126,6 +126,27 @@ def test_an_installed_package_adds_games_through_the_entry_point_group(tmp_path,
             sys.modules.pop(name, None)
 
 
+def test_a_broken_entry_point_is_named_when_asked_for_and_breaks_nothing_else(
+    tmp_path, monkeypatch
+):
+    """One package's entry point that cannot load, and another's that takes a built-in name:
+    each is reported when its own name is asked for, every time; other lookups go on."""
+    info = tmp_path / "broken_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-pkg\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(
+        "[nashzoo.games]\nmissing_game = no_such_module_xyz:Game\nkuhn_poker = os:getcwd\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_ENTRY_POINTS_READ", False)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="'missing_game' = 'no_such_module_xyz:Game' of "):
+            load_game("missing_game")
+    with pytest.raises(ValueError, match="unknown game 'typo'"):
+        load_game("typo")
+    assert load_game("kuhn_poker").name == "kuhn_poker"  # the built-in, untouched
+
+
 def test_register_game_refuses_bad_names_and_takeovers(coin_bluff):
     with pytest.raises(ValueError, match="built-in"):
         register_game("kuhn_poker", coin_bluff.CoinBluff)

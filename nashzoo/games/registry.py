@@ -85,6 +85,9 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _REGISTERED: dict[str, GameFactory] = {}
 _LOCK = threading.Lock()
 _ENTRY_POINTS_READ = False
+_BROKEN_ENTRY_POINTS: dict[str, str] = {}
+"""Entry points that could not be registered, by name: the error, raised when that name is
+asked for (a broken third-party package must not break the lookup of any other game)."""
 
 
 def register_game(name: str, factory: GameFactory, *, replace: bool = False) -> GameFactory:
@@ -157,17 +160,18 @@ def _read_entry_points() -> None:
     if _ENTRY_POINTS_READ:
         return
     _ENTRY_POINTS_READ = True
+    _BROKEN_ENTRY_POINTS.clear()
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name in _REGISTERED:
+            continue
         try:
-            factory = entry.load()
+            register_game(entry.name, entry.load())
         except Exception as err:  # a broken third-party package must not break nashzoo
-            raise ValueError(
-                f"the {ENTRY_POINT_GROUP!r} entry point {entry.name!r} = {entry.value!r} "
-                f"cannot be loaded ({type(err).__name__}: {err}); fix or uninstall the package "
-                "that declares it"
-            ) from None
-        if entry.name not in _REGISTERED:
-            register_game(entry.name, factory)
+            package = getattr(entry.dist, "name", None) or "the package that declares it"
+            _BROKEN_ENTRY_POINTS[entry.name] = (
+                f"the {ENTRY_POINT_GROUP!r} entry point {entry.name!r} = {entry.value!r} of "
+                f"{package} cannot be used ({type(err).__name__}: {err}); fix or uninstall it"
+            )
 
 
 def game_names() -> list[str]:
@@ -256,6 +260,8 @@ def _build_named(key: str, params: dict[str, Any]) -> Game:
     """The game the factory registered (or built in) under ``key`` makes from ``params``,
     checked to be a :class:`Game` carrying the name it was registered under."""
     factory = _factory(key)
+    if factory is None and key in _BROKEN_ENTRY_POINTS:
+        raise ValueError(_BROKEN_ENTRY_POINTS[key])
     if factory is None:
         raise ValueError(
             f"unknown game {key!r}; valid games: {', '.join(game_names())} (a game of your own: "
