@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -319,3 +320,25 @@ def test_a_cross_play_race_without_seat_values_still_reports(tmp_path, monkeypat
     summary = json.loads((Path(cfg.out) / "summary.json").read_text())
     assert [e["learner"] for e in summary["leaderboard"]] == ["cfr_plus", "cfr"]
     assert "Self-play leaderboard" in (Path(cfg.out) / "summary.md").read_text()
+
+
+def test_a_game_defined_in_a_notebook_is_refused_before_workers_start(tmp_path, monkeypatch):
+    """Worker processes import modules; a game registered from an interactive __main__ (a
+    notebook, python -c) is in none, so the race says so up front and writes nothing."""
+    import types
+
+    from nashzoo.games import KuhnPokerGame, register_game, unregister_game
+
+    notebook = types.ModuleType("__main__")  # no __file__, as in a notebook
+    monkeypatch.setitem(sys.modules, "__main__", notebook)
+    cell_game = type("CellKuhn", (KuhnPokerGame,), {"name": "cell_kuhn", "__module__": "__main__"})
+    register_game("cell_kuhn", cell_game)
+    try:
+        config = _config(tmp_path, game="cell_kuhn", backend="process", workers=2)
+        with pytest.raises(ValueError, match="defined in this interactive session"):
+            run_race(config, progress=False)
+        assert not Path(config.out).exists()
+        serial = _config(tmp_path, game="cell_kuhn", learners=("cfr",), seeds=1)
+        assert not run_race(serial, progress=False).failures  # in-process runs see it
+    finally:
+        unregister_game("cell_kuhn")

@@ -189,6 +189,18 @@ def _factory(name: str) -> GameFactory | None:
     return found
 
 
+def factory_of(spec: Any) -> GameFactory | None:
+    """The registered (or built-in) factory a game name or spec loads through; ``None`` for
+    OpenSpiel games, ``Game`` objects and unknown names."""
+    if not isinstance(spec, str) or spec.startswith((OPENSPIEL_PREFIX, "matrix:")):
+        return None
+    try:
+        key, _ = parse_game_spec(spec)
+    except ValueError:
+        return None
+    return _factory(key)
+
+
 def parse_game_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """Split ``"name(k=v, ...)"`` into ``("name", {k: v})`` (values are Python literals).
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -128,6 +129,37 @@ def _ok_payload(
     }
     payload["checksum"] = _digest(payload)
     return payload
+
+
+def check_workers_can_import(config: RaceConfig, num_jobs: int) -> None:
+    """Refuse, before anything is written, a game or learner defined in an interactive
+    ``__main__`` (a notebook, ``python -c``, stdin): worker processes import modules (a script's
+    own file included), and such a definition is in none, so every run would fail with
+    'unknown game'."""
+    workers = config.workers or min(os.cpu_count() or 1, num_jobs)
+    if config.backend == "serial" or (config.backend == "process" and workers == 1):
+        return  # the runs stay in this process
+    main = sys.modules.get("__main__")
+    file = getattr(main, "__file__", None)
+    if main is None or (file and not str(file).startswith("<")):  # "<stdin>": not a file
+        return
+    from nashzoo.agents import learner_class
+    from nashzoo.games.registry import factory_of
+
+    found = []
+    factory = factory_of(config.game)
+    if getattr(factory, "__module__", None) == "__main__":
+        found.append(f"game {config.game!r}")
+    for label, setting in config.learner_settings().items():
+        if getattr(learner_class(setting.algorithm), "__module__", None) == "__main__":
+            found.append(f"learner {label!r}")
+    if found:
+        raise ValueError(
+            f"{' and '.join(found)} defined in this interactive session (a notebook, python -c "
+            f"or stdin) cannot reach the race's {config.backend} workers, which import only "
+            "modules: move the definition into a module and pass plugins=('that_module',) "
+            "(--plugin on the command line), or race with backend='serial'"
+        )
 
 
 def _execute(

@@ -18,7 +18,7 @@ from nashzoo.io import (
     folder_lock,
     remove_stale_temp_files,
 )
-from nashzoo.train.race.backends import _execute
+from nashzoo.train.race.backends import _execute, check_workers_can_import
 from nashzoo.train.race.config import RaceConfig, RaceJob, plan
 from nashzoo.train.race.report import PLOT_FILES, RaceOutcome, write_reports
 from nashzoo.train.race.storage import RACE_CONFIG_FILE, _job_dict, _stored
@@ -44,6 +44,7 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     ``config.resume`` (finish it) or ``config.force`` (delete it and start over); temporary
     files a killed race left are removed.
     """
+    check_workers_can_import(config, len(plan(config)[0]))
     out = check_output_folder(config.out)
     with folder_lock(out, "--out folder"):
         remove_stale_temp_files(out)
