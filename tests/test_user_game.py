@@ -493,3 +493,18 @@ def test_a_seat_that_rarely_moves_is_played_and_one_that_never_does_is_named():
 
     with pytest.raises(ValueError, match="seat 1 of mute never moves"):
         TreePlay(_Mute(), copies=2, seat=1)
+
+
+def test_a_parameter_that_is_not_a_literal_is_refused_by_name(coin_bluff):
+    """load_game(game.id) must give the game back: an array parameter would write an id that
+    cannot be read (checkpoints, policy files and race workers load games by it)."""
+
+    class Tabled(coin_bluff.CoinBluff):
+        def __init__(self, table=None):
+            Game.__init__(self, {"table": table} if table is not None else {})
+            self.stake = 2
+
+    Tabled.name = "tabled"
+    with pytest.raises(ValueError, match=r"tabled: parameter table=array.*array.tolist\(\)"):
+        Tabled(table=np.eye(2))
+    assert Tabled(table=[[1.0, 0.0], [0.0, 1.0]]).id == "tabled(table=[[1.0, 0.0], [0.0, 1.0]])"

@@ -9,6 +9,7 @@ rules without sharing (and corrupting) each other's positions.
 
 from __future__ import annotations
 
+import ast
 import math
 import operator
 from abc import ABC, abstractmethod
@@ -52,6 +53,17 @@ class Game(ABC):
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         self._params = dict(params or {})
+        for key, value in self._params.items():
+            if not _reads_back(value):
+                shown = " ".join(repr(value).split())
+                shown = shown if len(shown) <= 60 else shown[:57] + "..."
+                raise ValueError(
+                    f"{getattr(self, 'name', type(self).__name__)}: parameter {key}={shown} "
+                    "is not a Python literal (a number, string, bool or None, or a list, tuple "
+                    "or dict of them), so the game's id could not be read back into the game "
+                    "(checkpoints, policy files and race workers load games by it); store a "
+                    "literal, e.g. array.tolist()"
+                )
 
     @property
     def params(self) -> dict[str, Any]:
@@ -226,6 +238,14 @@ def is_finite_number(value: Any) -> bool:
         and isinstance(value, (int, float, np.integer, np.floating))
         and math.isfinite(value)
     )
+
+
+def _reads_back(value: Any) -> bool:
+    """Whether ``repr(value)`` is a Python literal that evaluates back to ``value``."""
+    try:
+        return bool(ast.literal_eval(repr(value)) == value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
 
 
 def checked_seed(seed: Any) -> int:
