@@ -508,3 +508,27 @@ def test_a_parameter_that_is_not_a_literal_is_refused_by_name(coin_bluff):
     with pytest.raises(ValueError, match=r"tabled: parameter table=array.*array.tolist\(\)"):
         Tabled(table=np.eye(2))
     assert Tabled(table=[[1.0, 0.0], [0.0, 1.0]]).id == "tabled(table=[[1.0, 0.0], [0.0, 1.0]])"
+
+
+def test_a_game_that_never_ends_is_named_not_walked_until_memory_runs_out(monkeypatch):
+    """Rules that cycle (no TERMINAL is ever reached) make an infinite tree: the walk stops at
+    MAX_DEPTH moves with a message (lowered here to keep the test fast)."""
+    from nashzoo.games import checks
+
+    monkeypatch.setattr(checks, "MAX_DEPTH", 500)
+
+    class EndlessState(_RareTurnState):
+        def current_player(self):
+            return 0  # player 0 moves forever: no history is ever terminal
+
+        def legal_actions(self):
+            return [0]
+
+    class Endless(_RareTurn):
+        name = "endless"
+
+        def new_initial_state(self):
+            return EndlessState(self, ())
+
+    with pytest.raises(GameDefinitionError, match=r"more than 500 moves.*does the game end"):
+        compile_tree(Endless())

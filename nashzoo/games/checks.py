@@ -30,6 +30,21 @@ included (three float32 thirds sum to 1 + 3e-8). Probabilities within it are div
 sum, so the compiled tree's sum to one as exactly as float64 allows."""
 
 
+MAX_DEPTH = 1_000_000
+"""The most moves a history may have. A game whose rules never reach a terminal (a cycle) has
+an infinite tree; the walk names it here instead of filling memory."""
+
+
+def check_depth(game: Game, state: State, depth: int) -> None:
+    """A history is at most :data:`MAX_DEPTH` moves long."""
+    if depth > MAX_DEPTH:
+        raise GameDefinitionError(
+            f"{game.id}: a history has more than {MAX_DEPTH:,} moves, at {type(state).__name__}; "
+            "does the game end? rules that never reach TERMINAL (a cycle) make the tree "
+            "infinite"
+        )
+
+
 def fail(game: Game, state: State, problem: str, fix: str) -> GameDefinitionError:
     """The error for ``problem`` at ``state`` (to be raised by the caller)."""
     try:

@@ -168,6 +168,8 @@ class _Walk:
         self.action.append(act)
         self.chance_prob.append(prob)
         self.depth.append(depth)
+        if depth > checks.MAX_DEPTH:
+            checks.check_depth(game, state, depth)
         who = checks.check_player(game, state, state.current_player())
         self.player.append(who)
         if who == TERMINAL:
