@@ -201,6 +201,14 @@ def _as_shown(message: str, tmp: Path) -> str:
 def test_malformed_options_give_one_line_and_no_traceback(argv, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
+    # Only nashzoo's own games and learners, whatever other tests registered in this process:
+    # the messages list them, and the table shows what a fresh process prints.
+    from nashzoo.agents import registry as learners
+    from nashzoo.games import registry as games
+
+    own = {k: v for k, v in learners._REGISTRY.items() if v.__module__.startswith("nashzoo.")}
+    monkeypatch.setattr(learners, "_REGISTRY", own)
+    monkeypatch.setattr(games, "_REGISTERED", {})
     files = _files(tmp_path)
     code = main([files.get(arg, arg) for arg in argv])
     captured = capsys.readouterr()

@@ -257,8 +257,8 @@ def test_episodes_where_the_learner_never_moves_are_counted_paid_and_skipped():
     assert 90 < env.episodes < 200
     skipped = env.episodes - 64
     assert abs(env.return_sum) <= skipped  # each skipped episode paid +-1
-    with pytest.raises(RuntimeError, match="no decisions for that seat"):
-        TreeVecEnv(_SeatOneOnlyGame(), 2, 0, seed=0).reset()
+    with pytest.raises(ValueError, match="seat 0 of coin_seat_one_only never moves"):
+        TreeVecEnv(_SeatOneOnlyGame(), 2, 0, seed=0)  # named at once, from the tree
 
 
 def test_a_smaller_pool_set_mid_episode_takes_over_at_once():

@@ -509,8 +509,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         Raises:
             IllegalActionError: a forced chance outcome is not possible where it is used.
         """
-        if seed is not None:
-            seed = checked_seed(seed)
+        if seed is not None and not isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+            seed = checked_seed(seed)  # a number; nashzoo's own learners may hand a generator
         forced_outcomes = options.get("chance_outcomes", ()) if options else ()
         try:
             forced = [action_index(o) for o in forced_outcomes]
