@@ -352,3 +352,13 @@ def test_sample_cdf_never_draws_a_column_of_probability_zero():
     cdf = np.cumsum([[0.3, 0.7, 0.0], [0.0, 0.5, 0.5], [0.6, 0.0, 0.0], [2.0, 2.0, 0.0]], axis=1)
     assert sample_cdf(cdf, np.array([1.0, 0.0, 1.0, 0.5])).tolist() == [1, 1, 0, 1]
     assert sample_cdf(cdf, np.array([0.29, 0.49, 0.0, 0.49])).tolist() == [0, 1, 0, 0]
+
+
+def test_setting_up_a_learner_pays_numbas_one_time_load():
+    """numba's first compiled call in a process costs about 0.3 s; a learner's setup pays it,
+    so no learner's first timed step (a race's clock) is charged for it."""
+    from nashzoo.agents import make_learner
+    from nashzoo.games.treemath import _jit
+
+    make_learner("xfp", "kuhn_poker", 0)  # a learner whose own steps use no compiled kernel
+    assert _jit._WARM == _jit.ENABLED

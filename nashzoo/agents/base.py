@@ -29,6 +29,7 @@ import numpy as np
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.base import check_player, checked_seed
+from nashzoo.games.treemath import _jit
 from nashzoo.io import (
     LEARNER_FORMAT,
     ArraySpec,
@@ -89,6 +90,7 @@ class Learner(ABC):
         self.nodes_touched = 0
         self.env_steps = 0
         self.check_game(self.game)
+        _jit.warm_up()  # numba's one-time load, here rather than in the first timed step
         self._setup()
 
     # --- hooks for subclasses ----------------------------------------------------------------

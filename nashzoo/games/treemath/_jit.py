@@ -23,6 +23,19 @@ import numpy as np
 from nashzoo.games._numba import ENABLED as ENABLED
 from nashzoo.games._numba import compiled
 
+_WARM = False
+
+
+def warm_up() -> None:
+    """Pay numba's one-time cost of a process now (its first compiled call loads numba's own
+    machinery, about 0.3 s, then each kernel from the disk cache): learners call this while
+    they are set up, so their first timed step is not charged for it."""
+    global _WARM
+    if ENABLED and not _WARM:
+        out = np.empty((1, 1))
+        regret_matching_rows(np.zeros((1, 1)), np.ones((1, 1), dtype=bool), np.ones(1), out)
+        _WARM = True
+
 
 def pack(*arrays: np.ndarray) -> np.ndarray:
     """One integer vector holding ``arrays`` after a header of their boundaries: array ``k`` is
