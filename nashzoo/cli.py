@@ -469,11 +469,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _trained_seat(path: str) -> int | None:
     """The seat of a single learner's checkpoint (``None`` for any other file)."""
-    from nashzoo.agents.loading import load_learner
+    from nashzoo.agents.loading import file_kind, load_learner
     from nashzoo.io.checkpoint import is_trainer_checkpoint
 
     file = Path(path)
-    if file.suffix != ".npz" or is_trainer_checkpoint(file):
+    if file_kind(file) != ".npz" or is_trainer_checkpoint(file):
         return None
     return int(load_learner(file).seat)
 

@@ -290,3 +290,21 @@ def test_a_reader_that_goes_away_is_not_an_error(tmp_path):
     )
     done.stdout.close()
     assert done.wait() == 1 and done.stderr.read() == b""
+
+
+def test_eval_reads_checkpoints_and_policies_under_any_name(tmp_path, capsys):
+    """Trainer.save and Learner.save take any file name; eval knows the file by its bytes."""
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.train import Trainer
+
+    trainer = Trainer("kuhn_poker", "cfr", "cfr")
+    trainer.run(iterations=5)
+    trainer.save(tmp_path / "trainer.pt")
+    trainer.learners[0].save(tmp_path / "seat0")
+    TabularPolicy.uniform("kuhn_poker").save(tmp_path / "policy.txt")
+    for name in ("trainer.pt", "seat0", "policy.txt"):
+        assert main(["eval", str(tmp_path / name)]) == 0, capsys.readouterr().err
+        assert "kuhn_poker: NashConv" in capsys.readouterr().out
+    (tmp_path / "junk").write_text("hello")
+    assert main(["eval", str(tmp_path / "junk")]) == 1
+    assert "expected a policy .json" in capsys.readouterr().err

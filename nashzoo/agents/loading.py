@@ -67,9 +67,10 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
     file = Path(path)
     if not file.exists():
         raise FileNotFoundError(f"no such file: {path}")
-    if file.suffix == ".json":
+    kind = file_kind(file)
+    if kind == ".json":
         return TabularPolicy.load(file, game)
-    if file.suffix == ".zip":
+    if kind == ".zip":
         if game is None:
             raise PolicyError(
                 f"{path}: a Stable-Baselines3 .zip does not say its game; name it "
@@ -78,7 +79,7 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
         from nashzoo.agents.adapters import from_sb3
 
         return TabularPolicy.from_policy(game, from_sb3(file, game))
-    if file.suffix != ".npz":
+    if kind != ".npz":
         raise PolicyError(
             f"{path}: expected a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip"
         )
@@ -92,3 +93,25 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
         )
     learners = seat_learners(checkpoint, name=str(path))
     return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners])
+
+
+def file_kind(file: Path) -> str:
+    """``.json``, ``.npz`` or ``.zip`` by the file's name, or, for any other name (``Trainer.save``
+    and ``Learner.save`` take any), by its first bytes: a JSON object, or a zip that holds numpy
+    arrays (a checkpoint) or a Stable-Baselines3 model."""
+    if file.suffix in (".json", ".npz", ".zip") or not file.is_file():
+        return file.suffix
+    with open(file, "rb") as handle:
+        head = handle.read(64).lstrip()
+    if head.startswith(b"{"):
+        return ".json"
+    if head.startswith(b"PK"):
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(file) as archive:
+                names = archive.namelist()
+        except (zipfile.BadZipFile, OSError):
+            return file.suffix
+        return ".npz" if any(n.endswith(".npy") for n in names) else ".zip"
+    return file.suffix
