@@ -425,8 +425,9 @@ def test_booleans_are_not_budgets() -> None:
     with pytest.raises(ValueError, match="work must be a positive int"):
         Trainer("kuhn_poker", "cfr", "cfr").run(work=0)
 
-    with pytest.raises(ValueError, match="seconds must be a positive number"):
-        Trainer("kuhn_poker", "cfr", "cfr").run(seconds=True)
+    for seconds in (True, float("inf"), float("nan")):  # inf would run forever
+        with pytest.raises(ValueError, match="seconds must be a positive number"):
+            Trainer("kuhn_poker", "cfr", "cfr").run(seconds=seconds)
 
 
 @pytest.mark.parametrize(
