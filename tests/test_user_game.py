@@ -101,6 +101,17 @@ def test_cli_tournament_and_play_with_plugin(coin_bluff, capsys, monkeypatch):
     assert "coin bluff" in capsys.readouterr().out
 
 
+def _installed(tmp_path, monkeypatch, name: str, entries: str) -> None:
+    """A distribution ``name`` on sys.path declaring ``entries`` in ``[nashzoo.games]``, and
+    the registry made to read the entry points again."""
+    info = tmp_path / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[nashzoo.games]\n{entries}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_ENTRY_POINTS_READ", False)
+
+
 def test_an_installed_package_adds_games_through_the_entry_point_group(tmp_path, monkeypatch):
     """A distribution on sys.path declaring ``[nashzoo.games]`` is found without any import."""
     if "coin_bluff" in game_names():
@@ -109,14 +120,7 @@ def test_an_installed_package_adds_games_through_the_entry_point_group(tmp_path,
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "games.py").write_text(SOURCE.replace('register_game("coin_bluff", CoinBluff)', ""))
-    info = tmp_path / "bluff_pkg-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bluff-pkg\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[nashzoo.games]\ncoin_bluff = bluff_pkg.games:CoinBluff\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_ENTRY_POINTS_READ", False)
+    _installed(tmp_path, monkeypatch, "bluff-pkg", "coin_bluff = bluff_pkg.games:CoinBluff")
     try:
         assert "coin_bluff" in game_names()
         assert load_game("coin_bluff(stake=3)").id == "coin_bluff(stake=3)"
@@ -131,14 +135,8 @@ def test_a_broken_entry_point_is_named_when_asked_for_and_breaks_nothing_else(
 ):
     """One package's entry point that cannot load, and another's that takes a built-in name:
     each is reported when its own name is asked for, every time; other lookups go on."""
-    info = tmp_path / "broken_pkg-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-pkg\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[nashzoo.games]\nmissing_game = no_such_module_xyz:Game\nkuhn_poker = os:getcwd\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_ENTRY_POINTS_READ", False)
+    entries = "missing_game = no_such_module_xyz:Game\nkuhn_poker = os:getcwd"
+    _installed(tmp_path, monkeypatch, "broken-pkg", entries)
     for _ in range(2):
         with pytest.raises(ValueError, match="'missing_game' = 'no_such_module_xyz:Game' of "):
             load_game("missing_game")

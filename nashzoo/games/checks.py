@@ -180,25 +180,24 @@ VIEW_FIX = (
 def view_key(game: Game, state: State, player: int) -> str:
     """``state.infoset_key(player)`` as an env asks it (of any player, at any history), checked;
     an exception the game raises is named as what the env needs."""
-    try:
-        key = state.infoset_key(player)
-    except Exception as err:
-        raise fail(
-            game, state, f"infoset_key({player}) raised {type(err).__name__}: {err}", VIEW_FIX
-        ) from err
-    return check_key(game, state, player, key)
+    return check_key(game, state, player, _asked(game, state, "infoset_key", player))
 
 
 def view_tensor(game: Game, state: State, player: int) -> np.ndarray:
     """``state.infoset_tensor(player)`` as an env shows it: checked to hold finite numbers in
     [0, 1] (the observation space's bounds), as float32."""
+    tensor = _asked(game, state, "infoset_tensor", player)
+    return check_tensor(game, state, player, tensor, unit=True).astype(np.float32)
+
+
+def _asked(game: Game, state: State, method: str, player: int) -> Any:
+    """``state.<method>(player)``; what it raises becomes the error naming what envs need."""
     try:
-        tensor = state.infoset_tensor(player)
+        return getattr(state, method)(player)
     except Exception as err:
         raise fail(
-            game, state, f"infoset_tensor({player}) raised {type(err).__name__}: {err}", VIEW_FIX
+            game, state, f"{method}({player}) raised {type(err).__name__}: {err}", VIEW_FIX
         ) from err
-    return check_tensor(game, state, player, tensor, unit=True).astype(np.float32)
 
 
 def check_facts(game: Game) -> None:
