@@ -92,8 +92,12 @@ class Node:
             self.cdf = list(accumulate(p for _, p in pairs))
             self.cdf[-1] = 1.0  # a uniform draw in [0, 1) always lands
             return
-        game = state.game
-        self.keys = [checks.view_key(game, state, p) for p in range(num_players)]
+        try:
+            self.keys = [state.infoset_key(p) for p in range(num_players)]
+        except Exception:  # asked again, one by one, for the message naming what envs need
+            self.keys = [checks.view_key(state.game, state, p) for p in range(num_players)]
+        if not all(key.__class__ is str for key in self.keys):
+            self.keys = [checks.view_key(state.game, state, p) for p in range(num_players)]
         if who == TERMINAL:
             self.returns = state.returns().tolist()
         else:
