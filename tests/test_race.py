@@ -284,6 +284,9 @@ def test_report_verdicts_and_statistics():
     assert verdict(0.0005, -1.0, 0.5, (0.1, 0.001)).startswith("converges")
     assert verdict(0.2, -0.5, 0.5, (0.1, 0.001)).startswith("converging")
     assert verdict(0.5, 0.0, 0.5, (0.1, 0.001)).startswith("not converging")
+    # "reaches" only when every seed does; no trend claimed from too few points
+    assert verdict(0.0005, -1.0, 0.5, (0.1, 0.001), 0.002).startswith("converging")
+    assert "too few evaluation points" in verdict(0.003, None, 0.27, (0.1, 0.001))
 
 
 def test_cross_play_plain_words_state_closeness_and_payoff_without_contradiction():
@@ -296,16 +299,49 @@ def test_cross_play_plain_words_state_closeness_and_payoff_without_contradiction
         learners=("a", "b", "c"),
         seat_exploitability=np.array([[nan, 0.01, 2e-4], [0.02, nan, 0.1], [1e-4, 0.3, nan]]),
         payoff=np.array([[nan, 0.05, 0.0001], [-0.05, nan, -0.2], [-0.0001, 0.2, nan]]),
-        wins=np.array([[nan, 1.0, 0.75], [0.0, nan, 0.5], [0.25, 0.5, nan]]),
+        wins=np.array([[nan, 1.0, 1.0], [0.0, nan, 0.5], [0.0, 0.5, nan]]),
     )
     md = markdown_summary("kuhn_poker", [], cross, budget="1 s")
     assert (
-        "- a vs b: **a** gets closer to equilibrium (0.01 vs 0.02; in 100% of runs); "
-        "a earns 0.050 per game from b while learning." in md
+        "- a vs b: **a** gets closer to equilibrium (0.01 vs 0.02; on 100% of the seats, each "
+        "compared with its rival on the same seat); a earns 0.050 per game from b while "
+        "learning." in md
     )
-    # a is closer in 75% of the runs but c's mean is lower: said, not contradicted
-    assert "**a** is closer to equilibrium in 75% of runs, but the mean favours c" in md
-    assert "- b vs c: a draw on closeness to equilibrium (0.1 vs 0.3); c earns 0.200" in md
+    # a is closer on both seats but c's pooled mean is lower: said, not contradicted
+    assert "**a** is closer to equilibrium on 100% of the seats, but the mean favours c" in md
+    assert "- b vs c: each is closer to equilibrium on one seat (0.1 vs 0.3 over both)" in md
+
+
+def test_cross_play_compares_each_learner_with_its_rival_on_the_same_seat():
+    """Kuhn's seats are not alike: a learner better than its rival on both seats wins, even
+    when its worse seat is worse than the rival's better one (which a run-by-run comparison
+    of the two seats of one run called a draw)."""
+    from nashzoo.train.race.summary import cross_play
+
+    def rows(first, second, seed, exploit0, exploit1):
+        return {
+            "mode": "cross",
+            "run_id": f"cross-{first}-vs-{second}-seed{seed}",
+            "seed": seed,
+            "learner_seat0": first,
+            "learner_seat1": second,
+            "iteration": 10,
+            "wall_seconds": 1.0,
+            "exploitability": 0.1,
+            "total_work": 1,
+            "seat": 0,
+            "checkpoint": 0,
+            "seat_exploitability_seat0": exploit0,
+            "seat_exploitability_seat1": exploit1,
+            "current_value_seat0": 0.0,
+            "current_value_seat1": 0.0,
+        }
+
+    # good on seat 0: 0.278 (vs 0.361 for bad); on seat 1: 0.389 (vs 0.556 for bad)
+    cross = cross_play([rows("good", "bad", 0, 0.278, 0.556), rows("bad", "good", 0, 0.361, 0.389)])
+    assert cross.learners == ("bad", "good") and cross.wins[1, 0] == 1.0
+    nan_cross = cross_play([rows("good", "bad", 0, "", ""), rows("bad", "good", 0, "", "")])
+    assert np.isnan(nan_cross.wins[1, 0])  # not evaluated: no winner named
 
 
 def test_a_cross_play_race_without_seat_values_still_reports(tmp_path, monkeypatch):

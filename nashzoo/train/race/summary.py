@@ -10,6 +10,7 @@ Statistics across seeds: means with a two-sided 95% Student-t confidence interva
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -111,13 +112,24 @@ def _nan_none(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def verdict(final: float, slope: float | None, first: float, thresholds: Sequence[float]) -> str:
-    """Plain-words convergence verdict from the final level and the late trend."""
+def verdict(
+    final: float,
+    slope: float | None,
+    first: float,
+    thresholds: Sequence[float],
+    worst_final: float | None = None,
+) -> str:
+    """Plain-words convergence verdict from the final level (the mean, and the worst seed's:
+    "reaches" is said only when every seed does) and the late trend."""
     tight = min(thresholds)
-    if final <= tight:
+    if (final if worst_final is None else worst_final) <= tight:
         return f"converges: reaches exploitability <= {tight:g}"
     if slope is not None and slope <= -0.15 and final < 0.8 * first:
         return f"converging: exploitability falls like t^{slope:.2f}, {final:.3g} at the end"
+    if final < 0.8 * first and slope is None:
+        return (
+            f"improved from {first:.3g} to {final:.3g}; too few evaluation points for a trend"
+        )
     if final < 0.8 * first:
         return f"slowing: improved from {first:.3g} to {final:.3g} but the late trend is flat"
     return f"not converging: exploitability stays near {final:.3g}"
@@ -157,7 +169,9 @@ def leaderboard(
                 time_to=reach,
                 work_per_second=float(np.mean(speed)) if speed else math.nan,
                 slope=slope,
-                verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds),
+                verdict=verdict(
+                    final[0], slope, float(np.mean(firsts)), thresholds, max(finals)
+                ),
             )
         )
     entries.sort(key=lambda entry: (entry.final_exploitability[0], entry.learner))
@@ -173,7 +187,9 @@ class CrossPlay:
             when its opponent is ``j`` (lower = closer to equilibrium); ``nan`` on the diagonal.
         payoff: ``[n, n]`` mean payoff row ``i`` earned against ``j`` while learning
             (time-weighted exact payoff of the current policies over the run).
-        wins: ``[n, n]`` fraction of runs in which ``i`` ended closer to equilibrium than ``j``.
+        wins: ``[n, n]`` fraction of the seats on which ``i`` ended closer to equilibrium than
+            ``j`` on the same seat (means over seeds; 0, 0.5 or 1 in a two-player game); ``nan``
+            where seat exploitability was not evaluated (a game too big for the LP).
     """
 
     learners: tuple[str, ...]
@@ -194,8 +210,9 @@ class CrossPlay:
 
 
 def learning_payoff(points: Sequence[Mapping[str, Any]], seat: int) -> float:
-    """Time-weighted mean of the exact payoff of ``seat``'s current policy over a run."""
-    xs = [float(p["wall_seconds"]) for p in points]
+    """Mean exact payoff of ``seat``'s current policy over a run, weighted by iterations (not
+    by seconds: one run's slower first step, a one-time cost, would weigh its first point)."""
+    xs = [float(p["iteration"]) for p in points]
     ys = [float(p[f"current_value_seat{seat}"]) for p in points]
     if len(xs) == 1 or xs[-1] <= xs[0]:
         return float(np.mean(ys))
@@ -214,7 +231,7 @@ def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
     index = {name: i for i, name in enumerate(names)}
     exploit: dict[tuple[int, int], list[float]] = defaultdict(list)
     payoff: dict[tuple[int, int], list[float]] = defaultdict(list)
-    wins: dict[tuple[int, int], list[float]] = defaultdict(list)
+    on_seat: dict[tuple[int, int, int], list[float]] = defaultdict(list)  # (i, j, seat of i)
     for run_rows in runs:
         points = _points(run_rows)
         last = points[-1]
@@ -223,10 +240,10 @@ def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
         exploit1 = _seat_number(last["seat_exploitability_seat1"])
         exploit[seat0, seat1].append(exploit0)
         exploit[seat1, seat0].append(exploit1)
+        on_seat[seat0, seat1, 0].append(exploit0)
+        on_seat[seat1, seat0, 1].append(exploit1)
         payoff[seat0, seat1].append(learning_payoff(points, 0))
         payoff[seat1, seat0].append(learning_payoff(points, 1))
-        wins[seat0, seat1].append(float(exploit0 < exploit1) + 0.5 * float(exploit0 == exploit1))
-        wins[seat1, seat0].append(float(exploit1 < exploit0) + 0.5 * float(exploit0 == exploit1))
 
     def matrix(data: Mapping[tuple[int, int], list[float]]) -> np.ndarray:
         out = np.full((len(names), len(names)), np.nan)
@@ -234,7 +251,19 @@ def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
             out[i, j] = float(np.mean(values))
         return out
 
-    return CrossPlay(tuple(names), matrix(exploit), matrix(payoff), matrix(wins))
+    # A learner is compared with its rival on the same seat (the two seats of a game are not
+    # alike): i wins seat s when its mean there, against j, is below j's mean there against i.
+    wins = np.full((len(names), len(names)), np.nan)
+    for i, j in itertools.permutations(range(len(names)), 2):
+        scores = []
+        for seat in (0, 1):
+            mine, theirs = on_seat.get((i, j, seat)), on_seat.get((j, i, seat))
+            if mine and theirs:
+                a, b = float(np.mean(mine)), float(np.mean(theirs))
+                scores.append(math.nan if math.isnan(a + b) else float(a < b) + 0.5 * (a == b))
+        if scores:
+            wins[i, j] = float(np.mean(scores))
+    return CrossPlay(tuple(names), matrix(exploit), matrix(payoff), wins)
 
 
 def fmt_seconds(seconds: float) -> str:
@@ -316,12 +345,23 @@ def _leaderboard_section(
     lines += [f"- **{entry.learner}** {entry.verdict}." for entry in board]
     first = thresholds[0]
     always_reached = [entry for entry in board if entry.time_to[first][2] == entry.runs]
-    if always_reached:
-        best = min(always_reached, key=lambda entry: entry.time_to[first][0])
-        lines.append(
-            f"- Fastest to exploitability {first:g} in every seed: **{best.learner}** "
-            f"({fmt_seconds(best.time_to[first][0])} on average)."
-        )
+    ranked = sorted(always_reached, key=lambda entry: entry.time_to[first][0])
+    if len(ranked) >= 2:
+        best, second = ranked[0], ranked[1]
+        (mean, ci, _), (mean2, ci2, _) = best.time_to[first], second.time_to[first]
+        if math.isfinite(ci) and math.isfinite(ci2) and mean + ci < mean2 - ci2:
+            lines.append(
+                f"- Fastest to exploitability {first:g} (every finished run reached it, and "
+                f"the 95% intervals do not overlap): **{best.learner}** "
+                f"({fmt_seconds(mean)} on average, next {second.learner} {fmt_seconds(mean2)})."
+            )
+        else:
+            lines.append(
+                f"- No learner is clearly fastest to exploitability {first:g}: "
+                f"{best.learner} ({fmt_seconds(mean)}) and {second.learner} "
+                f"({fmt_seconds(mean2)}) are within each other's 95% intervals, or have too "
+                "few runs for one."
+            )
     lines.append("")
     return lines
 
@@ -351,10 +391,16 @@ def _cross_play_section(cross: CrossPlay) -> list[str]:
     lines += ["", "In plain words:", ""]
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
-            if math.isfinite(cross.wins[i, j]):
-                a, b = names[i], names[j]
-                closer = _closer_to_equilibrium(cross, i, j)
-                lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
+            a, b = names[i], names[j]
+            if not math.isfinite(cross.payoff[i, j]):
+                continue  # the pair never met
+            closer = (
+                _closer_to_equilibrium(cross, i, j)
+                if math.isfinite(cross.wins[i, j])
+                else "closeness to equilibrium not evaluated (seat exploitability needs the "
+                "game value, and this game is too big for the LP that gives it)"
+            )
+            lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
     lines.append("")
     return lines
 
@@ -365,20 +411,23 @@ def _closer_to_equilibrium(cross: CrossPlay, i: int, j: int) -> str:
     win_fraction = cross.wins[i, j]
     exploit_i, exploit_j = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
     if win_fraction == 0.5:
-        return f"a draw on closeness to equilibrium ({exploit_i:.3g} vs {exploit_j:.3g})"
+        return (
+            f"each is closer to equilibrium on one seat ({exploit_i:.3g} vs {exploit_j:.3g} "
+            "over both)"
+        )
     i_wins = win_fraction > 0.5
     winner, loser = (cross.learners[i], cross.learners[j])[:: 1 if i_wins else -1]
     winner_exploit, loser_exploit = (exploit_i, exploit_j) if i_wins else (exploit_j, exploit_i)
     share = max(win_fraction, 1 - win_fraction)
     if winner_exploit > loser_exploit:  # the run-by-run count and the means disagree
         return (
-            f"**{winner}** is closer to equilibrium in {share:.0%} of runs, but the mean "
+            f"**{winner}** is closer to equilibrium on {share:.0%} of the seats, but the mean "
             f"favours {loser} ({loser_exploit:.3g} vs {winner_exploit:.3g}): {loser} won its "
-            "runs by more"
+            "seat by more"
         )
     return (
         f"**{winner}** gets closer to equilibrium ({winner_exploit:.3g} vs {loser_exploit:.3g}; "
-        f"in {share:.0%} of runs)"
+        f"on {share:.0%} of the seats, each compared with its rival on the same seat)"
     )
 
 
