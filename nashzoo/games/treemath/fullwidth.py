@@ -93,15 +93,23 @@ class FullWidthStep:
             others = np.ascontiguousarray(others, dtype=np.float64)
         if self._compiled:
             out = self._tables.take()
+            # One signature whatever the caller holds (numba compiles, and loads, one version
+            # per argument type: read-only views and plain floats keep it to one, which the
+            # learners' set-up loads; see _jit.warm_up).
+            positive, negative, floor, weight, decay = weights
             value = _jit.full_width_step(
                 *self._arguments,
-                current,
-                others,
+                _read_only(current),
+                _read_only(others),
                 regrets,
                 strategy_sum,
                 out,
                 *self._scratch,
-                *weights,
+                float(positive),
+                float(negative),
+                bool(floor),
+                float(weight),
+                float(decay),
             )
             self._tables.handed_out(out)
             return out, value
@@ -122,6 +130,15 @@ class FullWidthStep:
         if weights.decay != 1.0:
             strategy_sum *= weights.decay
         return self.matcher(regrets), float(result.value)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array`` itself when it is read-only, else a read-only view of it."""
+    if not array.flags.writeable:
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view
 
 
 class _TableRecycler:
