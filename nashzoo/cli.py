@@ -175,7 +175,15 @@ def _cmd_race(args: argparse.Namespace) -> int:
     outcome = run_race(config, progress=not args.no_progress)
     if outcome.interrupted:
         return 130
-    return EXIT_FAILURE if outcome.failures and not outcome.results else 0
+    if outcome.failures:  # the report holds the runs that finished; the status says some did not
+        ids = ", ".join(str(f["run_id"]) for f in outcome.failures)
+        print(
+            f"error: {len(outcome.failures)} run(s) failed ({ids}): each folder's error.json "
+            "says why; --resume runs them again",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    return 0
 
 
 _RACE_OPTIONS = {

@@ -169,6 +169,7 @@ class _BrokenLearner(Learner):
 
 
 def test_failing_learner_does_not_sink_the_race(tmp_path):
+    register(_BrokenLearner)  # (again: another test may have taken it out)
     try:
         cfg = _config(tmp_path, learners=("cfr", "_broken_for_tests"), seeds=1)
         outcome = run_race(cfg, progress=False)
@@ -181,6 +182,23 @@ def test_failing_learner_does_not_sink_the_race(tmp_path):
     )
     assert "deliberate failure" in error["error"]
     assert "Failed runs" in outcome.markdown
+
+
+def test_the_command_line_exits_non_zero_when_a_run_failed(tmp_path, capsys):
+    """The report holds the finished runs, and the exit status says some did not finish (a
+    script or CI running the race must be able to tell)."""
+    from nashzoo.cli import main
+
+    register(_BrokenLearner)
+    try:
+        argv = ["race", "--learners", "cfr,_broken_for_tests", "--seeds", "1"]
+        argv += ["--budget-iterations", "5", "--workers", "1", "--no-progress", "--no-plots"]
+        assert main([*argv, "--out", str(tmp_path / "r")]) == 1
+    finally:
+        _REGISTRY.pop("_broken_for_tests", None)
+    err = capsys.readouterr().err
+    assert "1 run(s) failed (self-_broken_for_tests-seed0)" in err
+    assert (tmp_path / "r" / "summary.md").exists()
 
 
 def test_process_pool_matches_serial(tmp_path):

@@ -127,9 +127,7 @@ def verdict(
     if slope is not None and slope <= -0.15 and final < 0.8 * first:
         return f"converging: exploitability falls like t^{slope:.2f}, {final:.3g} at the end"
     if final < 0.8 * first and slope is None:
-        return (
-            f"improved from {first:.3g} to {final:.3g}; too few evaluation points for a trend"
-        )
+        return f"improved from {first:.3g} to {final:.3g}; too few evaluation points for a trend"
     if final < 0.8 * first:
         return f"slowing: improved from {first:.3g} to {final:.3g} but the late trend is flat"
     return f"not converging: exploitability stays near {final:.3g}"
@@ -169,9 +167,7 @@ def leaderboard(
                 time_to=reach,
                 work_per_second=float(np.mean(speed)) if speed else math.nan,
                 slope=slope,
-                verdict=verdict(
-                    final[0], slope, float(np.mean(firsts)), thresholds, max(finals)
-                ),
+                verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds, max(finals)),
             )
         )
     entries.sort(key=lambda entry: (entry.final_exploitability[0], entry.learner))
