@@ -275,7 +275,8 @@ def check_overrides(label: str, algorithm: str, overrides: Mapping[str, Any]) ->
     for name, value in overrides.items():
         if name not in fields:
             who = label if label == algorithm else f"{label} ({algorithm})"
-            raise SettingsError(f"{who} has no setting {name!r}; valid: {', '.join(fields)}")
+            valid = f"valid: {', '.join(fields)}" if fields else "it has no settings"
+            raise SettingsError(f"{who} has no setting {name!r}; {valid}")
         out[name] = _coerce(value, hints.get(name, Any), f"{label}.{name}")
     setting = LearnerSetting(label, algorithm, out)
     setting.config()  # the dataclass's own checks
