@@ -308,3 +308,12 @@ def test_eval_reads_checkpoints_and_policies_under_any_name(tmp_path, capsys):
     (tmp_path / "junk").write_text("hello")
     assert main(["eval", str(tmp_path / "junk")]) == 1
     assert "expected a policy .json" in capsys.readouterr().err
+
+
+def test_force_also_removes_the_replaced_runs_logger_output(tmp_path, capsys):
+    out = str(tmp_path / "run")
+    base = ["train", "--iterations", "3", "--no-progress", "--out", out]
+    assert main([*base, "--learner", "cfr", "--logger", "csv"]) == 0
+    assert (tmp_path / "run" / "metrics.csv").exists()
+    assert main([*base, "--learner", "cfr_plus", "--force"]) == 0
+    assert not (tmp_path / "run" / "metrics.csv").exists()  # not the old run's rows beside it

@@ -500,3 +500,14 @@ def test_a_time_budget_that_is_not_a_positive_number_is_refused(seconds):
 
     with pytest.raises(ValueError, match="seconds must be a positive number"):
         train("kuhn_poker", "cfr", seconds=seconds)
+
+
+def test_a_callback_answering_numpys_false_stops_the_run() -> None:
+    """``np.mean(x) > t`` is numpy's bool: its False asks to stop like Python's."""
+    from nashzoo.train import LambdaCallback
+
+    stop = LambdaCallback(on_eval=lambda trainer, record: np.float64(record.nash_conv) > 0.1)
+    result = Trainer("kuhn_poker", "cfr_plus", "cfr_plus", eval_every=1, callbacks=stop).run(
+        iterations=500
+    )
+    assert result.stopped_by == "callback" and result.iterations < 500

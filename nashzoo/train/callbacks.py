@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
+import numpy as np
+
 if TYPE_CHECKING:
     from nashzoo.train.result import EvalRecord, TrainResult
     from nashzoo.train.trainer import Trainer
@@ -42,6 +44,12 @@ class Callback:
         """Called once :meth:`Trainer.run` has its result."""
 
 
+def _asks_to_stop(answer: Any) -> bool:
+    """A callback's answer means "stop": ``False``, numpy's ``False`` included (a comparison
+    of numpy numbers gives one); ``None`` and anything else go on."""
+    return answer is False or (answer.__class__ is np.bool_ and not answer)
+
+
 class CallbackList(Callback):
     """Several callbacks as one; training stops if any of them asks to."""
 
@@ -60,11 +68,11 @@ class CallbackList(Callback):
 
     def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
         results = [cb.on_step(trainer, metrics) for cb in self.callbacks]
-        return False if any(r is False for r in results) else None
+        return False if any(map(_asks_to_stop, results)) else None
 
     def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
         results = [cb.on_eval(trainer, record) for cb in self.callbacks]
-        return False if any(r is False for r in results) else None
+        return False if any(map(_asks_to_stop, results)) else None
 
     def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
         for cb in self.callbacks:
@@ -166,16 +174,22 @@ class PrintEval(Callback):
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
+        self._reader_gone = False
 
     def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
+        if self._reader_gone:
+            return None
         seats = ""
         if record.seat_exploitability is not None:
             seats = "  seats " + " ".join(f"{v:.3g}" for v in record.seat_exploitability)
-        print(
-            f"iter {record.iteration:>8d}  {record.train_seconds:9.3f}s  "
-            f"NashConv {record.nash_conv:.6g}{seats}",
-            file=self.stream or sys.stdout,
-        )
+        try:
+            print(
+                f"iter {record.iteration:>8d}  {record.train_seconds:9.3f}s  "
+                f"NashConv {record.nash_conv:.6g}{seats}",
+                file=self.stream or sys.stdout,
+            )
+        except BrokenPipeError:  # ``train ... | head``: the reader went away, the run goes on
+            self._reader_gone = True
         return None
 
 

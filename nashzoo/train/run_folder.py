@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +187,10 @@ def start(folder: Path, config: RunConfig, *, force: bool) -> None:
         )
     for name in existing:
         (folder / name).unlink()
+    if force:  # the replaced run's logger output too: a new run must not be merged into it
+        for stale in ("metrics.csv", *(p.name for p in folder.glob("events.out.tfevents*"))):
+            (folder / stale).unlink(missing_ok=True)
+        shutil.rmtree(folder / "wandb", ignore_errors=True)
     config.write(folder)
 
 
