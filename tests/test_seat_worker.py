@@ -104,3 +104,12 @@ def test_an_interrupted_run_brings_the_learner_back_and_resumes_as_if_never_stop
     trainer.run(iterations=3)
     for ours, theirs in zip(trainer.learners, reference.learners, strict=True):
         np.testing.assert_array_equal(ours.average_policy().probs, theirs.average_policy().probs)
+
+
+def test_a_work_budget_runs_with_two_processes():
+    """The Trainer reads the worker's learner's work (nodes touched, env steps) as it reads a
+    learner's: a work budget stops both schedules at the same iteration."""
+    options = {"schedule": "simultaneous"}
+    serial = Trainer("kuhn_poker", "cfr", "cfr", **options).run(work=1000)
+    pair = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2).run(work=1000)
+    assert (pair.stopped_by, pair.iterations) == ("work", serial.iterations)

@@ -132,6 +132,14 @@ class SeatWorker:
         """The learner's cumulative work as of its last step."""
         return dict(self._work)
 
+    @property
+    def nodes_touched(self) -> int:
+        return int(self._work["nodes_touched"])
+
+    @property
+    def env_steps(self) -> int:
+        return int(self._work["env_steps"])
+
     def current_policy(self) -> Policy:
         return self._policy("current")
 
