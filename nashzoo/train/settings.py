@@ -74,7 +74,13 @@ class LearnerSetting:
         try:
             return cls.Config(**self.overrides)
         except (TypeError, ValueError) as err:
-            raise SettingsError(f"{self.label}: {err}") from None
+            text = str(err)  # configs name their learner already ("os_mccfr: ...") or not
+            prefix = (
+                ""
+                if text.startswith((f"{self.label}:", f"{self.algorithm}:"))
+                else (f"{self.label}: ")
+            )
+            raise SettingsError(f"{prefix}{text}") from None
 
     def full_config(self) -> dict[str, Any]:
         """Every field of the config, defaults included, as plain JSON values."""
