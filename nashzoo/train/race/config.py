@@ -187,7 +187,8 @@ class RaceConfig:
             parts.append(f"{self.budget_iterations} iterations per run")
         if self.budget_work is not None:
             parts.append(f"{self.budget_work} nodes/env steps per run")
-        return ", ".join(parts) + f" (whichever comes first), {self.seeds} seed(s)"
+        first = " (whichever comes first)" if len(parts) > 1 else ""
+        return ", ".join(parts) + f"{first}, {self.seeds} seed(s)"
 
 
 def _positive_number(value: Any) -> bool:

@@ -286,7 +286,8 @@ def _earned(a: str, b: str, payoff_a: float) -> str:
     if not math.isfinite(payoff_a):
         return "no payoff recorded"
     if abs(payoff_a) < 5e-4:
-        return f"neither earns from the other while learning ({payoff_a:+.3f} per game)"
+        shown = round(payoff_a, 3) + 0.0  # a payoff that rounds to zero shows as +0.000
+        return f"neither earns from the other while learning ({shown:+.3f} per game)"
     earner, other = (a, b) if payoff_a > 0 else (b, a)
     return f"{earner} earns {abs(payoff_a):.3f} per game from {other} while learning"
 
@@ -362,11 +363,18 @@ def _leaderboard_section(
     return lines
 
 
+def _rounded(value: float, spec: str) -> float:
+    """``value`` rounded as a fixed-point ``spec`` shows it, so what rounds to zero is +0."""
+    if spec.endswith("f"):
+        return round(value, int(spec.rsplit(".", 1)[1][:-1])) + 0.0
+    return value
+
+
 def _matrix_table(names: Sequence[str], values: np.ndarray, spec: str) -> list[str]:
     """A row-by-column Markdown table of ``values`` (``—`` where there is no number)."""
     lines = ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for name, row in zip(names, values, strict=True):
-        cells = ["—" if not math.isfinite(v) else format(v, spec) for v in row]
+        cells = ["—" if not math.isfinite(v) else format(_rounded(v, spec), spec) for v in row]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
