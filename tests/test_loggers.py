@@ -36,6 +36,21 @@ def test_csv_logger_records_evaluations_and_step_metrics(tmp_path):
     assert all(float(r["train_seconds"]) >= 0 for r in rows)
 
 
+def test_csv_logger_keeps_the_earlier_sessions_rows_of_a_resumed_run(tmp_path, capsys):
+    """A resumed run's metrics.csv holds every iteration once: the first session's rows up to
+    the iteration it resumes from, then its own (it used to hold only the last session's)."""
+    from nashzoo.cli import main
+
+    out = str(tmp_path / "run")
+    base = ["train", "--out", out, "--logger", "csv", "--no-progress"]
+    assert main([*base, "--learner", "cfr_plus", "--iterations", "30"]) == 0
+    assert main([*base, "--resume", "--iterations", "60"]) == 0
+    with open(tmp_path / "run" / "metrics.csv") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["metric"] == "seat0/iterations"]
+    steps = [int(r["iteration"]) for r in rows]
+    assert steps == sorted(set(steps)) and steps[0] == 10 and steps[-1] == 60
+
+
 def test_bad_logger_arguments_are_clear():
     with pytest.raises(ValueError, match="logger must be one of tensorboard, wandb, csv"):
         make_logger("mlflow", "x")

@@ -185,6 +185,8 @@ def test_callbacks_can_stop_training() -> None:
     assert stop.reached_at is not None and stop.reached_at.nash_conv <= 0.01
     assert result.iterations == stop.reached_at.iteration < 10_000
     assert result.history[-1] is stop.reached_at  # no extra final evaluation needed
+    with pytest.raises(ValueError, match="StopOnExploitability acts on evaluations"):
+        train("kuhn_poker", "cfr_plus", iterations=10, callbacks=StopOnExploitability(0.01))
 
     steps = []
 

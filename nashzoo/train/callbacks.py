@@ -126,6 +126,13 @@ class StopOnExploitability(Callback):
         self.metric = metric
         self.reached_at: EvalRecord | None = None
 
+    def on_training_start(self, trainer: Trainer) -> None:
+        if not trainer.eval_schedule.active:
+            raise ValueError(
+                "StopOnExploitability acts on evaluations, and this run evaluates only at its "
+                "end: give eval_every (e.g. eval_every='log' or eval_every=100)"
+            )
+
     def on_eval(self, trainer: Trainer, record: EvalRecord) -> bool | None:
         if getattr(record, self.metric) <= self.target:
             self.reached_at = record

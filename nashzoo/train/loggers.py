@@ -17,9 +17,9 @@ trainer iteration (the step axis) and the training wall time (evaluation exclude
 
 from __future__ import annotations
 
+import csv
 import math
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,12 +99,25 @@ class MetricsLogger(Callback):
 
 class CSVLogger(MetricsLogger):
     """Long-form ``metrics.csv`` in ``folder``: one row per (iteration, metric), with the
-    training seconds; written atomically at the end of the run."""
+    training seconds; written atomically at the end of the run. A resumed run keeps the rows
+    an earlier session wrote up to the iteration it resumes from, and adds its own."""
 
     def __init__(self, folder: str | os.PathLike[str], step_every: int = 10) -> None:
         super().__init__(step_every)
         self.path = Path(folder) / "metrics.csv"
         self.rows: list[dict[str, Any]] = []
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        super().on_training_start(trainer)
+        if self.path.exists():
+            with open(self.path, newline="") as handle:
+                earlier = [
+                    row
+                    for row in csv.DictReader(handle)
+                    if row.get("iteration", "").isdigit()
+                    and int(row["iteration"]) <= trainer.iteration
+                ]
+            self.rows = earlier + self.rows
 
     def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
         self.rows += [
@@ -114,6 +127,11 @@ class CSVLogger(MetricsLogger):
 
     def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
         write_csv(self.path, self.rows)
+
+
+WALL_ORIGIN = 1_000_000_000.0
+"""Where TensorBoard's wall-time axis starts (a fixed time: its "relative" view is then the
+training time, across the sessions of a resumed run)."""
 
 
 class TensorBoardLogger(MetricsLogger):
@@ -130,7 +148,9 @@ class TensorBoardLogger(MetricsLogger):
                 f"'nashzoo[tracking]'): {err}"
             ) from None
         self.writer = SummaryWriter(log_dir=str(folder))
-        self._start = time.time()
+        # A fixed origin, so the "relative" axis is the training time in every session of a
+        # resumed run (a per-session origin made it jump at each resume).
+        self._start = WALL_ORIGIN
 
     def on_training_start(self, trainer: Trainer) -> None:
         config = self.run_config(trainer)
