@@ -513,3 +513,19 @@ def test_a_callback_answering_numpys_false_stops_the_run() -> None:
         iterations=500
     )
     assert result.stopped_by == "callback" and result.iterations < 500
+
+
+def test_print_eval_lets_the_run_go_on_when_its_reader_goes_away() -> None:
+    """``nashzoo train ... | head``: the first line after head leaves raises BrokenPipeError;
+    the run must still finish (and write its outputs)."""
+    from nashzoo.train import PrintEval
+
+    class GonePipe:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", eval_every=1, callbacks=PrintEval(GonePipe()))
+    assert trainer.run(iterations=5).iterations == 5

@@ -35,14 +35,13 @@ MAX_DEPTH = 1_000_000
 an infinite tree; the walk names it here instead of filling memory."""
 
 
-def check_depth(game: Game, state: State, depth: int) -> None:
-    """A history is at most :data:`MAX_DEPTH` moves long."""
-    if depth > MAX_DEPTH:
-        raise GameDefinitionError(
-            f"{game.id}: a history has more than {MAX_DEPTH:,} moves, at {type(state).__name__}; "
-            "does the game end? rules that never reach TERMINAL (a cycle) make the tree "
-            "infinite"
-        )
+def too_deep(game: Game, state: State) -> GameDefinitionError:
+    """The error for a history past :data:`MAX_DEPTH` moves (the walk compares the depth
+    itself: a function call per history would cost more than the comparison)."""
+    return GameDefinitionError(
+        f"{game.id}: a history has more than {MAX_DEPTH:,} moves, at {type(state).__name__}; "
+        "does the game end? rules that never reach TERMINAL (a cycle) make the tree infinite"
+    )
 
 
 def fail(game: Game, state: State, problem: str, fix: str) -> GameDefinitionError:
@@ -116,7 +115,7 @@ def check_legal(game: Game, state: State, player: int, legal: Sequence[int]) -> 
             f"player {player} has no legal action",
             "a history where nobody can move must be terminal (current_player() == TERMINAL)",
         )
-    limit = game.num_actions if game.num_players == 1 else game.num_actions_of(player)
+    limit = game.num_actions_of(player)
     if min(actions) < 0 or max(actions) >= limit or len(set(actions)) != len(actions):
         which = "num_actions" if limit == game.num_actions else f"num_actions_of({player})"
         raise fail(
@@ -130,7 +129,7 @@ def check_legal(game: Game, state: State, player: int, legal: Sequence[int]) -> 
 
 def check_key(game: Game, state: State, player: int, key: Any) -> str:
     """An information-set key is a string (policy files, checkpoints and the envs store it)."""
-    if key.__class__ is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise fail(
             game,
             state,
@@ -151,8 +150,11 @@ def check_tensor(
     except (TypeError, ValueError):
         values = None
     if values is None or values.shape != (size,) or not np.isfinite(values).all():
-        shown = "values that are not numbers" if values is None else f"shape {values.shape}"
-        if values is not None and values.shape == (size,):
+        if values is None:
+            shown = "values that are not numbers"
+        elif values.shape != (size,):
+            shown = f"shape {values.shape}"
+        else:
             shown = "a value that is not finite"
         raise fail(
             game,

@@ -169,7 +169,7 @@ class _Walk:
         self.chance_prob.append(prob)
         self.depth.append(depth)
         if depth > checks.MAX_DEPTH:
-            checks.check_depth(game, state, depth)
+            raise checks.too_deep(game, state)
         who = checks.check_player(game, state, state.current_player())
         self.player.append(who)
         if who == TERMINAL:

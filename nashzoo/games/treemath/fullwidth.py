@@ -93,10 +93,9 @@ class FullWidthStep:
             others = np.ascontiguousarray(others, dtype=np.float64)
         if self._compiled:
             out = self._tables.take()
-            # One signature whatever the caller holds (numba compiles, and loads, one version
-            # per argument type: read-only views and plain floats keep it to one, which the
-            # learners' set-up loads; see _jit.warm_up).
-            positive, negative, floor, weight, decay = weights
+            # One signature whether or not the caller's tables are read-only (numba compiles,
+            # and loads, one version per argument type; the learners' set-up loads this one:
+            # see _jit.warm_up). The weights are floats as IterationWeights declares them.
             value = _jit.full_width_step(
                 *self._arguments,
                 _read_only(current),
@@ -105,11 +104,7 @@ class FullWidthStep:
                 strategy_sum,
                 out,
                 *self._scratch,
-                float(positive),
-                float(negative),
-                bool(floor),
-                float(weight),
-                float(decay),
+                *weights,
             )
             self._tables.handed_out(out)
             return out, value

@@ -286,8 +286,8 @@ def _earned(a: str, b: str, payoff_a: float) -> str:
     if not math.isfinite(payoff_a):
         return "no payoff recorded"
     if abs(payoff_a) < 5e-4:
-        shown = round(payoff_a, 3) + 0.0  # a payoff that rounds to zero shows as +0.000
-        return f"neither earns from the other while learning ({shown:+.3f} per game)"
+        shown = format(_rounded(payoff_a, "+.3f"), "+.3f")  # +0.000, never -0.000
+        return f"neither earns from the other while learning ({shown} per game)"
     earner, other = (a, b) if payoff_a > 0 else (b, a)
     return f"{earner} earns {abs(payoff_a):.3f} per game from {other} while learning"
 
