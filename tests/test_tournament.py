@@ -86,12 +86,15 @@ def test_tournament_inputs_are_checked():
 
 
 def test_payoffs_that_round_to_zero_show_as_plus_zero():
-    """A draw computed as -1e-17 is not a loss: the table never prints -0.000."""
-    from nashzoo.eval.tournament import _signed
+    """A draw computed as -1e-17 is not a loss: tables (the tournament's, the race report's)
+    never print -0.000."""
+    from nashzoo.eval.tournament import format_number
 
-    assert [_signed(v, 3) for v in (-1e-17, -0.0004, -0.0006, 0.25)] == [
+    assert [format_number(v, "+.3f") for v in (-1e-17, -0.0004, -0.0006, 0.25)] == [
         "+0.000",
         "+0.000",
         "-0.001",
         "+0.250",
     ]
+    assert format_number(-1e-17, ".2f") == "0.00"
+    assert format_number(-1e-17, ".3g") == "-1e-17"  # not fixed-point: shown as it is

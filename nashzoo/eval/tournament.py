@@ -137,25 +137,29 @@ class TournamentResult:
         width = max(12, *(len(n) for n in self.names))
         lines = [f"Ranking on {self.game_id} (mean exact payoff against the others, both seats):"]
         for place, i in enumerate(self.ranking, 1):
-            lines.append(f"  {place}. {self.names[i]:<{width}} {_signed(self.score(i), 4)}")
+            score = format_number(self.score(i), "+.4f")
+            lines.append(f"  {place}. {self.names[i]:<{width}} {score}")
         lines.append("")
         lines.append("Payoff of row against column, exact [sampled +- 95% CI]:")
         lines.append(" " * (width + 2) + "".join(f"{n[:22]:>26}" for n in self.names))
         for i, row_name in enumerate(self.names):
             cells = []
             for j in range(len(self.names)):
-                cell = _signed(self.exact[i, j], 3)
+                cell = format_number(self.exact[i, j], "+.3f")
                 if not math.isnan(self.sampled[i, j]):
-                    cell += f" [{_signed(self.sampled[i, j], 3)}+-{self.ci95[i, j]:.3f}]"
+                    sampled = format_number(self.sampled[i, j], "+.3f")
+                    cell += f" [{sampled}+-{self.ci95[i, j]:.3f}]"
                 cells.append(f"{cell:>26}")
             lines.append(f"  {row_name:<{width}}" + "".join(cells))
         return "\n".join(lines)
 
 
-def _signed(value: float, digits: int) -> str:
-    """``value`` with its sign and ``digits`` decimals; what rounds to zero shows as +0 (a
-    draw worth -1e-17 is not a loss)."""
-    return f"{round(float(value), digits) + 0.0:+.{digits}f}"
+def format_number(value: float, spec: str) -> str:
+    """``format(value, spec)``, except that under a fixed-point ``spec`` (``"+.3f"``) what
+    rounds to zero shows as zero, never as ``-0.000`` (a draw worth -1e-17 is not a loss)."""
+    if spec.endswith("f"):
+        value = round(float(value), int(spec.rsplit(".", 1)[1][:-1])) + 0.0
+    return format(value, spec)
 
 
 def play_matches(

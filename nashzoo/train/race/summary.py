@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from nashzoo.eval.tournament import format_number
+
 DEFAULT_THRESHOLDS = (0.1, 0.05, 0.01, 0.001)
 MIN_TREND_POINTS = 5
 """A trend (log-log slope) needs at least this many evaluation points; fewer give no verdict
@@ -286,7 +288,7 @@ def _earned(a: str, b: str, payoff_a: float) -> str:
     if not math.isfinite(payoff_a):
         return "no payoff recorded"
     if abs(payoff_a) < 5e-4:
-        shown = format(_rounded(payoff_a, "+.3f"), "+.3f")  # +0.000, never -0.000
+        shown = format_number(payoff_a, "+.3f")  # +0.000, never -0.000
         return f"neither earns from the other while learning ({shown} per game)"
     earner, other = (a, b) if payoff_a > 0 else (b, a)
     return f"{earner} earns {abs(payoff_a):.3f} per game from {other} while learning"
@@ -363,18 +365,11 @@ def _leaderboard_section(
     return lines
 
 
-def _rounded(value: float, spec: str) -> float:
-    """``value`` rounded as a fixed-point ``spec`` shows it, so what rounds to zero is +0."""
-    if spec.endswith("f"):
-        return round(value, int(spec.rsplit(".", 1)[1][:-1])) + 0.0
-    return value
-
-
 def _matrix_table(names: Sequence[str], values: np.ndarray, spec: str) -> list[str]:
     """A row-by-column Markdown table of ``values`` (``—`` where there is no number)."""
     lines = ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     for name, row in zip(names, values, strict=True):
-        cells = ["—" if not math.isfinite(v) else format(_rounded(v, spec), spec) for v in row]
+        cells = ["—" if not math.isfinite(v) else format_number(v, spec) for v in row]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
