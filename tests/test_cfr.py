@@ -247,6 +247,8 @@ def test_checkpoint_with_wrong_arrays_is_refused(tmp_path) -> None:
 def test_bad_input_errors() -> None:
     with pytest.raises(ValueError, match=r"unknown learner 'cfr_pls'.*cfr_plus"):
         make_learner("cfr_pls", "kuhn_poker", 0)
+    with pytest.raises(ValueError, match=r"command line's.*config=\{\.\.\.\}"):
+        make_learner("cfr_plus(averaging_delay=2)", "kuhn_poker", 0)
     with pytest.raises(ValueError, match="averaging_delay"):
         CFRPlusConfig(averaging_delay=-1)
     with pytest.raises(ValueError, match="averaging_delay"):

@@ -88,6 +88,14 @@ def learner_class(name: str) -> type[Learner]:
                 f"pip install 'nashzoo[{extra}]' ({err})"
             ) from None
     if name not in _REGISTRY:
+        if isinstance(name, str) and "(" in name and name.split("(")[0].strip() in learner_names():
+            base = name.split("(")[0].strip()
+            raise ValueError(
+                f"learner {name!r}: NAME(FIELD=VALUE) is the command line's way to set a "
+                f"learner up; in Python give the settings apart, as config: "
+                f"make_learner({base!r}, game, seat, config={{...}}) or "
+                f"train(game, {base!r}, config={{...}})"
+            )
         raise ValueError(f"unknown learner {name!r}; valid learners: {', '.join(learner_names())}")
     return _REGISTRY[name]
 
