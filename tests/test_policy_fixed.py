@@ -148,6 +148,12 @@ def test_fixed_learner_config_errors(tmp_path: Path) -> None:
         make_learner("fixed", "rps", 0, {"strategi": [1, 0, 0]})
     with pytest.raises(PolicyError, match="does not sum to one"):
         make_learner("fixed", "rps", 0, {"strategy": [0.5, 0.0, 0.0]})
+    with pytest.raises(ValueError, match=r"strategy must be .* got 'a.json' \(a policy file"):
+        make_learner("fixed", "rps", 0, {"strategy": "a.json"})
+    with pytest.raises(ValueError, match=r"strategy must be .* got \{'p0': \[1, 'x', 0\]\}"):
+        make_learner("fixed", "rps", 0, {"strategy": {"p0": [1, "x", 0]}})
+    with pytest.raises(ValueError, match="path must be a file path, got 5"):
+        make_learner("fixed", "rps", 0, {"path": 5})
     with pytest.raises(PolicyError, match=r"'nope' does not exist in kuhn_poker"):
         make_learner("fixed", "kuhn_poker", 0, {"strategy": {"nope": [1.0, 0.0]}})
     other = tmp_path / "leduc.json"

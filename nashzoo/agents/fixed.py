@@ -148,13 +148,25 @@ def _mixed_strategy_policy(
     return TabularPolicy(game, probs)
 
 
-def _plain(strategy: Any) -> Any:
-    """A JSON-ready copy of a strategy (numbers as floats, sequences as lists)."""
-    if strategy is None or isinstance(strategy, (str, os.PathLike)):
-        return None if strategy is None else os.fspath(strategy)
-    if isinstance(strategy, Mapping):
-        return {str(k): [float(p) for p in np.asarray(v, dtype=float)] for k, v in strategy.items()}
-    return [float(p) for p in np.asarray(strategy, dtype=float).reshape(-1)]
+def _plain_strategy(strategy: Any) -> Any:
+    """A JSON-ready copy of a strategy (numbers as floats, sequences as lists); a one-line error
+    naming the field when it is neither a dict of probability rows nor one row."""
+    if strategy is None:
+        return None
+    try:
+        if isinstance(strategy, (str, bytes, os.PathLike)):
+            raise TypeError("a path")
+        if isinstance(strategy, Mapping):
+            return {
+                str(k): [float(p) for p in np.asarray(v, dtype=float)] for k, v in strategy.items()
+            }
+        return [float(p) for p in np.asarray(strategy, dtype=float).reshape(-1)]
+    except (TypeError, ValueError):
+        hint = " (a policy file goes in path=)" if isinstance(strategy, (str, os.PathLike)) else ""
+        raise ValueError(
+            "fixed learner: strategy must be {infoset_key: probabilities} or one list of "
+            f"probabilities (numbers), got {strategy!r}{hint}"
+        ) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -208,8 +220,10 @@ class FixedConfig(LearnerConfig):
     path: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "strategy", _plain(self.strategy))
-        object.__setattr__(self, "path", _plain(self.path))
+        object.__setattr__(self, "strategy", _plain_strategy(self.strategy))
+        if self.path is not None and not isinstance(self.path, (str, os.PathLike)):
+            raise ValueError(f"fixed learner: path must be a file path, got {self.path!r}")
+        object.__setattr__(self, "path", None if self.path is None else os.fspath(self.path))
         if (self.strategy is None) == (self.path is None):
             raise ValueError(
                 "the fixed learner needs exactly one of strategy= (a {infoset_key: probs} dict "
