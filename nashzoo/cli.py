@@ -446,21 +446,15 @@ def _cmd_duel(args: argparse.Namespace) -> int:
 
 
 # --- eval ------------------------------------------------------------------------------------
-def _load_policy(path: str, game: Any | None) -> tuple[Any, Any]:
-    """A TabularPolicy from a policy JSON, a checkpoint or a Stable-Baselines3 .zip."""
-    from nashzoo.agents.loading import load_policy_file
-
-    policy = load_policy_file(path, game)
-    return policy.game, policy
-
-
 def _cmd_eval(args: argparse.Namespace) -> int:
     from nashzoo.eval import evaluate
 
     game = None if args.game is None else _load_game(args.game)
-    game, policy = _load_policy(args.path, game)
+    from nashzoo.agents.loading import load_policy_and_seat
+
+    policy, seat = load_policy_and_seat(args.path, game)
+    game = policy.game
     report = evaluate(game, policy)
-    seat = _trained_seat(args.path)
     if args.json:
         print(json.dumps({**report.to_dict(), "trained_seat": seat}, indent=1))
         return 0
@@ -475,17 +469,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trained_seat(path: str) -> int | None:
-    """The seat of a single learner's checkpoint (``None`` for any other file)."""
-    from nashzoo.agents.loading import file_kind, load_learner
-    from nashzoo.io.checkpoint import is_trainer_checkpoint
-
-    file = Path(path)
-    if file_kind(file) != ".npz" or is_trainer_checkpoint(file):
-        return None
-    return int(load_learner(file).seat)
-
-
 # --- tournament ------------------------------------------------------------------------------
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from nashzoo.eval.tournament import load_entrant, round_robin
@@ -498,6 +481,8 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress
     )
     print(result.table())
+    for note in filter(None, (entrant.seat_note() for entrant in entrants)):
+        print(note)
     if folder is not None:
         atomic_write_bytes(
             folder / "tournament.json", json.dumps(result.to_dict(), indent=1).encode()
@@ -535,6 +520,13 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
     game = _load_game(args.game)
     opponent = load_entrant(game, args.agent)
     me = agent_name(args.seat)
+    if opponent.trained_seat is not None and opponent.trained_seat == args.seat:
+        print(
+            f"note: {opponent.name} is one learner, trained for seat {opponent.trained_seat}, "
+            f"the seat you take; it plays the other seat as that learner holds it (uniform "
+            f"for a tabular learner). Take --seat {1 - opponent.trained_seat} to play against "
+            "what it learned"
+        )
     rng = np.random.default_rng(args.seed)
     env = GameAECEnv(game, render_mode="ansi", render_agent=me)
     total = 0.0

@@ -277,6 +277,29 @@ def test_eval_of_one_learner_names_its_seat_and_its_own_figure(tmp_path, capsys)
     assert report["trained_seat"] == 1 and report["seat_exploitability_1"] < 0.05
 
 
+def test_tournament_and_play_name_a_one_seat_learners_other_seat(tmp_path, capsys):
+    """A single learner's checkpoint entered in a tournament plays both seats, one of them as
+    it holds it (uniform): the table is followed by a note; play warns when the human takes
+    the learner's own seat (leaving it the one it never learned)."""
+    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.train import Trainer
+
+    trainer = Trainer("kuhn_poker", "cfr", "cfr")
+    trainer.run(iterations=20)
+    trainer.learners[0].save(tmp_path / "seat0.npz")
+    entrants = [f"mine={tmp_path / 'seat0.npz'}", "uniform", "--episodes", "0", "--no-progress"]
+    assert main(["tournament", *entrants]) == 0
+    out = capsys.readouterr().out
+    assert "note: mine is one learner, trained for seat 0; in the other seat" in out
+    assert main(["tournament", "uniform", "equilibrium", "--episodes", "0"]) == 0
+    assert "note:" not in capsys.readouterr().out
+    for seat, warned in (("0", True), ("1", False)):
+        argv = ["play", "--agent", str(tmp_path / "seat0.npz"), "--seat", seat]
+        assert _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO("0\n" * 4)) == 0
+        printed = capsys.readouterr().out
+        assert ("Take --seat 1 to play against what it learned" in printed) is warned
+
+
 def test_a_reader_that_goes_away_is_not_an_error(tmp_path):
     """``nashzoo eval ... | head``: stdout closed early ends the command quietly."""
     policy = tmp_path / "uniform.json"

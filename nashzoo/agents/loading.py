@@ -51,7 +51,17 @@ def seat_learners(checkpoint: TrainerCheckpoint, *, name: str = "") -> list[Lear
 
 
 def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
-    """The policy stored in any file nashzoo writes, as a :class:`TabularPolicy`:
+    """The policy stored in any file nashzoo writes, as a :class:`TabularPolicy` (see
+    :func:`load_policy_and_seat`, which also says whether the file is one seat's learner)."""
+    return load_policy_and_seat(path, game)[0]
+
+
+def load_policy_and_seat(
+    path: str | os.PathLike[str], game: Game | str | None = None
+) -> tuple[TabularPolicy, int | None]:
+    """The policy stored in any file nashzoo writes, as a :class:`TabularPolicy`, and the seat
+    the file's learner was trained for when it is one learner's checkpoint (``None`` for any
+    other file: its policy covers every seat it was meant to):
 
     * a policy ``.json`` (:meth:`TabularPolicy.save`, the race's ``average_policy.json``);
     * a learner checkpoint ``.npz`` (:meth:`Learner.save`): its average policy;
@@ -62,14 +72,15 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
       :func:`nashzoo.agents.adapters.from_sb3` and materialised; it needs ``game``.
 
     ``game`` (optional) checks the file is for that game. Raises PolicyError / CheckpointError
-    with a message naming the file.
+    with a message naming the file. A learner checkpoint's other seats hold what the learner
+    plays there (uniform rows for a tabular learner), not anything it was trained for.
     """
     file = Path(path)
     if not file.exists():
         raise FileNotFoundError(f"no such file: {path}")
     kind = file_kind(file)
     if kind == ".json":
-        return TabularPolicy.load(file, game)
+        return TabularPolicy.load(file, game), None
     if kind == ".zip":
         if game is None:
             raise PolicyError(
@@ -78,21 +89,21 @@ def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = Non
             )
         from nashzoo.agents.adapters import from_sb3
 
-        return TabularPolicy.from_policy(game, from_sb3(file, game))
+        return TabularPolicy.from_policy(game, from_sb3(file, game)), None
     if kind != ".npz":
         raise PolicyError(
             f"{path}: expected a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip"
         )
     if not is_trainer_checkpoint(file):
         learner = load_learner(file, game)
-        return TabularPolicy.from_policy(learner.game, learner.average_policy())
+        return TabularPolicy.from_policy(learner.game, learner.average_policy()), learner.seat
     checkpoint = read_trainer_checkpoint(file)
     if game is not None and load_game(game).id != checkpoint.game.id:
         raise CheckpointError(
             f"{path} was trained on {checkpoint.game.id}, not on {load_game(game).id}"
         )
     learners = seat_learners(checkpoint, name=str(path))
-    return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners])
+    return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners]), None
 
 
 def file_kind(file: Path) -> str:

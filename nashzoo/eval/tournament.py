@@ -39,7 +39,7 @@ import numpy as np
 
 from nashzoo.agents import Infoset, PolicyError, TabularPolicy
 from nashzoo.agents.fixed import fixed_policy
-from nashzoo.agents.loading import load_policy_file
+from nashzoo.agents.loading import load_policy_and_seat
 from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
@@ -55,6 +55,18 @@ class Entrant:
 
     name: str
     policy: TabularPolicy
+    trained_seat: int | None = None  # one learner's checkpoint: the only seat it learned
+
+    def seat_note(self) -> str | None:
+        """For an entrant loaded from one learner's checkpoint, a line saying that in its
+        other seats it plays what that learner holds there (``None`` for any other)."""
+        if self.trained_seat is None:
+            return None
+        return (
+            f"note: {self.name} is one learner, trained for seat {self.trained_seat}; in the "
+            "other seat it plays what that learner holds there (uniform for a tabular "
+            "learner), not anything it learned"
+        )
 
 
 def load_entrant(game: Game | str, spec: str) -> Entrant:
@@ -84,9 +96,9 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
             f"entrant {spec!r} is neither a built-in ({', '.join(BUILTIN_ENTRANTS)}) nor an "
             "existing .json policy / .npz checkpoint / Stable-Baselines3 .zip file"
         )
-    policy = load_policy_file(path, game)
+    policy, trained_seat = load_policy_and_seat(path, game)
     stem = path.parent.name if path.stem in ("average_policy", "checkpoint") else path.stem
-    return Entrant(name or stem, policy)
+    return Entrant(name or stem, policy, trained_seat)
 
 
 @dataclass(frozen=True)
