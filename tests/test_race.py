@@ -218,18 +218,22 @@ def _die_on_seed1(job, out):
     return race_mod.run_job(job, out)
 
 
-def test_a_dying_worker_fails_only_its_run(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_dying_worker_fails_only_its_run(tmp_path, workers):
+    """With two workers, the run beside the one whose worker died is not failed with it: the
+    runs in flight run again one at a time, and only the one that dies again fails, named."""
     jobs, _ = plan(_config(tmp_path, learners=("cfr",), seeds=3))
     reports = []
-    backends._run_process_pool(jobs, str(tmp_path / "race"), 1, reports.append, _die_on_seed1)
+    backends._run_process_pool(jobs, str(tmp_path / "race"), workers, reports.append, _die_on_seed1)
     status = {r["run_id"]: r["status"] for r in reports}
     assert status == {
         "self-cfr-seed0": "ok",
         "self-cfr-seed1": "failed",
         "self-cfr-seed2": "ok",  # run in a fresh pool after the crash
     }
+    assert len(reports) == 3  # each run reported once
     crashed = next(r for r in reports if r["status"] == "failed")
-    assert "worker crashed" in crashed["error"]
+    assert crashed["error"].startswith("worker crashed: the process running self-cfr-seed1 died")
 
 
 def test_resume_reruns_runs_stored_with_other_settings(tmp_path):

@@ -214,56 +214,82 @@ def _run_process_pool(
     runner: Callable[[RaceJob, str], dict[str, Any]] = run_job,
 ) -> None:
     """Run ``jobs`` in a pool of ``workers`` processes, at most ``workers`` submitted at a time
-    (so every submitted job is running). A worker that dies (killed, out of memory) fails only
-    the runs in flight; the rest go on in a fresh pool. Workers exit when this process dies,
-    even by ``kill -9`` (:func:`~nashzoo.io.exit_with_parent`), removing their partial files."""
+    (so every submitted job is running). A worker that dies (killed, out of memory) breaks the
+    pool, and nothing says which of the runs in flight it was running: each of them runs again
+    alone, so the one that kills its worker again fails, named, and the others finish; the
+    queue goes on in a fresh pool. Workers exit when this process dies, even by ``kill -9``
+    (:func:`~nashzoo.io.exit_with_parent`), removing their partial files."""
+    queue = list(reversed(jobs))
+    while queue:
+        in_flight = _pool_pass(queue, workers, out, on_done, runner)
+        if len(in_flight) == 1:  # the only run in flight killed its worker
+            on_done(_crashed(in_flight[0], None))
+            continue
+        for job in in_flight:  # one of these killed its worker: find which, one at a time
+            if _pool_pass([job], 1, out, on_done, runner):
+                on_done(_crashed(job, len(in_flight)))
+
+
+def _pool_pass(
+    queue: list[RaceJob],
+    workers: int,
+    out: str,
+    on_done: Callable[[dict[str, Any]], None],
+    runner: Callable[[RaceJob, str], dict[str, Any]],
+) -> list[RaceJob]:
+    """Run jobs popped from the end of ``queue`` in one pool until the queue is empty or a
+    worker dies; return the jobs in flight when it died (reported to no one yet), or ``[]``."""
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
-    queue = list(reversed(jobs))
-    while queue:
-        with ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=context,
-            initializer=exit_with_parent,
-            initargs=(os.getpid(),),
-        ) as pool:
-            running: dict[Any, RaceJob] = {}
-            try:
-                while queue or running:
-                    while queue and len(running) < workers:
-                        job = queue.pop()
-                        running[pool.submit(runner, job, out)] = job
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        job = running.pop(future)
-                        try:
-                            on_done(future.result())
-                        except BrokenProcessPool as err:
-                            on_done(_crashed(job, err))
-                            for other in list(running):  # in flight when the pool broke
-                                other_job = running.pop(other)
-                                try:
-                                    on_done(other.result())
-                                except Exception as other_err:
-                                    on_done(_crashed(other_job, other_err))
-                            break
-                        except Exception as err:
-                            on_done(_crashed(job, err))
-                    else:
-                        continue
-                    break  # the pool is broken: start a fresh one for the rest of the queue
-            except BaseException:
-                for future in running:
-                    future.cancel()
-                raise
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=exit_with_parent,
+        initargs=(os.getpid(),),
+    ) as pool:
+        running: dict[Any, RaceJob] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < workers:
+                    job = queue.pop()
+                    running[pool.submit(runner, job, out)] = job
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                broken = False
+                for future in done:
+                    job = running.pop(future)
+                    try:
+                        on_done(future.result())
+                    except BrokenProcessPool:
+                        broken = True
+                        running[future] = job
+                    except Exception as err:
+                        on_done(_crashed(job, err))
+                if broken:
+                    return list(running.values())
+        except BaseException:
+            for future in running:
+                future.cancel()
+            raise
+    return []
 
 
-def _crashed(job: RaceJob, err: BaseException) -> dict[str, Any]:
+def _crashed(job: RaceJob, err: BaseException | int | None) -> dict[str, Any]:
+    """A failed run's report. ``err``: the exception the run raised; ``None`` when its worker
+    died (killed, out of memory) with no other run in flight; the number of runs in flight
+    when its worker died (then the run died again, run alone)."""
+    if isinstance(err, BaseException):
+        error = f"{type(err).__name__}: {err}"
+    else:
+        alone = "" if err is None else f", again when run alone after {err} runs were in flight"
+        error = (
+            f"worker crashed: the process running {job.run_id} died{alone} (killed, or out "
+            "of memory: try --workers 1 or a smaller budget)"
+        )
     return {
         "status": "failed",
         "run_id": job.run_id,
         "job": dataclasses.asdict(job),
-        "error": f"worker crashed: {type(err).__name__}: {err}",
+        "error": error,
     }
