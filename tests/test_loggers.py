@@ -14,8 +14,9 @@ from nashzoo.train.loggers import CSVLogger, make_logger
 
 
 def _run(logger, iterations=40):
+    callbacks = logger if isinstance(logger, list) else [logger]
     trainer = Trainer(
-        "kuhn_poker", "cfr_plus", "xfp", seed=0, eval_every=10, callbacks=[logger], progress=False
+        "kuhn_poker", "cfr_plus", "xfp", seed=0, eval_every=10, callbacks=callbacks, progress=False
     )
     return trainer.run(iterations=iterations)
 
@@ -34,6 +35,29 @@ def test_csv_logger_records_evaluations_and_step_metrics(tmp_path):
     steps = {int(r["iteration"]) for r in rows if r["metric"] == "seat0/iterations"}
     assert steps == {5, 10, 15, 20, 25, 30, 35, 40}
     assert all(float(r["train_seconds"]) >= 0 for r in rows)
+
+
+def test_csv_logger_rows_are_on_disk_while_training_and_after_a_crash(tmp_path):
+    """metrics.csv grows as the run trains (it can be followed) and keeps what was logged
+    when the run dies (it used to be written only at the end)."""
+    logger = CSVLogger(tmp_path, step_every=5)
+    seen = []
+
+    def look(trainer, metrics):
+        if metrics["iteration"] == 17:
+            with open(tmp_path / "metrics.csv") as handle:
+                seen.extend(int(r["iteration"]) for r in csv.DictReader(handle))
+            raise RuntimeError("the process dies here")
+
+    with pytest.raises(RuntimeError, match="dies here"):
+        _run([logger, LambdaCallback(on_step=look)])
+    assert {5, 10, 15} <= set(seen) and max(seen) <= 17
+    with open(tmp_path / "metrics.csv") as handle:
+        steps = {
+            int(r["iteration"]) for r in csv.DictReader(handle) if r["metric"] == "seat0/iterations"
+        }
+    assert steps == {5, 10, 15}
+    logger.close()
 
 
 def test_csv_logger_keeps_the_earlier_sessions_rows_of_a_resumed_run(tmp_path, capsys):

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nashzoo.io import atomic_write_bytes
 from nashzoo.train.callbacks import Callback
 from nashzoo.train.result import write_csv
 
@@ -99,34 +100,55 @@ class MetricsLogger(Callback):
 
 class CSVLogger(MetricsLogger):
     """Long-form ``metrics.csv`` in ``folder``: one row per (iteration, metric), with the
-    training seconds; written atomically at the end of the run. A resumed run keeps the rows
-    an earlier session wrote up to the iteration it resumes from, and adds its own."""
+    training seconds. Rows are appended and flushed as they come, so the file can be followed
+    while the run trains and keeps what was logged if the process dies. A resumed run keeps
+    the rows an earlier session wrote up to the iteration it resumes from, and adds its own."""
+
+    COLUMNS = ("iteration", "train_seconds", "metric", "value")
 
     def __init__(self, folder: str | os.PathLike[str], step_every: int = 10) -> None:
         super().__init__(step_every)
         self.path = Path(folder) / "metrics.csv"
-        self.rows: list[dict[str, Any]] = []
+        self._handle: Any = None
+        self._writer: Any = None
 
     def on_training_start(self, trainer: Trainer) -> None:
         super().on_training_start(trainer)
+        earlier: list[dict[str, Any]] = []
         if self.path.exists():
             with open(self.path, newline="") as handle:
                 earlier = [
-                    row
+                    {k: row.get(k, "") for k in self.COLUMNS}
                     for row in csv.DictReader(handle)
                     if row.get("iteration", "").isdigit()
                     and int(row["iteration"]) <= trainer.iteration
                 ]
-            self.rows = earlier + self.rows
+        self.close()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if earlier:
+            write_csv(self.path, earlier)
+        else:
+            atomic_write_bytes(self.path, (",".join(self.COLUMNS) + "\n").encode())
+        self._handle = open(self.path, "a", newline="")  # noqa: SIM115 (closed at the end)
+        self._writer = csv.DictWriter(self._handle, fieldnames=self.COLUMNS, lineterminator="\n")
 
     def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
-        self.rows += [
+        if self._writer is None:
+            raise RuntimeError("CSVLogger.write before the training started")
+        self._writer.writerows(
             {"iteration": iteration, "train_seconds": train_seconds, "metric": k, "value": v}
             for k, v in scalars.items()
-        ]
+        )
+        self._handle.flush()
 
     def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
-        write_csv(self.path, self.rows)
+        self.close()
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = self._writer = None
 
 
 WALL_ORIGIN = 1_000_000_000.0
