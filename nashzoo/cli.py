@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -777,7 +778,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             from nashzoo.agents import import_plugins
 
             import_plugins(args.plugin)
-        code = int(args.func(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = int(args.func(args))
         sys.stdout.flush()  # inside the try: a reader that went away is handled below
         return code
     except UsageError as err:
@@ -799,6 +802,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {_one_line(err)}{_hint(err)}", file=sys.stderr)
         return EXIT_FAILURE
 
+
+def _show_warning(message: Any, category: type, filename: str, lineno: int, *rest: Any) -> None:
+    """nashzoo's own warnings as one ``warning: ...`` line (others as Python shows them)."""
+    if issubclass(category, UserWarning) and filename.startswith(_PACKAGE):
+        print(f"warning: {message}", file=sys.stderr)
+    else:
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, *rest)
+
+
+_PYTHON_SHOWWARNING = warnings.showwarning
+_PACKAGE = str(Path(__file__).resolve().parent) + os.sep
 
 _EXPECTED = (ValueError, ImportError, OSError)
 """Errors that mean bad input or a missing extra (their message is the whole story)."""

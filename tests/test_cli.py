@@ -219,6 +219,10 @@ def test_race_resume_finishes_the_stored_race(tmp_path, capsys):
 def test_train_with_a_work_budget(tmp_path, capsys):
     assert main(["train", "--learner", "cfr", "--work", "1000", "--no-progress"]) == 0
     assert "stopped by work" in capsys.readouterr().out
+    argv = ["train", "--learner", "cfr", "--game", "leduc_poker", "--work", "10", "--no-progress"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err  # nashzoo's warnings are one line on the command line
+    assert err.startswith("warning: the work budget of 10 was overshot") and err.count("\n") == 1
 
 
 def test_plugin_learners_run_in_every_command(tmp_path, monkeypatch, capsys):

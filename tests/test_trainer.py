@@ -7,6 +7,7 @@ import csv
 import json
 import sys
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -452,6 +453,17 @@ def test_a_work_budget_stops_within_one_iteration() -> None:
     more = trainer.run(work=500, iterations=1000)  # budgets count from where a run starts
     assert more.stopped_by == "work"
     assert before + 500 <= trainer.work_done() < before + 500 + 2 * 58
+
+
+def test_a_work_budget_overshot_by_one_big_iteration_says_so() -> None:
+    """One CFR iteration on Leduc does about 19,000 units of work: a budget of 100 runs one
+    and warns, naming the budget and the work done; a budget met within 2x says nothing."""
+    trainer = Trainer("leduc_poker", "cfr", "cfr")
+    with pytest.warns(UserWarning, match=r"work budget of 100 was overshot: the run did 18,914"):
+        trainer.run(work=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Trainer("kuhn_poker", "cfr", "cfr").run(work=1000)
 
 
 def test_learners_at_different_points_are_paired_with_a_warning() -> None:

@@ -271,11 +271,22 @@ class Trainer:
             work=None if work is None else self.work_done() + int(work),
         )
         threads = limit_threads() if self.processes > 1 else None  # one per process, both
+        start_work, start_iteration = self.work_done(), self.iteration
         try:
-            return self._finish(self._loop(limits, self._progress_bar(iterations)))
+            stopped_by = self._loop(limits, self._progress_bar(iterations))
         finally:
             if threads is not None:
                 threads.restore()
+        done = self.work_done() - start_work
+        if stopped_by == "work" and work is not None and done > 2 * int(work):
+            steps = max(self.iteration - start_iteration, 1)
+            warnings.warn(
+                f"the work budget of {int(work):,} was overshot: the run did {done:,} "
+                f"({steps:,} iteration(s), about {done // steps:,} each; the budget is checked "
+                "between iterations). Give a larger budget, or iterations=",
+                stacklevel=2,
+            )
+        return self._finish(stopped_by)
 
     def _loop(self, limits: _Limits, bar: Any) -> str:
         """Step until a limit is reached or a callback stops; return which. With
