@@ -17,7 +17,10 @@ def _history(result):
     return [(r.iteration, r.nash_conv, r.work) for r in result.history]
 
 
-@pytest.mark.parametrize(("name", "config"), [("cfr", None), ("nfsp", SMALL)])
+@pytest.mark.parametrize(
+    ("name", "config"),
+    [("cfr", None), ("es_mccfr", {"trajectories_per_step": 64}), ("nfsp", SMALL)],
+)
 def test_two_processes_give_the_simultaneous_schedules_results_bit_for_bit(tmp_path, name, config):
     if name == "nfsp":
         pytest.importorskip("torch")

@@ -536,7 +536,6 @@ class _SeatTables:
         self.uniform = uniform_strategy(tree)
 
         self._table, table_row = _distribution_table(tree, kind)
-        self._strategy_rows = self._table[:n_i, :n_a]
 
         # Sequence form (the tree-arithmetic kernels the full-width learners use too): last
         # moves before terminals and nodes, each infoset's parent move, the players' own depths.
@@ -606,7 +605,10 @@ class _SeatTables:
         normalised, so that a policy whose rows sum to 1 only within tolerance is accepted) on
         the others', then the chance rows. Written in place into one buffer, valid until the
         next call."""
-        rows = self._strategy_rows
+        # A view taken here, not kept: a stored view would come back from a pickle or a
+        # deepcopy (a learner sent to a worker process) as an array of its own, and the
+        # strategies written into it would never reach the table the samplers read.
+        rows = self._table[: self.num_infosets, : self.num_actions]
         np.divide(opponent, row_sums(opponent)[:, None], out=rows)
         np.copyto(rows, sigma, where=self.own_mask)
         return self._table

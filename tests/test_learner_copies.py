@@ -1,0 +1,47 @@
+"""A copied learner (pickle, ``copy.deepcopy``: what a worker process receives with
+``Trainer(processes=2)``) learns exactly as the original does. A learner that kept a numpy view
+into one of its own buffers broke this: the copy's view became an array of its own, so the
+copy wrote its strategies where nothing read them (es_mccfr, found 2026-11-27)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from nashzoo.agents import make_learner
+
+CASES = [
+    ("regret_matching", "rps", {}),
+    ("cfr", "kuhn_poker", {}),
+    ("cfr_plus", "kuhn_poker", {}),
+    ("dcfr", "kuhn_poker", {}),
+    ("xfp", "kuhn_poker", {}),
+    ("os_mccfr", "kuhn_poker", {"trajectories_per_step": 64}),
+    ("es_mccfr", "kuhn_poker", {"trajectories_per_step": 64}),
+    ("os_mccfr", "leduc_poker", {"trajectories_per_step": 64}),
+    ("es_mccfr", "leduc_poker", {"trajectories_per_step": 64}),
+]
+
+
+def _train(pair, steps):
+    a, b = pair
+    for _ in range(steps):
+        a.step(b.current_policy())
+        b.step(a.current_policy())
+    return [np.array(lr.average_policy().probs) for lr in pair]
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize(("name", "game", "config"), CASES)
+def test_a_copied_learner_learns_as_the_original(name, game, config, how):
+    pair = [make_learner(name, game, seat, config, seed=seat + 1) for seat in (0, 1)]
+    _train(pair, 3)
+    copies = [
+        copy.deepcopy(lr) if how == "deepcopy" else pickle.loads(pickle.dumps(lr)) for lr in pair
+    ]
+    original, copied = _train(pair, 10), _train(copies, 10)
+    for mine, theirs in zip(original, copied, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
