@@ -493,6 +493,38 @@ def test_a_seat_that_rarely_moves_is_played_and_one_that_never_does_is_named():
         TreePlay(_Mute(), copies=2, seat=1)
 
 
+class _ChanceOnly(_RareTurn):
+    """A coin decides the payoff and nobody moves: no information set at all."""
+
+    name = "chance_only"
+
+    def new_initial_state(self):
+        state = _RareTurnState(self, ())
+        state.chance_outcomes = lambda: [(0, 0.3), (1, 0.7)]
+        state.current_player = lambda: CHANCE
+        state._child = lambda action: _CoinResult(self, (action,))
+        return state
+
+
+class _CoinResult(_RareTurnState):
+    def current_player(self):
+        return TERMINAL
+
+    def returns(self):
+        return np.array([1.0, -1.0]) if self.moves[0] == 0 else np.array([-1.0, 1.0])
+
+
+def test_a_game_where_only_chance_moves_is_evaluated_and_trained():
+    """No decisions: NashConv 0, values -0.4 / +0.4 (the compiled best response divided by the
+    number of information sets, zero here)."""
+    game = _ChanceOnly()
+    uniform = TabularPolicy.uniform(game)
+    assert nash_conv(game, uniform) == 0.0
+    np.testing.assert_allclose(solve_game(game).value, [-0.4, 0.4])
+    result = train(game, "cfr", iterations=3)
+    assert result.nash_conv == 0.0 and result.final.seat_exploitability == (0.0, 0.0)
+
+
 def test_a_parameter_that_is_not_a_literal_is_refused_by_name(coin_bluff):
     """load_game(game.id) must give the game back: an array parameter would write an id that
     cannot be read (checkpoints, policy files and race workers load games by it)."""

@@ -156,7 +156,7 @@ def _best_back_up(
     """``SequenceForm.best_backup``'s climb: per own depth, deepest first, each information
     set's best legal action value is added to the sequence leading to it (the sums taken in
     information-set order)."""
-    num_actions = legal.shape[0] // parent_sequence.shape[0]
+    num_actions = legal.shape[0] // max(parent_sequence.shape[0], 1)  # no sets: no loop
     for d in range(offsets.shape[0] - 2, -1, -1):
         start, stop = offsets[d], offsets[d + 1]
         for k in range(start, stop):
