@@ -146,6 +146,17 @@ def test_dcfr_discounting_by_hand() -> None:
     np.testing.assert_allclose(a.cumulative_regrets(), expected, rtol=1e-12, atol=1e-15)
 
 
+def test_dcfr_with_a_large_exponent_runs_past_the_largest_float() -> None:
+    """alpha=400: t^alpha passes the largest float at t=6, where the weight is 1 to the last
+    bit; the run goes on (it used to stop with OverflowError), bit for bit as alpha=1000."""
+    game = load_game("kuhn_poker")
+    big, bigger = DCFRConfig(alpha=400.0), DCFRConfig(alpha=1000.0)
+    a = _self_play(DCFR, game, 20, big)
+    b = _self_play(DCFR, game, 20, bigger)
+    np.testing.assert_array_equal(a[0].cumulative_regrets(), b[0].cumulative_regrets())
+    assert np.isfinite(a[0].cumulative_regrets()).all()
+
+
 def _instant_regrets(learner, view) -> np.ndarray:
     tree = learner.tree
     joint = np.array(view.probs)

@@ -209,6 +209,18 @@ class DCFR(_FullWidthCFR):
     config: DCFRConfig
 
     def _iteration_weights(self, iteration: int) -> tm.IterationWeights:
-        ta, tb = float(iteration) ** self.config.alpha, float(iteration) ** self.config.beta
-        decay = (iteration / (iteration + 1.0)) ** self.config.gamma
-        return tm.IterationWeights(ta / (ta + 1.0), tb / (tb + 1.0), False, 1.0, decay)
+        t, config = float(iteration), self.config
+        decay = (iteration / (iteration + 1.0)) ** config.gamma
+        return tm.IterationWeights(
+            _discount(t, config.alpha), _discount(t, config.beta), False, 1.0, decay
+        )
+
+
+def _discount(t: float, exponent: float) -> float:
+    """DCFR's ``t^e / (t^e + 1)``; 1 where ``t^e`` is past the largest float (a large exponent
+    after a few hundred iterations), which is the ratio's value there to the last bit."""
+    try:
+        power = t**exponent
+    except OverflowError:
+        return 1.0
+    return power / (power + 1.0)
