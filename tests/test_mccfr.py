@@ -96,6 +96,24 @@ def test_both_learners_are_registered_with_documented_defaults() -> None:
     assert OutcomeSamplingMCCFR.opponent_view == ExternalSamplingMCCFR.opponent_view == "current"
 
 
+def test_a_tiny_exploration_gives_no_nan_and_a_huge_batch_is_refused() -> None:
+    """exploration=1e-170: sampling probabilities of Leduc's longer paths underflow to 0.
+    Those terminals are never drawn, so their weight is 0 (it was 0 / 0: NaN regrets, then a
+    checkpoint the loader refused as corrupt)."""
+    learner = make_learner("os_mccfr", "leduc_poker", 0, {"exploration": 1e-170}, seed=0)
+    other = make_learner("os_mccfr", "leduc_poker", 1, seed=1)
+    with np.errstate(invalid="raise"):  # no 0 / 0 on the way
+        for _ in range(3):
+            learner.step(other.current_policy())
+    assert all(np.isfinite(a).all() for a in learner._state_arrays().values())
+    for bad in (2**63, 2**70):
+        with pytest.raises(ValueError, match=r"trajectories_per_step must be .* to 2\*\*62"):
+            OSMCCFRConfig(trajectories_per_step=bad)
+    make_learner("os_mccfr", "kuhn_poker", 0, {"trajectories_per_step": 2**62}).step(
+        make_learner("uniform", "kuhn_poker", 1).current_policy()
+    )
+
+
 @pytest.mark.parametrize("cls", LEARNERS)
 def test_current_policy_is_regret_matching_on_own_rows_uniform_elsewhere(cls) -> None:
     learner, tree, _, _, _ = _one_big_step(cls, "kuhn_poker", 1, 64, seed=3)

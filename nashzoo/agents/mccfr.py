@@ -135,12 +135,15 @@ _TERMINAL, _OWN, _OPPONENT, _CHANCE = 0, 1, 2, 3
 
 def _check_batch(value: object, name: str) -> int:
     """The batch size as a plain int (numpy integers too: configs are stored as JSON)."""
-    if not is_whole_number(value, 1):
+    if not is_whole_number(value, 1) or int(value) > _MAX_BATCH:
         raise ValueError(
-            f"{name}: trajectories_per_step must be a positive integer (1 = the paper's one "
-            f"walk per iteration), got {value!r}"
+            f"{name}: trajectories_per_step must be an integer from 1 (the paper's one walk "
+            f"per iteration) to 2**62 (the sampler's counts are 64-bit), got {value!r}"
         )
     return int(value)
+
+
+_MAX_BATCH = 2**62
 
 
 def _check_averaging(value: object, name: str, allowed: tuple[str, ...]) -> None:
@@ -719,7 +722,9 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
         # 2. Sampled regrets. Summed over the walks, the regret of b at I is
         #    q(I, b) - sum_a sigma(a|I) q(I, a), with q the counterfactual values of the terminal
         #    weights count(z) u(z) / q_i(z).
-        weight = counts * tables.term_utility / q_own
+        # A terminal whose sampling probability underflowed to 0 (a tiny exploration on a long
+        # path) is never drawn: its weight is 0, not 0 / 0.
+        weight = counts * tables.term_utility / np.where(q_own > 0.0, q_own, 1.0)
         tables.add_regrets(tables.backed_up_values(weight, sigma), sigma)
 
         # 3. Average strategy.
