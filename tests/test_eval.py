@@ -264,6 +264,30 @@ def test_constant_sum_game_is_shifted_zero_sum() -> None:
     assert sum(seats) == pytest.approx(nash_conv(shifted, biased), abs=1e-9)
 
 
+@pytest.mark.parametrize("scale", [1e-12, 1e-9, 1.0, 1e12, 1e15, 1e18])
+def test_solve_game_is_right_at_any_payoff_scale(scale) -> None:
+    """[[2, -1], [-1, 1]] times ``scale``: value 0.2 * scale, row (0.4, 0.6) by hand. The
+    solver works to absolute tolerances; unscaled, 1e-9 gave value 0 and row (1, 0), and 1e15
+    'HiGHS Status 2: Model error'."""
+    game = load_game("matrix", row_payoffs=(np.array([[2.0, -1.0], [-1.0, 1.0]]) * scale).tolist())
+    solution = solve_game(game)
+    np.testing.assert_allclose(solution.value, [0.2 * scale, -0.2 * scale], rtol=1e-9)
+    np.testing.assert_allclose(solution.policy.probs, [[0.4, 0.6], [0.4, 0.6]], rtol=1e-9)
+    assert abs(nash_conv(game, solution.policy)) <= 1e-9 * scale
+
+
+def test_a_general_sum_game_with_tiny_payoffs_is_not_constant_sum() -> None:
+    """The prisoner's dilemma scaled by 1e-10: its sums spread by half its largest payoff, so
+    it is general-sum whatever the scale (an absolute tolerance called it constant-sum)."""
+    tiny = (np.array([[3.0, 0.0], [5.0, 1.0]]) * 1e-10).tolist()
+    game = load_game("matrix", row_payoffs=tiny, col_payoffs=np.transpose(tiny).tolist())
+    assert constant_sum(game) is None
+    with pytest.raises(ValueError, match="zero-sum"):
+        solve_game(game)
+    rounded = load_game("matrix", row_payoffs=[[0.1, 0.2]], col_payoffs=[[-0.1, -0.2 + 1e-17]])
+    assert constant_sum(rounded) == 0.0  # a rounding error is still zero-sum
+
+
 # --- caching and immutability ----------------------------------------------------------------
 def test_solution_is_cached_and_read_only() -> None:
     first = solve_game("kuhn_poker")

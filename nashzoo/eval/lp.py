@@ -60,7 +60,7 @@ def constant_sum(game: Game | str) -> float | None:
 
 def _constant_sum(tree: CompiledTree) -> float | None:
     sums = tree.terminal_utility.sum(axis=1)
-    scale = max(1.0, float(np.abs(tree.terminal_utility).max(initial=0.0)))
+    scale = float(np.abs(tree.terminal_utility).max(initial=0.0))  # relative at every scale
     if sums.size and float(np.ptp(sums)) <= CONSTANT_SUM_TOLERANCE * scale:
         return float(sums.mean())
     return None
@@ -243,8 +243,15 @@ def _solve_game(game: Game) -> GameSolution:
     tree = compile_tree(game)
     forms = (_plan_polytope(tree, 0), _plan_polytope(tree, 1))
     payoff = _payoff_matrix(tree, forms)
+    # HiGHS works to absolute tolerances (1e-10 here) and drops matrix entries under 1e-9: the
+    # payoffs are scaled by a power of two (exact in floating point) to a largest entry in
+    # [0.5, 1), so payoffs of 1e-9 or 1e15 solve as those of 1 do; the value is scaled back.
+    largest = float(np.abs(payoff.data).max(initial=0.0))
+    scale = 2.0 ** -np.frexp(largest)[1] if largest > 0.0 else 1.0
+    payoff = payoff * scale
     e, f = forms[0].constraints(), forms[1].constraints()
     x, value0 = _solve(payoff, e, forms[0].rhs(), f, game.id, 0)
+    value0 = value0 / scale
     # Player 1 maximises -x^T A y, i.e. the same LP on the negated, transposed payoff.
     y, neg_value0 = _solve((-payoff.T).tocsr(), f, forms[1].rhs(), e, game.id, 1)
     probs = np.zeros((tree.num_infosets, tree.num_actions))
