@@ -309,6 +309,24 @@ def test_a_seat_policy_is_asked_only_about_its_own_seat() -> None:
     assert nash_conv("kuhn_poker", pair) == pytest.approx(11 / 12, abs=1e-12)
 
 
+def test_per_seat_tables_are_read_on_their_own_seats_rows_like_dicts() -> None:
+    """``nash_conv(game, [table0, table1])`` where each table fills only its seat's rows (zeros
+    elsewhere): read like a pair of dicts or callables (it was refused: "'Q|p' does not sum to
+    one", a seat-1 row while checking seat 0's table)."""
+    tree = compile_tree("kuhn_poker")  # a name is enough
+    full = np.random.default_rng(0).random((tree.num_infosets, tree.num_actions))
+    full /= full.sum(axis=1, keepdims=True)
+    tables = [np.zeros_like(full), np.zeros_like(full)]
+    for seat in (0, 1):
+        tables[seat][tree.infosets_of(seat)] = full[tree.infosets_of(seat)]
+    expected = nash_conv("kuhn_poker", full)
+    assert nash_conv("kuhn_poker", tables) == expected
+    assert nash_conv("kuhn_poker", [t.tolist() for t in tables]) == expected
+    tables[0][tree.infosets_of(0)[0]] = [0.7, 0.7]  # the seat's own rows are still checked
+    with pytest.raises(PolicyError, match="sum to one"):
+        nash_conv("kuhn_poker", tables)
+
+
 def test_learner_objects_get_a_hint() -> None:
     from nashzoo.agents import make_learner
 

@@ -143,6 +143,18 @@ def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
         isinstance(policy, Policy) or callable(policy)
     ):
         return TabularPolicy.from_policy(game, policy, rows=rows)
+    if isinstance(policy, (np.ndarray, list, tuple)):
+        # A bare table is read on the seat's rows only, as a mapping or a callable is: the
+        # other rows (zeros, often, in a table of one seat's play) are set uniform first.
+        try:
+            table = np.array(policy, dtype=np.float64)
+        except (TypeError, ValueError):
+            table = None  # as_tabular names the problem
+        if table is not None and table.shape == (tree.num_infosets, tree.num_actions):
+            others = np.ones(tree.num_infosets, dtype=bool)
+            others[rows] = False
+            table[others] = TabularPolicy.uniform(game).probs[others]
+            return as_tabular(game, table)
     return as_tabular(game, policy)
 
 

@@ -46,9 +46,9 @@ __all__ = [
 ]
 
 
-def compile_tree(game: Game) -> CompiledTree:
-    """Enumerate ``game`` once into a :class:`CompiledTree` (cached per game, see
-    :mod:`nashzoo.games.cache`).
+def compile_tree(game: Game | str) -> CompiledTree:
+    """Enumerate ``game`` (a Game, or a name :func:`~nashzoo.games.load_game` reads) once into
+    a :class:`CompiledTree` (cached per game, see :mod:`nashzoo.games.cache`).
 
     Every history is checked on the way (see :mod:`nashzoo.games.checks`): a game with
     chance probabilities not summing to one, out-of-range or missing actions, malformed
@@ -58,6 +58,10 @@ def compile_tree(game: Game) -> CompiledTree:
     :class:`~nashzoo.games.base.GameTooLarge` instead of exhausting it
     (:mod:`nashzoo.games.limits`).
     """
+    if not isinstance(game, Game):
+        from nashzoo.games.registry import load_game  # the registry imports the games
+
+        game = load_game(game)
     return _TREES(game)
 
 
