@@ -525,6 +525,21 @@ def test_a_game_where_only_chance_moves_is_evaluated_and_trained():
     assert result.nash_conv == 0.0 and result.final.seat_exploitability == (0.0, 0.0)
 
 
+def test_learners_name_the_number_of_players_they_refuse():
+    """A three-player game: every learner plays two-player games, and says how many this has
+    (it said "has more"; regret_matching recommended learners that refuse it too)."""
+    from nashzoo.agents import make_learner
+
+    class Three(_RareTurn):
+        name = "three_seats"
+        num_players = 3
+
+    for name in ("cfr", "os_mccfr", "regret_matching"):
+        with pytest.raises(ValueError, match=r"three_seats has 3 players") as err:
+            make_learner(name, Three(), 0)
+        assert "instead" not in str(err.value)
+
+
 def test_a_parameter_that_is_not_a_literal_is_refused_by_name(coin_bluff):
     """load_game(game.id) must give the game back: an array parameter would write an id that
     cannot be read (checkpoints, policy files and race workers load games by it)."""

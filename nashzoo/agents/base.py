@@ -98,7 +98,9 @@ class Learner(ABC):
     def check_game(cls, game: Game) -> None:
         """Raise ValueError if this learner cannot handle ``game`` (default: any 2-player game)."""
         if game.num_players != 2:
-            raise ValueError(f"{cls.name} supports two-player games; {game.id} has more")
+            raise ValueError(
+                f"{cls.name} supports two-player games; {game.id} has {game.num_players} players"
+            )
 
     def _setup(self) -> None:  # noqa: B027 - optional hook
         """Allocate tables or networks."""

@@ -110,6 +110,7 @@ terminals included): the work of the algorithm, independent of how it is vectori
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
@@ -393,11 +394,12 @@ def _walk_outcomes(tree: CompiledTree, is_sampled: np.ndarray, limit: int) -> in
         kids = tree.children[nodes]
         has = kids >= 0
         below = count[np.maximum(kids, 0)]
-        total = np.where(
-            is_sampled[nodes],
-            np.where(has, below, 0.0).sum(axis=1),
-            np.where(has, below, 1.0).prod(axis=1),
-        )
+        with np.errstate(over="ignore"):  # past the float range is past the cap: inf is fine
+            total = np.where(
+                is_sampled[nodes],
+                np.where(has, below, 0.0).sum(axis=1),
+                np.where(has, below, 1.0).prod(axis=1),
+            )
         count[nodes] = np.where(has.any(axis=1), np.minimum(total, limit + 1), 1.0)
     return int(count[0])
 
@@ -564,20 +566,31 @@ class _SeatTables:
         self.own_node_first = first[own_nodes]
         self.own_node_after = after[own_nodes]
 
-        # External sampling: the regret pass samples chance and the opponent, the average pass
-        # samples chance and this seat.
-        table = self._table
-        self.regret_pass = _sampler(
-            tree, kind, (_OPPONENT, _CHANCE), table, table_row, chance_reach, terminals
-        )
-        self.average_pass = _sampler(
-            tree, kind, (_OWN, _CHANCE), table, table_row, chance_reach, own_nodes
-        )
+        # External sampling's samplers, built on first use (outcome sampling never asks).
+        self._sampler_inputs = (kind, table_row, chance_reach, terminals, own_nodes)
 
         self.regrets = np.zeros((n_i, n_a))
         self.average = np.zeros((n_i, n_a))
         self._sigma: np.ndarray | None = None
         self._current: TabularPolicy | None = None
+
+    # --- external sampling's samplers ----------------------------------------------------------
+    @functools.cached_property
+    def regret_pass(self) -> _CountSampler | _ScenarioSampler:
+        """The regret pass's sampler: chance and the opponent sampled, this seat's every
+        action taken."""
+        kind, table_row, chance_reach, terminals, _ = self._sampler_inputs
+        return _sampler(
+            self.tree, kind, (_OPPONENT, _CHANCE), self._table, table_row, chance_reach, terminals
+        )
+
+    @functools.cached_property
+    def average_pass(self) -> _CountSampler | _ScenarioSampler:
+        """The average pass's sampler: chance and this seat sampled."""
+        kind, table_row, chance_reach, _, own_nodes = self._sampler_inputs
+        return _sampler(
+            self.tree, kind, (_OWN, _CHANCE), self._table, table_row, chance_reach, own_nodes
+        )
 
     # --- strategies --------------------------------------------------------------------------
     def sigma(self) -> np.ndarray:

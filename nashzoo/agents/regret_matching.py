@@ -100,7 +100,12 @@ class RegretMatching(Learner):
 
     @classmethod
     def check_game(cls, game: Game) -> None:
-        if not isinstance(game, MatrixGame) or game.num_players != 2:
+        if game.num_players != 2:
+            raise ValueError(
+                f"regret_matching plays two-player matrix games; {game.id} has "
+                f"{game.num_players} players (every nashzoo learner plays two-player games)"
+            )
+        if not isinstance(game, MatrixGame):
             raise ValueError(
                 f"regret_matching plays two-player matrix games (load_game('rps') or "
                 f"load_game('matrix', ...)); {game.id} is not a nashzoo matrix game (an "
