@@ -65,8 +65,33 @@ def test_from_network_bad_outputs_are_clear_errors():
     table = TabularPolicy.from_policy("leduc_poker", q_values).probs
     raise_legal = compile_tree(load_game("leduc_poker")).legal_mask[:, 2]
     np.testing.assert_array_equal(np.argmax(table, axis=1), np.where(raise_legal, 2, 1))
-    with pytest.raises(PolicyError, match=r"NaN/inf values \(logits\)"):
+    with pytest.raises(PolicyError, match=r"\(logits\) returned NaN/inf values"):
         _table(from_network(lambda t: np.full((len(t), 2), np.nan), "kuhn_poker"))
+
+
+def test_a_network_of_nans_is_refused_by_every_reading_rule():
+    """Greedy and regret matching read NaN as a choice (argmax takes it as the largest, regret
+    matching as "not positive": uniform), so a broken network gave a normal-looking NashConv.
+    Every rule now refuses it, as the softmax ones did."""
+    import torch
+
+    from nashzoo.agents import make_learner
+
+    with pytest.raises(PolicyError, match=r"\(greedy\) returned NaN/inf values"):
+        _table(from_network(lambda t: np.full((len(t), 2), np.nan), "kuhn_poker", output="greedy"))
+    model = _sb3_model("dqn")
+    with torch.no_grad():
+        for parameter in model.policy.parameters():
+            parameter.fill_(float("nan"))
+    with pytest.raises(PolicyError, match="DQN's Q-network returned NaN/inf"):
+        _table(from_sb3(model, "kuhn_poker"))
+    deep = make_learner("deep_cfr", "kuhn_poker", 0, {"traversals": 8, "advantage_steps": 2})
+    deep.step(TabularPolicy.uniform("kuhn_poker"))
+    with torch.no_grad():
+        for parameter in deep.advantage_net.parameters():
+            parameter.fill_(float("nan"))
+    with pytest.raises(PolicyError, match=r"advantage network .* returned NaN/inf"):
+        _table(deep.current_policy())
 
 
 # --- Stable-Baselines3 -------------------------------------------------------------------------

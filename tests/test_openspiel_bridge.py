@@ -216,3 +216,26 @@ def test_game_without_tensors_has_size_zero_and_tensor_learners_refuse_it() -> N
     pytest.importorskip("torch")
     with pytest.raises(ValueError, match="reads information-set tensors"):
         train(game, "deep_cfr", iterations=1)
+
+
+def test_a_table_is_read_by_key_where_information_sets_share_tensors() -> None:
+    """dark_hex(board_size=2): 134 information sets, 55 distinct tensors. A table's rows are
+    read by index wherever the tree is known (it answered 54 of 133 rows with another set's
+    row), and a lookup by tensor that several sets share is refused, not guessed."""
+    from nashzoo.agents import Infoset
+    from nashzoo.agents.policy import PolicyError, policy_rows
+
+    game = load_game("openspiel:dark_hex(board_size=2)")
+    tree = compile_tree(game)
+    probs = np.random.default_rng(0).random((tree.num_infosets, tree.num_actions))
+    probs *= tree.legal_mask
+    table = TabularPolicy(game, probs / probs.sum(axis=1, keepdims=True))
+    rows = np.arange(1, tree.num_infosets)
+    np.testing.assert_array_equal(policy_rows(tree, table, rows), table.probs[rows])
+    tensors = [t.tobytes() for t in tree.infoset_tensors]
+    shared = next(i for i, t in enumerate(tensors) if tensors.count(t) > 1)
+    view = Infoset(-1, "", tree.infoset_tensors[shared], tree.legal_mask[shared])
+    with pytest.raises(PolicyError, match=r"share this tensor.*key"):
+        table.action_probabilities(view)
+    keyed = Infoset(-1, tree.infoset_keys[shared], view.tensor, view.legal_mask)
+    np.testing.assert_array_equal(table.action_probabilities(keyed), table.probs[shared])

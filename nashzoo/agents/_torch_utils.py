@@ -834,6 +834,20 @@ def masked_softmax_np(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
+def check_finite_on_legal(values: np.ndarray, masks: np.ndarray, source: str) -> None:
+    """Raise :class:`PolicyError` when a network's outputs are NaN or infinite on a legal
+    action. Rules that pick a largest value or a positive part (greedy, regret matching) read
+    NaN as a choice (``argmax`` takes it as the largest; regret matching as "not positive", so
+    uniform), which would give a normal-looking number from a broken network."""
+    bad = ~np.isfinite(np.where(masks, values, 0.0)).all(axis=1)
+    if bad.any():
+        raise PolicyError(
+            f"{source} returned NaN/inf values on a legal action ({int(bad.sum())} of "
+            f"{bad.size} information sets queried): the network is broken (diverged training, "
+            "or weights that are not numbers)"
+        )
+
+
 class NetworkPolicy:
     """Frozen copies of networks read as a Policy over information-set tensors.
 

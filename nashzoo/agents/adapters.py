@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nashzoo.agents._torch_utils import NetworkPolicy, masked_softmax_np
+from nashzoo.agents._torch_utils import NetworkPolicy, check_finite_on_legal, masked_softmax_np
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games import Game, load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
@@ -67,9 +67,12 @@ def _as_numpy(values: Any) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
-def greedy(values: Any, masks: np.ndarray) -> np.ndarray:
-    """One-hot rows on the legal action with the largest value (the lowest id on ties)."""
-    q = np.where(masks, _as_numpy(values), -np.inf)
+def greedy(values: Any, masks: np.ndarray, source: str = "the network") -> np.ndarray:
+    """One-hot rows on the legal action with the largest value (the lowest id on ties);
+    :class:`PolicyError` for NaN/inf values on a legal action."""
+    values = _as_numpy(values)
+    check_finite_on_legal(values, masks, source)
+    q = np.where(masks, values, -np.inf)
     out = np.zeros(masks.shape)
     out[np.arange(len(q)), np.argmax(q, axis=1)] = 1.0
     return out
@@ -91,8 +94,7 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
             "information set, one entry per action of the game"
         )
     if output in ("logits", "greedy"):
-        if not np.isfinite(np.where(masks, values, 0.0)).all():
-            raise PolicyError(f"{source} returned NaN/inf values ({output}) on a legal action")
+        check_finite_on_legal(values, masks, f"{source} ({output})")
         return masked_softmax_np(values, masks) if output == "logits" else greedy(values, masks)
     legal = np.where(masks, values, 0.0)
     if not np.isfinite(legal).all() or (legal < 0).any():

@@ -75,6 +75,7 @@ from nashzoo.agents._torch_utils import (
     as_tensors,
     build_mlp,
     check_counts,
+    check_finite_on_legal,
     check_hidden_sizes,
     check_loss,
     check_rates,
@@ -195,7 +196,9 @@ class RegretMatchingPolicy(NetworkPolicy):
     def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if self.net is None:
             return regret_matching(np.zeros(masks.shape), masks)
-        return regret_matching(self.net(tensors).astype(np.float64), masks)
+        advantages = self.net(tensors).astype(np.float64)
+        check_finite_on_legal(advantages, masks, f"deep_cfr's advantage network ({self.game_id})")
+        return regret_matching(advantages, masks)
 
 
 @register

@@ -213,6 +213,7 @@ from nashzoo.agents._torch_utils import (
     as_tensors,
     build_mlp,
     check_counts,
+    check_finite_on_legal,
     check_hidden_sizes,
     check_loss,
     check_rates,
@@ -541,7 +542,9 @@ class NFSPBehaviourPolicy(NetworkPolicy):
         self.epsilon = float(epsilon)
 
     def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        greedy = _epsilon_greedy_probs(self.q_net(tensors), masks, self.epsilon)
+        q = self.q_net(tensors)
+        check_finite_on_legal(q, masks, f"nfsp's Q-network ({self.game_id})")
+        greedy = _epsilon_greedy_probs(q, masks, self.epsilon)
         if self.eta == 1.0:
             return greedy
         avg = masked_softmax_np(self.avg_net(tensors), masks)

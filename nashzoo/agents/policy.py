@@ -69,7 +69,7 @@ class TabularPolicy:
             probs = made_exact(self.tree, probs)
         probs.setflags(write=False)
         self._probs = probs
-        self._by_tensor: dict[bytes, int] | None = None
+        self._by_tensor: dict[bytes, list[int]] | None = None
         self._checked = validate
 
     @classmethod
@@ -214,11 +214,25 @@ class TabularPolicy:
         if index is not None:
             return index
         if self._by_tensor is None:
-            self._by_tensor = {t.tobytes(): i for i, t in enumerate(self.tree.infoset_tensors)}
-        index = self._by_tensor.get(np.asarray(infoset.tensor, dtype=np.float32).tobytes())
-        if index is None:
+            # tensor -> every set with it (dark_hex: 134 sets share 55 distinct tensors; only
+            # the player, or else a key, can tell those apart)
+            by_tensor: dict[bytes, list[int]] = {}
+            for i, tensor in enumerate(self.tree.infoset_tensors):
+                by_tensor.setdefault(tensor.tobytes(), []).append(i)
+            self._by_tensor = by_tensor
+        tensor = np.asarray(infoset.tensor, dtype=np.float32).tobytes()
+        found = self._by_tensor.get(tensor, [])
+        if len(found) > 1 and infoset.player >= 0:
+            found = [i for i in found if self.tree.infoset_player[i] == infoset.player]
+        if not found:
             raise PolicyError(f"information set {infoset.key!r} is not in {self.game.id}")
-        return index
+        if len(found) > 1:
+            raise PolicyError(
+                f"{len(found)} information sets of {self.game.id} share this tensor, so it does "
+                "not say which row to play; ask with the information set's key (Infoset.key, "
+                "or the env's info['infoset_key'])"
+            )
+        return found[0]
 
     def action_probabilities(self, infoset: Infoset) -> np.ndarray:
         return self._probs[self._index(infoset)].copy()
@@ -303,12 +317,18 @@ def policy_rows(
     information set. What :meth:`TabularPolicy.from_policy` and the tree players' lazily
     materialised opponents ask."""
     rows = np.asarray(rows, dtype=np.int64)
+    if isinstance(policy, TabularPolicy) and policy.tree is tree:
+        # Rows by index: asked by tensor, a game whose information sets share tensors (dark_hex:
+        # 134 sets, 55 distinct tensors) would get another set's row.
+        return np.array(policy.probs[rows])
     if isinstance(policy, BatchPolicy):
         try:
             answer = policy.action_probabilities_batch(
                 tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]
             )
             out = _real_array(answer)
+        except PolicyError:
+            raise  # it names the problem already
         except Exception as err:
             raise PolicyError(
                 f"the policy failed answering {rows.size} information sets of {tree.game_id} "

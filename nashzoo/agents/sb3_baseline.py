@@ -59,6 +59,7 @@ from nashzoo.agents._torch_utils import (
     NetworkPolicy,
     TrainingDivergedError,
     check_counts,
+    check_finite_on_legal,
     check_hidden_sizes,
     check_parameters,
     check_rates,
@@ -293,6 +294,7 @@ class SB3Policy(NetworkPolicy):
                 probs = self.policy.get_distribution(obs).distribution.probs.double().numpy()
                 return remap_illegal(probs, masks)
             q = self.policy.q_net(obs).numpy()
+        check_finite_on_legal(q, masks, "the DQN's Q-network")
         probs = np.full(q.shape, self.epsilon / q.shape[1])
         probs[np.arange(q.shape[0]), np.argmax(q, axis=1)] += 1.0 - self.epsilon
         return remap_illegal(probs, masks)
