@@ -94,6 +94,28 @@ def test_a_network_of_nans_is_refused_by_every_reading_rule():
         _table(deep.current_policy())
 
 
+def test_a_policy_for_one_seat_is_evaluated_on_that_seat_only():
+    """A network labelled seat=0 never learned seat 1: materialised, seat 1 plays uniformly
+    (as in a tabular learner's policy), and a list that gives it for seat 1 is refused. A
+    bfloat16 network's outputs are read too."""
+    import torch
+
+    from nashzoo.eval import nash_conv
+
+    bets = from_network(lambda t: np.tile([-3.0, 3.0], (len(t), 1)), "kuhn_poker", seat=0)
+    table = TabularPolicy.from_policy("kuhn_poker", bets).probs
+    tree = compile_tree(load_game("kuhn_poker"))
+    assert (table[tree.infosets_of(0), 1] > 0.99).all()
+    np.testing.assert_array_equal(table[tree.infosets_of(1)], 0.5)
+    checks = from_network(lambda t: np.tile([3.0, -3.0], (len(t), 1)), "kuhn_poker", seat=1)
+    assert nash_conv("kuhn_poker", [bets, checks]) > 0
+    with pytest.raises(PolicyError, match=r"given for seat 0 of kuhn_poker plays seat 1"):
+        nash_conv("kuhn_poker", [checks, bets])
+    half = torch.nn.Linear(tree.infoset_tensors.shape[1], 2).to(torch.bfloat16)
+    rows = TabularPolicy.from_policy("kuhn_poker", from_network(half, "kuhn_poker")).probs
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0)
+
+
 # --- Stable-Baselines3 -------------------------------------------------------------------------
 def _sb3_model(algo: str):
     pytest.importorskip("sb3_contrib")

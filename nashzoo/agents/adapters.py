@@ -63,7 +63,7 @@ def _game_sizes(game: Game | str) -> tuple[Game, int, int]:
 
 def _as_numpy(values: Any) -> np.ndarray:
     if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().numpy()
+        values = values.detach().to(torch.float64).cpu().numpy()  # bfloat16 has no numpy twin
     return np.asarray(values, dtype=np.float64)
 
 
@@ -171,7 +171,9 @@ def from_network(
             ``"probs"`` (illegal entries dropped, the rest renormalised) or ``"greedy"`` (action
             values such as a Q-network's: the legal action with the largest one).
         with_mask: call it as ``network(tensors, masks)`` with the boolean legal-action masks.
-        seat: the seat it was trained for (``None``: it plays both).
+        seat: the seat it was trained for (``None``: it plays both). Exact evaluation then
+            asks it only about that seat's information sets, and the other seat plays
+            uniformly, as in a learner's own policy.
     """
     if output not in ("logits", "probs", "greedy"):
         raise ValueError(f"output must be 'logits', 'probs' or 'greedy', got {output!r}")
@@ -181,9 +183,13 @@ def from_network(
 
     def probabilities(tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
         if isinstance(network, nn.Module):
-            args = (torch.tensor(tensors),)
+            # On the module's device and in its dtype (a network trained on a GPU, or kept in
+            # float64 or bfloat16, stays as it is).
+            weight = next(network.parameters(), torch.empty(0))
+            dtype = weight.dtype if weight.is_floating_point() else torch.float32
+            args = (torch.tensor(tensors, device=weight.device, dtype=dtype),)
             if with_mask:
-                args = (*args, torch.tensor(masks))
+                args = (*args, torch.tensor(masks, device=weight.device))
             out = _evaluating(network, lambda: network(*args))
         else:
             out = network(tensors, masks) if with_mask else network(tensors)

@@ -152,16 +152,27 @@ class TabularPolicy:
         This is how neural agents get exact exploitability: the evaluator then works on the
         table, with no sampling error. ``rows`` (infoset indices, e.g.
         ``tree.infosets_of(seat)``) limits the queries to those information sets, for a policy
-        that only knows how to play one seat; the other rows are then uniform.
+        that only knows how to play one seat; the other rows are then uniform. A policy that
+        says it plays one seat (an integer ``seat`` attribute: a learner's policies, ``from_sb3(...,
+        seat=0)``) is asked only about that seat's information sets, as a tabular learner's
+        policy holds only its own seat's strategy: its network never learned the other seat.
         """
         game = load_game(game)
+        tree = compile_tree(game)
         if isinstance(policy, TabularPolicy):
             if policy.game.id != game.id:
                 raise PolicyError(f"policy is for {policy.game.id}, not {game.id}")
-            return policy
-        tree = compile_tree(game)
+            if rows is None:
+                return policy
+            probs = np.array(cls.uniform(game).probs)
+            rows = np.asarray(rows, dtype=np.int64)
+            probs[rows] = policy.probs[rows]
+            return cls(game, probs)
         if rows is None:
-            return cls(game, policy_rows(tree, policy, np.arange(tree.num_infosets)))
+            seat = seat_of(policy, game)
+            if seat is None:
+                return cls(game, policy_rows(tree, policy, np.arange(tree.num_infosets)))
+            rows = tree.infosets_of(seat)
         rows = np.asarray(rows, dtype=np.int64)
         probs = np.array(cls.uniform(game).probs)
         probs[rows] = policy_rows(tree, policy, rows)
@@ -307,6 +318,15 @@ def _numeric_row(key: str, row: Any, num_actions: int) -> np.ndarray:
             f"information set {key!r}: expected {num_actions} probabilities, got shape {out.shape}"
         )
     return out
+
+
+def seat_of(policy: Any, game: Game) -> int | None:
+    """The one seat ``policy`` says it plays (its integer ``seat`` attribute, a player of
+    ``game``), or ``None``: it plays every seat."""
+    seat = getattr(policy, "seat", None)
+    if not isinstance(seat, (int, np.integer)) or isinstance(seat, bool):
+        return None
+    return int(seat) if 0 <= int(seat) < game.num_players else None
 
 
 def policy_rows(

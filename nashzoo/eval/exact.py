@@ -50,6 +50,7 @@ from nashzoo.agents.policy import (
     Policy,
     PolicyError,
     TabularPolicy,
+    seat_of,
 )
 from nashzoo.eval.lp import constant_sum, require_two_player_constant_sum, solve_game
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
@@ -130,6 +131,12 @@ def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
     there, so a policy that knows one seat can be evaluated against any other."""
     tree = compile_tree(game)
     rows = tree.infosets_of(seat)
+    declared = seat_of(policy, game)
+    if declared is not None and declared != seat:
+        raise PolicyError(
+            f"the policy given for seat {seat} of {game.id} plays seat {declared} (its seat "
+            "attribute): list one policy per seat, in seat order"
+        )
     if isinstance(policy, Mapping):
         missing = [tree.infoset_keys[i] for i in rows if tree.infoset_keys[i] not in policy]
         if missing:
