@@ -227,8 +227,10 @@ from nashzoo.agents.policy import BatchPolicy, Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
+from nashzoo.games import treemath as tm
 from nashzoo.games.base import Game, is_finite_number, is_whole_number
 from nashzoo.games.infoset import widen_mask
+from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import sample_cdf
 from nashzoo.io import ArraySpec
 
@@ -518,9 +520,16 @@ def _check_q_target_options(cfg: NFSPConfig) -> None:
 class NFSPBehaviourPolicy(NetworkPolicy):
     """How an NFSP learner plays during training, as one Policy.
 
-    ``eta * epsilon_greedy(Q) + (1 - eta) * average``: the per-information-set mixture of its
-    two modes (a stateless Policy cannot remember an episode's mode; against it, an opponent
-    sees the same action frequencies at every information set).
+    The learner picks its mode once per episode: best response (epsilon-greedy on ``Q``) with
+    probability ``eta``, else its average network. After its own earlier moves the two modes
+    are no longer ``eta`` to ``1 - eta`` likely (a move the average rarely makes says the
+    episode is likely a best-response one), so the per-information-set mixture
+    ``eta * epsilon_greedy(Q) + (1 - eta) * average`` is not how it plays. On a compiled tree
+    (:meth:`tree_rows`: exact evaluation, the tree players' opponents) it is materialised as
+    the behaviour strategy of the mixed realization plan ``eta * x_br + (1 - eta) * x_avg``,
+    which reaches every history with exactly the learner's probability; asked one
+    information set at a time (a game played through envs), it answers the per-set mixture,
+    the best a stateless policy can do.
     """
 
     def __init__(
@@ -549,6 +558,35 @@ class NFSPBehaviourPolicy(NetworkPolicy):
             return greedy
         avg = masked_softmax_np(self.avg_net(tensors), masks)
         return self.eta * greedy + (1.0 - self.eta) * avg
+
+    def tree_rows(self, tree: CompiledTree, rows: np.ndarray) -> np.ndarray:
+        """The rows ``rows`` of the behaviour strategy realization-equivalent to the learner's
+        play (see the class docstring): on its seat's information sets, the mixed plan
+        ``eta * x_br + (1 - eta) * x_avg`` normalised per set; where neither mode reaches a
+        set (no weight to normalise), and on other seats' sets, the per-set mixture."""
+        mixture = np.zeros((tree.num_infosets, self.num_actions))
+        seat_rows = tree.infosets_of(self.seat)
+        tensors, masks = tree.infoset_tensors[seat_rows], tree.legal_mask[seat_rows]
+        q = self.q_net(tensors)
+        check_finite_on_legal(q, masks, f"nfsp's Q-network ({self.game_id})")
+        greedy, average = np.zeros_like(mixture), np.zeros_like(mixture)
+        greedy[seat_rows] = _epsilon_greedy_probs(q, masks, self.epsilon)
+        average[seat_rows] = masked_softmax_np(self.avg_net(tensors), masks)
+        mixture[seat_rows] = self.eta * greedy[seat_rows] + (1.0 - self.eta) * average[seat_rows]
+        plan = self.eta * tm.realization_plan(tree, greedy, self.seat)
+        if self.eta < 1.0:
+            plan += (1.0 - self.eta) * tm.realization_plan(tree, average, self.seat)
+        total = plan.sum(axis=1, keepdims=True)
+        reached = total > 0.0
+        table = np.where(reached, plan / np.where(reached, total, 1.0), mixture)
+        rows = np.asarray(rows, dtype=np.int64)
+        out = table[rows]
+        others = tree.infoset_player[rows] != self.seat
+        if others.any():
+            out[others] = self._probabilities(
+                tree.infoset_tensors[rows[others]].astype(np.float32), tree.legal_mask[rows[others]]
+            )
+        return out
 
 
 def _masked_argmax(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -341,6 +341,9 @@ def policy_rows(
         # Rows by index: asked by tensor, a game whose information sets share tensors (dark_hex:
         # 134 sets, 55 distinct tensors) would get another set's row.
         return np.array(policy.probs[rows])
+    tree_rows = getattr(policy, "tree_rows", None)
+    if callable(tree_rows):  # a policy whose play depends on its own past moves (NFSP's)
+        return np.asarray(tree_rows(tree, rows), dtype=np.float64)
     if isinstance(policy, BatchPolicy):
         try:
             answer = policy.action_probabilities_batch(
