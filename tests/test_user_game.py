@@ -523,6 +523,8 @@ def test_a_game_where_only_chance_moves_is_evaluated_and_trained():
     np.testing.assert_allclose(solve_game(game).value, [-0.4, 0.4])
     result = train(game, "cfr", iterations=3)
     assert result.nash_conv == 0.0 and result.final.seat_exploitability == (0.0, 0.0)
+    with pytest.raises(ValueError, match="ended before any player moved"):
+        make_env(game).reset(seed=0)  # PettingZoo's agents must be live after reset
 
 
 def test_learners_name_the_number_of_players_they_refuse():

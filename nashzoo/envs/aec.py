@@ -541,6 +541,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self._enter(self._sample_chance(node), self.agents[0])
         else:
             self._enter_node(self._sample_chance_node(start), self.agents[0])
+        if all(self.terminations.values()):
+            raise ValueError(
+                f"{self.game.id} ended before any player moved (its start, or the chance "
+                "outcome drawn, leads straight to a terminal history): an env needs a decision "
+                "in every episode (PettingZoo's agents are live after reset). Evaluate or solve "
+                "the game instead"
+            )
         if self.render_mode == "human":
             self.render()
 
