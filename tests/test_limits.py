@@ -53,6 +53,23 @@ def test_a_walk_stops_when_the_process_outgrows_the_memory_it_had(walk, monkeypa
         walk(load_game("leduc_poker"))
 
 
+def test_a_walk_that_grows_fast_per_history_is_looked_at_before_the_limit():
+    """A deep game's walk holds megabytes per history (crazyhouse: 8 MB): after each look
+    the next comes at most half of the way to the limit at the rate seen, so the walk stops
+    near 60% of the memory instead of far past it (crazyhouse held 17.9 of 23 GiB; shogi
+    was killed for memory)."""
+    readings = iter([0, 64 * 2**20, 128 * 2**20])  # 1 MiB per history
+    limits_ = limits.WalkLimits("deep")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "resident_memory", lambda: next(readings))
+        patch.setattr(limits, "available_memory", lambda: 1000 * 2**20)  # 600 MiB may be taken
+        assert limits_.check(64) is None  # the baseline
+        room = limits_.check(128)  # 64 MiB taken, 536 MiB left, 1 MiB per history
+        assert room == 268
+        # 128 MiB taken after 268 more histories (64 MiB): 472 MiB left at 64/268 MiB each
+        assert limits_.check(128 + room) == int(472 * 268 / 64 / 2)
+
+
 def test_without_memory_figures_only_the_cap_applies(monkeypatch):
     monkeypatch.setattr(limits, "resident_memory", lambda: None)
     monkeypatch.setattr(limits, "available_memory", lambda: None)

@@ -106,8 +106,9 @@ def check_counted(game_id: str, histories: int) -> None:
 class WalkLimits:
     """The limits of one walk: :meth:`check` raises
     :class:`~nashzoo.games.base.GameTooLarge` once the walk has passed either. The memory
-    figures are first read at the first look past the start (after about a thousand
-    histories), so a small game's walk reads nothing but the cap (reading them costs about
+    figures are first read at the first look past the start (after
+    :data:`~nashzoo.games.progress.FIRST_LOOK` histories), so a small game's walk reads nothing
+    but the cap (reading them costs about
     40 us, a third of a bridged Kuhn poker's whole compile)."""
 
     def __init__(self, game_id: str) -> None:
@@ -116,31 +117,46 @@ class WalkLimits:
         self.start: int | None = None  # resident bytes at the first look past the start
         self.available: int | None = None
         self._first = True
+        self._last: tuple[int, int] | None = None  # (histories, resident bytes) at the last look
 
-    def check(self, visited: int) -> None:
+    def check(self, visited: int) -> int | None:
         """Raise if ``visited`` histories pass the cap, or the process has grown by more
-        than :data:`MEMORY_SHARE` of the memory that was available at the first look."""
+        than :data:`MEMORY_SHARE` of the memory that was available at the first look.
+        Otherwise return how many more histories may be walked before the next look so that,
+        at the bytes per history seen since the last one, the walk gets at most half of the
+        way from here to that limit (``None``: no bound from memory)."""
         if self.cap is not None and visited > self.cap:
             raise GameTooLarge(
                 f"{self.game_id} has more than the {self.cap:,} histories that "
                 f"{MAX_HISTORIES_VARIABLE} allows; {_ADVICE}"
             )
         if visited == 0:
-            return
+            return None
         if self._first:
             self._first = False
             self.start, self.available = resident_memory(), available_memory()
-            return
+            if self.start is not None:
+                self._last = (visited, self.start)
+            return None
         if self.start is None or self.available is None:
-            return  # the memory cannot be read here: only the cap applies
+            return None  # the memory cannot be read here: only the cap applies
         now = resident_memory()
-        if now is not None and now - self.start > MEMORY_SHARE * self.available:
+        if now is None:
+            return None
+        limit = MEMORY_SHARE * self.available
+        if now - self.start > limit:
             raise GameTooLarge(
                 f"{self.game_id} is too big to compile on this machine: after "
                 f"{visited:,} histories the walk holds {_size(now - self.start)}, more than "
                 f"{MEMORY_SHARE:.0%} of the {_size(self.available)} that was available; "
                 f"{_ADVICE}"
             )
+        before, then = self._last or (visited, now)
+        self._last = (visited, now)
+        if visited <= before or now <= then:
+            return None
+        per_history = (now - then) / (visited - before)
+        return max(1, int((limit - (now - self.start)) / per_history / 2))
 
 
 _ADVICE = (

@@ -24,8 +24,11 @@ PROGRESS_EVERY = 1 << 16
 """The most histories between two looks: in between, a walk only compares its count with the
 one :class:`WalkProgress` returned."""
 
-FIRST_LOOK = 1 << 10
-"""Histories before the first look after the start, and the fewest between two looks."""
+FIRST_LOOK = 1 << 6
+"""Histories before the first look after the start, and the fewest between two looks. Small:
+a deep game's walk holds megabytes per history on its stack (crazyhouse: 2.6 GB at 1,024
+histories, shogi 10 GB), so the memory baseline has to be read early; a game smaller than
+this (Kuhn: 58) is never looked at, and a fast walk's looks are spaced by time anyway."""
 
 LOOK_SECONDS = 0.25
 """The time aimed at between two looks (within the two bounds above): a game whose histories
@@ -52,7 +55,7 @@ class WalkProgress:
     def __call__(self, visited: int) -> int:
         """Report ``visited`` histories; return the count at which to look again. Raises
         :class:`~nashzoo.games.base.GameTooLarge` once the walk passes its limits."""
-        self.limits.check(visited)
+        room = self.limits.check(visited)
         now = time.perf_counter()
         if self.watching:
             self._show(visited, now)
@@ -61,7 +64,7 @@ class WalkProgress:
             rate = (visited - before) / max(now - then, 1e-9)
             self.step = max(FIRST_LOOK, int(rate * LOOK_SECONDS))
         self.last_look = (now, visited)
-        look_again = visited + min(self.step, PROGRESS_EVERY)
+        look_again = visited + min(self.step, PROGRESS_EVERY, room or PROGRESS_EVERY)
         if self.limits.cap is not None:
             look_again = min(look_again, self.limits.cap + 1)
         return look_again
