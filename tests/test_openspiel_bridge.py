@@ -142,6 +142,7 @@ def test_policies_move_both_ways() -> None:
         ("openspiel:liars_dice(dice_sides=4", "Missing closing bracket"),
         ("openspiel:liars_dice(dice_sides=x)", "Wrong type for parameter dice_sides"),
         ("openspiel:mfg_garnet", "mean_field dynamics"),
+        ("openspiel:crazy_eights", "provides no information-state strings"),  # not players=2
     ],
 )
 def test_unbridgeable_games_get_one_line_errors(spec: str, message: str, capfd) -> None:
@@ -239,3 +240,27 @@ def test_a_table_is_read_by_key_where_information_sets_share_tensors() -> None:
         table.action_probabilities(view)
     keyed = Infoset(-1, tree.infoset_keys[shared], view.tensor, view.legal_mask)
     np.testing.assert_array_equal(table.action_probabilities(keyed), table.probs[shared])
+
+
+def test_a_game_whose_own_name_does_not_load_back_keeps_the_string_it_was_loaded_by() -> None:
+    """restricted_nash_response calls itself 'rnr_kuhn_poker', which OpenSpiel cannot load:
+    its id is the string it was loaded by, so files, checkpoints and workers find it again."""
+    spec = "openspiel:restricted_nash_response(game=kuhn_poker())"
+    game = load_game(spec)
+    assert game.id == spec
+    assert load_game(game.id).id == spec and pickle.loads(pickle.dumps(game)).id == spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "found"),
+    [
+        ("openspiel:goofspiel(num_cards=4)", "does not have perfect recall"),
+        ("openspiel:phantom_ttt", "belongs to player 0 and to player 1"),
+    ],
+)
+def test_openspiels_imperfect_recall_names_the_way_out(spec, found, capfd) -> None:
+    """OpenSpiel's own information-state strings forget here: the message says they are
+    OpenSpiel's (not the user's keys to fix) and names a parameter that keeps them."""
+    with pytest.raises(GameDefinitionError, match=rf"{found}.*OpenSpiel's own.*imp_info=True"):
+        compile_tree(load_game(spec))
+    assert capfd.readouterr().err == ""

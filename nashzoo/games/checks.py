@@ -253,7 +253,8 @@ def check_recall(
             game,
             state,
             f"information set {key!r} belongs to player {seen[0]} and to player {now[0]}",
-            "keys must be unique across players: put the acting player into infoset_key()",
+            getattr(game, "recall_fix", None)
+            or "keys must be unique across players: put the acting player into infoset_key()",
         )
     if seen[2] != now[2] and sorted(seen[2]) == sorted(now[2]):
         raise fail(
@@ -274,7 +275,8 @@ def check_recall(
                 state,
                 f"information set {key!r} is reached with another {label} ({here}, earlier "
                 f"{first}): the game does not have perfect recall",
-                "put everything the acting player has seen and done into infoset_key()",
+                getattr(game, "recall_fix", None)
+                or "put everything the acting player has seen and done into infoset_key()",
             )
 
 

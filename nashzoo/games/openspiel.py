@@ -105,7 +105,7 @@ def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
                 loaded = _load(pyspiel, spec, params)
         except pyspiel.SpielError as err:
             raise ValueError(_load_error(spec, str(err))) from None
-        return OpenSpielGame(loaded)
+        return OpenSpielGame(loaded, None if params else spec)
     if params:
         raise ValueError("parameters cannot be applied to an already loaded OpenSpiel game")
     if not is_pyspiel_game(game):
@@ -181,6 +181,32 @@ def game_string(pyspiel_game: Any) -> str:
     return str(pyspiel_game).removesuffix("()")
 
 
+def _reloadable_string(pyspiel: Any, pyspiel_game: Any, spec: str | None) -> str:
+    """The game string nashzoo keeps as the game's id: OpenSpiel's own (:func:`game_string`)
+    where it loads back as the same game, else ``spec``, the string the user loaded it by
+    (``restricted_nash_response(game=kuhn_poker())`` calls itself ``rnr_kuhn_poker``, which
+    OpenSpiel cannot load). Files, checkpoints and race workers load the game by its id."""
+    own = game_string(pyspiel_game)
+    for candidate in (own, spec):
+        if candidate is None:
+            continue
+        try:
+            with _stderr_held_back():
+                loaded = _load(pyspiel, candidate, {})
+                if loaded.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+                    loaded = pyspiel.convert_to_turn_based(loaded)
+        except pyspiel.SpielError:
+            continue
+        if str(loaded) == str(pyspiel_game):
+            return candidate
+    raise ValueError(
+        f"OpenSpiel's name of this game, {own!r}, does not load back as the same game, so "
+        "nashzoo could not find it again (in files, checkpoints, race workers); load it by a "
+        "game string that OpenSpiel reads, e.g. load_game('openspiel:"
+        "restricted_nash_response(game=kuhn_poker())')"
+    )
+
+
 class OpenSpielGame(Game):
     """A two-player OpenSpiel game seen through nashzoo's Game/State API.
 
@@ -191,8 +217,15 @@ class OpenSpielGame(Game):
     """
 
     num_players = 2
+    recall_fix = (
+        "these are OpenSpiel's own information_state_string()s, so this game (with these "
+        "parameters) cannot be compiled by nashzoo, which needs perfect recall; where the game "
+        "has a parameter that keeps more in the information state, set it (goofspiel: "
+        "imp_info=True), or pick another game"
+    )
+    """The fix :func:`~nashzoo.games.checks.check_recall` names: the keys are not the user's."""
 
-    def __init__(self, pyspiel_game: Any) -> None:
+    def __init__(self, pyspiel_game: Any, spec: str | None = None) -> None:
         super().__init__()
         pyspiel = import_pyspiel()
         kind = pyspiel_game.get_type()
@@ -205,21 +238,29 @@ class OpenSpielGame(Game):
                 f"{label} has {kind.dynamics.name.lower()} dynamics; the bridge takes "
                 "turn-based and simultaneous-move games only"
             )
-        if pyspiel_game.num_players() != 2:
-            fix = (
-                "load it with players=2"
-                if kind.min_num_players <= 2 <= kind.max_num_players
-                else "it cannot be played by two, pick another game"
-            )
-            raise ValueError(
-                f"{label} is loaded with {pyspiel_game.num_players()} players and nashzoo's "
-                f"games have exactly two: {fix}"
-            )
         if not kind.provides_information_state_string:
             raise ValueError(
                 f"{label} provides no information-state strings (perfect-recall information "
                 "states), which nashzoo's information sets are keyed by; pick a game that has "
                 "them (pyspiel.registered_games() lists provides_information_state_string)"
+            )
+        if pyspiel_game.num_players() != 2:
+            parameter = next(
+                (
+                    n
+                    for n in ("players", "num_players", "numPlayers")
+                    if n in kind.parameter_specification
+                ),
+                None,
+            )
+            fix = (
+                f"load it with {parameter}=2"
+                if parameter is not None and kind.min_num_players <= 2 <= kind.max_num_players
+                else "it cannot be played by two, pick another game"
+            )
+            raise ValueError(
+                f"{label} is loaded with {pyspiel_game.num_players()} players and nashzoo's "
+                f"games have exactly two: {fix}"
             )
         if kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
             raise ValueError(
@@ -227,7 +268,7 @@ class OpenSpielGame(Game):
                 "nashzoo needs explicit chance probabilities"
             )
         self.openspiel_game = pyspiel_game
-        self.name = PREFIX + game_string(pyspiel_game)
+        self.name = PREFIX + _reloadable_string(pyspiel, pyspiel_game, spec)
         self.num_actions = pyspiel_game.num_distinct_actions()
         # The tensors: information-state tensors; in a perfect-information game without them
         # (tic_tac_toe, mnk, hex), the observation tensor, which there shows everything a
@@ -254,8 +295,9 @@ class OpenSpielGame(Game):
             player = state.current_player()
             names = []
             for action in range(self.num_actions):
-                try:
-                    names.append(state.action_to_string(player, action))
+                try:  # its refusal is printed to stderr before it raises: hold that back
+                    with _stderr_held_back():
+                        names.append(state.action_to_string(player, action))
                 except Exception:  # OpenSpiel refuses to name some actions out of context
                     names.append(f"action {action}")
             if len(set(names)) < len(names):
