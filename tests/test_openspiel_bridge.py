@@ -264,3 +264,16 @@ def test_openspiels_imperfect_recall_names_the_way_out(spec, found, capfd) -> No
     with pytest.raises(GameDefinitionError, match=rf"{found}.*OpenSpiel's own.*imp_info=True"):
         compile_tree(load_game(spec))
     assert capfd.readouterr().err == ""
+
+
+def test_an_env_over_a_game_whose_tensors_hold_chip_counts_passes_pettingzoos_tests() -> None:
+    """No-limit universal_poker's tensors hold chip counts, which nashzoo cannot rescale: the
+    bridge declares its observations unbounded (they were refused as outside [0, 1])."""
+    spec = (
+        "openspiel:universal_poker(betting=nolimit,numPlayers=2,numRounds=1,blind=1 1,"
+        "firstPlayer=1 1,numSuits=1,numRanks=3,numHoleCards=1,numBoardCards=0,stack=4 4)"
+    )
+    game_env = env(spec)
+    api_test(game_env, num_cycles=20)
+    box = game_env.observation_space("player_0")["observation"]
+    assert box.low.min() == -np.inf and box.high.max() == np.inf

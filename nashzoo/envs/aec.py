@@ -418,7 +418,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             )
         return spaces.Dict(
             {
-                "observation": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                "observation": spaces.Box(*self.game.infoset_tensor_bounds, (size,), np.float32),
                 "action_mask": spaces.Box(0, 1, (num_actions,), dtype=np.int8),
             }
         )

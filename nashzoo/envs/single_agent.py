@@ -137,7 +137,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.illegal_action = illegal_action
         self.render_mode = render_mode
         size = int(self.game.infoset_tensor_size)
-        self.observation_space = spaces.Box(0.0, 1.0, (size,), dtype=np.float32)
+        low, high = self.game.infoset_tensor_bounds
+        self.observation_space = spaces.Box(low, high, (size,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.game.num_actions)
         self._aec = GameAECEnv(self.game, render_mode="ansi")
         self._opponents: tuple[Policy, ...] = ()

@@ -50,6 +50,11 @@ class Game(ABC):
     num_actions: int
     action_names: tuple[str, ...]
     infoset_tensor_size: int
+    infoset_tensor_bounds: tuple[float, float] = (0.0, 1.0)
+    """The range every information-set tensor entry lies in: the envs' observation bounds,
+    checked on every tensor they show. Scale features into it (a chip count divided by the
+    most chips); OpenSpiel's games, whose tensors nashzoo cannot rescale, declare none
+    (``(-inf, inf)``)."""
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         self._params = dict(params or {})

@@ -143,7 +143,8 @@ def check_tensor(
     game: Game, state: State, player: int, tensor: Any, *, unit: bool = False
 ) -> np.ndarray:
     """An information-set tensor is ``infoset_tensor_size`` finite numbers (float64 here);
-    with ``unit``, each in [0, 1], the range the envs declare for observations."""
+    with ``unit``, each within ``game.infoset_tensor_bounds`` (by default [0, 1]), the range
+    the envs declare for observations."""
     size = game.infoset_tensor_size
     try:
         values = np.asarray(tensor, dtype=np.float64)
@@ -162,13 +163,15 @@ def check_tensor(
             f"infoset_tensor({player}) gave {shown}",
             f"return {size} finite numbers (the game's infoset_tensor_size)",
         )
-    if unit and values.size and (values.min() < 0.0 or values.max() > 1.0):
+    low, high = game.infoset_tensor_bounds
+    if unit and values.size and (values.min() < low or values.max() > high):
         raise fail(
             game,
             state,
             f"infoset_tensor({player}) has values in [{values.min():g}, {values.max():g}], "
-            "outside the [0, 1] the envs declare for observations",
-            "scale each feature into [0, 1] (a chip count divided by the most chips, say)",
+            f"outside the [{low:g}, {high:g}] the envs declare for observations",
+            f"scale each feature into [{low:g}, {high:g}] (a chip count divided by the most "
+            "chips, say), or declare the range as the game's infoset_tensor_bounds",
         )
     return values
 
@@ -192,8 +195,9 @@ def view_tensor(game: Game, state: State, player: int) -> np.ndarray:
     if tensor.__class__ is np.ndarray and tensor.shape == (game.infoset_tensor_size,):
         shown = tensor.astype(np.float32)  # the common case; Python's min and max of a short
         values = shown.tolist()  # list cost less than numpy's reductions
-        total = sum(values)  # NaN anywhere makes it NaN, which is not equal to itself
-        if total == total and (not values or (min(values) >= 0.0 and max(values) <= 1.0)):
+        total = sum(values)  # NaN or inf anywhere makes it not finite
+        low, high = game.infoset_tensor_bounds
+        if math.isfinite(total) and (not values or (min(values) >= low and max(values) <= high)):
             return shown
     return check_tensor(game, state, player, tensor, unit=True).astype(np.float32)
 

@@ -42,6 +42,7 @@ player to move (at construction) and once for the legal actions (on first use).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import tempfile
@@ -217,6 +218,7 @@ class OpenSpielGame(Game):
     """
 
     num_players = 2
+    infoset_tensor_bounds = (-math.inf, math.inf)  # OpenSpiel's tensors may hold chip counts
     recall_fix = (
         "these are OpenSpiel's own information_state_string()s, so this game (with these "
         "parameters) cannot be compiled by nashzoo, which needs perfect recall; where the game "
