@@ -273,7 +273,13 @@ def nash_conv(game: Game | str, policy: PolicyLike) -> float:
 
 
 def exploitability(game: Game | str, policy: PolicyLike) -> float:
-    """``NashConv / num_players``, the convention of OpenSpiel's ``exploitability``."""
+    """``NashConv / num_players``, the convention of OpenSpiel's ``exploitability``.
+
+    In a zero-sum (or constant-sum) game this is the average a best responder gains. In a
+    general-sum game, where OpenSpiel's ``exploitability`` refuses, nashzoo still gives the
+    same formula (so races and training curves have one scale for every game), but it is then
+    only NashConv rescaled, not what an exploiter gains; :func:`seat_exploitability` and
+    :func:`solve_game` refuse such games."""
     table = as_tabular(game, policy)
     return tm.nash_conv_value(table.tree, table.probs) / table.game.num_players
 
