@@ -152,6 +152,20 @@ def test_from_sb3_model_and_zip_agree_with_the_models_own_actions(algo, tmp_path
     assert 0.0 <= exploitability("kuhn_poker", from_sb3(path, "kuhn_poker")) <= 11 / 24 + 0.6
 
 
+def test_a_recurrent_sb3_policy_is_refused_with_the_reason(tmp_path):
+    """RecurrentPPO acts on its memory of the episode: no table to evaluate. It was loaded as
+    a plain PPO and failed in torch's load_state_dict."""
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    import gymnasium
+
+    env = gymnasium.make("nashzoo/KuhnPoker-v0", seat="random")
+    model = sb3_contrib.RecurrentPPO("MlpLstmPolicy", env, n_steps=8, batch_size=8, seed=0)
+    model.save(tmp_path / "rppo.zip")
+    for given in (model, tmp_path / "rppo.zip"):
+        with pytest.raises(PolicyError, match="RecurrentActorCriticPolicy: a recurrent policy"):
+            from_sb3(given, "kuhn_poker")
+
+
 def test_eval_and_tournament_read_an_sb3_zip(tmp_path, capsys):
     path = tmp_path / "ppo_kuhn.zip"
     model = _sb3_model("maskable")

@@ -199,6 +199,18 @@ def from_network(
 
 
 # --- Stable-Baselines3 ---------------------------------------------------------------------
+def _refuse_recurrent(policy_class: type, what: str) -> None:
+    """sb3-contrib's recurrent policies (RecurrentPPO) act on a memory of the episode, not on
+    the information set alone: there is no table of them to evaluate."""
+    if any("Recurrent" in c.__name__ for c in policy_class.__mro__):
+        raise PolicyError(
+            f"{what} holds a {policy_class.__name__}: a recurrent policy acts on its memory of "
+            "the episode, not on the information set alone, so it has no one distribution per "
+            "information set to evaluate; train a feed-forward PPO, MaskablePPO or DQN on the "
+            "information-set tensors (they already hold everything the player has seen)"
+        )
+
+
 def _is_maskable(policy_class: type) -> bool:
     """sb3-contrib's MaskableActorCriticPolicy (checked by name: sb3-contrib may be absent)."""
     return any(c.__name__ == "MaskableActorCriticPolicy" for c in policy_class.__mro__)
@@ -224,6 +236,7 @@ def load_sb3(path: str | os.PathLike[str]) -> Any:
     policy_class = (data or {}).get("policy_class")
     if not isinstance(policy_class, type):
         raise PolicyError(f"{path} names no policy class: not a Stable-Baselines3 model")
+    _refuse_recurrent(policy_class, str(path))
     if issubclass(policy_class, DQNPolicy):
         algo: Any = DQN
     elif _is_maskable(policy_class):
@@ -275,6 +288,7 @@ def from_sb3(
             f"{game.id} has information-set tensors of shape {(size,)} and {num_actions} actions"
         )
     policy = model.policy
+    _refuse_recurrent(type(policy), f"the {type(model).__name__} model")
     if isinstance(policy, DQNPolicy):
         kind: Literal["maskable", "ppo", "dqn"] = "dqn"
     elif _is_maskable(type(policy)):
