@@ -73,7 +73,7 @@ def provenance(load_before: float, load_after: float, packages: tuple[str, ...] 
     differs from it, see :func:`commit`) and the command line that reproduces it."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     versions = ", ".join(f"{name} {version(name)}" for name in packages)
-    command = " ".join(shlex.quote(arg) for arg in sys.argv[1:])
+    command = " ".join(shlex.quote(arg) for arg in _reproducing(sys.argv[1:]))
     script = Path(sys.argv[0]).name
     return (
         f"{now}; {os.cpu_count()}-core {platform.machine()} CPU, {platform.system()}; "
@@ -81,6 +81,23 @@ def provenance(load_before: float, load_after: float, packages: tuple[str, ...] 
         f"average {load_before:.2f} before, {load_after:.2f} after; {commit()}; "
         f"`benchmarks/{script} {command}`"
     )
+
+
+def _reproducing(argv: list[str]) -> list[str]:
+    """The command line as BENCHMARKS.md shows it: ``--markdown`` names the file it rewrites by
+    its name alone (a run written into a scratch copy, ``/tmp/run/BENCHMARKS.md``, then copied
+    back, shows ``--markdown BENCHMARKS.md``), so the document points at nothing outside the
+    repository."""
+    out, after_markdown = [], False
+    for arg in argv:
+        if after_markdown:
+            arg, after_markdown = Path(arg).name, False
+        elif arg == "--markdown":
+            after_markdown = True
+        elif arg.startswith("--markdown="):
+            arg = "--markdown=" + Path(arg.split("=", 1)[1]).name
+        out.append(arg)
+    return out
 
 
 CODE = ("nashzoo", "benchmarks", "pyproject.toml")

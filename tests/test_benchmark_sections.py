@@ -96,3 +96,17 @@ def test_a_mention_of_the_heading_in_prose_is_not_the_section(tmp_path: Path) ->
 def test_a_part_name_that_would_break_the_comment_is_refused() -> None:
     with pytest.raises(ValueError, match="HTML comment"):
         part_marks("a--b")
+
+
+def test_the_command_line_shown_names_the_markdown_file_by_its_name_alone() -> None:
+    """A run written into a scratch copy shows the file by name: BENCHMARKS.md points at
+    nothing outside the repository."""
+    argv = ["--quick", "--markdown", "/tmp/run/BENCHMARKS.md", "--markdown=/x/y/B.md", "--n", "3"]
+    assert common._reproducing(argv) == [
+        "--quick",
+        "--markdown",
+        "BENCHMARKS.md",
+        "--markdown=B.md",
+        "--n",
+        "3",
+    ]
