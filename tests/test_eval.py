@@ -327,6 +327,19 @@ def test_per_seat_tables_are_read_on_their_own_seats_rows_like_dicts() -> None:
         nash_conv("kuhn_poker", tables)
 
 
+def test_a_policy_that_only_answers_batches_is_evaluated() -> None:
+    """An object with only ``action_probabilities_batch`` (the BatchPolicy protocol) is a
+    policy to evaluation, alone or per seat (it was refused: "pass a Policy")."""
+
+    class OnlyBatches:
+        def action_probabilities_batch(self, players, tensors, legal_masks):
+            masks = np.asarray(legal_masks, dtype=np.float64)
+            return masks / masks.sum(axis=1, keepdims=True)
+
+    assert nash_conv("kuhn_poker", OnlyBatches()) == pytest.approx(11 / 12, abs=1e-12)
+    assert nash_conv("kuhn_poker", [OnlyBatches(), OnlyBatches()]) == pytest.approx(11 / 12)
+
+
 def test_learner_objects_get_a_hint() -> None:
     from nashzoo.agents import make_learner
 

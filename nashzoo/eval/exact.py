@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.agents.policy import (
+    BatchPolicy,
     Infoset,
     Policy,
     PolicyError,
@@ -112,7 +113,7 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
             )
         seats = [_seat_table(game, seat, p) for seat, p in enumerate(policy)]
         return TabularPolicy.joint(game, seats)
-    if isinstance(policy, Policy) or callable(policy):
+    if isinstance(policy, (Policy, BatchPolicy)) or callable(policy):
         return TabularPolicy.from_policy(game, policy)
     if hasattr(policy, "average_policy"):
         raise PolicyError(
@@ -147,7 +148,7 @@ def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
             )
         return TabularPolicy.from_dict(game, policy, default=TabularPolicy.uniform(game))
     if not isinstance(policy, (TabularPolicy, np.ndarray, Sequence)) and (
-        isinstance(policy, Policy) or callable(policy)
+        isinstance(policy, (Policy, BatchPolicy)) or callable(policy)
     ):
         return TabularPolicy.from_policy(game, policy, rows=rows)
     if isinstance(policy, (np.ndarray, list, tuple)):

@@ -208,7 +208,10 @@ def _asked(game: Game, state: State, method: str, player: int) -> Any:
         return getattr(state, method)(player)
     except Exception as err:
         raise fail(
-            game, state, f"{method}({player}) raised {type(err).__name__}: {err}", VIEW_FIX
+            game,
+            state,
+            f"{method}({player}) raised {type(err).__name__}: {' '.join(str(err).split())}",
+            VIEW_FIX,
         ) from err
 
 
