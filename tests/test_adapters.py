@@ -67,6 +67,14 @@ def test_from_network_bad_outputs_are_clear_errors():
     np.testing.assert_array_equal(np.argmax(table, axis=1), np.where(raise_legal, 2, 1))
     with pytest.raises(PolicyError, match=r"\(logits\) returned NaN/inf values"):
         _table(from_network(lambda t: np.full((len(t), 2), np.nan), "kuhn_poker"))
+    # -inf is a logit's probability 0, as long as a legal action is left
+    never_check = from_network(lambda t: np.tile([-np.inf, 0.0], (len(t), 1)), "kuhn_poker")
+    np.testing.assert_array_equal(_table(never_check)[:, 1], 1.0)
+    with pytest.raises(PolicyError, match="-inf to every legal action"):
+        _table(from_network(lambda t: np.full((len(t), 2), -np.inf), "kuhn_poker"))
+    actor_critic = from_network(lambda t: (np.zeros((len(t), 2)), np.zeros(len(t))), "kuhn_poker")
+    with pytest.raises(PolicyError, match=r"returned a tuple of 2.*net\(x\)\[0\]"):
+        _table(actor_critic)
 
 
 def test_a_network_of_nans_is_refused_by_every_reading_rule():

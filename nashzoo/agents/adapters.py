@@ -61,10 +61,22 @@ def _game_sizes(game: Game | str) -> tuple[Game, int, int]:
     return game, size, int(game.num_actions)
 
 
-def _as_numpy(values: Any) -> np.ndarray:
+def _as_numpy(values: Any, source: str = "the network") -> np.ndarray:
+    if isinstance(values, tuple):  # an actor-critic's (logits, value), say
+        raise PolicyError(
+            f"{source} returned a tuple of {len(values)}; return the action outputs alone, one "
+            "row per information set (e.g. lambda x: net(x)[0] for a net returning (logits, "
+            "value))"
+        )
     if isinstance(values, torch.Tensor):
         values = values.detach().to(torch.float64).cpu().numpy()  # bfloat16 has no numpy twin
-    return np.asarray(values, dtype=np.float64)
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise PolicyError(
+            f"{source} returned {type(values).__name__}, not an array of numbers ({err}); return "
+            "one row of action outputs per information set"
+        ) from None
 
 
 def greedy(values: Any, masks: np.ndarray, source: str = "the network") -> np.ndarray:
@@ -87,12 +99,19 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
     ``source``) for a wrong shape, non-finite values, or probabilities with no mass on a legal
     action.
     """
-    values = _as_numpy(values)
+    values = _as_numpy(values, source)
     if values.shape != masks.shape:
         raise PolicyError(
             f"{source} returned shape {values.shape}; expected {masks.shape}: one row per "
             "information set, one entry per action of the game"
         )
+    if output == "logits" and np.isneginf(np.where(masks, values, 0.0)).any():
+        # -inf is a logit's way to say probability 0: allowed where a legal action is left
+        finite = np.where(masks & np.isfinite(values), values, 0.0)
+        check_finite_on_legal(np.where(np.isneginf(values), finite, values), masks, source)
+        if not (masks & np.isfinite(values)).any(axis=1).all():
+            raise PolicyError(f"{source} (logits) gives -inf to every legal action somewhere")
+        return masked_softmax_np(values, masks)
     if output in ("logits", "greedy"):
         check_finite_on_legal(values, masks, f"{source} ({output})")
         return masked_softmax_np(values, masks) if output == "logits" else greedy(values, masks)
