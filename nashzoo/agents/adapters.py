@@ -105,15 +105,12 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
             f"{source} returned shape {values.shape}; expected {masks.shape}: one row per "
             "information set, one entry per action of the game"
         )
-    if output == "logits" and np.isneginf(np.where(masks, values, 0.0)).any():
-        # -inf is a logit's way to say probability 0: allowed where a legal action is left
-        finite = np.where(masks & np.isfinite(values), values, 0.0)
-        check_finite_on_legal(np.where(np.isneginf(values), finite, values), masks, source)
-        if not (masks & np.isfinite(values)).any(axis=1).all():
-            raise PolicyError(f"{source} (logits) gives -inf to every legal action somewhere")
-        return masked_softmax_np(values, masks)
     if output in ("logits", "greedy"):
-        check_finite_on_legal(values, masks, f"{source} ({output})")
+        # -inf is a logit's way to say probability 0: allowed while a legal action is left
+        zero_prob = np.isneginf(values) if output == "logits" else np.zeros(values.shape, bool)
+        check_finite_on_legal(np.where(zero_prob, 0.0, values), masks, f"{source} ({output})")
+        if not (masks & ~zero_prob).any(axis=1).all():
+            raise PolicyError(f"{source} (logits) gives -inf to every legal action somewhere")
         return masked_softmax_np(values, masks) if output == "logits" else greedy(values, masks)
     legal = np.where(masks, values, 0.0)
     if not np.isfinite(legal).all() or (legal < 0).any():

@@ -153,20 +153,20 @@ def _plain_strategy(strategy: Any) -> Any:
     naming the field when it is neither a dict of probability rows nor one row."""
     if strategy is None:
         return None
+    problem = ValueError(
+        "fixed learner: strategy must be {infoset_key: probabilities} or one list of "
+        f"probabilities (numbers), got {strategy!r}"
+    )
+    if isinstance(strategy, (str, bytes, os.PathLike)):
+        raise ValueError(f"{problem} (a policy file goes in path=)")
     try:
-        if isinstance(strategy, (str, bytes, os.PathLike)):
-            raise TypeError("a path")
         if isinstance(strategy, Mapping):
             return {
                 str(k): [float(p) for p in np.asarray(v, dtype=float)] for k, v in strategy.items()
             }
         return [float(p) for p in np.asarray(strategy, dtype=float).reshape(-1)]
     except (TypeError, ValueError):
-        hint = " (a policy file goes in path=)" if isinstance(strategy, (str, os.PathLike)) else ""
-        raise ValueError(
-            "fixed learner: strategy must be {infoset_key: probabilities} or one list of "
-            f"probabilities (numbers), got {strategy!r}{hint}"
-        ) from None
+        raise problem from None
 
 
 @dataclasses.dataclass(frozen=True)

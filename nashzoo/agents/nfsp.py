@@ -549,44 +549,53 @@ class NFSPBehaviourPolicy(NetworkPolicy):
         self.avg_net = avg_net if isinstance(avg_net, NumpyMLP) else NumpyMLP(avg_net)
         self.eta = float(eta)
         self.epsilon = float(epsilon)
+        self._tree_table: tuple[CompiledTree, np.ndarray] | None = None
 
-    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def __getstate__(self) -> dict[str, Any]:
+        # The table is rebuilt on demand: a policy sent to another process does not carry
+        # the tree along with it.
+        return {**self.__dict__, "_tree_table": None}
+
+    def _modes(self, tensors: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each mode's distribution at the queried sets: epsilon-greedy on ``Q`` (best
+        response) and the average network's (only computed when ``eta < 1``)."""
         q = self.q_net(tensors)
         check_finite_on_legal(q, masks, f"nfsp's Q-network ({self.game_id})")
         greedy = _epsilon_greedy_probs(q, masks, self.epsilon)
         if self.eta == 1.0:
-            return greedy
-        avg = masked_softmax_np(self.avg_net(tensors), masks)
-        return self.eta * greedy + (1.0 - self.eta) * avg
+            return greedy, greedy
+        return greedy, masked_softmax_np(self.avg_net(tensors), masks)
+
+    def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        greedy, average = self._modes(tensors, masks)
+        return self.eta * greedy + (1.0 - self.eta) * average
 
     def tree_rows(self, tree: CompiledTree, rows: np.ndarray) -> np.ndarray:
         """The rows ``rows`` of the behaviour strategy realization-equivalent to the learner's
         play (see the class docstring): on its seat's information sets, the mixed plan
         ``eta * x_br + (1 - eta) * x_avg`` normalised per set; where neither mode reaches a
-        set (no weight to normalise), and on other seats' sets, the per-set mixture."""
-        mixture = np.zeros((tree.num_infosets, self.num_actions))
-        seat_rows = tree.infosets_of(self.seat)
-        tensors, masks = tree.infoset_tensors[seat_rows], tree.legal_mask[seat_rows]
-        q = self.q_net(tensors)
-        check_finite_on_legal(q, masks, f"nfsp's Q-network ({self.game_id})")
-        greedy, average = np.zeros_like(mixture), np.zeros_like(mixture)
-        greedy[seat_rows] = _epsilon_greedy_probs(q, masks, self.epsilon)
-        average[seat_rows] = masked_softmax_np(self.avg_net(tensors), masks)
-        mixture[seat_rows] = self.eta * greedy[seat_rows] + (1.0 - self.eta) * average[seat_rows]
+        set (no weight to normalise), and on other seats' sets, the per-set mixture. The table
+        is built once per tree (the networks are frozen copies), however many row batches a
+        tree player asks for."""
+        if self._tree_table is None or self._tree_table[0] is not tree:
+            self._tree_table = (tree, self._table_on(tree))
+        return self._tree_table[1][np.asarray(rows, dtype=np.int64)]
+
+    def _table_on(self, tree: CompiledTree) -> np.ndarray:
+        mine = tree.infosets_of(self.seat)
+        greedy, average = np.zeros((2, tree.num_infosets, self.num_actions))
+        greedy[mine], average[mine] = self._modes(tree.infoset_tensors[mine], tree.legal_mask[mine])
         plan = self.eta * tm.realization_plan(tree, greedy, self.seat)
-        if self.eta < 1.0:
-            plan += (1.0 - self.eta) * tm.realization_plan(tree, average, self.seat)
+        plan += (1.0 - self.eta) * tm.realization_plan(tree, average, self.seat)
         total = plan.sum(axis=1, keepdims=True)
-        reached = total > 0.0
-        table = np.where(reached, plan / np.where(reached, total, 1.0), mixture)
-        rows = np.asarray(rows, dtype=np.int64)
-        out = table[rows]
-        others = tree.infoset_player[rows] != self.seat
+        mixture = self.eta * greedy + (1.0 - self.eta) * average
+        table = np.where(total > 0.0, plan / np.where(total > 0.0, total, 1.0), mixture)
+        others = tree.infoset_player != self.seat
         if others.any():
-            out[others] = self._probabilities(
-                tree.infoset_tensors[rows[others]].astype(np.float32), tree.legal_mask[rows[others]]
+            table[others] = self._probabilities(
+                tree.infoset_tensors[others].astype(np.float32), tree.legal_mask[others]
             )
-        return out
+        return table
 
 
 def _masked_argmax(values: np.ndarray, mask: np.ndarray) -> np.ndarray:

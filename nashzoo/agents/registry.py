@@ -88,8 +88,8 @@ def learner_class(name: str) -> type[Learner]:
                 f"pip install 'nashzoo[{extra}]' ({err})"
             ) from None
     if name not in _REGISTRY:
-        if isinstance(name, str) and "(" in name and name.split("(")[0].strip() in learner_names():
-            base = name.split("(")[0].strip()
+        base = name.split("(")[0].strip() if isinstance(name, str) and "(" in name else None
+        if base in learner_names():
             raise ValueError(
                 f"learner {name!r}: NAME(FIELD=VALUE) is the command line's way to set a "
                 f"learner up; in Python give the settings apart, as config: "

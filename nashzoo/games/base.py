@@ -55,6 +55,9 @@ class Game(ABC):
     checked on every tensor they show. Scale features into it (a chip count divided by the
     most chips); OpenSpiel's games, whose tensors nashzoo cannot rescale, declare none
     (``(-inf, inf)``)."""
+    recall_fix: str | None = None
+    """What an imperfect-recall refusal tells the user to do (``None``: fix ``infoset_key``);
+    a game whose keys are not the user's to fix (OpenSpiel's) says what can be done instead."""
 
     def __init__(self, params: Mapping[str, Any] | None = None) -> None:
         self._params = dict(params or {})

@@ -260,7 +260,7 @@ def check_recall(
             game,
             state,
             f"information set {key!r} belongs to player {seen[0]} and to player {now[0]}",
-            getattr(game, "recall_fix", None)
+            game.recall_fix
             or "keys must be unique across players: put the acting player into infoset_key()",
         )
     if seen[2] != now[2] and sorted(seen[2]) == sorted(now[2]):
@@ -282,7 +282,7 @@ def check_recall(
                 state,
                 f"information set {key!r} is reached with another {label} ({here}, earlier "
                 f"{first}): the game does not have perfect recall",
-                getattr(game, "recall_fix", None)
+                game.recall_fix
                 or "put everything the acting player has seen and done into infoset_key()",
             )
 

@@ -225,7 +225,6 @@ class OpenSpielGame(Game):
         "has a parameter that keeps more in the information state, set it (goofspiel: "
         "imp_info=True), or pick another game"
     )
-    """The fix :func:`~nashzoo.games.checks.check_recall` names: the keys are not the user's."""
 
     def __init__(self, pyspiel_game: Any, spec: str | None = None) -> None:
         super().__init__()
