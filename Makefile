@@ -7,6 +7,10 @@ BIN    := $(VENV)/bin
 TORCH  := torch==2.13.0
 
 MIN_VENV := .venv-min
+# The oldest supported Python runs the lowest dependencies where the machine has one (python3.10
+# on PATH, or a pyenv 3.10 even if not selected); elsewhere PYTHON does.
+MIN_PYTHON ?= $(or $(shell for p in python3.10 $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.10*/bin/python3.10; do \
+	$$p -c 'import sys; print(sys.executable)' 2>/dev/null && break; done),$(PYTHON))
 # The torch-free tests: environments, games, exact evaluation, tabular learners, tournaments.
 MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent.py \
 	tests/test_games.py tests/test_eval.py tests/test_cfr.py tests/test_mccfr.py tests/test_xfp.py \
@@ -37,11 +41,12 @@ test: setup
 # The core dependencies at exactly their declared lower bounds (pyproject.toml's `>=` read as
 # `==`), in a venv of their own, running the tests that need nothing else.
 test-min: $(MIN_VENV)/.installed
+	$(MIN_VENV)/bin/python --version
 	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm|threadpoolctl) '
 	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(MIN_TESTS)
 
 $(MIN_VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_PYTHON) -m venv $(MIN_VENV)
 	sed -n '/^dependencies = \[/,/^\]/p' pyproject.toml | grep -o '"[^"]*"' | tr -d '"' \
 		| sed 's/>=/==/' > $(MIN_VENV)/lowest.txt
 	$(MIN_VENV)/bin/python -m pip install --quiet -c $(MIN_VENV)/lowest.txt -e . "pytest>=7" "hypothesis>=6"

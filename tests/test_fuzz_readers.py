@@ -255,3 +255,12 @@ def test_plugin_lists(names):
             assert "not a module name" in str(err)
         else:
             assert all(part.isidentifier() for part in name.split("."))
+
+
+def test_a_wrapped_error_with_a_newline_is_reported_on_one_line():
+    """Python 3.10 writes a keyword argument named "\\n" raw in its TypeError (3.11+ escape
+    it), so a damaged trainer checkpoint gave a two-line CheckpointError there."""
+    from nashzoo.io import cause
+
+    err = TypeError("EvalSchedule.__init__() got an unexpected keyword argument '\n'")
+    assert cause(err) == "TypeError: EvalSchedule.__init__() got an unexpected keyword argument ' '"

@@ -294,24 +294,39 @@ def test_kuhn_self_play_reaches_nash_conv_below_0_05(name, seed) -> None:
     assert abs(result.final.values[0] + 1 / 18) < 0.02  # the game value
 
 
-def test_kuhn_self_play_pinned_values() -> None:
-    """Seeded runs are reproducible to the last bit on one platform (pins regressions)."""
-    os_run = train("kuhn_poker", "os_mccfr", iterations=300, seed=0)
-    es_run = train("kuhn_poker", "es_mccfr", iterations=300, seed=0)
-    es_uniform = train(
-        "kuhn_poker", "es_mccfr", iterations=300, seed=0, config={"weighting": "uniform"}
-    )
-    os_sampled = train(
-        "kuhn_poker",
+def _numpy_draws_as_when_pinned() -> bool:
+    """Whether this numpy draws what the pins' numpy (2.4) drew. NumPy keeps a Generator's
+    stream only within one release (its random compatibility policy, NEP 19): 2.5 changed some
+    large binomial draws, which multinomial sampling is made of, and 4,096 walks per step meet
+    one by iteration 275. A sum of 2,000 such draws tells the two streams apart."""
+    draws = np.random.default_rng(0).binomial(4096, 0.03, size=2000)
+    return int(draws.sum()) == 245485
+
+
+PINNED_RUNS = {
+    "os": ("os_mccfr", None, OS_PIN),
+    "es": ("es_mccfr", None, ES_PIN),
+    "es_uniform": ("es_mccfr", {"weighting": "uniform"}, ES_UNIFORM_PIN),
+    "os_sampled": (
         "os_mccfr",
-        iterations=300,
-        seed=0,
-        config={"trajectories_per_step": 4096, "averaging": "stochastic", "weighting": "uniform"},
-    )
-    assert os_run.nash_conv == pytest.approx(OS_PIN, rel=1e-9)
-    assert os_sampled.nash_conv == pytest.approx(OS_SAMPLED_PIN, rel=1e-9)
-    assert es_run.nash_conv == pytest.approx(ES_PIN, rel=1e-9)
-    assert es_uniform.nash_conv == pytest.approx(ES_UNIFORM_PIN, rel=1e-9)
+        {"trajectories_per_step": 4096, "averaging": "stochastic", "weighting": "uniform"},
+        OS_SAMPLED_PIN,
+    ),
+}
+
+
+@pytest.mark.parametrize("run", list(PINNED_RUNS))
+def test_kuhn_self_play_pinned_values(run) -> None:
+    """Seeded runs are reproducible to the last bit on one platform and numpy stream (pins
+    regressions); on another numpy stream, run to run, and at the pin's level."""
+    name, config, pin = PINNED_RUNS[run]
+    value = train("kuhn_poker", name, iterations=300, seed=0, config=config).nash_conv
+    if _numpy_draws_as_when_pinned():
+        assert value == pytest.approx(pin, rel=1e-9)
+    else:
+        again = train("kuhn_poker", name, iterations=300, seed=0, config=config).nash_conv
+        assert value == again
+        assert pin / 3 < value < 3 * pin
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from nashzoo.io import (
     CheckpointError,
     LearnerCheckpoint,
     atomic_write_bytes,
+    cause,
     check_arrays,
     learner_checkpoint_bytes,
     read_learner_checkpoint,
@@ -239,7 +240,7 @@ class Learner(ABC):
             )
         except Exception as err:
             raise CheckpointError(
-                f"{name}: its config does not build a {cls.name} learner ({err})"
+                f"{name}: its config does not build a {cls.name} learner ({cause(err)})"
             ) from None
         try:
             learner._load_state_arrays(dict(checkpoint.arrays))
@@ -247,8 +248,7 @@ class Learner(ABC):
             raise CheckpointError(f"{name}: {err}") from None
         except Exception as err:
             raise CheckpointError(
-                f"{name}: checkpoint contents do not fit a {cls.name} learner "
-                f"({type(err).__name__}: {err})"
+                f"{name}: checkpoint contents do not fit a {cls.name} learner ({cause(err)})"
             ) from None
         try:
             learner.rng.bit_generator.state = meta["rng_state"]

@@ -35,7 +35,7 @@ from nashzoo.io.checkpoint import (
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
 )
-from nashzoo.io.fields import FileFormatError, parse_json, read_json
+from nashzoo.io.fields import FileFormatError, cause, parse_json, read_json
 from nashzoo.io.policy_file import (
     POLICY_FORMAT,
     PolicyFile,
@@ -59,6 +59,7 @@ __all__ = [
     "PolicyFileError",
     "TrainerCheckpoint",
     "atomic_write_bytes",
+    "cause",
     "check_arrays",
     "check_output_folder",
     "exit_with_parent",

@@ -21,7 +21,15 @@ from typing import Any, Literal
 import numpy as np
 
 from nashzoo.games import Game
-from nashzoo.io.fields import FileFormatError, field, game_of, number, parse_json, string_list
+from nashzoo.io.fields import (
+    FileFormatError,
+    cause,
+    field,
+    game_of,
+    number,
+    parse_json,
+    string_list,
+)
 
 LEARNER_FORMAT = "nashzoo.Learner/1"
 TRAINER_FORMAT = "nashzoo.Trainer/1"
@@ -172,7 +180,7 @@ def _npz(source: str | os.PathLike[str] | bytes, name: str) -> dict[str, np.ndar
         raise
     except Exception as err:  # zip, npy and decompression errors all mean "corrupt"
         raise CheckpointError(
-            f"{name} is not a readable nashzoo checkpoint ({type(err).__name__}: {err}); "
+            f"{name} is not a readable nashzoo checkpoint ({cause(err)}); "
             "it may be truncated or from another program"
         ) from None
 

@@ -23,6 +23,12 @@ class FileFormatError(ValueError):
     the file and the field)."""
 
 
+def cause(err: BaseException) -> str:
+    """``"TypeName: message"`` of an error a reader wraps, on one line (a message can hold a
+    newline, e.g. Python 3.10's for a keyword argument named ``"\\n"`` in a damaged file)."""
+    return f"{type(err).__name__}: {' '.join(str(err).split())}"
+
+
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows")
 
@@ -52,7 +58,7 @@ def read_json(
     except FileNotFoundError:
         raise error(f"no {what} at {path}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise error(f"{path} is not a readable {what} ({type(err).__name__}: {err})") from None
+        raise error(f"{path} is not a readable {what} ({cause(err)})") from None
 
 
 def field(

@@ -55,6 +55,7 @@ from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.io import (
     TRAINER_FORMAT,
     atomic_write_bytes,
+    cause,
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
 )
@@ -453,8 +454,7 @@ class Trainer:
             raise  # already names the file and the seat
         except Exception as err:
             raise CheckpointError(
-                f"{path}: trainer checkpoint contents are inconsistent "
-                f"({type(err).__name__}: {err})"
+                f"{path}: trainer checkpoint contents are inconsistent ({cause(err)})"
             ) from None
         for p, learner in enumerate(trainer.learners):
             if learner.iterations != trainer.iteration:
