@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from nashzoo import __version__
+
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
 
@@ -158,8 +160,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
             print(f"no race to resume in {out}/ (no race_config.json): starting a new one")
         else:
             changed = [
-                f"{_RACE_OPTIONS.get(k, k)} {_race_value(v)} (the stored race has "
-                f"{_race_value(stored[k])})"
+                _changed_option(k, v, stored[k])
                 for k, v in fields.items()
                 if k in stored and k != "out" and _race_value(v) != _race_value(stored[k])
             ]
@@ -196,6 +197,14 @@ _RACE_OPTIONS = {
     "plots": "--no-plots",
     "plugins": "--plugin",
 }
+
+
+def _changed_option(key: str, value: Any, stored: Any) -> str:
+    """How an option typed with ``--resume`` differs from the stored race's."""
+    option = _RACE_OPTIONS.get(key, key)
+    if isinstance(value, bool):  # an on/off flag (--cross-play, --no-plots): typed = changed
+        return f"{option} (the stored race was started without it)"
+    return f"{option} {_race_value(value)} (the stored race has {_race_value(stored)})"
 
 
 def _race_value(value: Any) -> str:
@@ -275,6 +284,10 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
         raise UsageError("--opponent needs --learner")
     if args.resume and args.force:
         raise UsageError("--resume continues the run in --out; --force replaces it: choose one")
+    if args.logger is not None:
+        from nashzoo.train.loggers import require_logger
+
+        require_logger(args.logger)  # before --out is claimed by a run that could not start
     seats = _seat_settings(args, seat0, seat1)
     if seats is not None:
         seat0, seat1 = seats[0].algorithm, seats[1].algorithm
@@ -476,6 +489,10 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     from nashzoo.io import atomic_write_bytes, check_output_folder
 
     folder = None if args.out is None else check_output_folder(args.out)
+    if folder is not None and not args.no_plots:
+        from nashzoo.eval.plots import require_matplotlib
+
+        require_matplotlib(otherwise="or pass --no-plots")  # before the games are played
     game = _load_game(args.game)
     entrants = [load_entrant(game, spec) for spec in args.entrants]
     result = round_robin(
@@ -607,6 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--debug", action="store_true", help="on failure, show the Python traceback"
     )
+    parser.add_argument("--version", action="version", version=f"nashzoo {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     _add_race_parser(sub)
     _add_train_parser(sub)

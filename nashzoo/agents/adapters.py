@@ -33,8 +33,16 @@ from typing import Any, Literal
 
 import gymnasium
 import numpy as np
-import torch
-from torch import nn
+
+from nashzoo.extras import MissingExtra
+
+try:
+    import torch
+    from torch import nn
+except ImportError as err:
+    raise MissingExtra(
+        f"nashzoo.agents.adapters needs torch: pip install 'nashzoo[neural]' ({err})"
+    ) from None
 
 from nashzoo.agents._torch_utils import NetworkPolicy, check_finite_on_legal, masked_softmax_np
 from nashzoo.agents.policy import PolicyError

@@ -12,6 +12,7 @@ from pathlib import Path
 from nashzoo.agents.base import Learner
 from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.agents.registry import learner_class
+from nashzoo.extras import require
 from nashzoo.games import Game, load_game
 from nashzoo.io import (
     CheckpointError,
@@ -87,6 +88,7 @@ def load_policy_and_seat(
                 f"{path}: a Stable-Baselines3 .zip does not say its game; name it "
                 f"(e.g. nashzoo eval {path} --game kuhn_poker)"
             )
+        require("reading a Stable-Baselines3 .zip", "rl", "torch", "stable_baselines3")
         from nashzoo.agents.adapters import from_sb3
 
         return TabularPolicy.from_policy(game, from_sb3(file, game)), None

@@ -14,16 +14,20 @@ from typing import Any
 
 import numpy as np
 
+from nashzoo.extras import require
 from nashzoo.io import atomic_write_bytes
 
 
+def require_matplotlib(otherwise: str = "") -> None:
+    """Refuse, before any work, plots that could not be drawn (``otherwise``: the caller's
+    way to go on without them)."""
+    require("plots", "plot", "matplotlib", otherwise=otherwise)
+
+
 def _pyplot() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError(
-            "plots need matplotlib: pip install 'nashzoo[plot]' (or pass --no-plots)"
-        ) from None
+    require_matplotlib()
+    import matplotlib
+
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
@@ -94,7 +98,14 @@ def convergence_plot(
                 low, high = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
         # Ten colours; past ten curves the line style changes, so no two curves look alike.
         color, style = colors(k % 10), ("-", "--", ":", "-.")[k // 10 % 4]
-        ax.plot(grid, median, label=f"{name} ({len(stacked)} runs)", color=color, ls=style, lw=1.8)
+        ax.plot(
+            grid,
+            median,
+            label=f"{name} ({len(stacked)} run{'s' * (len(stacked) != 1)})",
+            color=color,
+            ls=style,
+            lw=1.8,
+        )
         ax.fill_between(grid, low, high, color=color, alpha=0.18, lw=0)
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nashzoo.extras import require
 from nashzoo.io import atomic_write_bytes
 from nashzoo.train.callbacks import Callback
 from nashzoo.train.result import write_csv
@@ -38,9 +39,21 @@ __all__ = [
     "TensorBoardLogger",
     "WandbLogger",
     "make_logger",
+    "require_logger",
 ]
 
 LOGGERS = ("tensorboard", "wandb", "csv")
+
+_NEEDS = {"tensorboard": ("torch", "tensorboard"), "wandb": ("wandb",)}
+"""The packages (of the ``tracking`` extra) each logger writes with."""
+
+
+def require_logger(kind: str) -> None:
+    """Refuse, before a run starts or a folder is claimed, a logger whose packages are not
+    installed (a run would otherwise train and fail at its first log, or leave a folder that
+    holds a run that never began)."""
+    if kind in _NEEDS:
+        require(f"--logger {kind}", "tracking", *_NEEDS[kind])
 
 
 def _numbers(prefix: str, metrics: dict[str, Any]) -> dict[str, float]:

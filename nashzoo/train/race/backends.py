@@ -17,6 +17,7 @@ from typing import Any
 
 from nashzoo.agents import import_plugins
 from nashzoo.eval import expected_returns
+from nashzoo.extras import require
 from nashzoo.io import (
     atomic_write_bytes,
     exit_with_parent,
@@ -174,12 +175,9 @@ def _execute(
             on_done(run_job(job, out))
         return
     if config.backend == "ray":
-        try:
-            import ray
-        except ImportError:
-            raise ImportError(
-                "backend 'ray' needs the ray extra: pip install 'nashzoo[ray]'"
-            ) from None
+        require("backend 'ray'", "ray", "ray")
+        import ray
+
         init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if config.address:
             init_kwargs["address"] = config.address

@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from nashzoo.extras import require
 from nashzoo.io import (
     atomic_write_bytes,
     check_output_folder,
     folder_lock,
     remove_stale_temp_files,
 )
+from nashzoo.train.loggers import require_logger
 from nashzoo.train.race.backends import _execute, check_workers_can_import
 from nashzoo.train.race.config import RaceConfig, RaceJob, plan
 from nashzoo.train.race.report import PLOT_FILES, RaceOutcome, write_reports
@@ -44,6 +46,7 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     ``config.resume`` (finish it) or ``config.force`` (delete it and start over); temporary
     files a killed race left are removed.
     """
+    _require_extras(config)
     check_workers_can_import(config, len(plan(config)[0]))
     out = check_output_folder(config.out)
     with folder_lock(out, "--out folder"):
@@ -53,6 +56,20 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
 
 
 RACE_OUTPUTS = ("results.csv", "summary.json", "summary.md")
+
+
+def _require_extras(config: RaceConfig) -> None:
+    """Refuse, before the folder is claimed or any run starts, what the race would need at
+    its end or in each run but cannot have: plots without matplotlib, a logger without its
+    packages, the Ray backend without Ray."""
+    from nashzoo.eval.plots import require_matplotlib
+
+    if config.plots:
+        require_matplotlib(otherwise="or race without plots (--no-plots; plots=False)")
+    if config.logger is not None:
+        require_logger(config.logger)
+    if config.backend == "ray":
+        require("backend 'ray'", "ray", "ray")
 
 
 def _claim(out: Path, config: RaceConfig) -> None:
