@@ -65,7 +65,9 @@ def test_race_without_matplotlib_stops_before_claiming_the_folder(hide, tmp_path
     assert (out / "results.csv").exists()
 
 
-@pytest.mark.parametrize(("logger", "package"), [("tensorboard", "tensorboard"), ("wandb", "wandb")])
+@pytest.mark.parametrize(
+    ("logger", "package"), [("tensorboard", "tensorboard"), ("wandb", "wandb")]
+)
 def test_a_logger_without_its_packages_is_refused_before_any_run(
     hide, tmp_path, capsys, logger, package
 ):
@@ -91,9 +93,7 @@ def test_ray_backend_without_ray_is_refused_before_the_folder_is_claimed(hide, t
     assert not (out / "race_config.json").exists()
 
 
-def test_tournament_heatmap_without_matplotlib_is_refused_before_the_games(
-    hide, tmp_path, capsys
-):
+def test_tournament_heatmap_without_matplotlib_is_refused_before_the_games(hide, tmp_path, capsys):
     hide("matplotlib")
     out = tmp_path / "tour"
     assert main(["tournament", "uniform", "equilibrium", "--out", str(out), "--no-progress"]) == 1
