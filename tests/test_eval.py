@@ -276,6 +276,63 @@ def test_solve_game_is_right_at_any_payoff_scale(scale) -> None:
     assert abs(nash_conv(game, solution.policy)) <= 1e-9 * scale
 
 
+def _mixed_2x2(a: float, b: float, c: float, d: float) -> tuple[float, float, float]:
+    """``(p, q, value)`` of the zero-sum game ``[[a, b], [c, d]]`` without a saddle point, by
+    the closed form: the row plays row 0 with ``p``, the column column 0 with ``q``."""
+    denominator = (a - b) + (d - c)
+    value = a * (d / denominator) - b * (c / denominator)  # (ad - bc) / den, no underflow
+    return (d - c) / denominator, (d - b) / denominator, value
+
+
+@pytest.mark.parametrize(
+    "payoffs",
+    [
+        [[1e9, 0.0], [0.0, 1.0]],  # value ~0.999999999; was 0, with NashConv 1
+        [[1e12, -1e12], [-1.0, 1.0]],  # row 0 with 1e-12; was pure row 1, NashConv 2
+        [[1e21, 0.0], [0.0, 1.0]],  # a range of 1e21 still fits
+        [[1e-300, 0.0], [0.0, 1e-310]],  # tiny and wide: the value is 1e-310
+        [[2e-9, -1e-9], [-1e-9, 1e-9]],
+        [[2e15, -1e15], [-1e15, 1e15]],
+    ],
+)
+def test_solve_game_matches_the_closed_form_over_wide_payoff_ranges(payoffs) -> None:
+    """HiGHS drops matrix entries under 1e-9 (after the payoffs were scaled to a largest entry
+    near 1, a range of 1e9 lost its small entries) and refuses entries over 1e15: the scale
+    keeps both ends inside, and the NashConv of the answer is tiny against the smallest
+    payoff that matters."""
+    game = load_game("matrix", row_payoffs=payoffs)
+    (a, b), (c, d) = payoffs
+    p, q, value = _mixed_2x2(a, b, c, d)
+    solution = solve_game(game)
+    np.testing.assert_allclose(solution.value, [value, -value], rtol=1e-9)
+    np.testing.assert_allclose(solution.policy.probs, [[p, 1 - p], [q, 1 - q]], rtol=1e-9)
+    smallest = min(abs(x) for row in payoffs for x in row if x != 0.0)
+    assert abs(nash_conv(game, solution.policy)) <= 1e-9 * smallest
+
+
+@pytest.mark.parametrize("big", [1e9, 1e10, 1e20])
+def test_a_big_m_row_keeps_the_small_payoffs(big) -> None:
+    """Rock-Paper-Scissors plus a row that loses ``big`` against everything (dominated): the
+    value stays 0 and the equilibrium RPS's thirds. With ``big`` = 1e9 the solve had lost the
+    1s and returned pure rock for both seats (NashConv 2)."""
+    rps = [[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]]
+    game = load_game("matrix", row_payoffs=[*rps, [-big] * 3])
+    solution = solve_game(game)
+    np.testing.assert_allclose(solution.value, [0.0, 0.0], atol=1e-12)
+    third = 1 / 3
+    np.testing.assert_allclose(
+        solution.policy.probs, [[third, third, third, 0.0], [third, third, third, 0.0]], atol=1e-12
+    )
+    assert abs(nash_conv(game, solution.policy)) <= 1e-9
+
+
+def test_payoffs_too_wide_for_the_lp_are_refused() -> None:
+    """A range of 1e23 fits no scale: refused, where it was solved as if the 1 were 0."""
+    game = load_game("matrix", row_payoffs=[[1e23, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"range from 1 to 1e\+23 .* round the smallest"):
+        solve_game(game)
+
+
 def test_a_general_sum_game_with_tiny_payoffs_is_not_constant_sum() -> None:
     """The prisoner's dilemma scaled by 1e-10: its sums spread by half its largest payoff, so
     it is general-sum whatever the scale (an absolute tolerance called it constant-sum)."""

@@ -42,6 +42,14 @@ CONSTANT_SUM_TOLERANCE = 1e-9
 """Terminal payoff sums may spread by at most this (times the payoff scale) for a game to
 count as constant-sum."""
 
+_SMALLEST_ENTRY = 1e-8
+"""The smallest nonzero scaled payoff sent to HiGHS: ten times its ``small_matrix_value``
+(1e-9), below which it drops a matrix entry as if it were zero."""
+
+_LARGEST_ENTRY = 1e14
+"""The largest scaled payoff sent to HiGHS: a tenth of its ``large_matrix_value`` (1e15),
+above which it refuses the model."""
+
 _HIGHS_OPTIONS = {
     "presolve": True,
     "primal_feasibility_tolerance": 1e-10,
@@ -243,15 +251,11 @@ def _solve_game(game: Game) -> GameSolution:
     tree = compile_tree(game)
     forms = (_plan_polytope(tree, 0), _plan_polytope(tree, 1))
     payoff = _payoff_matrix(tree, forms)
-    # HiGHS works to absolute tolerances (1e-10 here) and drops matrix entries under 1e-9: the
-    # payoffs are scaled by a power of two (exact in floating point) to a largest entry in
-    # [0.5, 1), so payoffs of 1e-9 or 1e15 solve as those of 1 do; the value is scaled back.
-    largest = float(np.abs(payoff.data).max(initial=0.0))
-    scale = 2.0 ** -np.frexp(largest)[1] if largest > 0.0 else 1.0
-    payoff = payoff * scale
+    exponent = _payoff_exponent(payoff.data, game.id)
+    payoff.data = np.ldexp(payoff.data, exponent)
     e, f = forms[0].constraints(), forms[1].constraints()
     x, value0 = _solve(payoff, e, forms[0].rhs(), f, game.id, 0)
-    value0 = value0 / scale
+    value0 = float(np.ldexp(value0, -exponent)) + 0.0
     # Player 1 maximises -x^T A y, i.e. the same LP on the negated, transposed payoff.
     y, neg_value0 = _solve((-payoff.T).tocsr(), f, forms[1].rhs(), e, game.id, 1)
     probs = np.zeros((tree.num_infosets, tree.num_actions))
@@ -261,6 +265,34 @@ def _solve_game(game: Game) -> GameSolution:
     value.setflags(write=False)
     del neg_value0  # equals -value0 up to solver accuracy; value0 is the one reported
     return GameSolution(game.id, value, TabularPolicy(game, probs))
+
+
+def _payoff_exponent(entries: np.ndarray, game_id: str) -> int:
+    """The power of two ``k`` the LP's payoff entries are multiplied by (``np.ldexp``: exact,
+    and never out of range, where ``2.0**k`` itself may be).
+
+    HiGHS works to absolute tolerances (1e-10 here), drops matrix entries under 1e-9 and
+    refuses those over 1e15. ``k`` puts the largest entry in [0.5, 1), so payoffs of 1e-9 or
+    1e15 solve as those of 1 do, unless that would take the smallest nonzero entry under
+    :data:`_SMALLEST_ENTRY`: then the nearest ``k`` that keeps it there (a big-M row of
+    ``-1e9`` beside Rock-Paper-Scissors' 1s had the 1s dropped, and the game solved as if they
+    were 0). A range no ``k`` fits (over 1e22) is refused rather than solved wrong.
+    """
+    magnitudes = np.abs(entries[entries != 0.0])
+    if magnitudes.size == 0:
+        return 0
+    largest, smallest = float(magnitudes.max()), float(magnitudes.min())
+    exponent = -int(np.frexp(largest)[1])  # largest * 2**exponent in [0.5, 1)
+    lift = int(np.ceil(np.log2(_SMALLEST_ENTRY) - np.log2(smallest)))  # smallest up to 1e-8
+    exponent = max(exponent, lift)
+    if np.ldexp(largest, exponent) > _LARGEST_ENTRY:
+        raise ValueError(
+            f"solve_game: the nonzero payoffs of {game_id} range from {smallest:.3g} to "
+            f"{largest:.3g} in size, a ratio over the {_LARGEST_ENTRY / _SMALLEST_ENTRY:.0e} "
+            "the LP solver holds at once; round the smallest payoffs to 0, or make the "
+            "largest ones smaller"
+        )
+    return exponent
 
 
 _SOLUTIONS: GameCache[GameSolution] = GameCache(_solve_game)
