@@ -176,6 +176,35 @@ def test_best_response_beats_every_pure_strategy(seed: int, player: int) -> None
     np.testing.assert_array_equal(br.policy.probs[others], policy.probs[others])
 
 
+SCALES = [1e-300, 1e-13, 1.0, 1e12]
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_a_best_response_follows_its_own_values_at_any_payoff_scale(scale) -> None:
+    """Matching pennies times ``scale``, both playing heads: the column's best response is
+    tails, worth ``scale``. Ties were within an absolute 1e-12, so below that every action
+    tied and the response was heads, contradicting its own value."""
+    game = load_game("matrix", row_payoffs=(np.array([[1.0, -1.0], [-1.0, 1.0]]) * scale).tolist())
+    heads = fixed_policy(game, [1.0, 0.0])
+    br = best_response(game, heads, 1)
+    np.testing.assert_array_equal(br.policy.probs[1], [0.0, 1.0])
+    assert br.value == scale
+    assert expected_returns(game, br.policy)[1] == scale
+    assert nash_conv(game, heads) == 2 * scale
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_a_rounding_level_difference_is_a_tie_at_any_payoff_scale(scale) -> None:
+    """The column's two actions are worth exactly the same against a uniform row (0, and
+    (1 - 10 + 9) / 3), but the second one's sum rounds to a little above 0: a tie, so the
+    lower id, at every scale. Relative to the best value alone, at 1e12 the rounding won."""
+    column = np.array([[0.0, 1.0], [0.0, -10.0], [0.0, 9.0]]) * scale
+    game = load_game("matrix", row_payoffs=(-column).tolist())
+    uniform_rows = TabularPolicy(game, np.array([[1 / 3, 1 / 3, 1 / 3], [0.5, 0.5, 0.0]]))
+    br = best_response(game, uniform_rows, 1)
+    np.testing.assert_array_equal(br.policy.probs[1], [1.0, 0.0, 0.0])
+
+
 # --- seat exploitability properties ----------------------------------------------------------
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), pure=st.sampled_from([0.0, 0.5, 1.0]))

@@ -102,3 +102,16 @@ def test_checkpoint_of_cfr_is_not_an_xfp_checkpoint(tmp_path) -> None:
     CFR("kuhn_poker", 0).save(tmp_path / "cfr.npz")
     with pytest.raises(CheckpointError, match="'cfr' checkpoint, not 'xfp'"):
         XFP.load(tmp_path / "cfr.npz")
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-13, 1e12])
+def test_xfp_learns_the_same_at_any_payoff_scale(scale) -> None:
+    """[[3, -1], [-2, 4]] times ``scale`` (equilibrium row (0.6, 0.4)): the same average policy
+    as at scale 1. Best-response ties were within an absolute 1e-12, so at 1e-13 every
+    response was the first action and XFP learnt nothing (NashConv / scale 3.99)."""
+    payoffs = np.array([[3.0, -1.0], [-2.0, 4.0]])
+    reference = train(load_game("matrix", row_payoffs=payoffs.tolist()), "xfp", iterations=300)
+    scaled = load_game("matrix", row_payoffs=(payoffs * scale).tolist())
+    result = train(scaled, "xfp", iterations=300)
+    np.testing.assert_allclose(result.average_policy.probs, reference.average_policy.probs)
+    assert result.final.nash_conv / scale == pytest.approx(reference.final.nash_conv, rel=1e-9)

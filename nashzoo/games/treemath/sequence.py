@@ -30,8 +30,11 @@ from nashzoo.games.treemath._cache import frozen, per_tree
 from nashzoo.games.treemath.matching import row_sums
 
 TIE_TOLERANCE = 1e-12
-"""Action values of a best response within this (relative) distance of the best count as tied;
-ties go to the lowest action id."""
+"""Action values of a best response within this much of the best, times the tree's payoff
+scale (its largest absolute payoff), count as tied; ties go to the lowest action id. Relative
+to the game's payoffs: an absolute floor made every action tie in a game whose payoffs are
+below about 1e-12, and a tolerance relative to the best value alone split rounding-level
+differences of values near zero in a game of large payoffs."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +61,7 @@ class SequenceForm:
     last_sequence: tuple[np.ndarray, ...]  # per player [Z]: last own sequence before terminal z
     depths: tuple[tuple[OwnDepth, ...], ...]  # per player, own depth 0, 1, ...
     terminal_weight: np.ndarray  # [P, Z] chance reach times each player's payoff
+    payoff_scale: float  # the largest absolute payoff of any player at any terminal
     ordered: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]  # per player: every depth's
     # sequences and their parents concatenated in depth order, and the depths' offsets (for
     # the compiled kernels' single loop)
@@ -162,8 +166,8 @@ class SequenceForm:
     ) -> tuple[float, list[tuple[np.ndarray, np.ndarray]]]:
         """Best response of ``player`` to the play folded into ``terminal_weight``
         (``pi_{-player}(z) pi_c(z) u_player(z)``): from the deepest own depth up, each
-        information set picks its best legal action (ties within :data:`TIE_TOLERANCE`: the
-        lowest id) and passes that
+        information set picks its best legal action (ties within :data:`TIE_TOLERANCE` times
+        the payoff scale: the lowest id) and passes that
         action's value to the sequence leading to it. Perfect recall makes every information
         set sit at one own depth, so one pass suffices. Returns the value and, per own depth
         (deepest first), the information sets' flat id rows ``grid[:, 0]`` and their choices.
@@ -172,11 +176,14 @@ class SequenceForm:
             self.last_sequence[player], weights=terminal_weight, minlength=self.num_sequences + 1
         )
         choices = []
+        # Every value is a sum of payoffs times probabilities, so it is at most the payoff
+        # scale in size, and so is its rounding error relative to that scale.
+        tolerance = TIE_TOLERANCE * self.payoff_scale
         for depth in reversed(self.depths[player]):
             values = np.where(depth.illegal, -np.inf, q[depth.grid])
             best = values.max(axis=1)
             # Ties within rounding go to the lowest action id, whatever the summation order.
-            tied = values >= (best - TIE_TOLERANCE * (1.0 + np.abs(best)))[:, None]
+            tied = values >= (best - tolerance)[:, None]
             choice = tied.argmax(axis=1)
             q[depth.parent_ids] += np.bincount(
                 depth.infoset_slot, weights=best, minlength=depth.parent_ids.size
@@ -233,6 +240,7 @@ def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
         last_sequence=tuple(last),
         depths=tuple(depths),
         terminal_weight=frozen(weight),
+        payoff_scale=float(np.abs(tree.terminal_utility).max(initial=0.0)),
         ordered=ordered,
     )
 
