@@ -507,13 +507,14 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         )
         if not args.no_plots:
             from nashzoo.eval.plots import heatmap
+            from nashzoo.games import display_id
 
             heatmap(
                 result.exact,
                 result.names,
                 result.names,
                 folder / "tournament_heatmap.png",
-                title=f"Tournament on {result.game_id}: exact payoff of row vs column",
+                title=f"Tournament on {display_id(result.game_id)}: exact payoff of row vs column",
                 colorbar="expected payoff (both seats averaged)",
                 cmap="RdBu",
                 fmt="{:+.3f}",

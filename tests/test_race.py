@@ -400,3 +400,37 @@ def test_a_game_defined_in_a_notebook_is_refused_before_workers_start(tmp_path, 
         assert not run_race(serial, progress=False).failures  # in-process runs see it
     finally:
         unregister_game("cell_kuhn")
+
+
+def test_a_long_game_id_is_shortened_where_people_read_it_and_whole_where_it_is_read_back(
+    tmp_path,
+):
+    """A 20x20 matrix game (an id of 2,750 characters; a 200x300 one's is 1.2 MB): the
+    summary line, the evaluation header, the summary.md title and every results.csv row show
+    its display form; summary.json, race_config.json and the policy file keep what gives the
+    game back."""
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.eval import evaluate
+    from nashzoo.games import load_game
+    from nashzoo.train import train
+
+    spec = f"matrix(row_payoffs={np.arange(400.0).reshape(20, 20).tolist()})"
+    game = load_game(spec)
+    shown = game.display_id
+    assert len(shown) < 80 < len(game.id)
+    result = train(game, "cfr_plus", iterations=3)
+    assert str(result).startswith(f"cfr_plus vs cfr_plus on {shown}: 3 iterations")
+    assert {row["game"] for row in result.to_rows()} == {shown}
+    assert result.summary()["game"] == game.id
+    assert str(evaluate(game, result.average_policy)).startswith(f"{shown}: NashConv")
+    result.average_policy.save(tmp_path / "policy.json")
+    assert TabularPolicy.load(tmp_path / "policy.json").game.id == game.id
+
+    cfg = _config(tmp_path, game=spec, learners=("cfr_plus",), seeds=1, budget_iterations=3)
+    run_race(cfg, progress=False)
+    out = Path(cfg.out)
+    with open(out / "results.csv") as handle:
+        assert {row["game"] for row in csv.DictReader(handle)} == {shown}
+    assert (out / "summary.md").read_text().startswith(f"# nashzoo race on {shown}\n")
+    assert json.loads((out / "summary.json").read_text())["game"] == game.id
+    assert load_game(json.loads((out / "race_config.json").read_text())["game"]) == game

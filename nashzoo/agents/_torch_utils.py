@@ -42,7 +42,7 @@ import torch
 from torch import nn
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
-from nashzoo.games.base import is_finite_number, is_whole_number
+from nashzoo.games.base import display_id, is_finite_number, is_whole_number
 from nashzoo.games.infoset import widen_mask
 from nashzoo.io import ArraySpec
 
@@ -873,7 +873,8 @@ class NetworkPolicy:
         masks = np.asarray(legal_masks).astype(bool, copy=False)
         if tensors.ndim != 2 or tensors.shape[1] != self.input_size:
             raise PolicyError(
-                f"{type(self).__name__} for {self.game_id} reads information-set tensors of size "
+                f"{type(self).__name__} for {display_id(self.game_id)} reads information-set "
+                "tensors of size "
                 f"{self.input_size}, got shape {tensors.shape}: is the information set from "
                 "another game?"
             )
@@ -902,7 +903,7 @@ class NetworkPolicy:
 
     def __repr__(self) -> str:
         seat = "" if self.seat is None else f", seat {self.seat}"
-        return f"{type(self).__name__}({self.game_id}{seat})"
+        return f"{type(self).__name__}({display_id(self.game_id)}{seat})"
 
 
 class SoftmaxPolicy(NetworkPolicy):

@@ -35,6 +35,7 @@ import gymnasium
 import numpy as np
 
 from nashzoo.extras import MissingExtra
+from nashzoo.games.base import display_id
 
 try:
     import torch
@@ -65,7 +66,9 @@ def _game_sizes(game: Game | str) -> tuple[Game, int, int]:
     game = load_game(game)
     size = int(getattr(game, "infoset_tensor_size", 0))
     if size <= 0:
-        raise ValueError(f"{game.id} defines no information-set tensors for a network to read")
+        raise ValueError(
+            f"{game.display_id} defines no information-set tensors for a network to read"
+        )
     return game, size, int(game.num_actions)
 
 
@@ -133,7 +136,7 @@ def _check_seat(game: Game, seat: Any) -> None:
     """``seat`` is ``None`` or one of the game's players (it labels the policy)."""
     if seat is not None and not (is_whole_number(seat) and seat < game.num_players):
         raise ValueError(
-            f"seat must be None (the policy plays every seat) or a player of {game.id} "
+            f"seat must be None (the policy plays every seat) or a player of {game.display_id} "
             f"(0 to {game.num_players - 1}), got {seat!r}"
         )
 
@@ -162,7 +165,7 @@ class NetworkAdapterPolicy(NetworkPolicy):
 
     def __repr__(self) -> str:
         seat = "" if self.seat is None else f", seat {self.seat}"
-        return f"{type(self).__name__}({self.label}, {self.game_id}{seat})"
+        return f"{type(self).__name__}({self.label}, {display_id(self.game_id)}{seat})"
 
 
 def _evaluating(module: nn.Module, fn: Callable[[], Any]) -> Any:
@@ -309,7 +312,8 @@ def from_sb3(
     if obs_shape != (size,) or n != num_actions:
         raise PolicyError(
             f"the model reads observations of shape {obs_shape} and has {n} actions; "
-            f"{game.id} has information-set tensors of shape {(size,)} and {num_actions} actions"
+            f"{game.display_id} has information-set tensors of shape {(size,)} and {num_actions} "
+            "actions"
         )
     policy = model.policy
     _refuse_recurrent(type(policy), f"the {type(model).__name__} model")

@@ -100,7 +100,8 @@ class Learner(ABC):
         """Raise ValueError if this learner cannot handle ``game`` (default: any 2-player game)."""
         if game.num_players != 2:
             raise ValueError(
-                f"{cls.name} supports two-player games; {game.id} has {game.num_players} players"
+                f"{cls.name} supports two-player games; {game.display_id} has {game.num_players} "
+                "players"
             )
 
     def _setup(self) -> None:  # noqa: B027 - optional hook
@@ -231,7 +232,8 @@ class Learner(ABC):
             )
         if game is not None and load_game(game).id != checkpoint.game.id:
             raise CheckpointError(
-                f"{name} was trained on {checkpoint.game.id}, not on {load_game(game).id}"
+                f"{name} was trained on {checkpoint.game.display_id}, not on "
+                f"{load_game(game).display_id}"
             )
         meta = checkpoint.meta
         try:
@@ -271,4 +273,4 @@ class Learner(ABC):
         return cls(game, seat, config, seed=seed)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} seat={self.seat} game={self.game.id}>"
+        return f"<{type(self).__name__} {self.name} seat={self.seat} game={self.game.display_id}>"

@@ -86,6 +86,7 @@ from nashzoo.agents.base import LearnerConfig
 from nashzoo.agents.neural_base import NeuralLearner
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
+from nashzoo.games.base import display_id
 from nashzoo.games.treemath import regret_matching, sampled_walks
 from nashzoo.io import ArraySpec
 
@@ -197,7 +198,9 @@ class RegretMatchingPolicy(NetworkPolicy):
         if self.net is None:
             return regret_matching(np.zeros(masks.shape), masks)
         advantages = self.net(tensors).astype(np.float64)
-        check_finite_on_legal(advantages, masks, f"deep_cfr's advantage network ({self.game_id})")
+        check_finite_on_legal(
+            advantages, masks, f"deep_cfr's advantage network ({display_id(self.game_id)})"
+        )
         return regret_matching(advantages, masks)
 
 

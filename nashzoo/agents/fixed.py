@@ -92,7 +92,7 @@ def _per_infoset_policy(
         index = tree.infoset_index.get(key)
         if index is None:
             raise PolicyError(
-                f"information set {key!r} does not exist in {game.id}; valid keys look "
+                f"information set {key!r} does not exist in {game.display_id}; valid keys look "
                 f"like {list(tree.infoset_keys[:4])}"
             )
         if int(tree.infoset_player[index]) not in seats:
@@ -105,7 +105,7 @@ def _per_infoset_policy(
     if missing:
         raise PolicyError(
             f"the strategy has no probabilities for information set {missing[0]!r} of "
-            f"{game.id} ({len(missing)} missing); list every information set of seat(s) "
+            f"{game.display_id} ({len(missing)} missing); list every information set of seat(s) "
             f"{seats}"
         )
     return TabularPolicy.from_dict(game, strategy, default=TabularPolicy.uniform(game))
@@ -129,7 +129,7 @@ def _mixed_strategy_policy(
         if infosets.size != 1:
             raise PolicyError(
                 f"a single mixed strategy fits games where each seat has one information set "
-                f"(matrix games); seat {seat} of {game.id} has {infosets.size}. Pass "
+                f"(matrix games); seat {seat} of {game.display_id} has {infosets.size}. Pass "
                 "{infoset_key: probabilities} instead"
             )
         index = int(infosets[0])
@@ -141,7 +141,7 @@ def _mixed_strategy_policy(
             probs[index, legal] = row
         else:
             raise PolicyError(
-                f"information set {tree.infoset_keys[index]!r} of {game.id} has "
+                f"information set {tree.infoset_keys[index]!r} of {game.display_id} has "
                 f"{int(legal.sum())} legal actions {list(game.action_names[: legal.size])}; "
                 f"got {row.shape[0]} probabilities"
             )
@@ -272,7 +272,7 @@ class FixedLearner(Learner):
             unknown = [k for k in strategy if k not in tree.infoset_index]
             if unknown:
                 raise PolicyError(
-                    f"information set {unknown[0]!r} does not exist in {self.game.id}"
+                    f"information set {unknown[0]!r} does not exist in {self.game.display_id}"
                 )
             own = {
                 k: v

@@ -102,7 +102,8 @@ def load_policy_and_seat(
     checkpoint = read_trainer_checkpoint(file)
     if game is not None and load_game(game).id != checkpoint.game.id:
         raise CheckpointError(
-            f"{path} was trained on {checkpoint.game.id}, not on {load_game(game).id}"
+            f"{path} was trained on {checkpoint.game.display_id}, not on "
+            f"{load_game(game).display_id}"
         )
     learners = seat_learners(checkpoint, name=str(path))
     return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners]), None

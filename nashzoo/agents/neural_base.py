@@ -40,7 +40,9 @@ class NeuralLearner(Learner):
     def check_game(cls, game: Game) -> None:
         super().check_game(game)
         if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
-            raise ValueError(f"{cls.name} reads information-set tensors; {game.id} defines none")
+            raise ValueError(
+                f"{cls.name} reads information-set tensors; {game.display_id} defines none"
+            )
 
     def _setup_device(self) -> None:
         """``device`` from the config's ``device`` field; ``input_size`` and ``num_actions``
@@ -76,7 +78,7 @@ class NeuralLearner(Learner):
         if int(state["input_size"]) != self.input_size:
             raise CheckpointError(
                 f"the checkpoint's networks read {state['input_size']} features but "
-                f"{self.game.id} has information-set tensors of size {self.input_size}"
+                f"{self.game.display_id} has information-set tensors of size {self.input_size}"
             )
         for name, net in self._networks().items():
             net.load_state_dict(state["nets"][name])

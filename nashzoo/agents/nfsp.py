@@ -228,7 +228,7 @@ from nashzoo.agents.registry import register
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import Game, is_finite_number, is_whole_number
+from nashzoo.games.base import Game, display_id, is_finite_number, is_whole_number
 from nashzoo.games.infoset import widen_mask
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import sample_cdf
@@ -560,7 +560,7 @@ class NFSPBehaviourPolicy(NetworkPolicy):
         """Each mode's distribution at the queried sets: epsilon-greedy on ``Q`` (best
         response) and the average network's (only computed when ``eta < 1``)."""
         q = self.q_net(tensors)
-        check_finite_on_legal(q, masks, f"nfsp's Q-network ({self.game_id})")
+        check_finite_on_legal(q, masks, f"nfsp's Q-network ({display_id(self.game_id)})")
         greedy = _epsilon_greedy_probs(q, masks, self.epsilon)
         if self.eta == 1.0:
             return greedy, greedy
@@ -791,7 +791,8 @@ class NFSP(NeuralLearner):
         if self._tree_play is None:
             raise ValueError(
                 "NFSPConfig.memory='infoset' needs play over the compiled tree, and "
-                f"{self.game.id} is played in envs (play={cfg.play!r}); use memory='samples'"
+                f"{self.game.display_id} is played in envs (play={cfg.play!r}); use "
+                "memory='samples'"
             )
         tree = self._tree_play.tree
         self.replay = InfosetReplay(self.replay_capacity, tree.num_infosets, a)
@@ -820,7 +821,7 @@ class NFSP(NeuralLearner):
         if self.game.num_players != 2:
             if choice == "tree":
                 raise ValueError(
-                    f"NFSPConfig.play='tree' needs a two-player game; {self.game.id} has "
+                    f"NFSPConfig.play='tree' needs a two-player game; {self.game.display_id} has "
                     f"{self.game.num_players} players (use play='env')"
                 )
             return False

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
+from nashzoo.games.base import display_id
 from nashzoo.games.infoset import (
     BatchPolicy,
     Infoset,
@@ -61,7 +62,7 @@ class TabularPolicy:
         expected = (self.tree.num_infosets, self.tree.num_actions)
         if probs.shape != expected:
             raise PolicyError(
-                f"a policy for {self.game.id} needs shape {expected} "
+                f"a policy for {self.game.display_id} needs shape {expected} "
                 f"(infosets x actions), got {probs.shape}"
             )
         if validate:
@@ -112,12 +113,12 @@ class TabularPolicy:
         unknown = [k for k in table if k not in tree.infoset_index]
         if unknown:
             raise PolicyError(
-                f"information set {unknown[0]!r} does not exist in {game.id} "
+                f"information set {unknown[0]!r} does not exist in {game.display_id} "
                 f"({len(unknown)} unknown keys; e.g. valid keys: {list(tree.infoset_keys[:4])})"
             )
         if default is not None and default.game.id != game.id:
             raise PolicyError(
-                f"the default policy is for {default.game.id}, not {game.id}; pass "
+                f"the default policy is for {default.game.display_id}, not {game.display_id}; pass "
                 f"default=TabularPolicy.uniform({game.name!r}) or a policy of this game"
             )
         probs = (
@@ -161,7 +162,7 @@ class TabularPolicy:
         tree = compile_tree(game)
         if isinstance(policy, TabularPolicy):
             if policy.game.id != game.id:
-                raise PolicyError(f"policy is for {policy.game.id}, not {game.id}")
+                raise PolicyError(f"policy is for {policy.game.display_id}, not {game.display_id}")
             if rows is None:
                 return policy
             probs = np.array(cls.uniform(game).probs)
@@ -186,7 +187,7 @@ class TabularPolicy:
         tree = compile_tree(game)
         if len(seat_policies) != game.num_players:
             raise PolicyError(
-                f"{game.id} has {game.num_players} seats, got {len(seat_policies)} policies"
+                f"{game.display_id} has {game.num_players} seats, got {len(seat_policies)} policies"
             )
         probs = np.empty((tree.num_infosets, tree.num_actions))
         for p, policy in enumerate(seat_policies):
@@ -236,10 +237,11 @@ class TabularPolicy:
         if len(found) > 1 and infoset.player >= 0:
             found = [i for i in found if self.tree.infoset_player[i] == infoset.player]
         if not found:
-            raise PolicyError(f"information set {infoset.key!r} is not in {self.game.id}")
+            raise PolicyError(f"information set {infoset.key!r} is not in {self.game.display_id}")
         if len(found) > 1:
             raise PolicyError(
-                f"{len(found)} information sets of {self.game.id} share this tensor, so it does "
+                f"{len(found)} information sets of {self.game.display_id} share this tensor, so it "
+                "does "
                 "not say which row to play; ask with the information set's key (Infoset.key, "
                 "or the env's info['infoset_key'])"
             )
@@ -287,7 +289,8 @@ class TabularPolicy:
         stored = read_policy_file(path)
         if game is not None and load_game(game).id != stored.game.id:
             raise PolicyError(
-                f"{path} holds a policy for {stored.game.id}, not for {load_game(game).id}"
+                f"{path} holds a policy for {stored.game.display_id}, not for "
+                f"{load_game(game).display_id}"
             )
         try:
             return cls.from_dict(stored.game, stored.table)
@@ -295,7 +298,7 @@ class TabularPolicy:
             raise PolicyError(f"{path}: {err}") from None
 
     def __repr__(self) -> str:
-        return f"TabularPolicy({self.game.id}, {self.tree.num_infosets} infosets)"
+        return f"TabularPolicy({self.game.display_id}, {self.tree.num_infosets} infosets)"
 
 
 def _numeric_row(key: str, row: Any, num_actions: int) -> np.ndarray:
@@ -354,13 +357,15 @@ def policy_rows(
             raise  # it names the problem already
         except Exception as err:
             raise PolicyError(
-                f"the policy failed answering {rows.size} information sets of {tree.game_id} "
+                f"the policy failed answering {rows.size} information sets of "
+                f"{display_id(tree.game_id)} "
                 f"in one batch ({type(err).__name__}: {err}); it must answer every "
                 "information set of the game"
             ) from err
         if out.shape != (rows.size, tree.num_actions):
             raise PolicyError(
-                f"the policy answered {rows.size} information sets of {tree.game_id} with an "
+                f"the policy answered {rows.size} information sets of {display_id(tree.game_id)} "
+                "with an "
                 f"array of shape {out.shape}; expected ({rows.size}, {tree.num_actions}): one "
                 "row per information set, zeros on illegal actions"
             )
@@ -388,13 +393,14 @@ def _query_row(tree: CompiledTree, query: Callable[[Infoset], Any], index: int) 
         row = _real_array(query(infoset))
     except Exception as err:
         raise PolicyError(
-            f"the policy failed at information set {infoset.key!r} of {tree.game_id} "
+            f"the policy failed at information set {infoset.key!r} of {display_id(tree.game_id)} "
             f"({type(err).__name__}: {err}); it must answer every information set of the game"
         ) from err
     if row.shape != (tree.num_actions,):
         raise PolicyError(
             f"the policy returned shape {row.shape} at information set {infoset.key!r}; "
-            f"{tree.game_id} needs {tree.num_actions} probabilities (zeros on illegal actions)"
+            f"{display_id(tree.game_id)} needs {tree.num_actions} probabilities (zeros on illegal "
+            "actions)"
         )
     return row
 

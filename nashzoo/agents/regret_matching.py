@@ -102,13 +102,13 @@ class RegretMatching(Learner):
     def check_game(cls, game: Game) -> None:
         if game.num_players != 2:
             raise ValueError(
-                f"regret_matching plays two-player matrix games; {game.id} has "
+                f"regret_matching plays two-player matrix games; {game.display_id} has "
                 f"{game.num_players} players (every nashzoo learner plays two-player games)"
             )
         if not isinstance(game, MatrixGame):
             raise ValueError(
                 f"regret_matching plays two-player matrix games (load_game('rps') or "
-                f"load_game('matrix', ...)); {game.id} is not a nashzoo matrix game (an "
+                f"load_game('matrix', ...)); {game.display_id} is not a nashzoo matrix game (an "
                 "OpenSpiel matrix game is played turn by turn): use 'cfr', 'cfr_plus', 'dcfr', "
                 "'os_mccfr' or 'es_mccfr' instead, which play any game"
             )
@@ -128,7 +128,7 @@ class RegretMatching(Learner):
             if len(self.config.initial_regrets) != self._num_own:
                 raise ValueError(
                     f"initial_regrets has {len(self.config.initial_regrets)} entries but seat "
-                    f"{self.seat} of {game.id} has {self._num_own} actions"
+                    f"{self.seat} of {game.display_id} has {self._num_own} actions"
                 )
             self._regrets[:] = self.config.initial_regrets
         self._strategy_sum = np.zeros(self._num_own)

@@ -310,7 +310,9 @@ class _SB3Learner(Learner):
     def check_game(cls, game: Game) -> None:
         super().check_game(game)
         if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
-            raise ValueError(f"{cls.name} reads information-set tensors; {game.id} defines none")
+            raise ValueError(
+                f"{cls.name} reads information-set tensors; {game.display_id} defines none"
+            )
 
     # --- hooks ------------------------------------------------------------------------------------
     def _make_model(self) -> BaseAlgorithm:
@@ -506,7 +508,7 @@ class _SB3Learner(Learner):
         if int(state["input_size"]) != self.input_size:
             raise CheckpointError(
                 f"the checkpoint's network reads {state['input_size']} features but "
-                f"{self.game.id} has information-set tensors of size {self.input_size}"
+                f"{self.game.display_id} has information-set tensors of size {self.input_size}"
             )
         self.model.policy.load_state_dict(state["policy"])
         self.model.policy.optimizer.load_state_dict(state["optimizer"])

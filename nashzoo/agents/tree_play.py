@@ -89,7 +89,7 @@ class TreePlay:
         self.game = load_game(game)
         if self.game.num_players != 2:
             raise ValueError(
-                f"playing over the tree needs a two-player game; {self.game.id} is not"
+                f"playing over the tree needs a two-player game; {self.game.display_id} is not"
             )
         if not is_whole_number(copies, 1):
             raise ValueError(f"the number of copies must be a positive integer, got {copies!r}")
@@ -102,7 +102,8 @@ class TreePlay:
         for s in (0, 1) if seat == "random" else (seat,):
             if s not in movers and (seat != "random" or not movers):
                 raise ValueError(
-                    f"seat {s} of {self.game.id} never moves (the game has no information set "
+                    f"seat {s} of {self.game.display_id} never moves (the game has no information "
+                    "set "
                     f"of player {s}): there is nothing to learn by playing it"
                 )
         self._player = tree.player
@@ -199,7 +200,8 @@ class TreePlay:
             copies = copies[ended]
             self.return_sum += float(self._utility[self.node[copies], self.seat[copies]].sum())
         raise RuntimeError(
-            f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.id} a learner's seat never got "
+            f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} a learner's seat never "
+            "got "
             "to move: chance and the other seat's current play never reach its decisions"
         )
 

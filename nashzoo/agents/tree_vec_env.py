@@ -78,7 +78,7 @@ class TreeVecEnv(VecEnv):
     ) -> None:
         self.game = load_game(game)
         if self.game.num_players != 2:
-            raise ValueError(f"TreeVecEnv needs a two-player game; {self.game.id} is not")
+            raise ValueError(f"TreeVecEnv needs a two-player game; {self.game.display_id} is not")
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if illegal_action not in ("remap", "raise"):

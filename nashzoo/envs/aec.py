@@ -411,7 +411,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         size = self.game.infoset_tensor_size
         if size <= 0:
             raise ValueError(
-                f"{self.game.id} defines no information-set tensors, so its env has no "
+                f"{self.game.display_id} defines no information-set tensors, so its env has no "
                 "observation to give an agent; pick a game with tensors (in OpenSpiel, "
                 "provides_information_state_tensor, or a perfect-information game with "
                 "observation tensors), or use the game's States and compile_tree directly"
@@ -543,7 +543,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self._enter_node(self._sample_chance_node(start), self.agents[0])
         if all(self.terminations.values()):
             raise ValueError(
-                f"{self.game.id} ended before any player moved (its start, or the chance "
+                f"{self.game.display_id} ended before any player moved (its start, or the chance "
                 "outcome drawn, leads straight to a terminal history): an env needs a decision "
                 "in every episode (PettingZoo's agents are live after reset). Evaluate or solve "
                 "the game instead"

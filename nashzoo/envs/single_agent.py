@@ -89,7 +89,8 @@ def opponent_pool(game: Game, opponent: Policy | Sequence[Policy]) -> tuple[Poli
         policy_game = getattr(policy, "game", None)
         if isinstance(policy_game, Game) and policy_game.id != game.id:
             raise PolicyError(
-                f"the opponent policy is for {policy_game.id}, this env plays {game.id}"
+                f"the opponent policy is for {policy_game.display_id}, this env plays "
+                f"{game.display_id}"
             )
     return pool
 
@@ -126,7 +127,9 @@ class SingleAgentEnv(gymnasium.Env):
     ) -> None:
         self.game = load_game(game, **game_params)
         if self.game.num_players != 2:
-            raise ValueError(f"SingleAgentEnv needs a two-player game; {self.game.id} is not")
+            raise ValueError(
+                f"SingleAgentEnv needs a two-player game; {self.game.display_id} is not"
+            )
         if seat != "random" and not (is_whole_number(seat) and seat < 2):
             raise ValueError(f"seat must be 0, 1 or 'random', got {seat!r}")
         if illegal_action not in ("remap", "raise"):
@@ -176,7 +179,8 @@ class SingleAgentEnv(gymnasium.Env):
                 return self._observation(), self._info()
             self.return_sum += float(self._aec.rewards[self._agent])
         raise RuntimeError(
-            f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.id} seat {self.seat} never got "
+            f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} seat {self.seat} never "
+            "got "
             "to move: chance and the opponents' play never reach its decisions, or the game "
             "gives it none"
         )

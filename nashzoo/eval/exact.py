@@ -56,7 +56,7 @@ from nashzoo.agents.policy import (
 from nashzoo.eval.lp import constant_sum, require_two_player_constant_sum, solve_game
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import check_player
+from nashzoo.games.base import check_player, display_id
 from nashzoo.games.tree import readonly
 
 PolicyLike = (
@@ -90,7 +90,8 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
     if isinstance(policy, TabularPolicy):
         if policy.game.id != game.id:
             raise PolicyError(
-                f"the policy is for {policy.game.id}, not {game.id}; evaluate it on its own "
+                f"the policy is for {policy.game.display_id}, not {game.display_id}; evaluate it "
+                "on its own "
                 "game or build a policy for this one"
             )
         # Rows built with validate=False (or by hand) are checked here, once per policy (it is
@@ -108,7 +109,8 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
             )
         if len(policy) != game.num_players:
             raise PolicyError(
-                f"{game.id} has {game.num_players} seats but {len(policy)} seat policies were "
+                f"{game.display_id} has {game.num_players} seats but {len(policy)} seat policies "
+                "were "
                 "given; pass exactly one policy per seat (or one joint policy)"
             )
         seats = [_seat_table(game, seat, p) for seat, p in enumerate(policy)]
@@ -135,14 +137,16 @@ def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
     declared = seat_of(policy, game)
     if declared is not None and declared != seat:
         raise PolicyError(
-            f"the policy given for seat {seat} of {game.id} plays seat {declared} (its seat "
+            f"the policy given for seat {seat} of {game.display_id} plays seat {declared} (its "
+            "seat "
             "attribute): list one policy per seat, in seat order"
         )
     if isinstance(policy, Mapping):
         missing = [tree.infoset_keys[i] for i in rows if tree.infoset_keys[i] not in policy]
         if missing:
             raise PolicyError(
-                f"the policy for seat {seat} of {game.id} has no probabilities for information "
+                f"the policy for seat {seat} of {game.display_id} has no probabilities for "
+                "information "
                 f"set {missing[0]!r} ({len(missing)} missing); list every information set of "
                 "that seat"
             )
@@ -231,7 +235,7 @@ class EvalReport:
 
     def __str__(self) -> str:
         lines = [
-            f"{self.game_id}: NashConv {self.nash_conv:.6g}, "
+            f"{display_id(self.game_id)}: NashConv {self.nash_conv:.6g}, "
             f"exploitability (NashConv / {len(self.on_policy_values)}) {self.exploitability:.6g}",
             "  on-policy values: " + ", ".join(f"{v:+.6g}" for v in self.on_policy_values),
             "  best-response values: " + ", ".join(f"{v:+.6g}" for v in self.best_response_values),

@@ -36,6 +36,7 @@ from scipy.optimize import linprog
 from nashzoo.agents.policy import TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
+from nashzoo.games.base import display_id
 from nashzoo.games.cache import GameCache
 
 CONSTANT_SUM_TOLERANCE = 1e-9
@@ -79,13 +80,15 @@ def require_two_player_constant_sum(game: Game, what: str) -> float:
     undefined for it."""
     if game.num_players != 2:
         raise ValueError(
-            f"{what} is defined for two-player zero-sum (or constant-sum) games; {game.id} has "
+            f"{what} is defined for two-player zero-sum (or constant-sum) games; {game.display_id} "
+            "has "
             f"{game.num_players} players. Use nash_conv / exploitability instead."
         )
     c = constant_sum(game)
     if c is None:
         raise ValueError(
-            f"{what} needs a zero-sum (or constant-sum) game, but the payoffs of {game.id} do "
+            f"{what} needs a zero-sum (or constant-sum) game, but the payoffs of {game.display_id} "
+            "do "
             "not sum to a constant, so there is no single game value to compare against. "
             "Use nash_conv / exploitability instead."
         )
@@ -201,7 +204,7 @@ def _solve(
     )
     if result.status != 0:
         raise RuntimeError(
-            f"the sequence-form LP of {game_id} (seat {seat}) failed: {result.message}"
+            f"the sequence-form LP of {display_id(game_id)} (seat {seat}) failed: {result.message}"
         )
     return result.x[:m], float(-result.fun) + 0.0  # + 0.0: no '-0.0' values
 
@@ -287,7 +290,8 @@ def _payoff_exponent(entries: np.ndarray, game_id: str) -> int:
     exponent = max(exponent, lift)
     if np.ldexp(largest, exponent) > _LARGEST_ENTRY:
         raise ValueError(
-            f"solve_game: the nonzero payoffs of {game_id} range from {smallest:.3g} to "
+            f"solve_game: the nonzero payoffs of {display_id(game_id)} range from {smallest:.3g} "
+            "to "
             f"{largest:.3g} in size, a ratio over the {_LARGEST_ENTRY / _SMALLEST_ENTRY:.0e} "
             "the LP solver holds at once; round the smallest payoffs to 0, or make the "
             "largest ones smaller"

@@ -35,7 +35,7 @@ import numpy as np
 from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.eval.exact import PolicyLike, as_tabular
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.base import CHANCE, TERMINAL
+from nashzoo.games.base import CHANCE, TERMINAL, display_id
 from nashzoo.games.cache import GameCache
 from nashzoo.games.openspiel import OpenSpielGame, import_pyspiel, is_pyspiel_game
 
@@ -79,7 +79,8 @@ def _build_twin_map(game: Game) -> InfosetMap:
     history, and map each OpenSpiel information-set string to the nashzoo infoset index."""
     if game.name not in OPENSPIEL_NAMES:
         raise ValueError(
-            f"no OpenSpiel twin for {game.id}; supported: {', '.join(OPENSPIEL_NAMES)} and every "
+            f"no OpenSpiel twin for {game.display_id}; supported: {', '.join(OPENSPIEL_NAMES)} and "
+            "every "
             "game loaded through the bridge (load_game('openspiel:<game string>'))"
         )
     os_game = import_pyspiel().load_game(OPENSPIEL_NAMES[game.name], game.params)
@@ -92,7 +93,9 @@ def _build_twin_map(game: Game) -> InfosetMap:
         actions = _match_twin_node(tree, os_game, ours, theirs, index, states)
         stack.extend((ours.child(a), theirs.child(a)) for a in actions)
     if len(index) != tree.num_infosets:
-        raise AssertionError(f"{game.id}: {tree.num_infosets} infosets, OpenSpiel has {len(index)}")
+        raise AssertionError(
+            f"{game.display_id}: {tree.num_infosets} infosets, OpenSpiel has {len(index)}"
+        )
     return InfosetMap(os_game, index, tuple(states))
 
 
@@ -112,7 +115,8 @@ def _match_twin_node(
 
     def mismatch(what: str) -> AssertionError:
         return AssertionError(
-            f"{tree.game_id} and OpenSpiel's {os_game} differ at history {ours.history()}: {what}"
+            f"{display_id(tree.game_id)} and OpenSpiel's {os_game} differ at history "
+            f"{ours.history()}: {what}"
         )
 
     if who == TERMINAL:
@@ -230,7 +234,8 @@ def _from_rows(
         i = mapping.index.get(key)
         if i is None:
             raise PolicyError(
-                f"the OpenSpiel policy has information state {key!r}, which {game.id} does not "
+                f"the OpenSpiel policy has information state {key!r}, which {game.display_id} does "
+                "not "
                 "have; convert a policy of this game"
             )
         _fill(probs, i, row if isinstance(row, dict) else dict(enumerate(row)), tree, game)
@@ -238,7 +243,8 @@ def _from_rows(
     if not seen.all():
         missing = tree.infoset_keys[int(np.argmin(seen))]
         raise PolicyError(
-            f"the OpenSpiel policy misses {int((~seen).sum())} information sets of {game.id} "
+            f"the OpenSpiel policy misses {int((~seen).sum())} information sets of "
+            f"{game.display_id} "
             f"(e.g. {missing!r}); convert a policy that covers the whole game"
         )
     return TabularPolicy(game, probs)
@@ -251,7 +257,7 @@ def _fill(probs: np.ndarray, i: int, answer: dict, tree: CompiledTree, game: Gam
                 continue
             raise PolicyError(
                 f"the OpenSpiel policy gives action {action} at {tree.infoset_keys[i]!r}; "
-                f"{game.id} has {tree.num_actions} actions"
+                f"{game.display_id} has {tree.num_actions} actions"
             )
         probs[i, int(action)] = float(p)
 

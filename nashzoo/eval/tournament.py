@@ -44,7 +44,7 @@ from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import solve_game
 from nashzoo.games import Game, load_game
-from nashzoo.games.base import is_whole_number
+from nashzoo.games.base import display_id, is_whole_number
 
 BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
 
@@ -147,7 +147,10 @@ class TournamentResult:
     def table(self) -> str:
         """Plain-text ranking and payoff matrix."""
         width = max(12, *(len(n) for n in self.names))
-        lines = [f"Ranking on {self.game_id} (mean exact payoff against the others, both seats):"]
+        lines = [
+            f"Ranking on {display_id(self.game_id)} (mean exact payoff against the others, both "
+            "seats):"
+        ]
         for place, i in enumerate(self.ranking, 1):
             score = format_number(self.score(i), "+.4f")
             lines.append(f"  {place}. {self.names[i]:<{width}} {score}")
@@ -188,7 +191,8 @@ def play_matches(
     _check_episodes(episodes)
     if len(seat_policies) != game.num_players:
         raise ValueError(
-            f"{game.id} has {game.num_players} seats but {len(seat_policies)} seat policies were "
+            f"{game.display_id} has {game.num_players} seats but {len(seat_policies)} seat "
+            "policies were "
             "given; pass exactly one per seat"
         )
     for policy in seat_policies:
@@ -286,7 +290,9 @@ def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
     """Raise unless ``game`` is two-player and ``entrants`` are at least two, uniquely named,
     all playing ``game``."""
     if game.num_players != 2:
-        raise ValueError(f"tournaments are two-player; {game.id} has {game.num_players} players")
+        raise ValueError(
+            f"tournaments are two-player; {game.display_id} has {game.num_players} players"
+        )
     if len(entrants) < 2:
         raise ValueError("a tournament needs at least two entrants")
     names = [entrant.name for entrant in entrants]
@@ -300,7 +306,8 @@ def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
             )
         if entrant.policy.game.id != game.id:
             raise PolicyError(
-                f"entrant {entrant.name!r} plays {entrant.policy.game.id}, not {game.id}"
+                f"entrant {entrant.name!r} plays {entrant.policy.game.display_id}, not "
+                f"{game.display_id}"
             )
 
 

@@ -8,6 +8,7 @@ from nashzoo.games.base import (
     GameTooLarge,
     IllegalActionError,
     State,
+    display_id,
 )
 from nashzoo.games.cache import clear_caches
 from nashzoo.games.kuhn import KuhnPokerGame
@@ -43,6 +44,7 @@ __all__ = [
     "State",
     "clear_caches",
     "compile_tree",
+    "display_id",
     "game_names",
     "load_game",
     "parse_game_spec",

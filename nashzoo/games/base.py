@@ -10,6 +10,7 @@ rules without sharing (and corrupting) each other's positions.
 from __future__ import annotations
 
 import ast
+import hashlib
 import math
 import operator
 from abc import ABC, abstractmethod
@@ -83,12 +84,29 @@ class Game(ABC):
         """Canonical identifier: the name plus any non-default parameters.
 
         Two games with the same ``id`` have the same rules; checkpoints and policy files record
-        it so that loading one for another game is refused.
+        it so that loading one for another game is refused. Written once, on the first read
+        (a game is immutable, and the id of a big matrix game is megabytes of text that every
+        cache look-up reads).
         """
+        cached = self.__dict__.get("_id")
+        if cached is None:
+            cached = self.__dict__["_id"] = self._write_id()
+        return cached
+
+    def _write_id(self) -> str:
         if not self._params:
             return self.name
         inner = ",".join(f"{k}={self._params[k]!r}" for k in sorted(self._params))
         return f"{self.name}({inner})"
+
+    @property
+    def display_id(self) -> str:
+        """:attr:`id` as messages and tables show it: whole up to 80 characters, else
+        shortened (see :func:`display_id`)."""
+        cached = self.__dict__.get("_display_id")
+        if cached is None:
+            cached = self.__dict__["_display_id"] = display_id(self.id)
+        return cached
 
     def num_actions_of(self, player: int) -> int:
         """How many action ids ``player`` uses: its legal actions are always below this.
@@ -118,7 +136,7 @@ class Game(ABC):
         return self.action_names[action]
 
     def __repr__(self) -> str:
-        return f"<Game {self.id}>"
+        return f"<Game {self.display_id}>"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Game) and other.id == self.id
@@ -274,11 +292,28 @@ def is_whole_number(value: Any, minimum: int = 0) -> bool:
     )
 
 
+DISPLAY_ID_LIMIT = 80
+"""Game ids up to this many characters are shown whole; longer ones are shortened."""
+
+
+def display_id(game_id: str) -> str:
+    """A game id short enough for a message, a table or a title: the id itself up to
+    :data:`DISPLAY_ID_LIMIT` characters, else its first 60 characters, ``...#`` and the first
+    10 hex digits of its SHA-256, which tell two long ids apart. A 200x300 matrix game's id is
+    1.2 MB of payoffs; files that must give the game back store the whole id (or the
+    parameters it is written from)."""
+    if len(game_id) <= DISPLAY_ID_LIMIT:
+        return game_id
+    digest = hashlib.sha256(game_id.encode()).hexdigest()[:10]
+    return f"{game_id[:60]}...#{digest}"
+
+
 def check_player(game: Game, player: int) -> int:
     """Validate a player index and return it as an int."""
     if not is_whole_number(player) or not int(player) < game.num_players:
         raise ValueError(
-            f"player must be an integer in [0, {game.num_players}) for {game.id}, got {player!r}"
+            f"player must be an integer in [0, {game.num_players}) for {game.display_id}, got "
+            f"{player!r}"
         )
     return int(player)
 

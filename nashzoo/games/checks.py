@@ -39,7 +39,8 @@ def too_deep(game: Game, state: State) -> GameDefinitionError:
     """The error for a history past :data:`MAX_DEPTH` moves (the walk compares the depth
     itself: a function call per history would cost more than the comparison)."""
     return GameDefinitionError(
-        f"{game.id}: a history has more than {MAX_DEPTH:,} moves, at {type(state).__name__}; "
+        f"{game.display_id}: a history has more than {MAX_DEPTH:,} moves, at "
+        f"{type(state).__name__}; "
         "does the game end? rules that never reach TERMINAL (a cycle) make the tree infinite"
     )
 
@@ -50,7 +51,7 @@ def fail(game: Game, state: State, problem: str, fix: str) -> GameDefinitionErro
         where = f"history {state.history()}"
     except Exception:  # the history itself may be what is broken
         where = f"state {type(state).__name__}"
-    return GameDefinitionError(f"{game.id}: {problem} at {where}; {fix}")
+    return GameDefinitionError(f"{game.display_id}: {problem} at {where}; {fix}")
 
 
 def check_player(game: Game, state: State, who: Any) -> int:
@@ -221,7 +222,8 @@ def check_facts(game: Game) -> None:
     names = getattr(game, "action_names", None)
     if names is not None and len(names) != game.num_actions:
         raise GameDefinitionError(
-            f"{game.id}: action_names has {len(names)} names for {game.num_actions} actions; "
+            f"{game.display_id}: action_names has {len(names)} names for {game.num_actions} "
+            "actions; "
             "give one name per action id"
         )
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games import checks
+from nashzoo.games.base import display_id
 
 InfosetLabels = Callable[[], tuple[tuple[str, ...], np.ndarray]]
 """Returns every information set's key and its ``[I, D]`` float32 tensor, in index order."""
@@ -90,7 +91,7 @@ class CompiledTree:
         try:
             return self.infoset_index[key]
         except KeyError:
-            raise KeyError(f"no information set {key!r} in {self.game_id}") from None
+            raise KeyError(f"no information set {key!r} in {display_id(self.game_id)}") from None
 
     def nbytes(self) -> int:
         """Bytes held by the stored arrays (derived tables and labels not counted)."""

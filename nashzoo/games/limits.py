@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nashzoo.games.base import GameTooLarge
+from nashzoo.games.base import GameTooLarge, display_id
 
 MEMORY_SHARE = 0.6
 """The share of the memory available early in a walk (at its first look) that it may take."""
@@ -91,13 +91,13 @@ def check_counted(game_id: str, histories: int) -> None:
     cap = max_histories()
     if cap is not None and histories > cap:
         raise GameTooLarge(
-            f"{game_id} has {histories:,} histories, over the cap of {cap:,} set by "
+            f"{display_id(game_id)} has {histories:,} histories, over the cap of {cap:,} set by "
             f"{MAX_HISTORIES_VARIABLE}; {_ADVICE}"
         )
     available = available_memory()
     if available is not None and histories * BYTES_PER_HISTORY > MEMORY_SHARE * available:
         raise GameTooLarge(
-            f"{game_id} has {histories:,} histories: compiling them takes about "
+            f"{display_id(game_id)} has {histories:,} histories: compiling them takes about "
             f"{_size(histories * BYTES_PER_HISTORY)} and this machine has "
             f"{_size(available)} available; {_ADVICE}"
         )
@@ -127,7 +127,7 @@ class WalkLimits:
         way from here to that limit (``None``: no bound from memory)."""
         if self.cap is not None and visited > self.cap:
             raise GameTooLarge(
-                f"{self.game_id} has more than the {self.cap:,} histories that "
+                f"{display_id(self.game_id)} has more than the {self.cap:,} histories that "
                 f"{MAX_HISTORIES_VARIABLE} allows; {_ADVICE}"
             )
         if visited == 0:
@@ -146,7 +146,7 @@ class WalkLimits:
         limit = MEMORY_SHARE * self.available
         if now - self.start > limit:
             raise GameTooLarge(
-                f"{self.game_id} is too big to compile on this machine: after "
+                f"{display_id(self.game_id)} is too big to compile on this machine: after "
                 f"{visited:,} histories the walk holds {_size(now - self.start)}, more than "
                 f"{MEMORY_SHARE:.0%} of the {_size(self.available)} that was available; "
                 f"{_ADVICE}"

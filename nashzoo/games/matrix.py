@@ -54,7 +54,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 def _as_matrix(values: Any, what: str) -> np.ndarray:
     try:
-        mat = np.asarray(values, dtype=np.float64)
+        mat = np.array(values, dtype=np.float64)  # a copy: the game makes it read-only
     except (TypeError, ValueError) as err:
         raise ValueError(f"{what} must be a rectangular 2-D array of numbers: {err}") from None
     if mat.ndim != 2 or mat.shape[0] < 1 or mat.shape[1] < 1:
@@ -158,8 +158,10 @@ class MatrixGame(Game):
             preset, row_payoffs, col_payoffs, record_preset=name == "matrix"
         )
         self.name = name
-        self.row_payoffs = row
-        self.col_payoffs = col
+        # Read-only: the id, the cached tree and the States must all see the same payoffs (an
+        # edit in place changed what States returned and nothing else).
+        self.row_payoffs = readonly(row)
+        self.col_payoffs = readonly(col)
         self.num_row_actions, self.num_col_actions = row.shape
         self.num_actions = max(row.shape)
         names = default_names if action_names is None else _check_names(action_names)
@@ -177,7 +179,8 @@ class MatrixGame(Game):
         super().__init__(params)
 
     def payoff_matrices(self) -> tuple[np.ndarray, np.ndarray]:
-        """Copies of the ``(row_payoffs, col_payoffs)`` matrices."""
+        """Writable copies of the ``(row_payoffs, col_payoffs)`` matrices (the attributes
+        themselves are read-only: a game never changes; build a new one from edited copies)."""
         return self.row_payoffs.copy(), self.col_payoffs.copy()
 
     def num_actions_of(self, player: int) -> int:
@@ -284,7 +287,7 @@ class MatrixState(State):
 
     def describe(self, player: int | None = None) -> str:
         names = self.game.action_names
-        lines = [f"{self.game.id}: player 0 moves, then player 1 without seeing that move."]
+        lines = [f"{self.game.display_id}: player 0 moves, then player 1 without seeing that move."]
         for p in range(2):
             move = self._own_move(p)
             shown = player is None or player == p or self.is_terminal()

@@ -221,7 +221,7 @@ def read_learner_checkpoint(
     game = game_of(meta, name, CheckpointError)
     seat = number(meta, "seat", name, CheckpointError, integer=True, minimum=0)
     if seat >= game.num_players:
-        raise CheckpointError(f"{name}: seat {seat} does not exist in {game.id}")
+        raise CheckpointError(f"{name}: seat {seat} does not exist in {game.display_id}")
     number(meta, "seed", name, CheckpointError, integer=True)
     field(meta, "config", dict, name, CheckpointError)
     field(meta, "rng_state", dict, name, CheckpointError)
@@ -293,8 +293,10 @@ def read_trainer_checkpoint(path: str | os.PathLike[str]) -> TrainerCheckpoint:
         seat = read_learner_checkpoint(blob.tobytes(), f"{name}, seat {p}")
         if seat.meta["seat"] != p or seat.game.id != game.id or seat.learner != names[p]:
             raise CheckpointError(
-                f"{name}: the trainer state names learners {names} on {game.id}, but seat {p} "
-                f"holds {seat.learner!r} for seat {seat.meta['seat']} of {seat.game.id}; the "
+                f"{name}: the trainer state names learners {names} on {game.display_id}, but seat "
+                f"{p} "
+                f"holds {seat.learner!r} for seat {seat.meta['seat']} of {seat.game.display_id}; "
+                "the "
                 "checkpoint was edited or mixed up"
             )
         seats.append(seat)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.games import Game, load_game
+from nashzoo.games.base import display_id
 
 
 class FileFormatError(ValueError):
@@ -131,7 +132,10 @@ def game_of(
         raise error(f"{source}: cannot rebuild its game {name!r} ({err})") from None
     stored_id = field(payload, "game_id", str, source, error, optional=True)
     if stored_id is not None and stored_id != game.id and _game_id_of(stored_id) != game.id:
-        raise error(f"{source}: 'game_id' says {stored_id} but its game rebuilds as {game.id}")
+        raise error(
+            f"{source}: 'game_id' says {display_id(stored_id)} but its game rebuilds as "
+            f"{game.display_id}"
+        )
     return game
 
 

@@ -61,7 +61,8 @@ def read_policy_file(path: str | os.PathLike[str]) -> PolicyFile:
     names = string_list(payload, "action_names", name, PolicyFileError)
     if names != list(game.action_names):
         raise PolicyFileError(
-            f"{name}: action names {names} do not match {game.id}'s {list(game.action_names)}"
+            f"{name}: action names {names} do not match {game.display_id}'s "
+            f"{list(game.action_names)}"
         )
     table = field(payload, "policy", dict, name, PolicyFileError)
     for key, row in table.items():

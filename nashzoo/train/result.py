@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nashzoo.agents.policy import TabularPolicy
+from nashzoo.games.base import display_id
 from nashzoo.io import atomic_write_bytes
 
 WORK_KEYS = ("iterations", "nodes_touched", "env_steps")
@@ -149,8 +150,10 @@ class TrainResult:
         return out
 
     def to_rows(self) -> list[dict[str, Any]]:
-        """One dict per evaluation record, run columns first (long-form / tidy data)."""
-        run = self.run_columns()
+        """One dict per evaluation record, run columns first (long-form / tidy data). Every
+        row repeats the game, so it shows :func:`~nashzoo.games.display_id` (a long id
+        shortened; :meth:`summary` holds the whole one)."""
+        run = {**self.run_columns(), "game": display_id(self.game_id)}
         return [{**run, **record.to_dict()} for record in self.history]
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
@@ -186,7 +189,7 @@ class TrainResult:
         vs = " vs ".join(self.learners)
         how = "interrupted" if self.stopped_by == "interrupted" else f"stopped by {self.stopped_by}"
         return (
-            f"{vs} on {self.game_id}: {self.iterations} iterations in "
+            f"{vs} on {display_id(self.game_id)}: {self.iterations} iterations in "
             f"{self.train_seconds:.3f}s of training, {tail}; {how}"
         )
 

@@ -88,8 +88,9 @@ def _build(
             )
         if spec.game.id != game.id:
             raise ValueError(
-                f"{argument} ({spec.name}) was built for {spec.game.id}, but the Trainer plays "
-                f"{game.id}"
+                f"{argument} ({spec.name}) was built for {spec.game.display_id}, but the Trainer "
+                "plays "
+                f"{game.display_id}"
             )
         if spec.seat != seat:
             raise ValueError(
@@ -362,7 +363,9 @@ class Trainer:
         from tqdm.auto import tqdm
 
         names = " vs ".join(lr.name for lr in self.learners)
-        return tqdm(total=iterations, desc=f"{names} on {self.game.id}", unit="it", leave=False)
+        return tqdm(
+            total=iterations, desc=f"{names} on {self.game.display_id}", unit="it", leave=False
+        )
 
     def result(self, stopped_by: str = "iterations") -> TrainResult:
         """The run so far as a :class:`TrainResult`."""
@@ -466,7 +469,7 @@ class Trainer:
 
     def __repr__(self) -> str:
         names = " vs ".join(lr.name for lr in self.learners)
-        return f"<Trainer {names} on {self.game.id}, iteration {self.iteration}>"
+        return f"<Trainer {names} on {self.game.display_id}, iteration {self.iteration}>"
 
 
 def train(
@@ -544,7 +547,7 @@ def _check_trainer_args(
     """The :class:`Trainer` arguments that are checked before any learner is built."""
     if game.num_players != 2:
         raise ValueError(
-            f"the Trainer pairs two learners; {game.id} has {game.num_players} players"
+            f"the Trainer pairs two learners; {game.display_id} has {game.num_players} players"
         )
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.games import load_game
+from nashzoo.games.base import display_id
 from nashzoo.io import (
     atomic_write_bytes,
 )
@@ -48,16 +49,17 @@ def write_reports(
     """Write results.csv, summary.json, summary.md and the plots from finished runs; outputs
     an earlier race left in the folder that this one does not produce are removed."""
     out = Path(config.out)
-    rows = _rows(results)
+    game_id = load_game(config.game).id
+    shown = display_id(game_id)  # the whole id is in summary.json and race_config.json
+    rows = _rows(results, shown)
     if rows:
         write_csv(out / "results.csv", rows)
     else:
         (out / "results.csv").unlink(missing_ok=True)
     board = leaderboard(rows, config.thresholds)
     cross = cross_play(rows)
-    game_id = load_game(config.game).id
     markdown = markdown_summary(
-        game_id,
+        shown,
         board,
         cross,
         thresholds=config.thresholds,
@@ -85,7 +87,7 @@ def write_reports(
     for stale in PLOT_FILES:
         (out / stale).unlink(missing_ok=True)
     if config.plots and rows:
-        _plots(out, rows, cross, game_id)
+        _plots(out, rows, cross, shown)
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.extras import require
+from nashzoo.games.base import display_id
 from nashzoo.io import (
     atomic_write_bytes,
     check_output_folder,
@@ -101,7 +102,7 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
         raise ValueError("cross-play needs at least two learners (or add self-play)")
     if not jobs:
         raise ValueError(
-            f"no learner can play {config.game}: "
+            f"no learner can play {display_id(config.game)}: "
             + "; ".join(f"{k}: {v}" for k, v in skipped.items())
         )
     _write_race_config(out, config, jobs)
@@ -186,7 +187,9 @@ def _progress_reporter(
     if progress and todo:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(todo), desc=f"race on {config.game}", unit="run", file=sys.stderr)
+        bar = tqdm(
+            total=len(todo), desc=f"race on {display_id(config.game)}", unit="run", file=sys.stderr
+        )
 
     def on_done(payload: dict[str, Any]) -> None:
         if payload.get("status") == "ok":

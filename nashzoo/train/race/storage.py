@@ -101,8 +101,10 @@ def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     return config
 
 
-def _rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Long-form rows: one per run, evaluation point and seat."""
+def _rows(results: Sequence[dict[str, Any]], game: str) -> list[dict[str, Any]]:
+    """Long-form rows: one per run, evaluation point and seat. ``game`` is what the ``game``
+    column holds: the game's id, shortened when long (:func:`nashzoo.games.display_id`), as
+    every row repeats it (a 200x300 matrix game's id is 1.2 MB)."""
     rows = []
     for res in results:
         job = res["job"]
@@ -116,7 +118,7 @@ def _rows(results: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             for seat in range(2):
                 rows.append(
                     {
-                        "game": job["game"],
+                        "game": game,
                         "run_id": res["run_id"],
                         "mode": res["mode"],
                         "learner_seat0": learners[0],
