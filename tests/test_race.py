@@ -309,6 +309,10 @@ def test_report_verdicts_and_statistics():
     # "reaches" only when every seed does; no trend claimed from too few points
     assert verdict(0.0005, -1.0, 0.5, (0.1, 0.001), 0.002).startswith("converging")
     assert "too few evaluation points" in verdict(0.003, None, 0.27, (0.1, 0.001))
+    # whichever way the level moved: 0.25 -> 1.29 -> 0.60 was "not converging: stays near"
+    few = verdict(0.604, None, 0.254, (0.1, 0.001))
+    assert few == "went from 0.254 to 0.604; too few evaluation points for a trend"
+    assert "too few evaluation points" in verdict(0.27, None, 0.27, (0.1, 0.001))
 
 
 def test_cross_play_plain_words_state_closeness_and_payoff_without_contradiction():

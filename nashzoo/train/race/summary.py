@@ -122,14 +122,17 @@ def verdict(
     worst_final: float | None = None,
 ) -> str:
     """Plain-words convergence verdict from the final level (the mean, and the worst seed's:
-    "reaches" is said only when every seed does) and the late trend."""
+    "reaches" is said only when every seed does) and the late trend. Without a trend (too few
+    evaluation points) it says so whichever way the level moved: "not converging" from three
+    points that went 0.25, 1.29, 0.60 claimed a trend the data cannot show."""
     tight = min(thresholds)
     if (final if worst_final is None else worst_final) <= tight:
         return f"converges: reaches exploitability <= {tight:g}"
-    if slope is not None and slope <= -0.15 and final < 0.8 * first:
+    if slope is None:
+        moved = "improved" if final < 0.8 * first else "went"
+        return f"{moved} from {first:.3g} to {final:.3g}; too few evaluation points for a trend"
+    if slope <= -0.15 and final < 0.8 * first:
         return f"converging: exploitability falls like t^{slope:.2f}, {final:.3g} at the end"
-    if final < 0.8 * first and slope is None:
-        return f"improved from {first:.3g} to {final:.3g}; too few evaluation points for a trend"
     if final < 0.8 * first:
         return f"slowing: improved from {first:.3g} to {final:.3g} but the late trend is flat"
     return f"not converging: exploitability stays near {final:.3g}"
