@@ -506,6 +506,11 @@ def test_game_names() -> None:
         (("matrix",), {"row_payoffs": [[1, 2]], "col_payoffs": [[1]]}, ["shape"]),
         (("matrix",), {"preset": "rps", "row_payoffs": [[1]]}, ["not both"]),
         (("matrix",), {"row_payoffs": [[1, 2]], "action_names": ["a"]}, ["action_names"]),
+        # a list where a preset name goes (TypeError: unhashable), a payoff no float holds
+        # (a raw OverflowError), and rps's parameters named in both places games are loaded
+        (("matrix",), {"preset": ["rps"]}, ["preset name", "row_payoffs=[[...]]"]),
+        (("matrix",), {"row_payoffs": [[10**400, 0], [0, 1]]}, ["numbers", "too large"]),
+        (("rps",), {"x": 1}, ['--game "matrix(row_payoffs=[[', "load_game('matrix', row_"]),
     ],
 )
 def test_load_game_errors_list_what_is_valid(
@@ -515,6 +520,27 @@ def test_load_game_errors_list_what_is_valid(
         load_game(*args, **kwargs)
     for word in must_mention:
         assert word in str(info.value)
+
+
+def test_payoffs_given_where_the_preset_goes_say_how_to_pass_payoffs() -> None:
+    """``MatrixGame([[1, 2], [3, 4]])`` puts the payoffs in ``preset`` (TypeError: unhashable
+    type 'list'); the error names the keyword to use."""
+    with pytest.raises(ValueError, match=r"got \[\[1, 2\], \[3, 4\]\]; pass payoffs by name"):
+        MatrixGame([[1, 2], [3, 4]])
+
+
+def test_zero_sum_is_relative_to_the_payoff_scale() -> None:
+    """``zero_sum`` used numpy's absolute 1e-8 while ``constant_sum`` is relative: payoffs of
+    1e-10 against 0 were 'zero-sum', and 1e10 with a rounding error of 1e-5 were not."""
+    from nashzoo.eval import constant_sum
+
+    tiny = load_game("matrix", row_payoffs=[[1e-10, 0.0]], col_payoffs=[[0.0, 0.0]])
+    assert not tiny.zero_sum and constant_sum(tiny) is None
+    rounded = load_game("matrix", row_payoffs=[[1e10, 0.0]], col_payoffs=[[-1e10 + 1e-5, 0.0]])
+    assert rounded.zero_sum and constant_sum(rounded) is not None
+    assert (
+        load_game("rps").zero_sum and not load_game("matrix", preset="prisoners_dilemma").zero_sum
+    )
 
 
 def test_biased_rps_is_openspiels_matrix_brps_divided_by_100() -> None:

@@ -47,6 +47,13 @@ def test_entrant_errors(tmp_path):
         round_robin("kuhn_poker", [u])
 
 
+def test_the_equilibrium_agent_names_itself_on_a_general_sum_game():
+    """On the prisoner's dilemma it said 'solve_game needs a zero-sum ... Use nash_conv /
+    exploitability instead', which is no agent to pick."""
+    with pytest.raises(ValueError, match=r"^the equilibrium agent needs a two-player zero-sum.*"):
+        load_entrant("matrix(preset='prisoners_dilemma')", "equilibrium")
+
+
 def test_play_matches_on_a_non_square_matrix_game():
     from nashzoo.agents import TabularPolicy
     from nashzoo.eval.tournament import play_matches

@@ -42,7 +42,7 @@ from nashzoo.agents.fixed import fixed_policy
 from nashzoo.agents.loading import load_policy_and_seat
 from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
-from nashzoo.eval.lp import solve_game
+from nashzoo.eval.lp import constant_sum, solve_game
 from nashzoo.games import Game, load_game
 from nashzoo.games.base import display_id, is_whole_number
 
@@ -69,6 +69,21 @@ class Entrant:
         )
 
 
+def _equilibrium(game: Game) -> TabularPolicy:
+    """The ``equilibrium`` entrant: an exact equilibrium, which is a safe strategy to play
+    against anyone only where the game has one value (two players, zero- or constant-sum).
+    Refused elsewhere in the entrant's own words (the LP's refusal named solve_game and
+    suggested nash_conv, which is no agent)."""
+    if game.num_players != 2 or constant_sum(game) is None:
+        raise ValueError(
+            "the equilibrium agent needs a two-player zero-sum (or constant-sum) game, where "
+            f"an equilibrium is safe against any opponent; {game.display_id} is not (its "
+            "payoffs do not sum to a constant): choose another agent, such as uniform, "
+            "fixed:P1,P2,... or a trained policy file"
+        )
+    return solve_game(game).policy
+
+
 def load_entrant(game: Game | str, spec: str) -> Entrant:
     """Build an entrant from a spec (see the module docstring); clear ValueError otherwise."""
     game = load_game(game)
@@ -81,7 +96,7 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
     if body == "uniform":
         return Entrant(name or "uniform", TabularPolicy.uniform(game))
     if body == "equilibrium":
-        return Entrant(name or "equilibrium", solve_game(game).policy)
+        return Entrant(name or "equilibrium", _equilibrium(game))
     if body.startswith("fixed:"):
         try:
             probs = [float(x) for x in body[len("fixed:") :].split(",")]

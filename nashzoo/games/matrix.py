@@ -52,16 +52,27 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+ZERO_SUM_TOLERANCE = 1e-9
+"""``zero_sum`` holds when every ``row + col`` is within this times the largest payoff of 0
+(the tolerance :func:`nashzoo.eval.constant_sum` uses for the spread of the sums)."""
+
+
 def _as_matrix(values: Any, what: str) -> np.ndarray:
     try:
         mat = np.array(values, dtype=np.float64)  # a copy: the game makes it read-only
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, OverflowError) as err:  # 10**400 overflows a float
         raise ValueError(f"{what} must be a rectangular 2-D array of numbers: {err}") from None
     if mat.ndim != 2 or mat.shape[0] < 1 or mat.shape[1] < 1:
         raise ValueError(f"{what} must be a non-empty 2-D array, got shape {mat.shape}")
     if not np.all(np.isfinite(mat)):
         raise ValueError(f"{what} must contain only finite numbers")
     return mat
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters for a message."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _check_names(action_names: Any) -> list[str]:
@@ -98,6 +109,12 @@ def _payoffs(
     the game's id (the preset only when ``record_preset``: a game named after its preset, such
     as ``rps``, does not repeat it)."""
     params: dict[str, Any] = {}
+    if preset is not None and not isinstance(preset, str):
+        raise ValueError(
+            f"preset must be a preset name ({', '.join(PRESETS)}), got {_shown(preset)}; pass "
+            "payoffs by name: MatrixGame(row_payoffs=[[...]]) or load_game('matrix', "
+            'row_payoffs=[[...]]), or --game "matrix(row_payoffs=[[...]])" on the command line'
+        )
     if preset is not None:
         if row_payoffs is not None or col_payoffs is not None:
             raise ValueError("give either preset= or row_payoffs=/col_payoffs=, not both")
@@ -174,7 +191,10 @@ class MatrixGame(Game):
             # that differ only in names must not share compiled trees or env tables.
             params["action_names"] = names
         self.action_names = tuple(names)
-        self.zero_sum = bool(np.allclose(row + col, 0.0))
+        # Relative to the payoffs, as eval.constant_sum: numpy's absolute 1e-8 called every
+        # game with payoffs below it zero-sum, and none above 1e8 with a rounding error.
+        scale = max(float(np.abs(row).max()), float(np.abs(col).max()))
+        self.zero_sum = bool(np.abs(row + col).max() <= ZERO_SUM_TOLERANCE * scale)
         self.infoset_tensor_size = 2 + self.num_actions
         super().__init__(params)
 

@@ -44,8 +44,9 @@ ENTRY_POINT_GROUP = "nashzoo.games"
 def _rps(**params: Any) -> Game:
     if params:
         raise ValueError(
-            f"rps takes no parameters, got {sorted(params)}; for other payoffs use "
-            "load_game('matrix', row_payoffs=...)"
+            f"rps takes no parameters, got {sorted(params)}; for other payoffs use the matrix "
+            'game: --game "matrix(row_payoffs=[[...]])" on the command line, '
+            "load_game('matrix', row_payoffs=[[...]]) in Python"
         )
     return MatrixGame(preset="rps", name="rps")
 
