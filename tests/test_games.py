@@ -445,14 +445,15 @@ def test_a_game_id_is_written_once() -> None:
 
 
 def test_long_game_ids_are_shortened_for_display() -> None:
-    """Messages and tables show at most 60 characters of a long id and a hash that tells two
-    long ids apart; short ids are shown whole."""
+    """Messages and tables show the first 80 characters of an id over 120 and a hash that
+    tells two long ids apart; shorter ids are shown whole."""
     assert display_id("kuhn_poker") == load_game("kuhn_poker").display_id == "kuhn_poker"
     assert load_game("matrix", preset="rps").display_id == "matrix(preset='rps')"
     game = _big_matrix()
     assert len(game.id) == 2750
     assert game.display_id == (
-        "matrix(row_payoffs=[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0,...#a941d84158"
+        "matrix(row_payoffs=[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11."
+        "...#a941d84158"
     )
     assert _big_matrix(last=1.0).display_id != game.display_id
     assert repr(game) == f"<Game {game.display_id}>"

@@ -421,7 +421,7 @@ def test_a_long_game_id_is_shortened_where_people_read_it_and_whole_where_it_is_
     spec = f"matrix(row_payoffs={np.arange(400.0).reshape(20, 20).tolist()})"
     game = load_game(spec)
     shown = game.display_id
-    assert len(shown) < 80 < len(game.id)
+    assert len(shown) < 120 < len(game.id)
     result = train(game, "cfr_plus", iterations=3)
     assert str(result).startswith(f"cfr_plus vs cfr_plus on {shown}: 3 iterations")
     assert {row["game"] for row in result.to_rows()} == {shown}

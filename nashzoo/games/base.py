@@ -101,7 +101,7 @@ class Game(ABC):
 
     @property
     def display_id(self) -> str:
-        """:attr:`id` as messages and tables show it: whole up to 80 characters, else
+        """:attr:`id` as messages and tables show it: whole up to 120 characters, else
         shortened (see :func:`display_id`)."""
         cached = self.__dict__.get("_display_id")
         if cached is None:
@@ -292,20 +292,20 @@ def is_whole_number(value: Any, minimum: int = 0) -> bool:
     )
 
 
-DISPLAY_ID_LIMIT = 80
+DISPLAY_ID_LIMIT = 120
 """Game ids up to this many characters are shown whole; longer ones are shortened."""
 
 
 def display_id(game_id: str) -> str:
     """A game id short enough for a message, a table or a title: the id itself up to
-    :data:`DISPLAY_ID_LIMIT` characters, else its first 60 characters, ``...#`` and the first
+    :data:`DISPLAY_ID_LIMIT` characters, else its first 80 characters, ``...#`` and the first
     10 hex digits of its SHA-256, which tell two long ids apart. A 200x300 matrix game's id is
     1.2 MB of payoffs; files that must give the game back store the whole id (or the
     parameters it is written from)."""
     if len(game_id) <= DISPLAY_ID_LIMIT:
         return game_id
     digest = hashlib.sha256(game_id.encode()).hexdigest()[:10]
-    return f"{game_id[:60]}...#{digest}"
+    return f"{game_id[:80]}...#{digest}"
 
 
 def check_player(game: Game, player: int) -> int:
