@@ -494,4 +494,4 @@ def test_three_player_games_are_refused() -> None:
 
 class _ThreePlayers:
     num_players = 3
-    id = "three"
+    id = display_id = "three"
