@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import pickle
 import random
+import re
 import warnings
 from collections import Counter
 from inspect import signature
@@ -779,3 +780,39 @@ def test_a_parallel_step_with_an_action_for_an_unknown_agent_is_refused() -> Non
         env.step({"player_0": 0, "player_1": 1, "player_2": 0})
     _, rewards, *_ = env.step({"player_0": 0, "player_1": 1})
     assert rewards == {"player_0": -1.0, "player_1": 1.0}
+
+
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_raw_env_before_reset_and_unknown_agents_are_named(tabulate: bool) -> None:
+    """Before the first reset() a raw env has no game: it said so only in render(); observe(),
+    history and game_state() read the tables' node -1 (a game that never happened) or raised
+    AttributeError in the states mode. An unknown agent was a bare KeyError."""
+    raw = kuhn_poker_v0.raw_env(tabulate=tabulate)
+    reads = {
+        "observe()": lambda: raw.observe("player_0"),
+        "history": lambda: raw.history,
+        "game_state()": raw.game_state,
+        "legal_actions()": raw.legal_actions,
+        "step()": lambda: raw.step(0),
+        "last()": raw.last,
+        "is_legal()": lambda: raw.is_legal(0),
+    }
+    for what, read in reads.items():
+        with pytest.raises(RuntimeError, match=rf"call reset\(\) before {re.escape(what)}"):
+            read()
+    raw.reset(seed=0)
+    for read in (
+        lambda: raw.observe("player_7"),
+        lambda: raw.action_space("player_7"),
+        lambda: raw.observation_space(7),
+    ):
+        with pytest.raises(ValueError, match=r"unknown agent .*\['player_0', 'player_1'\]"):
+            read()
+
+
+def test_parallel_step_after_the_end_says_the_episode_is_over() -> None:
+    env = rps_v0.parallel_env()
+    env.reset(seed=0)
+    env.step({"player_0": 0, "player_1": 1})
+    with pytest.raises(RuntimeError, match=r"the episode is over; call reset\(\)"):
+        env.step({"player_0": 0, "player_1": 1})  # was: "... which are not live agents []"

@@ -425,10 +425,16 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     # --- spaces --------------------------------------------------------------------------
     def observation_space(self, agent: str) -> gymnasium.spaces.Space[ObsDict]:
-        return self._observation_spaces[agent]
+        space = self._observation_spaces.get(agent)
+        if space is None:
+            raise self._unknown_agent(agent)
+        return space
 
     def action_space(self, agent: str) -> gymnasium.spaces.Space[int]:
-        return self._action_spaces[agent]
+        space = self._action_spaces.get(agent)
+        if space is None:
+            raise self._unknown_agent(agent)
+        return space
 
     # --- randomness ----------------------------------------------------------------------
     @property
@@ -587,8 +593,12 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
         Raises:
             IllegalActionError: ``action`` is not legal here; nothing changed, retry.
+            RuntimeError: before the first ``reset()``.
         """
-        agent = self.agent_selection
+        try:
+            agent = self.agent_selection
+        except AttributeError:  # set by the first reset()
+            raise self._not_started("step()") from None
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
@@ -631,9 +641,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     def is_legal(self, action: int) -> bool:
         """Whether the integer id ``action`` (inside the current agent's action space) is legal
         now; what :class:`~nashzoo.envs.wrappers.PenalizeIllegalWrapper` asks before a move."""
+        if not self._started():
+            raise self._not_started("is_legal()")
         if self.tabulated:
             return self._tables.children[self._node][action] >= 0
         return action in self._cur.legal
+
+    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
+        """PettingZoo's ``AECEnv.last``, with the "call reset() first" error before a game."""
+        if not self._started():
+            raise self._not_started("last()")
+        return super().last(observe)
 
     def end_with_penalty(self, agent: str, illegal_reward: float) -> None:
         """End the game because ``agent`` (the one to move) tried an illegal move, as PettingZoo's
@@ -683,20 +701,47 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             rewards[other] = 0
 
     def observe(self, agent: str) -> ObsDict:
-        """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies)."""
+        """``{"observation": infoset tensor, "action_mask": int8 mask}`` for ``agent`` (copies).
+
+        Raises:
+            RuntimeError: before the first ``reset()``.
+            ValueError: ``agent`` is not one of the env's agents.
+        """
+        p = self._agent_index.get(agent)
+        if p is None:
+            raise self._unknown_agent(agent)
         if not self.tabulated:
-            p = self._agent_index[agent]
-            view = self._cur.views[p] or self._memo.view(self._cur, p, self._action_spaces[agent].n)
+            cur = self._cur
+            if cur is None:
+                raise self._not_started("observe()")
+            view = cur.views[p] or self._memo.view(cur, p, self._action_spaces[agent].n)
             return {"observation": view[0].copy(), "action_mask": view[1].copy()}
+        node = self._node
+        if node < 0:
+            raise self._not_started("observe()")
         t = self._tables
-        vid = t.view[self._node][self._agent_index[agent]]
+        vid = t.view[node][p]
         mask = self._view_mask[vid]
         return {"observation": t.view_tensor[vid].copy(), "action_mask": mask.copy()}
 
     # --- game-level views ----------------------------------------------------------------
+    def _started(self) -> bool:
+        """Whether ``reset()`` has made a game current."""
+        return self._node >= 0 or self._cur is not None
+
+    def _not_started(self, what: str) -> RuntimeError:
+        """The error for reading the game before the first ``reset()`` (the tables mode would
+        otherwise read node -1, a game that never happened)."""
+        return RuntimeError(f"call reset() before {what}: no game has started yet")
+
+    def _unknown_agent(self, agent: Any) -> ValueError:
+        return ValueError(f"unknown agent {agent!r}; this env's agents are {self.possible_agents}")
+
     @property
     def history(self) -> list[int]:
         """Every action and chance outcome of the current game so far."""
+        if not self._started():
+            raise self._not_started("history")
         if not self.tabulated:
             return self._cur.state.history()
         return self._tables.history(self._node)
@@ -704,6 +749,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     def game_state(self) -> State:
         """The nashzoo ``State`` of the current game (rebuilt from the history in the tables
         mode; the states mode holds it)."""
+        if not self._started():
+            raise self._not_started("game_state()")
         if not self.tabulated:
             return self._cur.state
         state = self.game.new_initial_state()
@@ -713,6 +760,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of ``agent_selection`` (empty once the game is over)."""
+        if not self._started():
+            raise self._not_started("legal_actions()")
         if not self.tabulated:
             return list(self._cur.legal)
         return list(self._tables.legal[self._node])
@@ -724,8 +773,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "render() was called without a render_mode; pass render_mode='ansi' or 'human'"
             )
             return None
-        if self._node < 0 and self._cur is None:
-            raise RuntimeError("call reset() before render()")
+        if not self._started():
+            raise self._not_started("render()")
         player = None if self.render_agent is None else self._agent_index[self.render_agent]
         text = f"[{self.metadata['name']}]\n" + self.game_state().describe(player)
         if self.render_mode == "human":

@@ -40,6 +40,8 @@ class _ValidatingParallelEnv(aec_to_parallel_wrapper):
     """
 
     def step(self, actions: dict[str, int]) -> Any:
+        if not self.aec_env.agents:
+            raise RuntimeError("the episode is over; call reset() to start a new one")
         unknown = sorted(set(actions) - set(self.aec_env.agents), key=str)
         if unknown:
             raise ValueError(
