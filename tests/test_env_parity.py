@@ -8,10 +8,12 @@ Every turn-based game is checked with the env stepping its lookup tables (``tabu
 stepping the game's states (``tabulate=False``); the two modes also draw the same chance
 outcomes from the same seed.
 
-The env's action-mask rule, stated in ``State`` terms: an agent sees the legal mask of its
-information set when it acts at that information set (``State.legal_actions_mask()`` where it is
-to move), and zeros otherwise, in both cases over the agent's own ``game.num_actions_of(p)``
-action ids (fewer than ``game.num_actions`` for one side of a non-square matrix game).
+The env's action-mask rule, stated in ``State`` terms: the agent to move sees
+``State.legal_actions_mask()``, every other agent zeros; in a simultaneous-move env (``rps_v0``,
+``matrix_game_v0``) an agent not to move sees the legal mask of its information set where that is
+one it acts at (the second mover before its turn). Masks cover the agent's own
+``game.num_actions_of(p)`` action ids (fewer than ``game.num_actions`` for one side of a
+non-square matrix game).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class GameViews:
     terminals: list[tuple[tuple[int, ...], tuple[bool, ...]]]  # history, is-chance per action
 
 
-def state_views(game: Game) -> GameViews:
+def state_views(game: Game, masks_before_turn: bool) -> GameViews:
     states: list[tuple[State, tuple[bool, ...]]] = []
     stack: list[tuple[State, tuple[bool, ...]]] = [(game.new_initial_state(), ())]
     while stack:
@@ -79,7 +81,7 @@ def state_views(game: Game) -> GameViews:
             zeros = np.zeros(game.num_actions_of(p), dtype=np.int8).tobytes()
             if p == mover:
                 masks.append(own_mask(state, p))
-            elif mover is not None:
+            elif mover is not None and masks_before_turn:
                 masks.append(decision_masks.get((p, keys[p]), zeros))
             else:
                 masks.append(zeros)
@@ -145,14 +147,15 @@ CASES: list[tuple[str, ModuleType, str, dict[str, Any], dict[str, Any]]] = [
         {},
     ),
 ]
-_VIEWS: dict[str, GameViews] = {}
+_VIEWS: dict[tuple[str, bool], GameViews] = {}
 
 
-def views_of(game_name: str, params: dict[str, Any]) -> GameViews:
+def views_of(module: ModuleType, game_name: str, params: dict[str, Any]) -> GameViews:
     game = load_game(game_name, **params)
-    if game.id not in _VIEWS:
-        _VIEWS[game.id] = state_views(game)
-    return _VIEWS[game.id]
+    parallel = hasattr(module, "parallel_env")  # the simultaneous-move envs
+    if (game.id, parallel) not in _VIEWS:
+        _VIEWS[game.id, parallel] = state_views(game, parallel)
+    return _VIEWS[game.id, parallel]
 
 
 @pytest.mark.parametrize(
@@ -162,9 +165,15 @@ def views_of(game_name: str, params: dict[str, Any]) -> GameViews:
 def test_every_history_through_env_matches_state(
     module: ModuleType, game_name: str, params: dict[str, Any], env_kwargs: dict[str, Any]
 ) -> None:
-    views = views_of(game_name, params)
+    views = views_of(module, game_name, params)
     env = module.env(**params, **env_kwargs)
     assert env.unwrapped.tabulated is env_kwargs.get("tabulate", True)
+    walk_every_history(env, views)
+
+
+def walk_every_history(env: Any, views: GameViews) -> None:
+    """Play every terminal history through ``env`` (its chance outcomes forced) and check
+    what it shows at every decision node and at the end."""
     for history, flags in views.terminals:
         deal = [a for a, chance in zip(history, flags, strict=True) if chance]
         env.reset(seed=0, options={"chance_outcomes": deal})
@@ -178,6 +187,29 @@ def test_every_history_through_env_matches_state(
         assert_env_ends(env, views.nodes[history], history)
 
 
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_a_player_who_cannot_tell_it_waits_sees_zeros_in_both_modes(tabulate: bool) -> None:
+    """OpenSpiel's dark_hex 2x2: after player 1 plays onto player 0's hidden stone, player 1
+    moves again while player 0's key is the one it acts at. The tables showed player 0 the
+    legal actions of that information set, the states zeros; both now show zeros (the
+    turn-based rule), on every history."""
+    pytest.importorskip("pyspiel")
+    from nashzoo.envs import env as make_any_env
+
+    game = load_game("openspiel:dark_hex(num_rows=2,num_cols=2)")
+    env = make_any_env(game, tabulate=tabulate)
+    env.reset(seed=0)
+    env.step(3)
+    env.step(3)  # onto player 0's hidden stone: player 1 again
+    assert env.agent_selection == "player_1"
+    assert env.infos["player_0"]["infoset_key"] == "..\n.x\n2\n0,3 "
+    acts_there = state_views(game, masks_before_turn=True).nodes[3, 3].masks[0]
+    assert list(acts_there) == [1, 1, 1, 0]  # a key player 0 acts at (the tables showed this)
+    assert env.observe("player_0")["action_mask"].tolist() == [0, 0, 0, 0]
+    assert env.observe("player_1")["action_mask"].tolist() == [1, 1, 1, 0]
+    walk_every_history(env, state_views(game, masks_before_turn=False))
+
+
 @pytest.mark.parametrize(
     ("module", "game_name", "params", "env_kwargs"),
     [pytest.param(*c[1:], id=c[0]) for c in CASES],
@@ -187,7 +219,7 @@ def test_random_env_play_stays_on_the_state_tree(
 ) -> None:
     """Sampled (not forced) chance outcomes and random actions: every node the env reaches is
     a node of the State tree and looks the same, and every terminal is reached only legally."""
-    views = views_of(game_name, params)
+    views = views_of(module, game_name, params)
     env = module.env(**params, **env_kwargs)
     assert env.unwrapped.tabulated is env_kwargs.get("tabulate", True)
     rnd = random.Random(1)

@@ -33,7 +33,8 @@ Simultaneous-move games (``parallelizable=True``) always use the tables (see the
 
 Both modes show the same thing: ``tests/test_env_parity.py`` walks every history of every game
 through the env in each mode and through ``State.child`` and asserts identical infoset keys,
-tensors, masks, agents to move, returns and, for one seed, the same sampled chance outcomes.
+tensors, masks (the rule below), agents to move, returns and, for one seed, the same sampled
+chance outcomes.
 
 Text for people comes from ``State.describe(player)``.
 
@@ -47,14 +48,17 @@ Conventions (those of PettingZoo's classic environments):
   column players have their own counts (so even an unmasked ``action_space(agent).sample()``
   is an id the agent can use); ``pad_actions=True`` gives every agent ``game.num_actions``
   instead, the extra ids always masked out (identical spaces, for libraries that need them).
-  ``observation`` is the agent's information state tensor; ``action_mask`` is the legal
-  actions at the agent's information set when the agent acts there and zeros otherwise (so
-  it is zeros while the other player is to move in poker, and at the end). In a matrix game
-  the second mover cannot tell whether the first has moved, so its mask shows its actions
-  from the start, which is what a simultaneous-move (parallel) view needs. In the states mode
-  an agent's mask is zeros whenever it is not to move: the same rule wherever an agent's key
-  tells whether it is to move (every turn-based game nashzoo ships), which is why
-  simultaneous-move games keep the tables;
+  ``observation`` is the agent's information state tensor; ``action_mask`` is the agent's
+  legal actions when it is to move and zeros for every agent that is not (so zeros while the
+  other player is to move in poker, and for everyone at the end), in both modes. The one
+  exception is a simultaneous-move env (``parallelizable=True``: ``rps_v0``,
+  ``matrix_game_v0``), whose parallel view asks every agent for an action at once: there an
+  agent sees the legal actions of its information set whenever that is an information set it
+  acts at, so the second mover of a matrix game, who cannot tell whether the first has moved,
+  sees its actions from the start (this needs the tables, which is why simultaneous-move
+  games always use them). A turn-based game whose player cannot tell whether it is to move
+  (OpenSpiel's ``dark_hex``: after a move onto a hidden stone the same player moves again)
+  shows the waiting player zeros, as the states mode always did;
 * ``infos[agent]["infoset_key"]`` is ``State.infoset_key(player)`` (keys are unique among one
   player's information sets; the tensor also encodes the player);
 * rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
@@ -268,7 +272,8 @@ def _views(game: Game, tree: CompiledTree, parent: list[int], action: list[int])
 
     A view is one (player, ``State.infoset_key(player)``); its tensor is read from the first
     State showing it, and its mask is the legal mask of that key's information set when the
-    player owns one (zeros otherwise), also padded to ``game.num_actions`` (``pad_actions``).
+    player owns one (zeros otherwise; the env shows it to an agent not to move only in a
+    simultaneous-move env), also padded to ``game.num_actions`` (``pad_actions``).
     States are made level by level (breadth-first order: a level's parents are the level
     before), so only two levels are alive at once."""
     players = range(game.num_players)
@@ -394,6 +399,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self.game.num_actions if pad_actions else self.game.num_actions_of(p)
             for p in range(self.game.num_players)
         ]
+        # Whose mask shows actions when not to move (module docstring): in a simultaneous-move
+        # env, an agent whose information set is one it acts at; elsewhere nobody's.
+        self._masks_before_turn = bool(parallelizable)
+        self._zero_masks = [readonly(np.zeros(n, dtype=np.int8)) for n in sizes]
         self._observation_spaces = {
             a: self._make_observation_space(sizes[p]) for p, a in enumerate(self.possible_agents)
         }
@@ -721,7 +730,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             raise self._not_started("observe()")
         t = self._tables
         vid = t.view[node][p]
-        mask = self._view_mask[vid]
+        if t.player[node] == p or self._masks_before_turn:
+            mask = self._view_mask[vid]
+        else:
+            mask = self._zero_masks[p]
         return {"observation": t.view_tensor[vid].copy(), "action_mask": mask.copy()}
 
     # --- game-level views ----------------------------------------------------------------
