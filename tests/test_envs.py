@@ -259,24 +259,65 @@ def test_forced_chance_outcomes(tabulate: bool) -> None:
     assert env.infos == {"player_0": {"infoset_key": "K|"}, "player_1": {"infoset_key": "J|"}}
     env.step(0)
     before = snapshot(env)
-    with pytest.raises(IllegalActionError, match="possible outcomes are: 0, 2"):
+    with pytest.raises(ValueError, match=r"history \[1\]; possible outcomes are: 0, 2"):
         env.reset(seed=1, options={"chance_outcomes": [Q, Q]})
     with pytest.raises(ValueError, match="sequence of integers"):
         env.reset(options={"chance_outcomes": ["K"]})
     assert snapshot(env) == before  # a refused reset changes nothing
     env.reset(options={"unknown option": 1})  # PettingZoo's api_test passes arbitrary options
-    # A forced public card that is not in the deck fails at the step that deals it, and the
-    # step changes nothing.
-    env = leduc_holdem_v0.env(tabulate=tabulate)
-    env.reset(seed=0, options={"chance_outcomes": [Js, Ks, Js]})
-    env.step(C)
-    before = snapshot(env)
-    with pytest.raises(IllegalActionError, match="forced chance outcome 0"):
-        env.step(C)
-    assert snapshot(env) == before
     # Forced outcomes run out: the rest is drawn at random (the private cards stay as forced).
+    env = leduc_holdem_v0.env(tabulate=tabulate)
     env.reset(options={"chance_outcomes": [Qh]})
     assert env.infos["player_0"]["infoset_key"] == "Qh|?|"
+
+
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_forced_outcomes_no_play_can_use_are_refused_at_reset(tabulate: bool) -> None:
+    """Leduc [Js, Ks, Js] (the public card is player 0's card) was accepted, then the legal
+    check that ends round one raised IllegalActionError and a raise went on along another
+    path; Kuhn [J, Q, K, K, K] dealt J, Q and dropped the rest silently. Both are refused at
+    reset, changing nothing."""
+    env = leduc_holdem_v0.env(tabulate=tabulate)
+    env.reset(seed=0, options={"chance_outcomes": [Qh, Ks]})
+    before = snapshot(env)
+    with pytest.raises(ValueError) as refused:
+        env.reset(seed=1, options={"chance_outcomes": [Js, Ks, Js]})
+    assert not isinstance(refused.value, IllegalActionError)
+    assert str(refused.value) == (
+        "forced chance outcome 0 (options['chance_outcomes'][2]) is not possible at any of the "
+        "5 chance nodes play can reach (e.g. history [0, 4, 1, 1]); possible outcomes are: "
+        "1, 2, 3, 5"
+    )
+    with pytest.raises(ValueError, match=r"gives 4 outcomes, but every play of leduc_poker ends "):
+        env.reset(options={"chance_outcomes": [Js, Ks, Qh, Kh]})
+    assert snapshot(env) == before
+    kuhn = kuhn_poker_v0.env(tabulate=tabulate)
+    with pytest.raises(ValueError, match=r"ends after using at most 2 .*drop the last 3$"):
+        kuhn.reset(seed=0, options={"chance_outcomes": [J, Q, K, K, K]})
+    # A full deal is kept when a fold ends the hand before the public card: the last card was
+    # for the plays that reach it (a duplicate match's deal).
+    env.reset(seed=0, options={"chance_outcomes": [Qh, Ks, Js]})
+    env.step(R)
+    env.step(F)
+    assert env.unwrapped.history == [Qh, Ks, R, F] and all(env.terminations.values())
+    env.reset(seed=0, options={"chance_outcomes": [Qh, Ks, Js]})
+    env.step(C)
+    env.step(C)
+    assert env.unwrapped.history == [Qh, Ks, C, C, Js]
+
+
+def test_forced_outcomes_too_far_to_check_are_named_when_left_unused(monkeypatch) -> None:
+    """The states mode searches at most SEARCH_MAX_NODES nodes for a play that uses them all
+    (a game too big to tabulate may be too big to search); past that, outcomes a play leaves
+    unused are named in a warning at the end."""
+    from nashzoo.envs import aec
+
+    monkeypatch.setattr(aec, "SEARCH_MAX_NODES", 3)
+    env = kuhn_poker_v0.env(tabulate=False)
+    env.reset(seed=0, options={"chance_outcomes": [J, Q, K]})
+    env.step(0)
+    with pytest.warns(UserWarning, match="1 forced chance outcomes were not used: this play"):
+        env.step(0)
 
 
 # --- illegal actions -----------------------------------------------------------------------

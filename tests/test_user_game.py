@@ -22,6 +22,7 @@ from nashzoo.games import (
     TERMINAL,
     Game,
     GameDefinitionError,
+    IllegalActionError,
     State,
     compile_tree,
     fast_walk,
@@ -579,3 +580,56 @@ def test_a_game_that_never_ends_is_named_not_walked_until_memory_runs_out(monkey
 
     with pytest.raises(GameDefinitionError, match=r"more than 500 moves.*does the game end"):
         compile_tree(Endless())
+
+
+class _PickADeck(Game):
+    """Player 0 picks the low deck (cards 0, 1) or the high one (2, 3); one card is drawn from
+    it and pays player 0 its value: which chance outcomes are possible depends on the move."""
+
+    name = "pick_a_deck"
+    num_actions = 4
+    action_names = ("low", "high", "x", "y")
+    infoset_tensor_size = 2
+
+    def new_initial_state(self):
+        return _PickADeckState(self, ())
+
+
+class _PickADeckState(_RareTurnState):
+    def current_player(self):
+        return (0, CHANCE, TERMINAL)[len(self.moves)]
+
+    def chance_outcomes(self):
+        low = self.moves[0] == 0
+        return [(0, 0.5), (1, 0.5)] if low else [(2, 0.5), (3, 0.5)]
+
+    def legal_actions(self):
+        if self.is_terminal():
+            return []
+        return [a for a, _ in self.chance_outcomes()] if self.is_chance_node() else [0, 1]
+
+    def returns(self):
+        value = float(self.moves[1]) if self.is_terminal() else 0.0
+        return np.array([value, -value])
+
+
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_a_forced_outcome_the_moves_make_impossible_refuses_that_move_by_name(tabulate):
+    """Forcing card 2 is possible only after "high": accepted at reset; "low" then raised
+    IllegalActionError naming the forced outcome on a legal move. Now a ValueError that is not
+    an IllegalActionError, the move is not played, and "high" still is."""
+    env = make_env(_PickADeck(), tabulate=tabulate)
+    assert env.unwrapped.tabulated is tabulate
+    with pytest.raises(ValueError, match=r"outcome 5 .*any of the 2 chance nodes.* 0, 1, 2, 3$"):
+        env.reset(seed=0, options={"chance_outcomes": [5]})
+    env.reset(seed=0, options={"chance_outcomes": [2]})
+    with pytest.raises(ValueError) as refused:
+        env.step(0)
+    assert not isinstance(refused.value, IllegalActionError)
+    assert str(refused.value).startswith(
+        "forced chance outcome 2 (options['chance_outcomes'][0]) is not possible at history "
+        "[0], where these moves lead; possible outcomes are: 0, 1. The move was not played"
+    )
+    assert env.unwrapped.history == [] and env.agent_selection == "player_0"
+    env.step(1)
+    assert env.unwrapped.history == [1, 2] and env.rewards == {"player_0": 2.0, "player_1": -2.0}

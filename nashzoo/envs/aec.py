@@ -65,7 +65,8 @@ Conventions (those of PettingZoo's classic environments):
   then every agent is terminated and must be stepped with ``None`` to leave;
 * chance outcomes are drawn from the env's own ``np.random.Generator``, seeded by
   ``reset(seed=...)`` (no global RNG); ``reset(options={"chance_outcomes": [...]})`` forces the
-  next chance outcomes (e.g. a fixed deal for duplicate matches or tests);
+  next chance outcomes (e.g. a fixed deal for duplicate matches or tests), refused at reset
+  when no play can use them all (:mod:`nashzoo.envs.forced`);
 * an illegal action raises :class:`~nashzoo.games.IllegalActionError` (a ``ValueError`` naming
   the legal actions) and leaves the env exactly as it was, so the caller can retry. The public
   ``env(illegal_action="penalize")`` instead follows PettingZoo's terminate-with-penalty
@@ -74,6 +75,7 @@ Conventions (those of PettingZoo's classic environments):
 
 from __future__ import annotations
 
+import warnings
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -84,6 +86,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from nashzoo.envs.forced import SEARCH_MAX_NODES, TreeWalk, check_forced, not_possible_here
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, checks, compile_tree, load_game
 from nashzoo.games.base import GameTooLarge, action_index, checked_seed
@@ -414,6 +417,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._uniform_pos = 0
         self._forced: list[int] = []
         self._forced_pos = 0
+        self._forced_known = True  # whether reset() could check the forced outcomes as a whole
         self._node = -1
 
     def _make_observation_space(self, num_actions: int) -> spaces.Dict:
@@ -467,16 +471,14 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """Apply forced chance outcomes ``forced[pos:]`` from ``node`` while at chance nodes.
 
         Pure: returns ``(node, pos)`` and changes nothing, so an impossible outcome raises
-        before the env is touched.
+        before the env is touched (a ValueError, not an IllegalActionError: the move that led
+        here is legal; see :mod:`nashzoo.envs.forced`).
         """
         t = self._tables
         while pos < len(forced) and t.player[node] == CHANCE:
             outcomes = t.chance_outcomes[node]
             if forced[pos] not in outcomes:
-                raise IllegalActionError(
-                    f"forced chance outcome {forced[pos]!r} is not possible at history "
-                    f"{t.history(node)}; possible outcomes are: {', '.join(map(str, outcomes))}"
-                )
+                raise ValueError(not_possible_here(forced[pos], pos, t.history(node), outcomes))
             node = t.chance_children[node][outcomes.index(forced[pos])]
             pos += 1
         return node, pos
@@ -494,14 +496,55 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """:meth:`_follow_forced` for the states mode."""
         while pos < len(forced) and node.player == CHANCE:
             if forced[pos] not in node.outcomes:
-                raise IllegalActionError(
-                    f"forced chance outcome {forced[pos]!r} is not possible at history "
-                    f"{node.state.history()}; possible outcomes are: "
-                    f"{', '.join(map(str, node.outcomes))}"
-                )
+                history = node.state.history()
+                raise ValueError(not_possible_here(forced[pos], pos, history, node.outcomes))
             node = self._memo.child(node, forced[pos])
             pos += 1
         return node, pos
+
+    def _tree_walk(self) -> TreeWalk[Any]:
+        """How :func:`~nashzoo.envs.forced.check_forced` reads this env's tree."""
+        if not self.tabulated:
+            return TreeWalk(
+                player=lambda n: n.player,
+                outcomes=lambda n: n.outcomes,
+                child=self._memo.child,
+                legal=lambda n: n.legal,
+                history=lambda n: n.state.history(),
+            )
+        t = self._tables
+
+        def child(node: int, a: int) -> int:
+            if t.player[node] == CHANCE:
+                return t.chance_children[node][t.chance_outcomes[node].index(a)]
+            return t.children[node][a]
+
+        return TreeWalk(
+            t.player.__getitem__,
+            t.chance_outcomes.__getitem__,
+            child,
+            t.legal.__getitem__,
+            t.history,
+        )
+
+    def _forced_option(self, options: dict[str, Any] | None) -> tuple[list[int], bool]:
+        """``options["chance_outcomes"]`` as a list of ints, checked as a whole
+        (:func:`~nashzoo.envs.forced.check_forced`): a ValueError when no play can use them;
+        also whether that could be checked (the states mode's search is bounded)."""
+        given = options.get("chance_outcomes", ()) if options else ()
+        try:
+            forced = [action_index(o) for o in given]
+        except TypeError:
+            forced = [None]
+        if None in forced:
+            raise ValueError(
+                f"options['chance_outcomes'] must be a sequence of integers, got {given!r}"
+            )
+        if not forced:
+            return forced, True
+        root = 0 if self.tabulated else self._memo.root
+        budget = None if self.tabulated else SEARCH_MAX_NODES
+        return forced, check_forced(self._tree_walk(), root, forced, self.game.id, budget)
 
     def _sample_chance_node(self, node: Node) -> Node:
         """:meth:`_sample_chance` for the states mode (the same draw for the same uniform)."""
@@ -519,24 +562,17 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             seed: reseeds the env's generator (``None`` keeps drawing from the current one).
             options: ``{"chance_outcomes": [...]}`` forces the next chance outcomes in order
                 (cards are dealt player 0 first, then player 1, then the public card); once
-                they run out, outcomes are drawn at random again. Other keys are ignored.
+                they run out, outcomes are drawn at random again. Other keys are ignored
+                (PettingZoo's ``api_test`` passes arbitrary ones).
 
         Raises:
-            IllegalActionError: a forced chance outcome is not possible where it is used.
+            ValueError: no play can use every forced chance outcome (one is not possible where
+                it would be drawn, or there are more than the game's chance nodes); nothing
+                changed. See :mod:`nashzoo.envs.forced`.
         """
         if seed is not None and not isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
             seed = checked_seed(seed)  # a number; nashzoo's own learners may hand a generator
-        forced_outcomes = options.get("chance_outcomes", ()) if options else ()
-        try:
-            forced = [action_index(o) for o in forced_outcomes]
-        except TypeError:
-            forced = [None]
-        if None in forced:
-            raise ValueError(
-                "options['chance_outcomes'] must be a sequence of integers, "
-                f"got {forced_outcomes!r}"
-            )
-        # Forced outcomes raise before anything changes.
+        forced, known = self._forced_option(options)  # raises before anything changes
         if self.tabulated:
             node, pos = self._follow_forced(0, forced, 0)
         else:
@@ -545,7 +581,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
             self._uniform_pos = 0
-        self._forced, self._forced_pos = forced, pos
+        self._forced, self._forced_pos, self._forced_known = forced, pos, known
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -594,6 +630,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self.rewards = {a: returns[p] for p, a in self._seats}
         self._accumulate_rewards()
         self.terminations = dict.fromkeys(self.agents, True)
+        if not self._forced_known and self._forced_pos < len(self._forced):
+            warnings.warn(
+                f"{len(self._forced) - self._forced_pos} forced chance outcomes were not used: "
+                f"this play of {self.game.id} reached no chance node for them, and the game is "
+                "too big for reset() to check whether any play would",
+                stacklevel=2,
+            )
         n = len(self.possible_agents)
         self.agent_selection = self.possible_agents[(self._agent_index[mover] + 1) % n]
 
