@@ -16,7 +16,7 @@ from pettingzoo.test import api_test, seed_test
 from nashzoo import cli
 from nashzoo.agents import TabularPolicy
 from nashzoo.envs import env as make_env
-from nashzoo.eval import nash_conv, solve_game
+from nashzoo.eval import expected_returns, nash_conv, solve_game
 from nashzoo.games import (
     CHANCE,
     TERMINAL,
@@ -633,3 +633,120 @@ def test_a_forced_outcome_the_moves_make_impossible_refuses_that_move_by_name(ta
     assert env.unwrapped.history == [] and env.agent_selection == "player_0"
     env.step(1)
     assert env.unwrapped.history == [1, 2] and env.rewards == {"player_0": 2.0, "player_1": -2.0}
+
+
+class _Misdeal(Game):
+    """A misdeal (probability 0.1) ends the game at once, player 0 winning 1; otherwise player
+    0 sees a card (low or high), bets or passes, player 1 bets or passes without seeing it."""
+
+    name = "misdeal"
+    num_actions = 2
+    action_names = ("pass", "bet")
+    infoset_tensor_size = 3
+
+    def new_initial_state(self):
+        return _MisdealState(self, ())
+
+
+class _MisdealState(_RareTurnState):
+    def current_player(self):
+        if not self.moves:
+            return CHANCE
+        if self.moves[0] == 0 or len(self.moves) == 3:
+            return TERMINAL
+        return len(self.moves) - 1
+
+    def chance_outcomes(self):
+        return [(0, 0.1), (1, 0.45), (2, 0.45)]
+
+    def legal_actions(self):
+        if self.is_terminal():
+            return []
+        return [0, 1, 2] if self.is_chance_node() else [0, 1]
+
+    def returns(self):
+        if not self.is_terminal():
+            return np.zeros(2)
+        if self.moves[0] == 0:
+            return np.array([1.0, -1.0])
+        card, bet0, bet1 = self.moves
+        win = (1 if card == 2 else -1) * (1 + bet0 + bet1)
+        return np.array([win, -win], dtype=float)
+
+    def infoset_key(self, player):
+        card = self.moves[0] if self.moves and player == 0 else "?"
+        return f"p{player}:{card}|" + "".join(map(str, self.moves[1:]))
+
+    def infoset_tensor(self, player):
+        card = self.moves[0] / 2 if self.moves and player == 0 else 0.0
+        return np.array([float(player), card, float(len(self.moves) > 1)])
+
+
+def _random_play_totals(env, episodes: int, seed: int) -> np.ndarray:
+    """Each agent's rewards summed over ``episodes`` uniformly random episodes."""
+    rnd = np.random.default_rng(seed)
+    totals = np.zeros(2)
+    env.reset(seed=seed)
+    for episode in range(episodes):
+        if episode:
+            env.reset()
+        for agent in env.agent_iter():
+            obs, reward, terminated, _, _ = env.last()
+            totals[int(agent[-1])] += reward
+            env.step(None if terminated else int(rnd.choice(np.flatnonzero(obs["action_mask"]))))
+    return totals
+
+
+@pytest.mark.parametrize("tabulate", [True, False])
+def test_a_game_chance_ends_before_anyone_moves_plays_through_the_envs(tabulate):
+    """A misdeal in 1 deal of 10 made reset() raise "ended before any player moved" on some
+    seeds (3 of the first 50), and SingleAgentEnv, PPO and DQN with it. PettingZoo's api_test
+    asserts that no agent is terminated after reset, so such a game is no episode: reset()
+    draws again and counts it (zero_move_games, zero_move_returns); with them the average
+    return is nashzoo.eval.expected_returns ([0.1, -0.1] under uniform play)."""
+    game = _Misdeal()
+    exact = expected_returns(game, TabularPolicy.uniform(game))
+    np.testing.assert_allclose(exact, [0.1, -0.1])
+    api_test(make_env(game, tabulate=tabulate), num_cycles=50)
+    env = make_env(game, tabulate=tabulate)
+    totals = _random_play_totals(env, 3000, seed=0)
+    raw = env.unwrapped
+    assert raw.zero_move_games == 344  # about 3000 * 0.1 / 0.9; both modes draw alike
+    games = 3000 + raw.zero_move_games
+    assert raw.zero_move_returns == {"player_0": 344.0, "player_1": -344.0}
+    average = (totals + [raw.zero_move_returns[a] for a in env.possible_agents]) / games
+    np.testing.assert_allclose(average, exact, atol=0.1)  # sd of the mean about 0.03
+    with pytest.raises(ValueError, match=r"forced chance outcomes \[0\] end before any player"):
+        env.reset(options={"chance_outcomes": [0]})  # a redraw would not be the forced deal
+    env.reset(options={"chance_outcomes": [2]})
+    assert env.unwrapped.history == [2]
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_single_agent_env_counts_the_games_chance_ends_before_anyone_moves(seat):
+    """SingleAgentEnv.reset() failed on the first misdeal; now return_sum / episodes, which
+    Stable-Baselines3's learners report, counts the misdeals' returns too."""
+    from nashzoo.envs import SingleAgentEnv
+
+    game = _Misdeal()
+    env = SingleAgentEnv(game, seat=seat)
+    env.action_space.seed(0)
+    env.reset(seed=0)
+    finished = 0
+    while finished < 3000:
+        _, _, done, _, _ = env.step(env.action_space.sample())
+        if done:
+            finished += 1
+            env.reset()
+    assert env.episodes - 3000 == pytest.approx(333, abs=60)  # the misdeals, counted too
+    exact = expected_returns(game, TabularPolicy.uniform(game))[seat]
+    assert env.return_sum / (env.episodes - 1) == pytest.approx(exact, abs=0.1)
+
+
+def test_ppo_and_dqn_train_on_a_game_chance_may_end_before_anyone_moves():
+    pytest.importorskip("stable_baselines3")
+    ppo = {"steps_per_iteration": 128, "n_envs": 1}
+    dqn = {"steps_per_iteration": 200, "learning_starts": 50, "exploration_steps": 200}
+    for learner, config in (("ppo", ppo), ("dqn", dqn)):
+        result = train(_Misdeal(), learner, iterations=1, seed=0, config=config, progress=False)
+        assert result.final.work[0]["env_steps"] >= config["steps_per_iteration"]

@@ -63,6 +63,14 @@ Conventions (those of PettingZoo's classic environments):
   player's information sets; the tensor also encodes the player);
 * rewards arrive only when the game ends (the game's returns, zero-sum for the poker games),
   then every agent is terminated and must be stepped with ``None`` to leave;
+* a game that chance ends before any player moves (a "misdeal" outcome) is no episode:
+  PettingZoo's agents are live after ``reset()`` (``api_test`` asserts that no agent is
+  terminated there), so ``reset()`` draws again, counting such games in ``zero_move_games``
+  and their returns in ``zero_move_returns`` (sums since the env was made). The average game
+  return is then ``(sum of episode rewards + zero_move_returns) / (episodes +
+  zero_move_games)``, which is ``nashzoo.eval.expected_returns``; the episodes alone average
+  the return given that someone moves. Forced chance outcomes that end the game at once are
+  refused (a redraw would not be the forced deal);
 * chance outcomes are drawn from the env's own ``np.random.Generator``, seeded by
   ``reset(seed=...)`` (no global RNG); ``reset(options={"chance_outcomes": [...]})`` forces the
   next chance outcomes (e.g. a fixed deal for duplicate matches or tests), refused at reset
@@ -112,6 +120,9 @@ def render_mode_error(render_mode: Any, modes: Any) -> ValueError:
 
 
 _UNIFORM_BATCH = 512
+ZERO_MOVE_MAX_DRAWS = 100_000
+"""Games a ``reset()`` draws, each ended by chance before any player moved, before it gives up:
+such games may be most of the draws (a valid game), not all of them."""
 
 
 def agent_name(player: int) -> str:
@@ -418,6 +429,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._forced: list[int] = []
         self._forced_pos = 0
         self._forced_known = True  # whether reset() could check the forced outcomes as a whole
+        # Games reset() drew that chance ended before any player moved, since the env was made
+        # (no episode: drawn again; module docstring), and each agent's returns summed over them.
+        self.zero_move_games = 0
+        self.zero_move_returns = dict.fromkeys(self.possible_agents, 0.0)
         self._node = -1
 
     def _make_observation_space(self, num_actions: int) -> spaces.Dict:
@@ -576,11 +591,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if self.tabulated:
             node, pos = self._follow_forced(0, forced, 0)
         else:
-            start, pos = self._follow_forced_node(self._memo.root, forced, 0)
+            node, pos = self._follow_forced_node(self._memo.root, forced, 0)
+        self._check_someone_can_move(node, forced)
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
             self._uniform_pos = 0
+        first = self._first_decision(node)
         self._forced, self._forced_pos, self._forced_known = forced, pos, known
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -589,18 +606,50 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self.truncations = dict.fromkeys(self.agents, False)
         self._skip_agent_selection = None
         if self.tabulated:
-            self._enter(self._sample_chance(node), self.agents[0])
+            self._enter(first, self.agents[0])
         else:
-            self._enter_node(self._sample_chance_node(start), self.agents[0])
-        if all(self.terminations.values()):
-            raise ValueError(
-                f"{self.game.display_id} ended before any player moved (its start, or the chance "
-                "outcome drawn, leads straight to a terminal history): an env needs a decision "
-                "in every episode (PettingZoo's agents are live after reset). Evaluate or solve "
-                "the game instead"
-            )
+            self._enter_node(first, self.agents[0])
         if self.render_mode == "human":
             self.render()
+
+    def _check_someone_can_move(self, node: int | Node, forced: list[int]) -> None:
+        """Refuse a start (after the forced outcomes) that is already a terminal history: an
+        episode needs a move (PettingZoo's agents are live after reset), and no redraw can
+        change it."""
+        who = self._tables.player[node] if self.tabulated else node.player
+        if who != CHANCE and who < 0:
+            how = f"the forced chance outcomes {forced} end" if forced else "ends"
+            raise ValueError(
+                f"{self.game.id} {how} before any player moves: an env episode needs a move "
+                "(PettingZoo's agents are live after reset). Read the payoff from the game "
+                "(State.returns), or evaluate or solve it instead"
+            )
+
+    def _first_decision(self, node: Any) -> Any:
+        """Draw chance outcomes from ``node`` until a decision node (an int in the tables, a
+        ``Node`` in the states). A draw that ends the game before any player moves is no
+        episode (PettingZoo's agents are live after reset): it is counted in
+        :attr:`zero_move_games` and :attr:`zero_move_returns` and drawn again."""
+        tables = self._tables
+        for _ in range(ZERO_MOVE_MAX_DRAWS):
+            if tables is not None:
+                end = self._sample_chance(node)
+                if tables.player[end] >= 0:
+                    return end
+                returns = tables.returns[end]
+            else:
+                end = self._sample_chance_node(node)
+                if end.player >= 0:
+                    return end
+                returns = end.returns
+            self.zero_move_games += 1
+            for p, agent in self._seats:
+                self.zero_move_returns[agent] += returns[p]
+        raise ValueError(
+            f"{self.game.id} ended before any player moved in {ZERO_MOVE_MAX_DRAWS:,} draws of "
+            "its chance outcomes: an env needs a decision (PettingZoo's agents are live after "
+            "reset). Evaluate or solve the game instead"
+        )
 
     def _enter(self, node: int, mover: str) -> None:
         """Make ``node`` (a decision or terminal node) current; ``mover`` acted last."""

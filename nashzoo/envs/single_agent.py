@@ -22,7 +22,11 @@ This is what single-agent RL libraries (Stable-Baselines3, sb3-contrib's Maskabl
   rule to a probability vector, so a policy materialised from the network plays exactly what
   the env plays;
 * seeded by ``reset(seed=...)`` (Gymnasium's ``np_random``): chance outcomes and the opponent's
-  draws both come from it, so a seed fixes the whole episode stream.
+  draws both come from it, so a seed fixes the whole episode stream;
+* an episode in which the learner never moves (chance or the opponent ends the game first) is
+  played inside ``reset()`` and drawn again; it still counts in ``episodes`` and its return in
+  ``return_sum``, so ``return_sum / episodes`` is the learner's expected return
+  (:func:`nashzoo.eval.expected_returns` for the policies played).
 
 The rules come from the game through the PettingZoo env (:class:`~nashzoo.envs.aec.GameAECEnv`);
 this class only routes turns. It passes ``gymnasium.utils.env_checker.check_env`` and
@@ -171,7 +175,7 @@ class SingleAgentEnv(gymnasium.Env):
                 self.seat = int(rng.integers(2))
             self._agent = agent_name(self.seat)
             self._opponent = self._opponents[int(rng.integers(len(self._opponents)))]
-            self._aec.reset(seed=int(rng.integers(2**63)))
+            self._reset_aec(seed=int(rng.integers(2**63)))
             self._started, self._done = True, False
             self.episodes += 1
             self._play_opponent()
@@ -252,6 +256,17 @@ class SingleAgentEnv(gymnasium.Env):
             "infoset_key": self._aec.infos[self._agent]["infoset_key"],
             "action_mask": self.action_masks(),
         }
+
+    def _reset_aec(self, **kwargs: Any) -> None:
+        """Reset the PettingZoo env, counting the games it drew and redrew because chance ended
+        them before anyone moved (:attr:`GameAECEnv.zero_move_games`) as finished episodes of
+        the learner: their returns go into :attr:`return_sum`, so ``return_sum / episodes``
+        stays the learner's expected return."""
+        env = self._aec
+        games, paid = env.zero_move_games, env.zero_move_returns[self._agent]
+        env.reset(**kwargs)
+        self.episodes += env.zero_move_games - games
+        self.return_sum += env.zero_move_returns[self._agent] - paid
 
     def _play_opponent(self) -> None:
         """Opponent moves until the learner is to move or the game is over."""
