@@ -303,3 +303,29 @@ def test_an_action_outside_the_space_is_refused_even_when_remapping():
         with pytest.raises(IllegalActionError, match=r"outside the action space Discrete\(2\)"):
             env.step(action)
     env.step(1)  # the episode goes on: the refused actions changed nothing
+
+
+def test_reset_options_force_the_deal_and_unknown_keys_are_refused():
+    """reset(options=...) was ignored: a forced Kuhn deal [K, J] gave seat 0 J, Q or K, and
+    {"nonsense": 1} passed. Now the deal reaches the PettingZoo env, bad options are refused
+    before anything changes, and a forced deal where the seat does not move is named, not
+    drawn again."""
+    env = SingleAgentEnv("kuhn_poker", seat=0)
+    keys = {
+        env.reset(seed=s, options={"chance_outcomes": [2, 0]})[1]["infoset_key"] for s in range(10)
+    }
+    assert keys == {"K|"}
+    _, info = SingleAgentEnv("kuhn_poker", seat=1).reset(options={"chance_outcomes": [2, 0]})
+    assert info["infoset_key"].startswith("J|")
+    before = (env.episodes, env._aec.history, env.np_random.bit_generator.state)
+    for options, match in (
+        ({"nonsense": 1}, r"unknown options 'nonsense'; the only one is 'chance_outcomes'"),
+        ({"chance_outcomes": [1, 1]}, r"history \[1\]; possible outcomes are: 0, 2"),
+        ({"chance_outcomes": [0, 1, 2]}, r"ends after using at most 2"),
+        ([2, 0], r"options must be a dict or None"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            env.reset(seed=5, options=options)
+        assert (env.episodes, env._aec.history, env.np_random.bit_generator.state) == before
+    env.reset(options={})  # what Gymnasium's checker passes
+    env.reset(options={"chance_outcomes": []})

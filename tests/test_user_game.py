@@ -750,3 +750,17 @@ def test_ppo_and_dqn_train_on_a_game_chance_may_end_before_anyone_moves():
     for learner, config in (("ppo", ppo), ("dqn", dqn)):
         result = train(_Misdeal(), learner, iterations=1, seed=0, config=config, progress=False)
         assert result.final.work[0]["env_steps"] >= config["steps_per_iteration"]
+
+
+def test_a_forced_deal_in_which_the_seat_never_moves_is_named():
+    """SingleAgentEnv.reset(options=...) was ignored; a forced deal in which the learner's seat
+    does not move is now named rather than drawn again (seat 1 of rare_turn moves only on deal
+    1)."""
+    from nashzoo.envs import SingleAgentEnv
+
+    env = SingleAgentEnv(_RareTurn(), seat=1)
+    env.reset(seed=0, options={"chance_outcomes": [1]})
+    with pytest.raises(ValueError, match=r"seat 1 did not get to move .* outcomes \[0\]"):
+        env.reset(seed=0, options={"chance_outcomes": [0]})
+    with pytest.raises(RuntimeError, match="the episode is over"):
+        env.step(0)

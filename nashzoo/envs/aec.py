@@ -587,12 +587,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """
         if seed is not None and not isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
             seed = checked_seed(seed)  # a number; nashzoo's own learners may hand a generator
-        forced, known = self._forced_option(options)  # raises before anything changes
-        if self.tabulated:
-            node, pos = self._follow_forced(0, forced, 0)
-        else:
-            node, pos = self._follow_forced_node(self._memo.root, forced, 0)
-        self._check_someone_can_move(node, forced)
+        forced, known, node, pos = self._forced_start(options)  # raises before any change
         if seed is not None or self._rng is None:
             self._rng = np.random.default_rng(seed)
             self._uniforms = []
@@ -611,6 +606,23 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self._enter_node(first, self.agents[0])
         if self.render_mode == "human":
             self.render()
+
+    def _forced_start(self, options: dict[str, Any] | None) -> tuple[list[int], bool, Any, int]:
+        """The forced outcomes of ``options``, whether they were checked as a whole, and the
+        node after those drawn at the start with how many that used. Pure: raises the
+        ValueError of a refused ``reset(options=...)`` and changes nothing."""
+        forced, known = self._forced_option(options)
+        if self.tabulated:
+            node, pos = self._follow_forced(0, forced, 0)
+        else:
+            node, pos = self._follow_forced_node(self._memo.root, forced, 0)
+        self._check_someone_can_move(node, forced)
+        return forced, known, node, pos
+
+    def check_options(self, options: dict[str, Any] | None) -> None:
+        """Raise the ValueError ``reset(options=options)`` would raise, changing nothing
+        (:class:`~nashzoo.envs.single_agent.SingleAgentEnv` checks before it draws)."""
+        self._forced_start(options)
 
     def _check_someone_can_move(self, node: int | Node, forced: list[int]) -> None:
         """Refuse a start (after the forced outcomes) that is already a terminal history: an

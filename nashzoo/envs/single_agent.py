@@ -167,21 +167,33 @@ class SingleAgentEnv(gymnasium.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start an episode and play the opponent until the learner is to move."""
+        """Start an episode and play the opponent until the learner is to move.
+
+        Args:
+            seed: reseeds the env (chance and the opponent's draws).
+            options: ``{"chance_outcomes": [...]}``, passed to
+                :meth:`GameAECEnv.reset <nashzoo.envs.aec.GameAECEnv.reset>` (a fixed deal);
+                no other key.
+
+        Raises:
+            ValueError: an unknown option, or forced chance outcomes the PettingZoo env refuses
+                (nothing changed), or a forced deal in which the learner's seat did not get to
+                move (the episode is over: a forced deal is not drawn again).
+        """
+        aec_options = self._checked_options(options)  # raises before anything changes
         super().reset(seed=seed)
-        rng = self.np_random
-        for _ in range(_MAX_EMPTY_EPISODES):
-            if self.seat_mode == "random":
-                self.seat = int(rng.integers(2))
-            self._agent = agent_name(self.seat)
-            self._opponent = self._opponents[int(rng.integers(len(self._opponents)))]
-            self._reset_aec(seed=int(rng.integers(2**63)))
-            self._started, self._done = True, False
-            self.episodes += 1
-            self._play_opponent()
+        for _ in range(1 if aec_options else _MAX_EMPTY_EPISODES):
+            self._start_episode(aec_options)
             if not self._done:
                 return self._observation(), self._info()
             self.return_sum += float(self._aec.rewards[self._agent])
+        if aec_options:
+            raise ValueError(
+                f"seat {self.seat} did not get to move in this episode of the forced chance "
+                f"outcomes {aec_options['chance_outcomes']}: {self.game.id} ended at history "
+                f"{self._aec.history} first. A forced deal is not drawn again: force one where "
+                "the seat moves, or take the other seat"
+            )
         raise RuntimeError(
             f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} seat {self.seat} never "
             "got "
@@ -256,6 +268,38 @@ class SingleAgentEnv(gymnasium.Env):
             "infoset_key": self._aec.infos[self._agent]["infoset_key"],
             "action_mask": self.action_masks(),
         }
+
+    def _checked_options(self, options: dict[str, Any] | None) -> dict[str, Any] | None:
+        """``options`` for the PettingZoo env's reset (``None`` when nothing is forced), checked
+        there without changing anything. An unknown key is refused: Gymnasium's checkers pass
+        only ``{}`` (the PettingZoo env ignores unknown keys only because PettingZoo's
+        ``api_test`` passes some)."""
+        if options is None:
+            return None
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict or None, got {options!r}")
+        unknown = sorted(map(repr, set(options) - {"chance_outcomes"}))
+        if unknown:
+            raise ValueError(
+                f"SingleAgentEnv.reset got unknown options {', '.join(unknown)}; the only one is "
+                "'chance_outcomes' (a list of forced chance outcomes)"
+            )
+        self._aec.check_options(options)
+        forced = list(options.get("chance_outcomes", ()))
+        return {"chance_outcomes": forced} if forced else None
+
+    def _start_episode(self, aec_options: dict[str, Any] | None) -> None:
+        """Draw the seat and the opponent, reset the PettingZoo env and play the opponent until
+        the learner is to move or the game is over."""
+        rng = self.np_random
+        if self.seat_mode == "random":
+            self.seat = int(rng.integers(2))
+        self._agent = agent_name(self.seat)
+        self._opponent = self._opponents[int(rng.integers(len(self._opponents)))]
+        self._reset_aec(seed=int(rng.integers(2**63)), options=aec_options)
+        self._started, self._done = True, False
+        self.episodes += 1
+        self._play_opponent()
 
     def _reset_aec(self, **kwargs: Any) -> None:
         """Reset the PettingZoo env, counting the games it drew and redrew because chance ended
