@@ -560,7 +560,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             return forced, True
         root = 0 if self.tabulated else self._memo.root
         budget = None if self.tabulated else SEARCH_MAX_NODES
-        return forced, check_forced(self._tree_walk(), root, forced, self.game.id, budget)
+        return forced, check_forced(self._tree_walk(), root, forced, self.game.display_id, budget)
 
     def _sample_chance_node(self, node: Node) -> Node:
         """:meth:`_sample_chance` for the states mode (the same draw for the same uniform)."""
@@ -633,8 +633,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if who != CHANCE and who < 0:
             how = f"the forced chance outcomes {forced} end" if forced else "ends"
             raise ValueError(
-                f"{self.game.id} {how} before any player moves: an env episode needs a move "
-                "(PettingZoo's agents are live after reset). Read the payoff from the game "
+                f"{self.game.display_id} {how} before any player moves: an env episode needs a "
+                "move (PettingZoo's agents are live after reset). Read the payoff from the game "
                 "(State.returns), or evaluate or solve it instead"
             )
 
@@ -659,9 +659,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             for p, agent in self._seats:
                 self.zero_move_returns[agent] += returns[p]
         raise ValueError(
-            f"{self.game.id} ended before any player moved in {ZERO_MOVE_MAX_DRAWS:,} draws of "
-            "its chance outcomes: an env needs a decision (PettingZoo's agents are live after "
-            "reset). Evaluate or solve the game instead"
+            f"{self.game.display_id} ended before any player moved in {ZERO_MOVE_MAX_DRAWS:,} "
+            "draws of its chance outcomes: an env needs a decision (PettingZoo's agents are "
+            "live after reset). Evaluate or solve the game instead"
         )
 
     def _enter(self, node: int, mover: str) -> None:
@@ -695,8 +695,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         if not self._forced_known and self._forced_pos < len(self._forced):
             warnings.warn(
                 f"{len(self._forced) - self._forced_pos} forced chance outcomes were not used: "
-                f"this play of {self.game.id} reached no chance node for them, and the game is "
-                "too big for reset() to check whether any play would",
+                f"this play of {self.game.display_id} reached no chance node for them, and the "
+                "game is too big for reset() to check whether any play would",
                 stacklevel=2,
             )
         n = len(self.possible_agents)

@@ -190,9 +190,9 @@ class SingleAgentEnv(gymnasium.Env):
         if aec_options:
             raise ValueError(
                 f"seat {self.seat} did not get to move in this episode of the forced chance "
-                f"outcomes {aec_options['chance_outcomes']}: {self.game.id} ended at history "
-                f"{self._aec.history} first. A forced deal is not drawn again: force one where "
-                "the seat moves, or take the other seat"
+                f"outcomes {aec_options['chance_outcomes']}: {self.game.display_id} ended at "
+                f"history {self._aec.history} first. A forced deal is not drawn again: force one "
+                "where the seat moves, or take the other seat"
             )
         raise RuntimeError(
             f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} seat {self.seat} never "
