@@ -434,6 +434,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         # (no episode: drawn again; module docstring), and each agent's returns summed over them.
         self.zero_move_games = 0
         self.zero_move_returns = dict.fromkeys(self.possible_agents, 0.0)
+        self._root_can_move = False  # known once the first reset() without forced outcomes checks
         self._node = -1
 
     def _make_observation_space(self, num_actions: int) -> spaces.Dict:
@@ -612,12 +613,16 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """The forced outcomes of ``options``, whether they were checked as a whole, and the
         node after those drawn at the start with how many that used. Pure: raises the
         ValueError of a refused ``reset(options=...)`` and changes nothing."""
+        if not options and self._root_can_move:  # the common case, kept short: every reset()
+            return [], True, 0 if self.tabulated else self._memo.root, 0
         forced, known = self._forced_option(options)
         if self.tabulated:
             node, pos = self._follow_forced(0, forced, 0)
         else:
             node, pos = self._follow_forced_node(self._memo.root, forced, 0)
         self._check_someone_can_move(node, forced)
+        if not forced:
+            self._root_can_move = True  # checked: the game's start is not a terminal history
         return forced, known, node, pos
 
     def check_options(self, options: dict[str, Any] | None) -> None:
@@ -762,10 +767,19 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         return action in self._cur.legal
 
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
-        """PettingZoo's ``AECEnv.last``, with the "call reset() first" error before a game."""
-        if not self._started():
-            raise self._not_started("last()")
-        return super().last(observe)
+        """PettingZoo's ``AECEnv.last``, with the "call reset() first" error before a game
+        (written out, not a call to it: every step of ``agent_iter`` asks)."""
+        try:
+            agent = self.agent_selection
+        except AttributeError:  # set by the first reset()
+            raise self._not_started("last()") from None
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def end_with_penalty(self, agent: str, illegal_reward: float) -> None:
         """End the game because ``agent`` (the one to move) tried an illegal move, as PettingZoo's
@@ -824,7 +838,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         p = self._agent_index.get(agent)
         if p is None:
             raise self._unknown_agent(agent)
-        if not self.tabulated:
+        t = self._tables
+        if t is None:  # the states mode
             cur = self._cur
             if cur is None:
                 raise self._not_started("observe()")
@@ -833,12 +848,12 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         node = self._node
         if node < 0:
             raise self._not_started("observe()")
-        t = self._tables
         vid = t.view[node][p]
-        if t.player[node] == p or self._masks_before_turn:
-            mask = self._view_mask[vid]
-        else:
-            mask = self._zero_masks[p]
+        mask = (
+            self._view_mask[vid]
+            if t.player[node] == p or self._masks_before_turn
+            else self._zero_masks[p]
+        )
         return {"observation": t.view_tensor[vid].copy(), "action_mask": mask.copy()}
 
     # --- game-level views ----------------------------------------------------------------
