@@ -8,7 +8,6 @@ import copy
 import pickle
 import random
 import re
-import sys
 import warnings
 from collections import Counter
 from inspect import signature
@@ -858,56 +857,3 @@ def test_parallel_step_after_the_end_says_the_episode_is_over() -> None:
     env.step({"player_0": 0, "player_1": 1})
     with pytest.raises(RuntimeError, match=r"the episode is over; call reset\(\)"):
         env.step({"player_0": 0, "player_1": 1})  # was: "... which are not live agents []"
-
-
-def test_states_mode_envs_of_one_game_share_one_bounded_memo(monkeypatch) -> None:
-    """Each states-mode env kept its own memo (about 1.2 KB a node, up to MEMO_MAX_NODES:
-    72 MB per Liar's dice env with two dice, 4.6 GB for 64 envs in a vector env). Envs of one
-    game now share one, made on first use and gone with the last env; threads stepping them
-    see the same views as the States, and the bound holds."""
-    import gc
-    import threading
-    import weakref
-
-    from nashzoo.envs import lazy
-
-    envs = [liars_dice_v0.raw_env(dice_sides=3, tabulate=False) for _ in range(4)]
-    assert envs[0].game is not envs[1].game  # made by name: equal games, not one object
-    memo = envs[0]._memo
-    assert all(e._memo is memo for e in envs)
-    assert liars_dice_v0.raw_env(dice_sides=4, tabulate=False)._memo is not memo
-    assert copy.deepcopy(envs[0])._memo is pickle.loads(pickle.dumps(envs[0]))._memo is memo
-    monkeypatch.setattr(lazy, "MEMO_MAX_NODES", 300)  # forgets often, while others play
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as possible
-    errors: list[BaseException] = []
-
-    def play(env: GameAECEnv, seed: int) -> None:
-        try:
-            rnd = random.Random(seed)
-            for episode in range(60):
-                env.reset(seed=seed * 1000 + episode)
-                while not env.terminations[env.agent_selection]:
-                    state = env.game_state()
-                    for p, agent in enumerate(env.possible_agents):
-                        assert env.infos[agent]["infoset_key"] == state.infoset_key(p)
-                        obs = env.observe(agent)["observation"]
-                        assert obs.tobytes() == state.infoset_tensor(p).tobytes()
-                    env.step(rnd.choice(env.legal_actions()))
-        except BaseException as err:  # reported by the main thread
-            errors.append(err)
-
-    try:
-        threads = [threading.Thread(target=play, args=(e, k)) for k, e in enumerate(envs)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    assert not errors, errors[0]
-    assert envs[0]._memo._size <= 300
-    gone = weakref.ref(envs[0]._memo)
-    del envs, memo
-    gc.collect()
-    assert gone() is None  # the memo goes with the last env that holds it

@@ -14,9 +14,8 @@ The environment holds no rules. Everything it knows comes from the game, in one 
 * **states** (``tabulate=False``, :mod:`nashzoo.envs.lazy`): the env steps the game's
   ``State`` objects, asking them for keys, tensors, masks and returns as the game goes, and
   remembers the histories reached (at most :data:`~nashzoo.envs.lazy.MEMO_MAX_NODES`, then it
-  starts again; one memo per game in a process, shared by its envs), so the openings every
-  episode replays cost about what the tables cost. Nothing is enumerated: this plays games
-  far too big to tabulate.
+  starts again), so the openings every episode replays cost about what the tables cost. Nothing
+  is enumerated: this plays games far too big to tabulate.
 
 ``tabulate="auto"`` (the default) decides by cost. The tables cost, up front, the compile plus
 one ``State`` per history for the views (Liar's dice, 294,883 histories, on a shared 2-core
@@ -96,7 +95,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from nashzoo.envs.forced import SEARCH_MAX_NODES, TreeWalk, check_forced, not_possible_here
-from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, shared_memo, small_enough
+from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, checks, compile_tree, load_game
 from nashzoo.games.base import GameTooLarge, action_index, checked_seed
 from nashzoo.games.cache import GameCache
@@ -399,7 +398,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "tabulate at 'auto' (or False) and the env steps the game's states instead"
             ) from None
         # The states mode: the memo of nodes reached, and the current one.
-        self._memo = None if self.tabulated else shared_memo(self.game)
+        self._memo = None if self.tabulated else NodeMemo(self.game)
         self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
         self._seats = tuple(enumerate(self.possible_agents))

@@ -7,10 +7,8 @@ plus what the env reads there (player to move, legal actions, keys, chance distr
 returns) and the children reached so far. Openings are replayed constantly (every episode
 starts at the root), so after a few episodes most steps cost what a table lookup costs, while
 memory stays bounded: once :data:`MEMO_MAX_NODES` nodes exist the memo starts again from the
-root. Every states-mode env of a game in a process shares one memo (:func:`shared_memo`), so
-the bound holds per game, not per env (about 1.2 KB a node: some 75 MB for Liar's dice with
-two dice each, whatever the number of envs). Every field of a node is a function of its
-``State``, so forgetting changes nothing that play shows.
+root. Every field of a node is a function of its ``State``, so forgetting changes nothing that
+play shows.
 
 Whether an env tabulates (``tabulate="auto"``) is :func:`small_enough`: at most
 :data:`TABULATE_MAX_HISTORIES` histories, from ``Game.num_histories()`` when the game knows its
@@ -19,7 +17,6 @@ size, else counted lazily up to that limit (once per game).
 
 from __future__ import annotations
 
-import threading
 from itertools import accumulate
 
 import numpy as np
@@ -116,18 +113,13 @@ class Node:
 class NodeMemo:
     """The nodes reached so far from the root of one game, and the views shown there.
 
-    One per game in a process (:func:`shared_memo`), shared by every states-mode env of that
-    game (class and id, as the env tables are), their ``copy.deepcopy`` copies and pickled
-    copies loaded in the process: it only ever holds values computed from the rules, so
-    whichever env reaches a history first, every env reads the same node. Envs may be stepped
-    from several threads: a node or view is made under a lock (a hit reads a dict, no lock), so
-    each history gets one node and the count that bounds the memo is exact.
+    Shared by an env and its ``copy.deepcopy`` copies (it only ever holds values computed from
+    the rules); pickles as its game and starts empty on load.
     """
 
     def __init__(self, game: Game) -> None:
         self.game = game
         self._players = game.num_players
-        self._lock = threading.Lock()
         self._forget()
 
     def _forget(self) -> None:
@@ -139,16 +131,11 @@ class NodeMemo:
     def child(self, node: Node, action: int) -> Node:
         """The node after the legal ``action`` at ``node``."""
         kid = node.kids.get(action)
-        if kid is not None:
-            return kid
-        with self._lock:
-            kid = node.kids.get(action)  # another thread may have made it meanwhile
-            if kid is None:
-                if self._size >= MEMO_MAX_NODES:
-                    self._forget()  # ``node`` lives on (its holders hold it); its parents go
-                kid = Node(node.state._child(action), self._players)
-                node.kids[action] = kid  # published whole: readers take no lock
-                self._size += 1
+        if kid is None:
+            if self._size >= MEMO_MAX_NODES:
+                self._forget()  # ``node`` lives on (the caller holds it); its parents go
+            kid = node.kids[action] = Node(node.state._child(action), self._players)
+            self._size += 1
         return kid
 
     def view(self, node: Node, player: int, num_actions: int) -> tuple[np.ndarray, np.ndarray]:
@@ -162,13 +149,6 @@ class NodeMemo:
         view = node.views[player]
         if view is not None:
             return view
-        with self._lock:
-            return self._make_view(node, player, num_actions)
-
-    def _make_view(
-        self, node: Node, player: int, num_actions: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`view` on a miss (under the lock)."""
         mover = node.player == player
         cache_key = (player, node.keys[player], mover)
         view = self._views.get(cache_key)
@@ -190,15 +170,7 @@ class NodeMemo:
         return self
 
     def __reduce__(self) -> tuple:
-        return (shared_memo, (self.game,))  # loads as the process's memo of the game
-
-
-def shared_memo(game: Game) -> NodeMemo:
-    """The process's :class:`NodeMemo` of ``game``, made on first use and kept while an env
-    holds it: states-mode envs of one game share it (64 envs of Liar's dice in a vector env
-    hold one bounded memo, not 64)."""
-    return _MEMOS(game)
+        return (NodeMemo, (self.game,))
 
 
 _SMALL: GameCache[bool] = GameCache(_decide)
-_MEMOS: GameCache[NodeMemo] = GameCache(NodeMemo, weak=True)

@@ -24,18 +24,11 @@ T = TypeVar("T")
 
 
 class GameCache(Generic[T]):
-    """``cache(game)``: ``build(game)`` computed once per game, then shared.
+    """``cache(game)``: ``build(game)`` computed once per game, then shared."""
 
-    ``weak=True`` keeps a value only while something else holds it (a value that grows as it
-    is used, such as the env's memo of the histories reached: it goes with the last env that
-    holds it); such a value may change, but only in ways every holder may see.
-    """
-
-    def __init__(self, build: Callable[[Game], T], *, weak: bool = False) -> None:
+    def __init__(self, build: Callable[[Game], T]) -> None:
         self._build = build
-        self._values: dict[tuple[type, str], T] | weakref.WeakValueDictionary = (
-            weakref.WeakValueDictionary() if weak else {}
-        )
+        self._values: dict[tuple[type, str], T] = {}
         # Held while building, so two threads never build one big value twice; re-entrant, so a
         # build may use the same cache for another game.
         self._lock = threading.RLock()
