@@ -28,7 +28,12 @@ TABULATE_MAX_HISTORIES = 100_000
 """``tabulate="auto"`` tabulates games with at most this many histories (Leduc has 9,457; the
 default Liar's dice, 294,883, is stepped through its states)."""
 MEMO_MAX_NODES = 1 << 16
-"""Nodes the states mode remembers before it forgets them all and starts again."""
+"""Nodes the states mode remembers before it forgets them all and starts again. Each env has
+its own memo (shared only with its copies), of about 1.2 KB a node once full: some 75 MB for
+Liar's dice with two dice each, so 64 such envs in one process hold some 4.6 GB. One memo
+shared by every env of a game was tried (2026-11-27) and reverted: with three envs of Liar's
+dice stepped in turn in one process, the first played 20-25% fewer episodes a second
+(``benchmarks/bench_env.py``), for reasons not pinned down."""
 
 
 def small_enough(game: Game) -> bool:
