@@ -127,16 +127,7 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        raw = self.env  # AECEnv.last of the raw env, in this one call
-        agent = raw.agent_selection
-        assert agent is not None
-        return (
-            raw.observe(agent) if observe else None,
-            raw._cumulative_rewards[agent],
-            raw.terminations[agent],
-            raw.truncations[agent],
-            raw.infos[agent],
-        )
+        return self.env.last(observe)  # the raw env's, in this one call
 
     def step(self, action: int | None) -> None:
         # PettingZoo's checks, then the raw env's step directly (not through BaseWrapper.step).
