@@ -241,8 +241,7 @@ class TabularPolicy:
         if len(found) > 1:
             raise PolicyError(
                 f"{len(found)} information sets of {self.game.display_id} share this tensor, so it "
-                "does "
-                "not say which row to play; ask with the information set's key (Infoset.key, "
+                "does not say which row to play; ask with the information set's key (Infoset.key, "
                 "or the env's info['infoset_key'])"
             )
         return found[0]

@@ -103,8 +103,7 @@ class TreePlay:
             if s not in movers and (seat != "random" or not movers):
                 raise ValueError(
                     f"seat {s} of {self.game.display_id} never moves (the game has no information "
-                    "set "
-                    f"of player {s}): there is nothing to learn by playing it"
+                    f"set of player {s}): there is nothing to learn by playing it"
                 )
         self._player = tree.player
         self._infoset = tree.infoset
@@ -201,8 +200,7 @@ class TreePlay:
             self.return_sum += float(self._utility[self.node[copies], self.seat[copies]].sum())
         raise RuntimeError(
             f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} a learner's seat never "
-            "got "
-            "to move: chance and the other seat's current play never reach its decisions"
+            "got to move: chance and the other seat's current play never reach its decisions"
         )
 
     def move(self, copies: np.ndarray, actions: np.ndarray) -> np.ndarray:

@@ -196,8 +196,7 @@ class SingleAgentEnv(gymnasium.Env):
             )
         raise RuntimeError(
             f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} seat {self.seat} never "
-            "got "
-            "to move: chance and the opponents' play never reach its decisions, or the game "
+            "got to move: chance and the opponents' play never reach its decisions, or the game "
             "gives it none"
         )
 

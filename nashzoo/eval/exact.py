@@ -110,8 +110,7 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
         if len(policy) != game.num_players:
             raise PolicyError(
                 f"{game.display_id} has {game.num_players} seats but {len(policy)} seat policies "
-                "were "
-                "given; pass exactly one policy per seat (or one joint policy)"
+                "were given; pass exactly one policy per seat (or one joint policy)"
             )
         seats = [_seat_table(game, seat, p) for seat, p in enumerate(policy)]
         return TabularPolicy.joint(game, seats)
@@ -138,17 +137,15 @@ def _seat_table(game: Game, seat: int, policy: PolicyLike) -> TabularPolicy:
     if declared is not None and declared != seat:
         raise PolicyError(
             f"the policy given for seat {seat} of {game.display_id} plays seat {declared} (its "
-            "seat "
-            "attribute): list one policy per seat, in seat order"
+            "seat attribute): list one policy per seat, in seat order"
         )
     if isinstance(policy, Mapping):
         missing = [tree.infoset_keys[i] for i in rows if tree.infoset_keys[i] not in policy]
         if missing:
             raise PolicyError(
                 f"the policy for seat {seat} of {game.display_id} has no probabilities for "
-                "information "
-                f"set {missing[0]!r} ({len(missing)} missing); list every information set of "
-                "that seat"
+                f"information set {missing[0]!r} ({len(missing)} missing); list every "
+                "information set of that seat"
             )
         return TabularPolicy.from_dict(game, policy, default=TabularPolicy.uniform(game))
     if not isinstance(policy, (TabularPolicy, np.ndarray, Sequence)) and (

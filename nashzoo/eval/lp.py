@@ -81,15 +81,13 @@ def require_two_player_constant_sum(game: Game, what: str) -> float:
     if game.num_players != 2:
         raise ValueError(
             f"{what} is defined for two-player zero-sum (or constant-sum) games; {game.display_id} "
-            "has "
-            f"{game.num_players} players. Use nash_conv / exploitability instead."
+            f"has {game.num_players} players. Use nash_conv / exploitability instead."
         )
     c = constant_sum(game)
     if c is None:
         raise ValueError(
             f"{what} needs a zero-sum (or constant-sum) game, but the payoffs of {game.display_id} "
-            "do "
-            "not sum to a constant, so there is no single game value to compare against. "
+            "do not sum to a constant, so there is no single game value to compare against. "
             "Use nash_conv / exploitability instead."
         )
     return c
@@ -291,8 +289,7 @@ def _payoff_exponent(entries: np.ndarray, game_id: str) -> int:
     if np.ldexp(largest, exponent) > _LARGEST_ENTRY:
         raise ValueError(
             f"solve_game: the nonzero payoffs of {display_id(game_id)} range from {smallest:.3g} "
-            "to "
-            f"{largest:.3g} in size, a ratio over the {_LARGEST_ENTRY / _SMALLEST_ENTRY:.0e} "
+            f"to {largest:.3g} in size, a ratio over the {_LARGEST_ENTRY / _SMALLEST_ENTRY:.0e} "
             "the LP solver holds at once; round the smallest payoffs to 0, or make the "
             "largest ones smaller"
         )

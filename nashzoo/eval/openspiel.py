@@ -80,8 +80,7 @@ def _build_twin_map(game: Game) -> InfosetMap:
     if game.name not in OPENSPIEL_NAMES:
         raise ValueError(
             f"no OpenSpiel twin for {game.display_id}; supported: {', '.join(OPENSPIEL_NAMES)} and "
-            "every "
-            "game loaded through the bridge (load_game('openspiel:<game string>'))"
+            "every game loaded through the bridge (load_game('openspiel:<game string>'))"
         )
     os_game = import_pyspiel().load_game(OPENSPIEL_NAMES[game.name], game.params)
     tree = compile_tree(game)
@@ -235,8 +234,7 @@ def _from_rows(
         if i is None:
             raise PolicyError(
                 f"the OpenSpiel policy has information state {key!r}, which {game.display_id} does "
-                "not "
-                "have; convert a policy of this game"
+                "not have; convert a policy of this game"
             )
         _fill(probs, i, row if isinstance(row, dict) else dict(enumerate(row)), tree, game)
         seen[i] = True

@@ -64,10 +64,9 @@ class Game(ABC):
         self._params = dict(params or {})
         for key, value in self._params.items():
             if not _reads_back(value):
-                shown = " ".join(repr(value).split())
-                shown = shown if len(shown) <= 60 else shown[:57] + "..."
                 raise ValueError(
-                    f"{getattr(self, 'name', type(self).__name__)}: parameter {key}={shown} "
+                    f"{getattr(self, 'name', type(self).__name__)}: parameter "
+                    f"{key}={short_repr(value)} "
                     "is not a Python literal (a number, string, bool or None, or a list, tuple "
                     "or dict of them), so the game's id could not be read back into the game "
                     "(checkpoints, policy files and race workers load games by it); store a "
@@ -290,6 +289,12 @@ def is_whole_number(value: Any, minimum: int = 0) -> bool:
         and isinstance(value, (int, np.integer))
         and value >= minimum
     )
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters, for a message."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 DISPLAY_ID_LIMIT = 120

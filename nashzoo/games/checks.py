@@ -223,8 +223,7 @@ def check_facts(game: Game) -> None:
     if names is not None and len(names) != game.num_actions:
         raise GameDefinitionError(
             f"{game.display_id}: action_names has {len(names)} names for {game.num_actions} "
-            "actions; "
-            "give one name per action id"
+            "actions; give one name per action id"
         )
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.games.base import TERMINAL, Game, State, as_tensor, check_player, one_hot
+from nashzoo.games.base import TERMINAL, Game, State, as_tensor, check_player, one_hot, short_repr
 from nashzoo.games.compiled import CompiledTree, readonly
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -69,12 +69,6 @@ def _as_matrix(values: Any, what: str) -> np.ndarray:
     return mat
 
 
-def _shown(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` on one line, cut to ``limit`` characters for a message."""
-    text = " ".join(repr(value).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _check_names(action_names: Any) -> list[str]:
     """Action names as a list of distinct, non-empty strings (or a clear ValueError)."""
     try:
@@ -111,7 +105,7 @@ def _payoffs(
     params: dict[str, Any] = {}
     if preset is not None and not isinstance(preset, str):
         raise ValueError(
-            f"preset must be a preset name ({', '.join(PRESETS)}), got {_shown(preset)}; pass "
+            f"preset must be a preset name ({', '.join(PRESETS)}), got {short_repr(preset)}; pass "
             "payoffs by name: MatrixGame(row_payoffs=[[...]]) or load_game('matrix', "
             'row_payoffs=[[...]]), or --game "matrix(row_payoffs=[[...]])" on the command line'
         )

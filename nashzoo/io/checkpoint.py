@@ -296,8 +296,7 @@ def read_trainer_checkpoint(path: str | os.PathLike[str]) -> TrainerCheckpoint:
                 f"{name}: the trainer state names learners {names} on {game.display_id}, but seat "
                 f"{p} "
                 f"holds {seat.learner!r} for seat {seat.meta['seat']} of {seat.game.display_id}; "
-                "the "
-                "checkpoint was edited or mixed up"
+                "the checkpoint was edited or mixed up"
             )
         seats.append(seat)
     return TrainerCheckpoint(state, game, tuple(seats))

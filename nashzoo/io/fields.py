@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.games import Game, load_game
-from nashzoo.games.base import display_id
+from nashzoo.games.base import display_id, short_repr
 
 
 class FileFormatError(ValueError):
@@ -83,7 +83,7 @@ def field(
     numeric = all(k in (int, float) for k in kinds)
     if not isinstance(value, kinds) or (numeric and isinstance(value, bool)):
         names = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
-        raise error(f"{source}: field {key!r} must be {names}, got {_short(value)}")
+        raise error(f"{source}: field {key!r} must be {names}, got {short_repr(value)}")
     return value
 
 
@@ -148,13 +148,8 @@ def string_list(
     """A list of strings."""
     value = field(payload, key, list, source, error)
     if not all(isinstance(item, str) for item in value):
-        raise error(f"{source}: field {key!r} must be a list of strings, got {_short(value)}")
+        raise error(f"{source}: field {key!r} must be a list of strings, got {short_repr(value)}")
     return value
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _game_id_of(spec: str) -> str | None:

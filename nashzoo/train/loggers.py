@@ -175,13 +175,9 @@ class TensorBoardLogger(MetricsLogger):
 
     def __init__(self, folder: str | os.PathLike[str], step_every: int = 10) -> None:
         super().__init__(step_every)
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError as err:
-            raise ImportError(
-                f"--logger tensorboard needs torch and tensorboard (pip install "
-                f"'nashzoo[tracking]'): {err}"
-            ) from None
+        require_logger("tensorboard")
+        from torch.utils.tensorboard import SummaryWriter
+
         self.writer = SummaryWriter(log_dir=str(folder))
         # A fixed origin, so the "relative" axis is the training time in every session of a
         # resumed run (a per-session origin made it jump at each resume).
@@ -223,12 +219,9 @@ class WandbLogger(MetricsLogger):
         group: str | None = None,
     ) -> None:
         super().__init__(step_every)
-        try:
-            import wandb
-        except ImportError as err:
-            raise ImportError(
-                f"--logger wandb needs wandb (pip install 'nashzoo[tracking]'): {err}"
-            ) from None
+        require_logger("wandb")
+        import wandb
+
         if mode not in ("offline", "online", "disabled"):
             raise ValueError(f"mode must be 'offline', 'online' or 'disabled', got {mode!r}")
         self.wandb = wandb

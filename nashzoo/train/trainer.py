@@ -89,8 +89,7 @@ def _build(
         if spec.game.id != game.id:
             raise ValueError(
                 f"{argument} ({spec.name}) was built for {spec.game.display_id}, but the Trainer "
-                "plays "
-                f"{game.display_id}"
+                f"plays {game.display_id}"
             )
         if spec.seat != seat:
             raise ValueError(

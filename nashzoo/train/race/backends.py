@@ -17,7 +17,6 @@ from typing import Any
 
 from nashzoo.agents import import_plugins
 from nashzoo.eval import expected_returns
-from nashzoo.extras import require
 from nashzoo.io import (
     atomic_write_bytes,
     exit_with_parent,
@@ -175,8 +174,7 @@ def _execute(
             on_done(run_job(job, out))
         return
     if config.backend == "ray":
-        require("backend 'ray'", "ray", "ray")
-        import ray
+        import ray  # present: run_race checked it before claiming the folder
 
         init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
         if config.address:
