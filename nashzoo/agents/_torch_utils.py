@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.utils import skip_init
 
 from nashzoo.agents.policy import Infoset, PolicyError, as_infoset, sample_action
 from nashzoo.games.base import display_id, is_finite_number, is_whole_number
@@ -64,13 +65,18 @@ def resolve_device(device: str | torch.device) -> torch.device:
         raise ValueError(
             f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}"
         ) from err
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"device={device!r} but torch sees no CUDA device here; use device='cpu' "
             "(the default) or device='auto'"
         )
-    if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(
+            f"device={device!r} but torch sees {torch.cuda.device_count()} CUDA device(s) here "
+            f"(cuda:0 to cuda:{torch.cuda.device_count() - 1}); use device='cuda' or one of those"
+        )
     return dev
 
 
@@ -109,13 +115,15 @@ def build_mlp(
     """A ReLU MLP ``input -> hidden... -> output`` initialised from ``rng``.
 
     The initialisation is PyTorch's default for ``nn.Linear`` (weights and biases uniform in
-    ``+-1/sqrt(fan_in)``), drawn from the numpy generator so that no global RNG is touched.
+    ``+-1/sqrt(fan_in)``), drawn from the numpy generator so that no global RNG is touched: the
+    layers are made uninitialised (``nn.Linear`` would draw its own weights from torch's global
+    generator, only for them to be replaced).
     """
     layers: list[nn.Module] = []
     sizes = [int(input_size), *check_hidden_sizes(hidden_sizes, "hidden_sizes")]
     for fan_in, fan_out in itertools.pairwise(sizes):
-        layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
-    layers.append(nn.Linear(sizes[-1], int(output_size)))
+        layers += [skip_init(nn.Linear, fan_in, fan_out), nn.ReLU()]
+    layers.append(skip_init(nn.Linear, sizes[-1], int(output_size)))
     net = nn.Sequential(*layers)
     reinitialise(net, rng)
     return net

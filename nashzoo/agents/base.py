@@ -63,6 +63,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _on_device(config: Any, device: str | None, name: str) -> Any:
+    """A stored config with ``device`` in place of the one it was trained on. Without
+    ``device``, a checkpoint trained on a GPU where torch sees none is refused with the fix
+    (the config's own check would only say to write another config)."""
+    if not isinstance(config, dict) or "device" not in config:
+        return config  # a learner that computes with numpy: nothing to move
+    if device is not None:
+        return {**config, "device": device}
+    stored = config["device"]
+    if isinstance(stored, str) and stored.startswith("cuda") and not _sees_cuda():
+        raise CheckpointError(
+            f"{name} was trained with device={stored!r} and torch sees no CUDA device here; "
+            "rebuild it on the CPU: load_learner(path, device='cpu'), or "
+            "Trainer.load(path, device='cpu') for a training run's checkpoint"
+        )
+    return config
+
+
+def _sees_cuda() -> bool:
+    """Whether torch sees a CUDA device (True without torch: building the learner then says
+    which extra to install, which is the real problem)."""
+    try:
+        import torch
+    except ImportError:
+        return True
+    return bool(torch.cuda.is_available())
+
+
 class Learner(ABC):
     """Owns one seat of a game and learns a strategy for it."""
 
@@ -215,15 +243,32 @@ class Learner(ABC):
         atomic_write_bytes(path, self.checkpoint_bytes())
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> Learner:
-        """Restore a learner saved by :meth:`save`; training resumes exactly where it stopped."""
-        return cls.from_checkpoint(read_learner_checkpoint(path), game, name=str(path))
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        game: Game | str | None = None,
+        *,
+        device: str | None = None,
+    ) -> Learner:
+        """Restore a learner saved by :meth:`save`; training resumes exactly where it stopped.
+        ``device`` (torch learners): where to rebuild it instead of the device it was trained
+        on, e.g. ``"cpu"`` for a checkpoint written on a GPU machine."""
+        return cls.from_checkpoint(
+            read_learner_checkpoint(path), game, name=str(path), device=device
+        )
 
     @classmethod
     def from_checkpoint(
-        cls, checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+        cls,
+        checkpoint: LearnerCheckpoint,
+        game: Game | str | None = None,
+        *,
+        name: str = "",
+        device: str | None = None,
     ) -> Learner:
-        """The learner a validated checkpoint holds (``name``: the file, for messages)."""
+        """The learner a validated checkpoint holds (``name``: the file, for messages;
+        ``device``: see :meth:`load`; a learner without a ``device`` setting, one that computes
+        with numpy, ignores it)."""
         name = name or "the checkpoint"
         if cls.name and checkpoint.learner != cls.name:
             raise CheckpointError(
@@ -236,10 +281,9 @@ class Learner(ABC):
                 f"{load_game(game).display_id}"
             )
         meta = checkpoint.meta
+        config = _on_device(meta["config"], device, name)
         try:
-            learner = cls._instance_to_restore(
-                checkpoint.game, meta["seat"], meta["config"], meta["seed"]
-            )
+            learner = cls._instance_to_restore(checkpoint.game, meta["seat"], config, meta["seed"])
         except Exception as err:
             raise CheckpointError(
                 f"{name}: its config does not build a {cls.name} learner ({cause(err)})"

@@ -25,9 +25,15 @@ from nashzoo.io import (
 
 
 def learner_from_checkpoint(
-    checkpoint: LearnerCheckpoint, game: Game | str | None = None, *, name: str = ""
+    checkpoint: LearnerCheckpoint,
+    game: Game | str | None = None,
+    *,
+    name: str = "",
+    device: str | None = None,
 ) -> Learner:
-    """The learner a validated checkpoint holds, built by the class its name is registered as."""
+    """The learner a validated checkpoint holds, built by the class its name is registered as
+    (on ``device`` rather than the one it was trained on, for a torch learner; see
+    :meth:`Learner.load`)."""
     try:
         cls = learner_class(checkpoint.learner)
     except ValueError:
@@ -35,20 +41,41 @@ def learner_from_checkpoint(
             f"{name or 'the checkpoint'} names an unknown learner {checkpoint.learner!r} (load "
             "the plugin that registers it first)"
         ) from None
-    return cls.from_checkpoint(checkpoint, game, name=name)
+    return cls.from_checkpoint(checkpoint, game, name=name, device=device)
 
 
-def load_learner(path: str | os.PathLike[str], game: Game | str | None = None) -> Learner:
-    """Load any learner checkpoint, dispatching on the learner name stored in it."""
-    return learner_from_checkpoint(read_learner_checkpoint(path), game, name=str(path))
+def load_learner(
+    path: str | os.PathLike[str], game: Game | str | None = None, *, device: str | None = None
+) -> Learner:
+    """Load any learner checkpoint, dispatching on the learner name stored in it. ``device``
+    (torch learners): where to rebuild it instead of where it was trained, e.g. ``"cpu"`` for
+    a checkpoint written on a GPU machine; learners that compute with numpy ignore it."""
+    return learner_from_checkpoint(
+        read_learner_checkpoint(path), game, name=str(path), device=device
+    )
 
 
-def seat_learners(checkpoint: TrainerCheckpoint, *, name: str = "") -> list[Learner]:
-    """The learners of a trainer checkpoint, one per seat."""
+def seat_learners(
+    checkpoint: TrainerCheckpoint, *, name: str = "", device: str | None = None
+) -> list[Learner]:
+    """The learners of a trainer checkpoint, one per seat (``device``: see
+    :func:`load_learner`)."""
     return [
-        learner_from_checkpoint(seat, checkpoint.game, name=f"{name}, seat {p}")
+        learner_from_checkpoint(seat, checkpoint.game, name=f"{name}, seat {p}", device=device)
         for p, seat in enumerate(checkpoint.seats)
     ]
+
+
+def _policy_device(configs: list[dict]) -> str | None:
+    """Where stored learners are rebuilt to read their policy: on the CPU when one was trained
+    on a CUDA device and torch sees none here (a policy is the same wherever it is computed,
+    to float32 rounding), else where they were trained."""
+    devices = [c.get("device") for c in configs if isinstance(c, dict)]
+    if not any(isinstance(d, str) and d.startswith("cuda") for d in devices):
+        return None
+    import torch  # a config with a CUDA device belongs to a torch learner
+
+    return None if torch.cuda.is_available() else "cpu"
 
 
 def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
@@ -97,7 +124,9 @@ def load_policy_and_seat(
             f"{path}: expected a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip"
         )
     if not is_trainer_checkpoint(file):
-        learner = load_learner(file, game)
+        one = read_learner_checkpoint(file)
+        device = _policy_device([one.meta.get("config")])
+        learner = learner_from_checkpoint(one, game, name=str(path), device=device)
         return TabularPolicy.from_policy(learner.game, learner.average_policy()), learner.seat
     checkpoint = read_trainer_checkpoint(file)
     if game is not None and load_game(game).id != checkpoint.game.id:
@@ -105,7 +134,8 @@ def load_policy_and_seat(
             f"{path} was trained on {checkpoint.game.display_id}, not on "
             f"{load_game(game).display_id}"
         )
-    learners = seat_learners(checkpoint, name=str(path))
+    device = _policy_device([seat.meta.get("config") for seat in checkpoint.seats])
+    learners = seat_learners(checkpoint, name=str(path), device=device)
     return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners]), None
 
 

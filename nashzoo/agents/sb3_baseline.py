@@ -369,15 +369,26 @@ class _SB3Learner(Learner):
         np_state = np.random.get_state()
         py_state = random.getstate()
         seeds = self.rng.integers(0, 2**32 - 1, size=3)
-        with torch.random.fork_rng(devices=[]):
+        # torch.manual_seed would reseed every CUDA device's generator too, which fork_rng
+        # puts back only for the devices it is given: seed and restore the CPU generator and,
+        # for a learner on a GPU, that GPU's, and leave any other GPU's alone.
+        cuda = [self._cuda_index()] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):
             np.random.seed(int(seeds[0]))
             random.seed(int(seeds[1]))
-            torch.manual_seed(int(seeds[2]))
+            torch.default_generator.manual_seed(int(seeds[2]))
+            for index in cuda:
+                torch.cuda.default_generators[index].manual_seed(int(seeds[2]))
             try:
                 yield
             finally:
                 np.random.set_state(np_state)
                 random.setstate(py_state)
+
+    def _cuda_index(self) -> int:
+        """The index of the GPU this learner runs on (``"cuda"`` alone: the current one)."""
+        index = self.device.index
+        return torch.cuda.current_device() if index is None else index
 
     def _on_tree(self, copies: int) -> bool:
         """Whether the copies are played over the compiled tree (config ``vec_env``)."""

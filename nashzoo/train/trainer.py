@@ -418,11 +418,14 @@ class Trainer:
         checkpoint_path: str | os.PathLike[str] | None = None,
         checkpoint_every: int | None = None,
         processes: int = 1,
+        device: str | None = None,
     ) -> Trainer:
         """Resume a Trainer saved by :meth:`save`; training continues exactly where it stopped.
 
         Callbacks, progress, checkpoint settings and ``processes`` are not stored (they are code
-        and local choices): pass them again.
+        and local choices): pass them again. ``device`` rebuilds the torch learners there
+        instead of where they were trained (``"cpu"`` for a run saved on a GPU machine); the
+        run then goes on with the other device's float arithmetic.
 
         Raises:
             CheckpointError: a missing, corrupt or foreign file (the message says which).
@@ -430,7 +433,7 @@ class Trainer:
         checkpoint = read_trainer_checkpoint(path)
         state = checkpoint.state
         try:
-            learners = seat_learners(checkpoint, name=str(path))
+            learners = seat_learners(checkpoint, name=str(path), device=device)
             schedule = EvalSchedule(**state["eval_schedule"])
             trainer = cls(
                 checkpoint.game,

@@ -1,0 +1,227 @@
+"""What only a machine with a CUDA GPU can check: every torch learner trained with
+``device="cuda"``, against the same learner on the CPU.
+
+For each learner (NFSP, Deep CFR, MMD-PPO, PPO, DQN) a self-play pair on Kuhn poker takes a few
+tiny steps, and the script checks and reports:
+
+* ``rng``: the caller's global generators (Python's, numpy's, torch's CPU and CUDA ones) are
+  left as they were, as the learners promise;
+* ``same seed``: a second pair with the same seeds ends with the same average policies, bit for
+  bit;
+* ``resume``: a checkpoint written after the steps, loaded on the GPU, takes one more step
+  exactly as the pair it came from;
+* ``on CPU``: the same checkpoint loads on the CPU with ``device="cpu"`` and gives the same
+  policy to float32 precision (what a researcher who trained on a GPU does on a laptop);
+* the NashConv of the GPU pair's average policies and of a CPU pair trained with the same seeds
+  (reported: float arithmetic differs between the devices, so the runs part ways), and the
+  seconds the steps took on each device.
+
+``--speed`` also times NFSP (300 self-play iterations) and Deep CFR (10) on Leduc hold'em with
+their default settings on each device (torch on one CPU thread, as the learners' own benchmarks
+run it), after one warm-up iteration.
+
+Then a network built on the GPU is evaluated exactly through ``from_network`` and compared with
+its CPU copy. The checkpoints are written to ``--out`` so that loading them on a machine without
+CUDA can be tried there.
+
+Run on a machine with CUDA: ``python benchmarks/check_cuda.py [--out DIR] [--steps N]``.
+Exits 0 when every check holds, 1 when one fails, 2 when torch sees no CUDA device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the neural extra is missing
+    sys.exit("check_cuda.py needs torch: pip install 'nashzoo[neural,rl]'")
+
+from nashzoo.agents import TabularPolicy, learner_class, load_learner, make_learner
+from nashzoo.agents.adapters import from_network
+from nashzoo.eval import nash_conv
+from nashzoo.games import load_game
+
+GAME = "kuhn_poker"
+CONFIGS: dict[str, dict[str, Any]] = {
+    "nfsp": {"episodes_per_step": 64, "lanes": 16, "min_buffer_to_learn": 64, "learn_every": 16},
+    "deep_cfr": {
+        "traversals": 200,
+        "strategy_traversals": 50,
+        "advantage_steps": 8,
+        "strategy_steps": 8,
+        "batch_size": 64,
+    },
+    "mmd_ppo": {"steps_per_iteration": 256, "n_envs": 8, "magnet_every": 2},
+    "ppo": {"steps_per_iteration": 512, "learning_rate": 3e-3},
+    "dqn": {"steps_per_iteration": 500, "learning_starts": 200, "exploration_steps": 1500},
+}
+
+
+def global_rng_states() -> list[Any]:
+    """Every global generator a learner could touch, as comparable values."""
+    states = [random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state()]
+    if torch.cuda.is_available():
+        states.extend(torch.cuda.get_rng_state_all())
+    return [s.tolist() if isinstance(s, torch.Tensor) else s for s in states]
+
+
+def make_pair(name: str, device: str, seed: int = 0) -> list[Any]:
+    config = {**CONFIGS[name], "device": device}
+    return [make_learner(name, GAME, seat, config, seed=seed + seat) for seat in range(2)]
+
+
+def run(pair: list[Any], steps: int) -> None:
+    for _ in range(steps):
+        pair[0].step(pair[1].current_policy())
+        pair[1].step(pair[0].current_policy())
+
+
+def joint(pair: list[Any]) -> np.ndarray:
+    return TabularPolicy.joint(GAME, [learner.average_policy() for learner in pair]).probs
+
+
+def check_learner(name: str, steps: int, out: Path, device: str) -> dict[str, Any]:
+    """The checks of the module docstring for one learner on ``device``."""
+    row: dict[str, Any] = {"learner": name}
+    before = global_rng_states()
+    start = time.perf_counter()
+    gpu = make_pair(name, device)
+    run(gpu, steps)
+    if device != "cpu":
+        torch.cuda.synchronize()
+    row["cuda_s"] = time.perf_counter() - start
+    row["rng"] = global_rng_states() == before
+    gpu_table = joint(gpu)
+    row["nash_conv_cuda"] = nash_conv(GAME, gpu_table)
+
+    again = make_pair(name, device)
+    run(again, steps)
+    row["same seed"] = bool(np.array_equal(joint(again), gpu_table))
+
+    files = []
+    for learner in gpu:
+        path = out / f"{name}_seat{learner.seat}_cuda.npz"
+        learner.save(path)
+        files.append(path)
+    loaded = [load_learner(path) for path in files]
+    run(gpu, 1)
+    run(loaded, 1)
+    row["resume"] = bool(np.array_equal(joint(loaded), joint(gpu)))
+
+    try:
+        on_cpu = [load_learner(path, device="cpu") for path in files]
+        row["on CPU"] = float(np.abs(joint(on_cpu) - gpu_table).max()) <= 1e-6
+    except Exception as err:
+        row["on CPU"] = f"{type(err).__name__}: {err}"
+
+    start = time.perf_counter()
+    cpu = make_pair(name, "cpu")
+    run(cpu, steps)
+    row["cpu_s"] = time.perf_counter() - start
+    row["nash_conv_cpu"] = nash_conv(GAME, joint(cpu))
+    row["max |cuda - cpu| policy"] = float(np.abs(joint(cpu) - gpu_table).max())
+    return row
+
+
+SPEED = {"nfsp": 300, "deep_cfr": 10}
+
+
+def speed(name: str, device: str) -> float:
+    """Seconds for ``SPEED[name]`` self-play iterations on Leduc with default settings."""
+    pair = [
+        make_learner(name, "leduc_poker", seat, {"device": device}, seed=seat) for seat in range(2)
+    ]
+    run(pair, 1)
+    start = time.perf_counter()
+    run(pair, SPEED[name])
+    if device != "cpu":
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def check_from_network(device: str) -> dict[str, Any]:
+    """An MLP on the GPU, evaluated exactly, against its CPU copy."""
+    game = load_game(GAME)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(game.infoset_tensor_size, 32),
+        torch.nn.ReLU(),
+        torch.nn.Linear(32, game.num_actions),
+    )
+    on_cpu = nash_conv(game, from_network(net, game))
+    on_gpu = nash_conv(game, from_network(net.to(device), game))
+    return {
+        "learner": "from_network",
+        "nash_conv_cpu": on_cpu,
+        "nash_conv_cuda": on_gpu,
+        "same": abs(on_cpu - on_gpu) <= 1e-6,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("cuda-check"))
+    parser.add_argument("--steps", type=int, default=3, help="self-play steps per pair")
+    parser.add_argument("--learners", default=",".join(CONFIGS))
+    parser.add_argument("--speed", action="store_true", help="time NFSP and Deep CFR on Leduc")
+    parser.add_argument(
+        "--device", default="cuda", help="cpu: a dry run of the script itself, CPU against CPU"
+    )
+    args = parser.parse_args()
+    if args.device != "cpu" and not torch.cuda.is_available():
+        print("torch sees no CUDA device here: nothing to check", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)
+    for name in CONFIGS:  # imported first: some packages draw from `random` as they load
+        learner_class(name)
+    args.out.mkdir(parents=True, exist_ok=True)
+    where = torch.cuda.get_device_name() if args.device != "cpu" else "CPU (dry run)"
+    print(f"torch {torch.__version__}, {where}, numpy {np.__version__}")
+    rows = []
+    for name in args.learners.split(","):
+        try:
+            rows.append(check_learner(name, args.steps, args.out, args.device))
+        except Exception as err:
+            rows.append(
+                {
+                    "learner": name,
+                    "error": f"{type(err).__name__}: {err}",
+                    "traceback": traceback.format_exc(),
+                }
+            )
+        print(json.dumps(rows[-1], default=str), flush=True)
+    try:
+        rows.append(check_from_network(args.device))
+    except Exception as err:
+        rows.append(
+            {
+                "learner": "from_network",
+                "error": f"{type(err).__name__}: {err}",
+                "traceback": traceback.format_exc(),
+            }
+        )
+    print(json.dumps(rows[-1], default=str))
+    if args.speed:
+        for name in SPEED:
+            times = {device: speed(name, device) for device in ("cpu", args.device)}
+            rows.append({"learner": f"{name} speed", "iterations": SPEED[name], **times})
+            print(json.dumps(rows[-1]), flush=True)
+    (args.out / "cuda_check.json").write_text(json.dumps(rows, indent=1, default=str))
+    checks = ("rng", "same seed", "resume", "on CPU", "same")
+    failed = [r for r in rows if "error" in r or any(r.get(c) not in (None, True) for c in checks)]
+    print(f"{len(rows) - len(failed)} of {len(rows)} rows hold every check")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""Torch learners and devices: a checkpoint written on a GPU machine read on one without CUDA,
+devices named in configs, and (where torch sees a GPU) what training there must keep: seeds,
+the caller's generators, checkpoints that move between devices."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
+from nashzoo.agents.loading import load_policy_file  # noqa: E402
+from nashzoo.train import Trainer  # noqa: E402
+
+CUDA = torch.cuda.is_available()
+NFSP = {"episodes_per_step": 64, "lanes": 16, "min_buffer_to_learn": 64, "learn_every": 16}
+DEEP_CFR = {
+    "traversals": 100,
+    "strategy_traversals": 20,
+    "advantage_steps": 4,
+    "strategy_steps": 4,
+    "batch_size": 32,
+}
+PPO = {"steps_per_iteration": 128, "n_steps": 64, "batch_size": 32}
+
+
+def _pair(name, config, device="cpu", seed=0):
+    return [
+        make_learner(name, "kuhn_poker", p, {**config, "device": device}, seed=seed + p)
+        for p in range(2)
+    ]
+
+
+def _run(pair, steps):
+    for _ in range(steps):
+        pair[0].step(pair[1].current_policy())
+        pair[1].step(pair[0].current_policy())
+
+
+def _joint(pair):
+    return TabularPolicy.joint("kuhn_poker", [lr.average_policy() for lr in pair]).probs
+
+
+def _as_if_trained_on_a_gpu(learner):
+    """The learner, its config saying it ran on ``cuda`` (what a checkpoint written on a GPU
+    machine records); the state is the same on every device."""
+    learner.config = dataclasses.replace(learner.config, device="cuda")
+    return learner
+
+
+@pytest.mark.skipif(CUDA, reason="checks what a machine without CUDA says")
+@pytest.mark.parametrize(("name", "config"), [("nfsp", NFSP), ("deep_cfr", DEEP_CFR)])
+def test_a_gpu_checkpoint_loads_on_a_cpu_machine_when_asked_and_its_policy_reads_anyway(
+    tmp_path, name, config
+):
+    pair = _pair(name, config)
+    _run(pair, 1)
+    expected = _joint(pair)
+    files = []
+    for learner in pair:
+        files.append(tmp_path / f"seat{learner.seat}.npz")
+        _as_if_trained_on_a_gpu(learner).save(files[-1])
+
+    with pytest.raises(CheckpointError, match=r"device='cuda'.*device='cpu'"):
+        load_learner(files[0])
+    loaded = [load_learner(file, device="cpu") for file in files]
+    assert loaded[0].config.device == "cpu"
+    assert np.array_equal(_joint(loaded), expected)
+    # Reading the policy needs no choice: it is the same on any device.
+    seat0 = load_policy_file(files[0])
+    own = TabularPolicy.from_policy("kuhn_poker", loaded[0].average_policy())
+    assert np.array_equal(seat0.probs, own.probs)
+    # Training goes on from where it stopped, now on the CPU.
+    _run(loaded, 1)
+    assert all(lr.iterations == 2 for lr in loaded)
+
+
+@pytest.mark.skipif(CUDA, reason="checks what a machine without CUDA says")
+def test_a_gpu_training_run_resumes_on_the_cpu_when_asked(tmp_path):
+    trainer = Trainer("kuhn_poker", *_pair("nfsp", NFSP), progress=False, final_eval=False)
+    trainer.run(iterations=1)
+    for learner in trainer.learners:
+        _as_if_trained_on_a_gpu(learner)
+    path = tmp_path / "run.npz"
+    trainer.save(path)
+    with pytest.raises(CheckpointError, match=r"seat 0 was trained with device='cuda'"):
+        Trainer.load(path)
+    resumed = Trainer.load(path, progress=False, device="cpu")
+    assert [lr.config.device for lr in resumed.learners] == ["cpu", "cpu"]
+    assert np.array_equal(load_policy_file(path).probs, _joint(resumed.learners))
+    resumed.run(iterations=2)
+    assert resumed.iteration == 3  # "2 more"
+
+
+def test_device_is_ignored_by_learners_that_compute_with_numpy(tmp_path):
+    learner = make_learner("cfr_plus", "kuhn_poker", 0)
+    learner.step(make_learner("cfr_plus", "kuhn_poker", 1).current_policy())
+    learner.save(tmp_path / "cfr.npz")
+    loaded = load_learner(tmp_path / "cfr.npz", device="cuda")
+    assert np.array_equal(loaded.average_policy().probs, learner.average_policy().probs)
+
+
+def test_devices_that_do_not_exist_are_refused_by_name():
+    with pytest.raises(ValueError, match="'cpu', 'cuda', 'cuda:N' or 'auto', got 'tpu'"):
+        make_learner("nfsp", "kuhn_poker", 0, {**NFSP, "device": "tpu"})
+    with pytest.raises(ValueError, match="cuda:99"):
+        make_learner("nfsp", "kuhn_poker", 0, {**NFSP, "device": "cuda:99"})
+
+
+# --- the caller's generators, on every device --------------------------------------------------
+needs_cuda = pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
+TORCH_LEARNERS = [
+    ("nfsp", NFSP),
+    ("deep_cfr", DEEP_CFR),
+    ("ppo", {"steps_per_iteration": 128, "batch_size": 32, "n_epochs": 2}),
+    ("dqn", {"steps_per_iteration": 128, "learning_starts": 64, "exploration_steps": 256}),
+    ("mmd_ppo", {"steps_per_iteration": 128, "n_envs": 8, "batch_size": 64, "n_epochs": 2}),
+]
+
+
+def _global_states():
+    """Every global generator a learner could draw from: Python's, numpy's, torch's (CPU and
+    each GPU's)."""
+    states = [random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state().tolist()]
+    return states + [s.tolist() for s in torch.cuda.get_rng_state_all()] if CUDA else states
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_cuda)])
+@pytest.mark.parametrize(("name", "config"), TORCH_LEARNERS)
+def test_torch_learners_keep_their_seeds_and_leave_the_callers_generators_alone(
+    name, config, device
+):
+    if name in ("ppo", "dqn", "mmd_ppo"):
+        pytest.importorskip("sb3_contrib")
+    from nashzoo.agents import learner_class
+
+    learner_class(name)  # imported first: some packages draw from `random` as they load
+    before = _global_states()
+    first = _pair(name, config, device)
+    _run(first, 2)
+    assert _global_states() == before  # building the networks too (nn.Linear's own init)
+    again = _pair(name, config, device)
+    _run(again, 2)
+    assert np.array_equal(_joint(again), _joint(first))
+
+
+@needs_cuda
+@pytest.mark.parametrize(("name", "config"), [("nfsp", NFSP), ("deep_cfr", DEEP_CFR)])
+def test_a_cuda_checkpoint_resumes_exactly_on_the_gpu_and_reads_the_same_on_the_cpu(
+    tmp_path, name, config
+):
+    pair = _pair(name, config, "cuda")
+    _run(pair, 1)
+    files = []
+    for learner in pair:
+        files.append(tmp_path / f"seat{learner.seat}.npz")
+        learner.save(files[-1])
+    on_cpu = [load_learner(file, device="cpu") for file in files]
+    assert np.allclose(_joint(on_cpu), _joint(pair), atol=1e-6)
+    loaded = [load_learner(file) for file in files]
+    assert loaded[0].device.type == "cuda"
+    _run(loaded, 1)
+    _run(pair, 1)
+    assert np.array_equal(_joint(loaded), _joint(pair))
