@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
+from nashzoo.agents import (  # noqa: E402
+    CheckpointError,
+    TabularPolicy,
+    load_learner,
+    make_learner,
+    uniform_policy,
+)
 from nashzoo.agents.loading import load_policy_file  # noqa: E402
+from nashzoo.eval import seat_exploitability  # noqa: E402
 from nashzoo.train import Trainer  # noqa: E402
 
 CUDA = torch.cuda.is_available()
@@ -96,6 +104,29 @@ def test_a_gpu_training_run_resumes_on_the_cpu_when_asked(tmp_path):
     assert resumed.iteration == 3  # "2 more"
 
 
+# Written by benchmarks/check_cuda.py on an NVIDIA H200 (torch 2.11.0+cu130), 2026-11-27: NFSP
+# (the check's tiny settings) for seat 0 of Kuhn poker after 3 self-play steps with
+# device="cuda". Its networks and Adam moments were saved from GPU tensors.
+CUDA_CHECKPOINT = Path(__file__).parent / "data" / "nfsp_kuhn_seat0_trained_on_cuda.npz"
+
+
+def test_a_checkpoint_written_on_a_gpu_reads_and_resumes_here():
+    if not CUDA:
+        with pytest.raises(CheckpointError, match=r"trained with device='cuda'.*device='cpu'"):
+            load_learner(CUDA_CHECKPOINT)
+    learner = load_learner(CUDA_CHECKPOINT, device="cpu")
+    assert (learner.iterations, learner.env_steps, learner.config.device) == (3, 432, "cpu")
+    policy = load_policy_file(CUDA_CHECKPOINT)  # no device to choose: the policy is the same
+    assert np.array_equal(
+        policy.probs, TabularPolicy.from_policy("kuhn_poker", learner.average_policy()).probs
+    )
+    # What `nashzoo eval` printed for this file on the CPU machine (GPU and CPU arithmetic
+    # differ in the last bits of float32, so to 1e-6).
+    assert seat_exploitability("kuhn_poker", policy, 0) == pytest.approx(0.354775, abs=1e-6)
+    learner.step(uniform_policy("kuhn_poker"))
+    assert learner.iterations == 4
+
+
 def test_device_is_ignored_by_learners_that_compute_with_numpy(tmp_path):
     learner = make_learner("cfr_plus", "kuhn_poker", 0)
     learner.step(make_learner("cfr_plus", "kuhn_poker", 1).current_policy())
@@ -118,7 +149,26 @@ TORCH_LEARNERS = [
     ("deep_cfr", DEEP_CFR),
     ("ppo", {"steps_per_iteration": 128, "batch_size": 32, "n_epochs": 2}),
     ("dqn", {"steps_per_iteration": 128, "learning_starts": 64, "exploration_steps": 256}),
-    ("mmd_ppo", {"steps_per_iteration": 128, "n_envs": 8, "batch_size": 64, "n_epochs": 2}),
+    (  # a magnet from the first step on: a frozen copy of the policy, on the learner's device
+        "mmd_ppo",
+        {
+            "steps_per_iteration": 128,
+            "n_envs": 8,
+            "batch_size": 64,
+            "n_epochs": 2,
+            "magnet_every": 1,
+        },
+    ),
+    (  # and a moving average of the policy as the magnet, also on the learner's device
+        "mmd_ppo",
+        {
+            "steps_per_iteration": 128,
+            "n_envs": 8,
+            "batch_size": 64,
+            "ema_rate": 0.1,
+            "magnet": "ema",
+        },
+    ),
 ]
 
 
@@ -166,3 +216,16 @@ def test_a_cuda_checkpoint_resumes_exactly_on_the_gpu_and_reads_the_same_on_the_
     _run(loaded, 1)
     _run(pair, 1)
     assert np.array_equal(_joint(loaded), _joint(pair))
+
+
+@needs_cuda
+def test_a_gpu_learner_steps_in_a_worker_process_with_the_serial_results():
+    from nashzoo.train.threads import limit_threads
+
+    config = {"hidden_sizes": [16], "episodes_per_step": 16, "device": "cuda"}
+    options = dict(configs=(config, config), schedule="simultaneous", eval_every=2, progress=False)
+    with limit_threads():
+        serial = Trainer("kuhn_poker", "nfsp", "nfsp", **options).run(iterations=4)
+    both = Trainer("kuhn_poker", "nfsp", "nfsp", **options, processes=2).run(iterations=4)
+    history = [[(r.iteration, r.nash_conv) for r in result.history] for result in (serial, both)]
+    assert history[0] == history[1]

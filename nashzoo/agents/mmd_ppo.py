@@ -120,9 +120,11 @@ class MagnetPolicy(MaskableActorCriticPolicy):
         action_masks: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         legal = (
-            torch.ones((obs.shape[0], self.action_space.n), dtype=torch.bool)  # type: ignore[attr-defined]
+            torch.ones((obs.shape[0], self.action_space.n), dtype=torch.bool, device=obs.device)  # type: ignore[attr-defined]
             if action_masks is None
-            else torch.as_tensor(action_masks, dtype=torch.bool).reshape(obs.shape[0], -1)
+            else torch.as_tensor(action_masks, dtype=torch.bool, device=obs.device).reshape(
+                obs.shape[0], -1
+            )
         )
         # One pass of each network (MaskablePPO's own evaluate_actions would run the actor a
         # second time, through its distribution object): the actor's masked log-probabilities
@@ -175,8 +177,10 @@ class MMDPPO(MaskablePPO):
         self.policy.ent_coef = float(ent_coef)  # type: ignore[assignment]
 
     def refresh_magnet(self) -> None:
-        """Make a frozen copy of the current policy the magnet."""
-        self.policy.set_magnet(clone_sb3_policy(self.policy))  # type: ignore[operator]
+        """Make a frozen copy of the current policy the magnet (on the policy's device: the
+        copy is made on the CPU)."""
+        magnet = clone_sb3_policy(self.policy).to(self.policy.device)
+        self.policy.set_magnet(magnet)  # type: ignore[operator]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -350,9 +354,10 @@ class MMDPPOLearner(PPOLearner):
         model = MMDPPO(
             self._training_env(), alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs()
         )
-        # The EMA network starts as a copy of the initial one; as the magnet it is the same
-        # module, so that moving the average moves the magnet.
-        self.ema = clone_sb3_policy(model.policy) if cfg.ema_rate else None
+        # The EMA network starts as a copy of the initial one, on its device; as the magnet it
+        # is the same module, so that moving the average moves the magnet.
+        device = model.policy.device
+        self.ema = clone_sb3_policy(model.policy).to(device) if cfg.ema_rate else None
         if cfg.magnet == "ema":
             model.policy.set_magnet(self.ema)
         return model
