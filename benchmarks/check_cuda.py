@@ -18,13 +18,15 @@ tiny steps, and the script checks and reports:
 
 ``--speed`` also times NFSP (300 self-play iterations) and Deep CFR (10) on Leduc hold'em with
 their default settings on each device (torch on one CPU thread, as the learners' own benchmarks
-run it), after one warm-up iteration.
+run it), after one warm-up iteration, in ``--rounds`` rounds with the devices taking turns.
+``--markdown BENCHMARKS.md`` writes the results into its section "Neural learners on a GPU".
 
 Then a network built on the GPU is evaluated exactly through ``from_network`` and compared with
 its CPU copy. The checkpoints are written to ``--out`` so that loading them on a machine without
 CUDA can be tried there.
 
-Run on a machine with CUDA: ``python benchmarks/check_cuda.py [--out DIR] [--steps N]``.
+Run on a machine with CUDA:
+``python benchmarks/check_cuda.py [--out DIR] [--steps N] [--speed] [--markdown BENCHMARKS.md]``.
 Exits 0 when every check holds, 1 when one fails, 2 when torch sees no CUDA device.
 """
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -45,6 +48,8 @@ try:
     import torch
 except ImportError:  # pragma: no cover - the neural extra is missing
     sys.exit("check_cuda.py needs torch: pip install 'nashzoo[neural,rl]'")
+
+from _common import provenance, write_section
 
 from nashzoo.agents import TabularPolicy, learner_class, load_learner, make_learner
 from nashzoo.agents.adapters import from_network
@@ -168,12 +173,75 @@ def check_from_network(device: str) -> dict[str, Any]:
     }
 
 
+SECTION = "## Neural learners on a GPU"
+
+
+def _mark(value: Any) -> str:
+    return "yes" if value is True else ("no" if value is False else str(value))
+
+
+def markdown(rows: list[dict[str, Any]], where: str, line: str, rounds: int) -> str:
+    """The section's generated part: the checks per learner, then the speed table."""
+    checks = [r for r in rows if "nash_conv_cuda" in r or "error" in r]
+    lines = [
+        f"Every torch learner on {where} against the same learner on the CPU (Kuhn poker, "
+        "a self-play pair, the tiny settings of `benchmarks/check_cuda.py`, 3 steps). "
+        "Generators: the caller's Python, numpy and torch (CPU and GPU) generators untouched; "
+        "same seed: a second pair ends bit for bit equal; resume: a checkpoint loaded on the "
+        "GPU takes the next step exactly as the pair it came from; on CPU: the checkpoint "
+        'loaded with `device="cpu"` gives the same policy to 1e-6. NashConv after the steps '
+        "on each device: float arithmetic differs in the last bits, and a sampled learner "
+        "whose runs part ways ends elsewhere.",
+        "",
+        "| learner | generators | same seed | resume | on CPU | NashConv GPU | NashConv CPU "
+        "| max policy difference |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in checks:
+        if "error" in r:
+            lines.append(f"| {r['learner']} | failed: {r['error']} | | | | | | |")
+        elif r["learner"] == "from_network":
+            lines.append(
+                f"| from_network (an MLP moved to the GPU) | | | | {_mark(r['same'])} "
+                f"| {r['nash_conv_cuda']:.9f} | {r['nash_conv_cpu']:.9f} | |"
+            )
+        else:
+            lines.append(
+                f"| {r['learner']} | {_mark(r['rng'])} | {_mark(r['same seed'])} "
+                f"| {_mark(r['resume'])} | {_mark(r['on CPU'])} | {r['nash_conv_cuda']:.6f} "
+                f"| {r['nash_conv_cpu']:.6f} | {r['max |cuda - cpu| policy']:.2g} |"
+            )
+    speeds = [r for r in rows if "cpu_rounds" in r]
+    if speeds:
+        lines += [
+            "",
+            "Leduc hold'em, default settings, self-play iterations (both seats), seconds: "
+            f"median of {rounds} rounds, the devices taking turns (range in brackets). "
+            "Torch on one CPU thread.",
+            "",
+            "| learner | iterations | CPU s | GPU s | GPU / CPU time |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for r in speeds:
+            cpu, gpu = np.median(r["cpu_rounds"]), np.median(r["gpu_rounds"])
+            lines.append(
+                f"| {r['learner'].split()[0]} | {r['iterations']} "
+                f"| {cpu:.2f} ({min(r['cpu_rounds']):.2f}-{max(r['cpu_rounds']):.2f}) "
+                f"| {gpu:.2f} ({min(r['gpu_rounds']):.2f}-{max(r['gpu_rounds']):.2f}) "
+                f"| {gpu / cpu:.2f} |"
+            )
+    lines += ["", f"- Measured {line}; GPU: {where}.", ""]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("cuda-check"))
     parser.add_argument("--steps", type=int, default=3, help="self-play steps per pair")
     parser.add_argument("--learners", default=",".join(CONFIGS))
     parser.add_argument("--speed", action="store_true", help="time NFSP and Deep CFR on Leduc")
+    parser.add_argument("--rounds", type=int, default=3, help="--speed rounds per device")
+    parser.add_argument("--markdown", type=Path, help="write the section into this file")
     parser.add_argument(
         "--device", default="cuda", help="cpu: a dry run of the script itself, CPU against CPU"
     )
@@ -181,6 +249,7 @@ def main() -> int:
     if args.device != "cpu" and not torch.cuda.is_available():
         print("torch sees no CUDA device here: nothing to check", file=sys.stderr)
         return 2
+    load_before = os.getloadavg()[0]
     torch.set_num_threads(1)
     for name in CONFIGS:  # imported first: some packages draw from `random` as they load
         learner_class(name)
@@ -213,13 +282,27 @@ def main() -> int:
     print(json.dumps(rows[-1], default=str))
     if args.speed:
         for name in SPEED:
-            times = {device: speed(name, device) for device in ("cpu", args.device)}
-            rows.append({"learner": f"{name} speed", "iterations": SPEED[name], **times})
+            cpu, gpu = [], []
+            for _ in range(args.rounds):
+                cpu.append(speed(name, "cpu"))
+                gpu.append(speed(name, args.device))
+            rows.append(
+                {
+                    "learner": f"{name} speed",
+                    "iterations": SPEED[name],
+                    "cpu_rounds": cpu,
+                    "gpu_rounds": gpu,
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     (args.out / "cuda_check.json").write_text(json.dumps(rows, indent=1, default=str))
     checks = ("rng", "same seed", "resume", "on CPU", "same")
     failed = [r for r in rows if "error" in r or any(r.get(c) not in (None, True) for c in checks)]
     print(f"{len(rows) - len(failed)} of {len(rows)} rows hold every check")
+    if args.markdown:
+        line = provenance(load_before, os.getloadavg()[0], ("torch", "numpy", "stable_baselines3"))
+        write_section(args.markdown, SECTION, markdown(rows, where, line, args.rounds))
+        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
     return 1 if failed else 0
 
 
