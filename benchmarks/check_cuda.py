@@ -234,6 +234,21 @@ def markdown(rows: list[dict[str, Any]], where: str, line: str, rounds: int) -> 
     return "\n".join(lines)
 
 
+def _attempt(label: str, check: Any, *args: Any) -> dict[str, Any]:
+    """``check(*args)``'s row, or a row saying how it failed (one failure is one row); printed
+    as it comes."""
+    try:
+        row = check(*args)
+    except Exception as err:
+        row = {
+            "learner": label,
+            "error": f"{type(err).__name__}: {err}",
+            "traceback": traceback.format_exc(),
+        }
+    print(json.dumps(row, default=str), flush=True)
+    return row
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("cuda-check"))
@@ -246,6 +261,9 @@ def main() -> int:
         "--device", default="cuda", help="cpu: a dry run of the script itself, CPU against CPU"
     )
     args = parser.parse_args()
+    unknown = [name for name in args.learners.split(",") if name not in CONFIGS]
+    if unknown:
+        parser.error(f"--learners: unknown {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
     if args.device != "cpu" and not torch.cuda.is_available():
         print("torch sees no CUDA device here: nothing to check", file=sys.stderr)
         return 2
@@ -256,30 +274,11 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     where = torch.cuda.get_device_name() if args.device != "cpu" else "CPU (dry run)"
     print(f"torch {torch.__version__}, {where}, numpy {np.__version__}")
-    rows = []
-    for name in args.learners.split(","):
-        try:
-            rows.append(check_learner(name, args.steps, args.out, args.device))
-        except Exception as err:
-            rows.append(
-                {
-                    "learner": name,
-                    "error": f"{type(err).__name__}: {err}",
-                    "traceback": traceback.format_exc(),
-                }
-            )
-        print(json.dumps(rows[-1], default=str), flush=True)
-    try:
-        rows.append(check_from_network(args.device))
-    except Exception as err:
-        rows.append(
-            {
-                "learner": "from_network",
-                "error": f"{type(err).__name__}: {err}",
-                "traceback": traceback.format_exc(),
-            }
-        )
-    print(json.dumps(rows[-1], default=str))
+    rows = [
+        _attempt(name, check_learner, name, args.steps, args.out, args.device)
+        for name in args.learners.split(",")
+    ]
+    rows.append(_attempt("from_network", check_from_network, args.device))
     if args.speed:
         for name in SPEED:
             cpu, gpu = [], []
