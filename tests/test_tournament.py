@@ -105,3 +105,71 @@ def test_payoffs_that_round_to_zero_show_as_plus_zero():
     ]
     assert format_number(-1e-17, ".2f") == "0.00"
     assert format_number(-1e-17, ".3g") == "-1e-17"  # not fixed-point: shown as it is
+
+
+def test_sampled_interval_comes_from_each_seating_not_the_pooled_payoffs():
+    """A sampled cell averages two seatings played apart; pooling their payoffs counted the
+    difference between the seats as noise. In a game paying seat 0 a fixed +5 every cell is
+    exactly 0 with no sampling error: the interval was +-0.695 at 100 matches."""
+    game = "matrix(row_payoffs=[[5,5],[5,5]])"
+    entrants = [load_entrant(game, "uniform"), load_entrant(game, "a=fixed:1,0")]
+    result = round_robin(game, entrants, episodes=100, seed=0)
+    np.testing.assert_array_equal(result.sampled, np.zeros((2, 2)))
+    np.testing.assert_array_equal(result.ci95, np.zeros((2, 2)))
+
+
+def test_sampled_interval_matches_the_stratified_formula():
+    """The same matches replayed from the seed: each off-diagonal cell is the mean of the two
+    seatings' means, its half-width 1.96 * sqrt(var_0 / n + var_1 / n) / 2; a diagonal cell
+    averages both seats match by match."""
+    from nashzoo.eval.tournament import play_matches
+
+    game = "matrix(row_payoffs=[[3,1],[1,2]])"
+    specs = ["uniform", "a=fixed:0.9,0.1", "b=fixed:0.2,0.8"]
+    entrants = [load_entrant(game, spec) for spec in specs]
+    result = round_robin(game, entrants, episodes=60, seed=4)
+    rng = np.random.default_rng(4)
+    played = {
+        (i, j): play_matches(game, [entrants[i].policy, entrants[j].policy], 60, rng)
+        for i in range(3)
+        for j in range(3)
+    }
+    for i in range(3):
+        x = played[i, i].mean(axis=1)
+        assert result.sampled[i, i] == pytest.approx(x.mean(), abs=1e-12)
+        assert result.ci95[i, i] == pytest.approx(1.96 * x.std(ddof=1) / np.sqrt(60))
+        for j in set(range(3)) - {i}:
+            first, second = played[i, j][:, 0], played[j, i][:, 1]
+            assert result.sampled[i, j] == pytest.approx((first.mean() + second.mean()) / 2)
+            half = 1.96 * np.sqrt(first.var(ddof=1) / 60 + second.var(ddof=1) / 60) / 2
+            assert result.ci95[i, j] == pytest.approx(half)
+    # Seat 0 earns 1 to 3 whoever plays: pooling both seats' payoffs made this 0.30874.
+    assert result.ci95[1, 2] == pytest.approx(0.148530, abs=1e-6)
+
+
+def test_an_entrant_against_itself_in_a_zero_sum_game_is_exactly_zero():
+    """Both seats of the same matches: the payoffs cancel match by match, so there is no
+    sampling error (the interval was +-0.114 at 300 Kuhn matches)."""
+    entrants = [load_entrant("kuhn_poker", "uniform"), load_entrant("kuhn_poker", "equilibrium")]
+    result = round_robin("kuhn_poker", entrants, episodes=300, seed=1)
+    np.testing.assert_array_equal(np.diag(result.sampled), [0.0, 0.0])
+    np.testing.assert_array_equal(np.diag(result.ci95), [0.0, 0.0])
+
+
+def test_one_match_per_seating_gives_no_interval():
+    """One payoff says nothing about the spread: no interval (it printed +-1.960 and +-3.920)."""
+    entrants = [load_entrant("kuhn_poker", "uniform"), load_entrant("kuhn_poker", "equilibrium")]
+    result = round_robin("kuhn_poker", entrants, episodes=1, seed=0)
+    assert not np.isnan(result.sampled).any()
+    assert np.isnan(result.ci95).all()
+    rows = result.table().splitlines()[-2:]
+    assert all("+-" not in row and "nan" not in row and "]" in row for row in rows)
+    assert result.to_dict()["ci95"] == [[None, None], [None, None]]
+
+
+def test_equal_scores_rank_by_name_not_by_rounding_noise():
+    """In RPS everyone scores 0 against uniform; the LP's equilibrium and rock differ from 0 by
+    5.6e-17 either way, which ranked rock first, then uniform, then equilibrium."""
+    entrants = [load_entrant("rps", s) for s in ("uniform", "equilibrium", "rock=fixed:1,0,0")]
+    result = round_robin("rps", entrants)
+    assert [result.names[i] for i in result.ranking] == ["equilibrium", "rock", "uniform"]

@@ -3,9 +3,17 @@ through the PettingZoo environment, and a ranking.
 
 Every pair of entrants meets on both seats. The *exact* expected payoff comes from the compiled
 tree (no sampling error); the *sampled* payoff comes from matches actually played through the
-public ``env()`` of the game, with a 95% confidence interval (normal approximation,
-``1.96 * sd / sqrt(n)``). The two must agree within the interval: that is the end-to-end check
-that the environment, the policies and the evaluator tell the same story.
+public ``env()`` of the game, with a 95% confidence interval (normal approximation, ``1.96``
+standard errors). The two must agree within the interval: that is the end-to-end check that the
+environment, the policies and the evaluator tell the same story.
+
+A sampled payoff averages two seatings played separately, so its standard error comes from each
+seating's own spread: ``sqrt(var_0 / n + var_1 / n) / 2``. Pooling the ``2n`` payoffs as one
+sample would count the difference between the seats as noise (a game that pays seat 0 a fixed
++5 has no sampling error at all, and the pooled interval was +-0.7 at 100 matches). An entrant
+against itself holds both seats of the same matches, so its cell averages the two seats' payoffs
+match by match (zero, with no error, in a zero-sum game). One match per seating gives no
+interval (``nan``).
 
 Entrants are built by :func:`load_entrant` from a spec:
 
@@ -30,7 +38,7 @@ Entrants are built by :func:`load_entrant` from a spec:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,9 +135,11 @@ class TournamentResult:
             entrant ``j`` seat 1 (so ``exact_seat[i, j, 0]`` is ``i``'s payoff).
         exact: ``[n, n]`` entrant ``i``'s expected payoff against ``j``, averaged over both seats.
         sampled: ``[n, n]`` the same from played matches (``nan`` when none were played).
-        ci95: ``[n, n]`` half-width of the 95% confidence interval of ``sampled``.
+        ci95: ``[n, n]`` half-width of the 95% confidence interval of ``sampled`` (from each
+            seating's own spread; ``nan`` after one match per seating).
         episodes: matches played per pair and seating.
-        ranking: entrant indices, best first, by mean exact payoff against the others.
+        ranking: entrant indices, best first, by mean exact payoff against the others;
+            scores equal to 12 decimals (rounding noise) are a tie, ranked by name.
     """
 
     game_id: str
@@ -178,7 +188,10 @@ class TournamentResult:
                 cell = format_number(self.exact[i, j], "+.3f")
                 if not math.isnan(self.sampled[i, j]):
                     sampled = format_number(self.sampled[i, j], "+.3f")
-                    cell += f" [{sampled}+-{self.ci95[i, j]:.3f}]"
+                    if math.isnan(self.ci95[i, j]):  # one match per seating: no interval
+                        cell += f" [{sampled}]"
+                    else:
+                        cell += f" [{sampled}+-{self.ci95[i, j]:.3f}]"
                 cells.append(f"{cell:>26}")
             lines.append(f"  {row_name:<{width}}" + "".join(cells))
         return "\n".join(lines)
@@ -200,8 +213,6 @@ def play_matches(
 ) -> np.ndarray:
     """Play ``episodes`` games through the public PettingZoo ``env()``; ``[episodes, players]``
     returns. Chance is seeded from ``rng``; actions are sampled from ``rng`` too."""
-    from nashzoo.envs.aec import GameAECEnv, wrap_env
-
     game = load_game(game)
     _check_episodes(episodes)
     if len(seat_policies) != game.num_players:
@@ -216,27 +227,40 @@ def play_matches(
                 f"a seat policy must be a Policy (with action_probabilities), got "
                 f"{type(policy).__name__}; wrap a function with nashzoo.eval.as_tabular"
             )
+    out = np.zeros((episodes, game.num_players))
+    for episode, returns in enumerate(_episodes(game, seat_policies, episodes, rng)):
+        out[episode] = returns
+    return out
+
+
+def _episodes(
+    game: Game, seat_policies: Sequence[TabularPolicy], episodes: int, rng: np.random.Generator
+) -> Iterator[np.ndarray]:
+    """The returns of ``episodes`` matches, one array per match as it ends (a tournament sums
+    them as they come: no array of every match, whatever ``episodes`` is)."""
+    from nashzoo.envs.aec import GameAECEnv, wrap_env
+
     env = wrap_env(GameAECEnv(game))
     names = list(env.possible_agents)
     index = {a: p for p, a in enumerate(names)}
-    out = np.zeros((episodes, len(names)))
     env.reset(seed=int(rng.integers(2**31)))
     for episode in range(episodes):
         if episode:
             env.reset()
+        returns = np.zeros(len(names))
         for agent in env.agent_iter():
             obs, reward, terminated, truncated, info = env.last()
             if terminated or truncated:
                 # Rewards come only at the end, so the cumulative reward is the return.
-                out[episode, index[agent]] = reward
+                returns[index[agent]] = reward
                 env.step(None)
                 continue
             player = index[agent]
             infoset = Infoset.from_observation(obs, player, info["infoset_key"], game.num_actions)
             probs = seat_policies[player].action_probabilities(infoset)
             env.step(sample_action(probs, rng))
+        yield returns
     env.close()
-    return out
 
 
 def round_robin(
@@ -255,9 +279,8 @@ def round_robin(
     names = [entrant.name for entrant in entrants]
     n = len(entrants)
     exact_seat = np.zeros((n, n, 2))
-    sampled_sum = np.zeros((n, n))
-    sampled_sq = np.zeros((n, n))
-    counts = np.zeros((n, n))
+    mean = np.zeros((n, n)) if episodes else np.full((n, n), np.nan)
+    variance = np.zeros((n, n)) if episodes else np.full((n, n), np.nan)  # of the mean
     rng = np.random.default_rng(seed)
     pairs = [(i, j) for i in range(n) for j in range(n)]
     iterator: Any = pairs
@@ -268,20 +291,22 @@ def round_robin(
     for i, j in iterator:
         joint = [entrants[i].policy, entrants[j].policy]
         exact_seat[i, j] = expected_returns(game, joint)
-        if episodes > 0:
-            returns = play_matches(game, joint, episodes, rng)
-            for me, other, seat in ((i, j, 0), (j, i, 1)):
-                sampled_sum[me, other] += returns[:, seat].sum()
-                sampled_sq[me, other] += (returns[:, seat] ** 2).sum()
-                counts[me, other] += episodes
+        if episodes == 0:
+            continue
+        seat_mean, seat_var = _moments(_episodes(game, joint, episodes, rng))
+        if i == j:  # both seats of the same matches: their mean, match by match
+            mean[i, i], variance[i, i] = seat_mean[2], seat_var[2] / episodes
+            continue
+        for me, other, seat in ((i, j, 0), (j, i, 1)):  # each seating is half of the cell
+            mean[me, other] += 0.5 * seat_mean[seat]
+            variance[me, other] += 0.25 * seat_var[seat] / episodes
     # exact[i, j]: i's payoff against j averaged over i in seat 0 and i in seat 1.
     exact = 0.5 * (exact_seat[:, :, 0] + exact_seat[:, :, 1].T)
-    if episodes > 0:
-        mean, ci95 = _mean_and_ci95(sampled_sum, sampled_sq, counts)
-    else:
-        mean, ci95 = np.full((n, n), np.nan), np.full((n, n), np.nan)
+    ci95 = 1.96 * np.sqrt(variance)
     scores = [float(np.mean([exact[i, j] for j in range(n) if j != i])) for i in range(n)]
-    ranking = tuple(sorted(range(n), key=lambda i: (-scores[i], names[i])))
+    # Equal scores computed along different paths differ by rounding (1e-17 in RPS, where every
+    # strategy scores 0 against uniform): that noise must not rank one entrant above another.
+    ranking = tuple(sorted(range(n), key=lambda i: (-round(scores[i], 12), names[i])))
     for array in (exact_seat, exact, mean, ci95):
         array.setflags(write=False)
     return TournamentResult(
@@ -326,12 +351,15 @@ def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
             )
 
 
-def _mean_and_ci95(
-    total: np.ndarray, total_sq: np.ndarray, counts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Mean payoff and the half-width of its normal 95% interval from per-cell sums of payoffs,
-    of their squares, and counts (unbiased variance)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = total / counts
-        var = np.maximum(total_sq / counts - mean**2, 0.0) * counts / np.maximum(counts - 1, 1)
-        return mean, 1.96 * np.sqrt(var / counts)
+def _moments(episodes: Iterator[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and unbiased variance of seat 0's payoff, seat 1's, and their mean, over the
+    matches (Welford's update: no cancellation when payoffs are large and alike). The variance
+    is ``nan`` after one match: one payoff says nothing about the spread."""
+    count, mean, m2 = 0, np.zeros(3), np.zeros(3)
+    for returns in episodes:
+        x = np.array([returns[0], returns[1], 0.5 * (returns[0] + returns[1])])
+        count += 1
+        delta = x - mean
+        mean += delta / count
+        m2 += delta * (x - mean)
+    return mean, (m2 / (count - 1) if count > 1 else np.full(3, np.nan))
