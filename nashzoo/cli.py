@@ -565,18 +565,22 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
                 env.step(None)
                 continue
             legal = [int(a) for a in np.flatnonzero(obs["action_mask"])]
+            state = env.game_state()
             if agent != me:
                 player = env.possible_agents.index(agent)
                 infoset = Infoset.from_observation(
                     obs, player, info["infoset_key"], game.num_actions
                 )
                 action = opponent.policy.act(infoset, rng)
-                print(f"{opponent.name} plays {game.action_name(action)}")
+                if _move_is_seen(state, action, legal, args.seat):
+                    print(f"{opponent.name} plays {state.action_to_string(action)}")
+                else:
+                    print(f"{opponent.name} has moved (a move you do not see)")
                 env.step(action)
                 continue
             print(env.render())
             print(f"your information set: {info['infoset_key']}")
-            choice = _ask_move(game, legal, stdin)
+            choice = _ask_move(state, legal, stdin)
             if choice is None:
                 print("\nbye")
                 return 0
@@ -585,25 +589,41 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
     return 0
 
 
-def _ask_move(game: Any, legal: list[int], stdin: Any) -> int | None:
-    """Ask until the player types a legal action (its id or its name, any case); None when
-    the input ends."""
-    names = {game.action_name(a).lower(): a for a in legal}
-    prompt = "your move [" + ", ".join(f"{a}={game.action_name(a)}" for a in legal) + "]: "
+def _move_is_seen(state: Any, action: int, legal: list[int], seat: int) -> bool:
+    """Whether the player in ``seat`` learns which move ``action`` was: the hand ends with it,
+    or it leads to an information set of theirs that no other legal move leads to. A move made
+    without them seeing it (the first move of a matrix game, a hidden OpenSpiel move) is not
+    named: naming it told the human the opponent's rock before they chose in RPS."""
+    try:
+        after = state.child(action)
+        if after.is_terminal():
+            return True
+        key = after.infoset_key(seat)
+        return all(state.child(a).infoset_key(seat) != key for a in legal if a != action)
+    except Exception:  # a game that keys no information set here: name it, as the render does
+        return True
+
+
+def _ask_move(state: Any, legal: list[int], stdin: Any) -> int | None:
+    """Ask until the player types a legal action (its id or its name in ``state``, any case);
+    None when the input ends. Anything else (a name of another state's move, ``-1``, ``²``)
+    is refused and asked again: the game stays as it was."""
+    names = {state.action_to_string(a).lower(): a for a in legal}
+    listed = ", ".join(f"{a}={state.action_to_string(a)}" for a in legal)
     while True:
-        print(prompt, end="", flush=True)
+        print(f"your move [{listed}]: ", end="", flush=True)
         line = stdin.readline()
         if not line:
             return None
         text = line.strip().lower()
         choice = names.get(text)
-        if choice is None and text.isdigit():
+        if choice is None and text.isascii() and text.isdigit():
             choice = int(text)
         if choice in legal:
             return choice
         print(
             f"'{line.strip()}' is not a legal move here; choose one of "
-            + ", ".join(f"{a} ({game.action_name(a)})" for a in legal)
+            + ", ".join(f"{a} ({state.action_to_string(a)})" for a in legal)
         )
 
 

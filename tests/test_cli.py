@@ -165,6 +165,48 @@ def test_play_reasks_illegal_input(capsys):
     assert "your information set: p0" in printed and "result" in printed
 
 
+def test_play_reasks_a_digit_that_is_no_number(capsys):
+    """'²' passes str.isdigit but not int(): the game ended with 'error: invalid literal for
+    int() with base 10'; it is refused and asked again like any other illegal input."""
+    from nashzoo.cli import _cmd_play, build_parser
+
+    args = build_parser().parse_args(["play", "--game", "rps", "--agent", "uniform"])
+    assert _cmd_play(args, stdin=io.StringIO("\u00b2\n\u0661\nrock\n")) == 0
+    printed = capsys.readouterr().out
+    assert "'\u00b2' is not a legal move" in printed and "'\u0661' is not a legal move" in printed
+    assert "player 0: rock" in printed
+
+
+def test_play_names_only_the_opponent_moves_the_human_sees(capsys):
+    """In RPS seat 1 chooses without seeing seat 0's move; play printed 'uniform plays rock'
+    before asking. A move the human's information set tells apart (Kuhn's bets) is named."""
+    from nashzoo.cli import _cmd_play, build_parser
+
+    argv = ["play", "--game", "rps", "--agent", "uniform", "--seat", "1"]
+    assert _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO("paper\n")) == 0
+    printed = capsys.readouterr().out
+    assert "uniform has moved (a move you do not see)" in printed
+    assert "uniform plays" not in printed
+    argv = ["play", "--agent", "uniform", "--seat", "1", "--hands", "3"]
+    assert _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO("0\n" * 6)) == 0
+    printed = capsys.readouterr().out
+    assert "uniform plays" in printed and "has moved" not in printed
+
+
+def test_play_names_openspiel_moves_as_their_player_reads_them(capsys):
+    """OpenSpiel names a move by who makes it; play named every move as seat 0 reads it, so
+    the human playing o in tic-tac-toe was offered x(1,2) and told the opponent's x was o."""
+    pytest.importorskip("pyspiel")
+    from nashzoo.cli import _cmd_play, build_parser
+
+    argv = ["play", "--game", "openspiel:tic_tac_toe", "--agent", "uniform", "--seat", "1"]
+    moves = "".join(f"{a}\n" for a in range(9))
+    assert _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO(moves)) == 0
+    printed = capsys.readouterr().out
+    assert "uniform plays x(" in printed and "uniform plays o(" not in printed
+    assert "your move [" in printed and "=x(" not in printed.split("your move [", 1)[1]
+
+
 @pytest.mark.parametrize(
     "argv",
     [
