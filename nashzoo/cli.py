@@ -485,19 +485,32 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 # --- tournament ------------------------------------------------------------------------------
 def _cmd_tournament(args: argparse.Namespace) -> int:
-    from nashzoo.eval.tournament import load_entrant, round_robin
+    from nashzoo.eval.tournament import check_entrants, load_entrant, round_robin
     from nashzoo.io import atomic_write_bytes, check_output_folder
 
+    game = _load_game(args.game)
+    entrants = [load_entrant(game, spec) for spec in args.entrants]
+    check_entrants(game, entrants)  # a bad entrant leaves no --out folder behind
     folder = None if args.out is None else check_output_folder(args.out)
     if folder is not None and not args.no_plots:
         from nashzoo.eval.plots import require_matplotlib
 
         require_matplotlib(otherwise="or pass --no-plots")  # before the games are played
-    game = _load_game(args.game)
-    entrants = [load_entrant(game, spec) for spec in args.entrants]
-    result = round_robin(
-        game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress
-    )
+    try:
+        result = round_robin(
+            game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress
+        )
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        written = "" if folder is None else f"; nothing was written to {folder}/"
+        print(
+            "interrupted: a tournament has results only once every pairing has played"
+            f"{written}. Run it again to the end (--episodes 0 gives the exact payoffs at "
+            "once, fewer --episodes a quicker sampled check)",
+            file=sys.stderr,
+        )
+        return 130
     print(result.table())
     for note in filter(None, (entrant.seat_note() for entrant in entrants)):
         print(note)

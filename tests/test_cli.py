@@ -386,3 +386,30 @@ def test_force_also_removes_the_replaced_runs_logger_output(tmp_path, capsys):
     assert (tmp_path / "run" / "metrics.csv").exists()
     assert main([*base, "--learner", "cfr_plus", "--force"]) == 0
     assert not (tmp_path / "run" / "metrics.csv").exists()  # not the old run's rows beside it
+
+
+def test_a_tournament_refused_for_its_entrants_makes_no_out_folder(tmp_path, capsys):
+    """The --out folder was made before the entrants were read: an unknown or duplicate
+    entrant left an empty folder behind."""
+    for entrants in (["uniform", "nothing"], ["uniform", "uniform"]):
+        out = tmp_path / "tour"
+        assert main(["tournament", *entrants, "--out", str(out), "--no-progress"]) == 1
+        assert not out.exists()
+    assert "names must be unique" in capsys.readouterr().err
+
+
+def test_an_interrupted_tournament_says_nothing_was_written(tmp_path, capsys, monkeypatch):
+    """Ctrl-C mid-tournament said only 'interrupted'; it now says the results come only once
+    every pairing has played, that --out holds nothing, and how to finish sooner."""
+    import nashzoo.eval.tournament as tournament
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tournament, "round_robin", interrupted)
+    out = tmp_path / "tour"
+    assert main(["tournament", "uniform", "equilibrium", "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted: a tournament has results only once every pairing")
+    assert f"nothing was written to {out}/" in err and "--episodes 0" in err
+    assert err.count("\n") == 1 and list(out.iterdir()) == []

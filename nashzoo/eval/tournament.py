@@ -274,7 +274,7 @@ def round_robin(
     """Every pair of entrants on both seats: exact payoffs, and ``episodes`` sampled matches per
     pair and seating when ``episodes > 0``."""
     game = load_game(game)
-    _check_entrants(game, entrants)
+    check_entrants(game, entrants)
     _check_episodes(episodes)
     names = [entrant.name for entrant in entrants]
     n = len(entrants)
@@ -326,9 +326,10 @@ def _check_episodes(episodes: Any) -> None:
         raise ValueError(f"episodes must be a non-negative integer, got {episodes!r}")
 
 
-def _check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
+def check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
     """Raise unless ``game`` is two-player and ``entrants`` are at least two, uniquely named,
-    all playing ``game``."""
+    all playing ``game`` (what :func:`round_robin` checks first; the command line checks it
+    before it makes the ``--out`` folder)."""
     if game.num_players != 2:
         raise ValueError(
             f"tournaments are two-player; {game.display_id} has {game.num_players} players"
