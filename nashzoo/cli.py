@@ -788,10 +788,15 @@ def _add_tournament_parser(sub: Any) -> None:
         default=2000,
         help="sampled matches per pairing and seating (default 2000; 0 = exact only)",
     )
-    tour.add_argument("--seed", type=_non_negative_int, default=0)
+    tour.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=0,
+        help="seed of the sampled matches (default 0; the same seed gives the same table)",
+    )
     tour.add_argument("--out", help="folder for tournament.json and the heatmap")
-    tour.add_argument("--no-plots", action="store_true")
-    tour.add_argument("--no-progress", action="store_true")
+    tour.add_argument("--no-plots", action="store_true", help="no tournament_heatmap.png")
+    tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_cmd_tournament)
 
 
@@ -809,7 +814,9 @@ def _add_play_parser(sub: Any) -> None:
         "--seat", type=_non_negative_int, choices=(0, 1), default=0, help="your seat (0)"
     )
     play.add_argument("--hands", type=_positive_int, default=1, help="hands to play (1)")
-    play.add_argument("--seed", type=_non_negative_int, default=0)
+    play.add_argument(
+        "--seed", type=_non_negative_int, default=0, help="seed of the deals and its moves (0)"
+    )
     play.set_defaults(func=_cmd_play)
 
 
