@@ -243,6 +243,8 @@ def test_config_validation_names_the_field():
         DeepCFRConfig(advantage_hidden=(-3,))
     with pytest.raises(ValueError, match="memory must be 'infoset' or 'reservoir'"):
         DeepCFRConfig(memory="all")
+    with pytest.raises(ValueError, match="reinitialize_advantage must be true or false"):
+        DeepCFRConfig(reinitialize_advantage="no")  # was read by its truth value: on
 
 
 def test_converges_on_kuhn_in_30_iterations():

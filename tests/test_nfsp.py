@@ -189,6 +189,10 @@ def test_config_validation_names_the_field():
         NFSPConfig(replay_window_min=0)
     with pytest.raises(ValueError, match="rl_learning_rate must be a positive number"):
         NFSPConfig(rl_learning_rate=True)  # a bool is not a rate
+    for flag in ("greedy_sl_targets", "double_q"):  # "no" was read by its truth value: on
+        with pytest.raises(ValueError, match=f"NFSPConfig.{flag} must be true or false, got 'no'"):
+            NFSPConfig(**{flag: "no"})
+    assert not NFSPConfig(greedy_sl_targets=np.False_).greedy_sl_targets
     config = NFSPConfig(rl_learning_rate=np.float32(0.05), anticipatory=np.float64(0.2))
     assert config.to_dict()["rl_learning_rate"] == pytest.approx(0.05)  # numpy numbers are too
 

@@ -248,6 +248,7 @@ def test_config_validation_and_registry_names():
         ("clip_range", 0.0, "clip_range must be positive"),
         ("ent_coef", -1.0, "ent_coef must be >= 0"),
         ("batch_size", True, "batch_size must be a positive integer"),  # a bool is not a count
+        ("masked", "no", "masked must be true or false"),  # was read by its truth value: on
     ],
 )
 def test_ppo_fields_out_of_range_are_refused(field, value, message):

@@ -100,6 +100,16 @@ def check_rates(cfg: Any, names: Sequence[str]) -> None:
             )
 
 
+def check_flags(cfg: Any, names: Sequence[str]) -> None:
+    """Every named field of the config ``cfg`` a boolean (Python's or numpy's). Anything else is
+    refused rather than read by its truth value, which would make ``"no"`` or ``"false"`` (a
+    string from a hand-written config) switch the option on."""
+    for name in names:
+        value = getattr(cfg, name)
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{type(cfg).__name__}.{name} must be true or false, got {value!r}")
+
+
 def check_hidden_sizes(hidden: Sequence[int], what: str) -> tuple[int, ...]:
     """Validate a tuple of hidden layer widths (may be empty: a linear model)."""
     if isinstance(hidden, (str, bytes)) or not isinstance(hidden, (Sequence, np.ndarray)):

@@ -76,6 +76,7 @@ from nashzoo.agents._torch_utils import (
     build_mlp,
     check_counts,
     check_finite_on_legal,
+    check_flags,
     check_hidden_sizes,
     check_loss,
     check_rates,
@@ -170,6 +171,7 @@ class DeepCFRConfig(LearnerConfig):
             ),
         )
         check_rates(self, ["learning_rate"])
+        check_flags(self, ("reinitialize_advantage",))
         if self.max_grad_norm is not None and not self.max_grad_norm > 0:
             raise ValueError(
                 f"DeepCFRConfig.max_grad_norm must be positive or None, got {self.max_grad_norm!r}"

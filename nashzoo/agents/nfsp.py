@@ -214,6 +214,7 @@ from nashzoo.agents._torch_utils import (
     build_mlp,
     check_counts,
     check_finite_on_legal,
+    check_flags,
     check_hidden_sizes,
     check_loss,
     check_rates,
@@ -398,6 +399,7 @@ class NFSPConfig(LearnerConfig):
         object.__setattr__(
             self, "hidden_sizes", check_hidden_sizes(self.hidden_sizes, "hidden_sizes")
         )
+        check_flags(self, ("double_q", "greedy_sl_targets"))  # before anything reads them
         check_counts(
             self,
             (
@@ -495,8 +497,6 @@ def _needs_samples(cfg: NFSPConfig) -> bool:
 def _check_q_target_options(cfg: NFSPConfig) -> None:
     """Validate the Q-target options (``q_targets``, ``double_q``, ``reward_scale``, the
     learning-rate schedules) of an :class:`NFSPConfig`."""
-    if not isinstance(cfg.double_q, bool):
-        raise ValueError(f"NFSPConfig.double_q must be true or false, got {cfg.double_q!r}")
     if cfg.q_targets not in ("one_step", "greedy_return", "monte_carlo"):
         raise ValueError(
             "NFSPConfig.q_targets must be 'one_step', 'greedy_return' or 'monte_carlo', got "

@@ -60,6 +60,7 @@ from nashzoo.agents._torch_utils import (
     TrainingDivergedError,
     check_counts,
     check_finite_on_legal,
+    check_flags,
     check_hidden_sizes,
     check_parameters,
     check_rates,
@@ -165,6 +166,7 @@ class PPOConfig(SB3Config):
     def _check_own(self) -> None:
         label = type(self).__name__
         check_counts(self, ("batch_size", "n_epochs", "n_envs"))
+        check_flags(self, ("masked",))
         if self.vec_env not in ("auto", "tree", "copies"):
             raise ValueError(
                 f"{label}.vec_env must be 'auto', 'tree' or 'copies', got {self.vec_env!r}"
