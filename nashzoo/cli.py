@@ -343,12 +343,24 @@ def _new_config(typed: dict[str, Any]) -> Any:
 
 
 def _check_learners(config: Any) -> None:
-    """Refuse an unknown learner, or one that cannot play the game, before any file is written."""
-    from nashzoo.agents import learner_class
+    """Build each seat's learner once, with its settings, before any file is written: an
+    unknown learner, one that cannot play the game, and settings that only the learner can
+    check (NFSP's ``memory='infoset'`` with ``play='env'``, sizes too big for the memory) are
+    refused here, not after ``train_config.json`` claimed the folder for a run that cannot
+    start (whose retry was then refused as an existing run, and whose ``--force`` had already
+    deleted the run it replaced)."""
+    from nashzoo.agents import make_learner
 
     game = _load_game(config.game)
-    for name in dict.fromkeys(config.learners):
-        learner_class(name).check_game(game)
+    for seat, setting in enumerate(_stored_settings(config)):
+        try:
+            make_learner(setting.algorithm, game, seat, setting.config(), seed=config.seed)
+        except MemoryError as err:
+            raise ValueError(
+                f"{setting.algorithm} with {dict(setting.overrides) or 'its defaults'} needs more "
+                f"memory than this machine has ({err}); lower its sizes (capacities, buffers, "
+                "steps per iteration)"
+            ) from None
 
 
 def _new_log_folder() -> Path:

@@ -217,6 +217,30 @@ def test_an_existing_run_is_not_overwritten_without_force(tmp_path, capsys):
     assert json.loads((tmp_path / "run" / "result.json").read_text())["learner0"] == "xfp"
 
 
+def test_settings_only_the_learner_can_check_are_refused_before_the_folder_is_claimed(
+    tmp_path, capsys
+):
+    pytest.importorskip("torch")
+    # NFSP's memory='infoset' needs play over the tree: refused when the learner is built, which
+    # came after train_config.json was written, so the fixed command was refused as "already
+    # holds a run", and --force had already deleted the run it was to replace.
+    bad = "nfsp(memory='infoset', play='env')"
+    assert _train(tmp_path, "--learner", bad, "--iterations", "1") == 1
+    assert "memory='infoset' needs play over the compiled tree" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "train_config.json").exists()
+    assert _train(tmp_path, "--learner", "cfr", "--iterations", "2") == 0
+    before = (tmp_path / "run" / "checkpoint.npz").read_bytes()
+    assert _train(tmp_path, "--learner", bad, "--iterations", "1", "--force") == 1
+    assert (tmp_path / "run" / "checkpoint.npz").read_bytes() == before  # the run is kept
+    capsys.readouterr()
+    huge = "ppo(steps_per_iteration=1000000000000)"  # a rollout buffer of 7 TiB
+    assert _train(tmp_path / "other", "--learner", huge, "--iterations", "1") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs more memory than this machine has" in err
+    assert "perhaps a bug" not in err
+    assert not (tmp_path / "other" / "run" / "train_config.json").exists()
+
+
 def test_a_bad_out_is_refused_before_training(tmp_path, capsys, monkeypatch):
     trained = []
     monkeypatch.setattr(Trainer, "run", lambda self, **kw: trained.append(kw))
