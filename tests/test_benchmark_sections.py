@@ -110,3 +110,14 @@ def test_the_command_line_shown_names_the_markdown_file_by_its_name_alone() -> N
         "--n",
         "3",
     ]
+
+
+def test_a_rewrite_keeps_the_files_permissions(tmp_path: Path) -> None:
+    """The new file is written beside the old one and moved over it: it must not take the
+    temporary file's owner-only mode (BENCHMARKS.md was left -rw------- by every run)."""
+    path = tmp_path / "B.md"
+    path.write_text(DOC)
+    path.chmod(0o644)
+    write_section(path, "## Speed", "| new | table |")
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["B.md"]  # no temporary file left
