@@ -85,6 +85,18 @@ def part_marks(part: str) -> tuple[str, str]:
     )
 
 
+def require_openspiel() -> None:
+    """Exit with one line naming the fix when OpenSpiel, the peer most benchmarks measure in the
+    same run, cannot be imported (a fresh clone with only the library's own dependencies), not
+    with a traceback from the first ``import pyspiel``."""
+    try:
+        import pyspiel  # noqa: F401
+    except ImportError as err:
+        raise SystemExit(
+            f"this benchmark needs open_spiel as the peer: {err} (pip install 'nashzoo[bench]')"
+        ) from None
+
+
 def version(package: str) -> str:
     """Installed version of ``package`` ("not installed" otherwise)."""
     try:

@@ -42,14 +42,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pyspiel
-from _common import provenance, version, write_section
+from _common import provenance, require_openspiel, version, write_section
 
 from nashzoo.games import CHANCE, TERMINAL, Game, load_game
 from nashzoo.games import fast_walk as fw
 from nashzoo.games.layout import lay_out
 from nashzoo.games.openspiel import _raw_ops
 from nashzoo.games.tree import _compile, walk_states
+
+try:
+    import pyspiel
+except ImportError:  # main() refuses with the fix (require_openspiel); --help still works
+    pyspiel = None
 
 UNIVERSAL_13 = (
     "universal_poker(betting=limit,numPlayers=2,numRounds=2,blind=1 1,raiseSize=2 4,"
@@ -205,6 +209,7 @@ def main() -> None:
     )
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
     args = parser.parse_args()
+    require_openspiel()
     games = GAMES[:3] if args.quick else GAMES
     load_before = os.getloadavg()[0]
     print(f"# Python {platform.python_version()}, open_spiel {version('open_spiel')}")

@@ -35,11 +35,15 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import pyspiel
-from _common import provenance, write_section
+from _common import provenance, require_openspiel, write_section
 
 from nashzoo.games import _numba
 from nashzoo.train import StopOnExploitability, Trainer
+
+try:
+    import pyspiel
+except ImportError:  # main() refuses with the fix (require_openspiel); --help still works
+    pyspiel = None
 
 GAMES = ("kuhn_poker", "leduc_poker")
 ALGORITHMS = ("cfr", "cfr_plus")
@@ -201,9 +205,15 @@ def main() -> None:
     parser.add_argument("--check-every", type=int, default=10, help="iterations between checks")
     parser.add_argument("--markdown", type=Path, help="write the section into this file")
     args = parser.parse_args()
+    require_openspiel()
     rounds = args.rounds or (2 if args.quick else 5)
     budget = 0.3 if args.quick else 1.0
     lite = liteefg_available()
+    if not lite:  # said up front, as bench_scale.py does, not only in the markdown notes
+        print(
+            "# LiteEFG is not installed here (pip install LiteEFG): its columns will read n/a",
+            file=sys.stderr,
+        )
     load_before = os.getloadavg()
 
     speed_rows = []

@@ -199,7 +199,9 @@ def main() -> None:
     try:
         import open_spiel  # noqa: F401
     except ImportError as err:
-        raise SystemExit(f"this benchmark needs open_spiel as the peer: {err}") from None
+        raise SystemExit(
+            f"this benchmark needs open_spiel as the peer: {err} (pip install 'nashzoo[bench]')"
+        ) from None
     notes = []
     try:
         pz_leduc: Runner | None = pettingzoo_leduc_runner(args.seed)

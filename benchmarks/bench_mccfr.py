@@ -331,7 +331,9 @@ def main() -> None:
     try:
         import pyspiel  # noqa: F401
     except ImportError as err:
-        raise SystemExit(f"this benchmark needs open_spiel as the peer: {err}") from None
+        raise SystemExit(
+            f"this benchmark needs open_spiel as the peer: {err} (pip install 'nashzoo[bench]')"
+        ) from None
 
     load_before = os.getloadavg()[0]
     tables = [run_game("kuhn_poker", args.target, seeds, args.cap, args.only)]

@@ -68,7 +68,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from _common import provenance, version, write_section
+from _common import provenance, require_openspiel, version, write_section
 
 from nashzoo.agents import TabularPolicy, make_learner
 from nashzoo.eval import exploitability
@@ -880,6 +880,7 @@ def main() -> None:
     for flag in ("nfsp", "nfsp-peer", "dcfr", "dcfr-peer", "leduc", "ppo"):
         budgets.add_argument(f"--{flag}-budget", type=float)
     args = parser.parse_args()
+    require_openspiel()  # before a minute of nashzoo's training, not after
     limit_threads()  # BLAS, OpenMP and torch: one thread (nashzoo.train.threads)
     quick = args.quick
 

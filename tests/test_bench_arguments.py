@@ -1,0 +1,57 @@
+"""The benchmark scripts as a newcomer runs them: a missing peer (OpenSpiel) is refused in one
+line naming the fix, not with a traceback, and a wrong option is refused before any work, in one
+line saying what is wrong and what would do. Nothing here times anything."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.fixture
+def benchmarks(monkeypatch: pytest.MonkeyPatch):
+    """Import a script of benchmarks/ by name, afresh (the scripts import ``_common`` as a
+    top-level module, as they do when run)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+
+    def scripts() -> list[str]:
+        return [
+            name
+            for name, module in sys.modules.items()
+            if Path(getattr(module, "__file__", None) or "/").parent == BENCHMARKS
+        ]
+
+    def load(name: str):
+        for script in scripts():  # those a script imports too (bench_scale: bench_cfr)
+            del sys.modules[script]
+        return importlib.import_module(name)
+
+    yield load
+    for script in scripts():  # none keeps a module imported with pyspiel hidden
+        del sys.modules[script]
+
+
+def run_main(module, monkeypatch: pytest.MonkeyPatch, *argv: str) -> SystemExit:
+    monkeypatch.setattr(sys, "argv", [f"{module.__name__}.py", *argv])
+    with pytest.raises(SystemExit) as exc:
+        module.main()
+    return exc.value
+
+
+@pytest.mark.parametrize("script", ["bench_cfr", "bench_bridge", "bench_scale"])
+def test_without_openspiel_a_script_loads_and_refuses_in_one_line(
+    script: str, benchmarks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """These imported pyspiel at the top: without it the run (and even --help) ended in a
+    ModuleNotFoundError traceback."""
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # `import pyspiel` now fails
+    module = benchmarks(script)
+    exit_ = run_main(module, monkeypatch, "--quick")
+    assert str(exit_.code).startswith("this benchmark needs open_spiel as the peer")
+    assert "pip install 'nashzoo[bench]'" in str(exit_.code)
+    assert "\n" not in str(exit_.code)
