@@ -323,7 +323,8 @@ def main() -> None:
         help="with --sweep: a JSON object of config fields (repeatable; '{}' = the defaults)",
     )
     args = parser.parse_args()
-    seeds = args.seeds or (3 if args.quick else 7)
+    check_args(parser, args)
+    seeds = args.seeds if args.seeds is not None else (3 if args.quick else 7)
     if args.sweep:
         game, target, learner = args.sweep.split(":")
         print(sweep(game, float(target), learner, args.config or ["{}"], seeds, args.cap))
@@ -347,6 +348,43 @@ def main() -> None:
         body = markdown_section(tables, seeds, (load_before, load_after))
         write_section(args.markdown, SECTION, body)
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, in one line naming the fix, options that would otherwise end in a traceback
+    after the imports, or in an empty table: ``--seeds 0`` (it read as "the default"), an
+    ``--only`` that matches no solver, a ``--sweep`` not of the form GAME:TARGET:LEARNER, a
+    ``--config`` that is not a JSON object."""
+    if args.seeds is not None and args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
+    if args.cap <= 0:
+        parser.error(f"--cap must be positive (training seconds per run), got {args.cap:g}")
+    if args.only:
+        names = list(solvers("kuhn_poker", python_peers=True))
+        unmatched = [w for w in args.only.split(",") if not any(w in n for n in names)]
+        if unmatched:
+            parser.error(
+                f"--only {','.join(unmatched)} matches no solver; the solvers are: "
+                + ", ".join(names)
+            )
+    if args.sweep:
+        fields = args.sweep.split(":")
+        if len(fields) != 3 or fields[2] not in ("os_mccfr", "es_mccfr"):
+            parser.error(
+                f"--sweep takes GAME:TARGET:LEARNER with LEARNER os_mccfr or es_mccfr, e.g. "
+                f"liars_dice:0.1:os_mccfr; got {args.sweep!r}"
+            )
+        try:
+            float(fields[1])
+        except ValueError:
+            parser.error(f"--sweep's TARGET must be a number (a NashConv), got {fields[1]!r}")
+    for text in args.config:
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as err:
+            parser.error(f"--config {text!r} is not JSON ({err}); e.g. --config '{{}}'")
+        if not isinstance(config, dict):
+            parser.error(f"--config takes a JSON object of config fields, got {text!r}")
 
 
 def markdown_section(tables: list[str], seeds: int, load: tuple[float, float]) -> str:

@@ -55,3 +55,27 @@ def test_without_openspiel_a_script_loads_and_refuses_in_one_line(
     assert str(exit_.code).startswith("this benchmark needs open_spiel as the peer")
     assert "pip install 'nashzoo[bench]'" in str(exit_.code)
     assert "\n" not in str(exit_.code)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--seeds", "0"], "--seeds must be at least 1, got 0"),
+        (["--only", "nashzoo os,zzz"], "--only zzz matches no solver; the solvers are: nashzoo"),
+        (["--sweep", "liars_dice"], "--sweep takes GAME:TARGET:LEARNER"),
+        (["--sweep", "liars_dice:0.1:cfr"], "LEARNER os_mccfr or es_mccfr"),
+        (["--sweep", "liars_dice:x:os_mccfr"], "TARGET must be a number"),
+        (["--sweep", "kuhn_poker:0.1:os_mccfr", "--config", "{bad"], "is not JSON"),
+        (["--sweep", "kuhn_poker:0.1:os_mccfr", "--config", "[1]"], "a JSON object"),
+        (["--cap", "0"], "--cap must be positive"),
+    ],
+)
+def test_bench_mccfr_refuses_a_wrong_option_in_one_line(
+    argv: list[str], says: str, benchmarks, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Before: a ValueError traceback (--sweep, --config), an empty table (--only), or seven
+    seeds (--seeds 0 read as "the default")."""
+    exit_ = run_main(benchmarks("bench_mccfr"), monkeypatch, *argv)
+    assert exit_.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("bench_mccfr.py: error: ") and says in error
