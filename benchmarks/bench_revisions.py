@@ -152,6 +152,17 @@ def measure(before: str, after: str | None, rounds: int, scale: float) -> dict[s
     }
 
 
+def is_commit(rev: str) -> bool:
+    """Whether ``rev`` names a commit here, checked before any work (``git worktree add`` of a
+    wrong one failed with a CalledProcessError traceback)."""
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    return found.returncode == 0
+
+
 def rev_label(rev: str | None) -> str:
     if rev is None:
         head = subprocess.run(
@@ -199,6 +210,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    for flag, rev in (("--before", args.before), ("--after", args.after)):
+        if rev is not None and not is_commit(rev):
+            parser.error(
+                f"{flag} {rev} is not a commit of the repository at {ROOT} "
+                f"(a hash, a branch or a tag; e.g. {flag} HEAD~1)"
+            )
     load_before = os.getloadavg()[0]
     results = measure(args.before, args.after, args.rounds, 0.1 if args.quick else 1.0)
     table = markdown(results, args, (load_before, os.getloadavg()[0]))

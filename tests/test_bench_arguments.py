@@ -79,3 +79,14 @@ def test_bench_mccfr_refuses_a_wrong_option_in_one_line(
     assert exit_.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("bench_mccfr.py: error: ") and says in error
+
+
+def test_bench_revisions_refuses_a_revision_that_is_no_commit(
+    benchmarks, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Before: `git worktree add` failed and the run ended in a CalledProcessError traceback."""
+    exit_ = run_main(benchmarks("bench_revisions"), monkeypatch, "--before", "no-such-revision")
+    assert exit_.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("bench_revisions.py: error: --before no-such-revision is not a commit")
+    assert "e.g. --before HEAD~1" in error
