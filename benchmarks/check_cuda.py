@@ -180,12 +180,14 @@ def _mark(value: Any) -> str:
     return "yes" if value is True else ("no" if value is False else str(value))
 
 
-def markdown(rows: list[dict[str, Any]], where: str, line: str, rounds: int) -> str:
-    """The section's generated part: the checks per learner, then the speed table."""
+def markdown(rows: list[dict[str, Any]], where: str, line: str, rounds: int, steps: int = 3) -> str:
+    """The section's generated part: the checks per learner (``steps`` self-play steps each),
+    then the speed table."""
     checks = [r for r in rows if "nash_conv_cuda" in r or "error" in r]
     lines = [
         f"Every torch learner on {where} against the same learner on the CPU (Kuhn poker, "
-        "a self-play pair, the tiny settings of `benchmarks/check_cuda.py`, 3 steps). "
+        f"a self-play pair, the tiny settings of `benchmarks/check_cuda.py`, {steps} "
+        f"step{'s' if steps != 1 else ''}). "
         "Generators: the caller's Python, numpy and torch (CPU and GPU) generators untouched; "
         "same seed: a second pair ends bit for bit equal; resume: a checkpoint loaded on the "
         "GPU takes the next step exactly as the pair it came from; on CPU: the checkpoint "
@@ -249,6 +251,33 @@ def _attempt(label: str, check: Any, *args: Any) -> dict[str, Any]:
     return row
 
 
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse wrong options before any work, in one line naming the fix: GPU time is scarce,
+    and a misspelt learner came back as a failed row (a KeyError) after the others had run.
+    A ``--device cpu`` dry run may write its section into a scratch copy, not into the
+    repository's BENCHMARKS.md, where it would replace the GPU's results with CPU ones."""
+    unknown = [name for name in args.learners.split(",") if name not in CONFIGS]
+    if unknown:
+        parser.error(
+            f"--learners {','.join(unknown)}: not a torch learner checked here; choose from "
+            + ",".join(CONFIGS)
+        )
+    device = args.device
+    if device != "cpu" and not (
+        device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit())
+    ):
+        parser.error(f"--device {device}: use cuda, cuda:N, or cpu for a dry run")
+    for flag, value in (("--steps", args.steps), ("--rounds", args.rounds)):
+        if value < 1:
+            parser.error(f"{flag} must be at least 1, got {value}")
+    repository_copy = Path(__file__).resolve().parent.parent / "BENCHMARKS.md"
+    if device == "cpu" and args.markdown and args.markdown.resolve() == repository_copy:
+        parser.error(
+            "--device cpu is a dry run: it would replace the GPU results in BENCHMARKS.md "
+            "with CPU ones; write into a scratch copy (--markdown /tmp/BENCHMARKS.md)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("cuda-check"))
@@ -261,9 +290,7 @@ def main() -> int:
         "--device", default="cuda", help="cpu: a dry run of the script itself, CPU against CPU"
     )
     args = parser.parse_args()
-    unknown = [name for name in args.learners.split(",") if name not in CONFIGS]
-    if unknown:
-        parser.error(f"--learners: unknown {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    check_args(parser, args)
     if args.device != "cpu" and not torch.cuda.is_available():
         print("torch sees no CUDA device here: nothing to check", file=sys.stderr)
         return 2
@@ -300,7 +327,7 @@ def main() -> int:
     print(f"{len(rows) - len(failed)} of {len(rows)} rows hold every check")
     if args.markdown:
         line = provenance(load_before, os.getloadavg()[0], ("torch", "numpy", "stable_baselines3"))
-        write_section(args.markdown, SECTION, markdown(rows, where, line, args.rounds))
+        write_section(args.markdown, SECTION, markdown(rows, where, line, args.rounds, args.steps))
         print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
     return 1 if failed else 0
 

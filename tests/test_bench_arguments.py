@@ -90,3 +90,34 @@ def test_bench_revisions_refuses_a_revision_that_is_no_commit(
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("bench_revisions.py: error: --before no-such-revision is not a commit")
     assert "e.g. --before HEAD~1" in error
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--device", "cpu", "--learners", "nfps,nfsp"], "--learners nfps: not a torch learner"),
+        (["--device", "gpu"], "--device gpu: use cuda, cuda:N, or cpu"),
+        (["--device", "cpu", "--steps", "0"], "--steps must be at least 1"),
+        (
+            ["--device", "cpu", "--markdown", str(BENCHMARKS.parent / "BENCHMARKS.md")],
+            "write into a scratch copy",
+        ),
+    ],
+)
+def test_check_cuda_refuses_a_wrong_option_before_any_work(
+    argv: list[str], says: str, benchmarks, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """GPU time is scarce: a misspelt learner came back as a failed row after the others ran,
+    and a --device cpu dry run replaced the GPU's results in BENCHMARKS.md with CPU ones."""
+    pytest.importorskip("torch")
+    exit_ = run_main(benchmarks("check_cuda"), monkeypatch, *argv)
+    assert exit_.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("check_cuda.py: error: ") and says in error
+
+
+def test_check_cuda_writes_the_steps_it_ran(benchmarks) -> None:
+    """The section said "3 steps" whatever --steps was."""
+    pytest.importorskip("torch")
+    text = benchmarks("check_cuda").markdown([], "CPU (dry run)", "now", rounds=3, steps=1)
+    assert "`benchmarks/check_cuda.py`, 1 step)" in text
