@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -111,16 +112,29 @@ def table(rows: list[list]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--game", default="leduc_poker")
-    parser.add_argument("--iterations", type=int, default=60)
-    parser.add_argument("--every", type=int, default=20)
-    parser.add_argument("--quick", action="store_true", help="10 iterations, for make bench")
-    parser.add_argument("--markdown", type=Path)
-    parser.add_argument("--note", default="")
+    parser.add_argument("--game", default="leduc_poker", help="the game (default leduc_poker)")
+    parser.add_argument(
+        "--iterations", type=int, default=60, help="deep_cfr iterations per configuration"
+    )
+    parser.add_argument(
+        "--every", type=int, default=20, help="iterations between the exact evaluations"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="10 iterations, one evaluation (run_all.py --quick)"
+    )
+    parser.add_argument("--markdown", type=Path, help="write the section into this file")
+    parser.add_argument("--note", default="", help="extra line for the markdown notes")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     if args.quick:
         args.iterations, args.every = 10, 10
+    if args.every < 1 or args.iterations < args.every:
+        # --every 0 ended in a ZeroDivisionError, fewer iterations than --every in a table
+        # with no rows but the tabular reference's header.
+        parser.error(
+            f"--every must be at least 1 and at most --iterations, got --every {args.every} "
+            f"--iterations {args.iterations}"
+        )
     torch.set_num_threads(1)
     game = load_game(args.game)
     rows = tabular_rows(game, 1_000, args.iterations, args.every)
@@ -143,6 +157,7 @@ def main() -> None:
     print(body)
     if args.markdown:
         write_section(args.markdown, SECTION, body)
+        print(f"# wrote {SECTION!r} to {args.markdown}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -750,9 +750,11 @@ PACKAGES = ("numpy", "numba", "open_spiel", "LiteEFG")
 
 def _rungs(args: argparse.Namespace) -> list[Rung]:
     """The rungs the options ask for: up to ``--max-rung`` (rung 5 is ``--rung5``), or the one
-    of ``--only-rung``; with ``--bridge``, each loaded through the OpenSpiel bridge."""
-    rungs = [r for r in RUNGS if r.number <= args.max_rung]
-    if args.max_rung >= 5:
+    of ``--only-rung`` (whatever ``--max-rung``); with ``--bridge``, each loaded through the
+    OpenSpiel bridge."""
+    top = max(args.max_rung, args.only_rung or 0)  # --only-rung 5 needs no --max-rung 5
+    rungs = [r for r in RUNGS if r.number <= top]
+    if top >= 5:
         rungs.append(Rung(5, args.rung5, args.rung5_openspiel, args.rung5_histories))
     if args.only_rung is not None:
         rungs = [r for r in rungs if r.number == args.only_rung]
@@ -761,9 +763,31 @@ def _rungs(args: argparse.Namespace) -> list[Rung]:
     return rungs
 
 
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, in one line naming the fix, options that ran nothing (an empty table, exit 0),
+    failed after the work (``--rounds 0``: no median of no rounds) or were silently ignored
+    while the whole ladder ran (``--only-target`` without ``--targets``)."""
+    if not 1 <= args.max_rung <= 5:
+        parser.error(f"--max-rung must be 1-5 (the ladder's rungs), got {args.max_rung}")
+    if args.only_rung is not None and not 1 <= args.only_rung <= 5:
+        parser.error(f"--only-rung must be 1-5 (the ladder's rungs), got {args.only_rung}")
+    for flag in ("rounds", "rung5_rounds", "mccfr_seeds", "check_every"):
+        if getattr(args, flag) < 1:
+            name = "--" + flag.replace("_", "-")
+            parser.error(f"{name} must be at least 1, got {getattr(args, flag)}")
+    if args.budget <= 0:
+        parser.error(f"--budget must be positive (CPU seconds per round), got {args.budget:g}")
+    if args.only_target and not (args.targets or args.targets_only):
+        parser.error(
+            f"--only-target {args.only_target} chooses among the time-to-target runs: add "
+            "--targets (with the ladder) or --targets-only"
+        )
+
+
 def main() -> None:
     parser = _parser()
     args = parser.parse_args()
+    check_args(parser, args)
     if args.quick:
         for name, value in QUICK.items():
             if getattr(args, name) == parser.get_default(name):

@@ -121,3 +121,45 @@ def test_check_cuda_writes_the_steps_it_ran(benchmarks) -> None:
     pytest.importorskip("torch")
     text = benchmarks("check_cuda").markdown([], "CPU (dry run)", "now", rounds=3, steps=1)
     assert "`benchmarks/check_cuda.py`, 1 step)" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--only-rung", "9"], "--only-rung must be 1-5"),
+        (["--max-rung", "0"], "--max-rung must be 1-5"),
+        (["--rounds", "0"], "--rounds must be at least 1"),
+        (["--only-target", "cfr"], "add --targets (with the ladder) or --targets-only"),
+    ],
+)
+def test_bench_scale_refuses_an_option_that_would_run_nothing_or_everything(
+    argv: list[str], says: str, benchmarks, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Before: an empty table with exit 0 (--only-rung 9, --max-rung 0), a StatisticsError
+    after the work (--rounds 0), or the whole ladder with --only-target ignored."""
+    pytest.importorskip("pyspiel")
+    exit_ = run_main(benchmarks("bench_scale"), monkeypatch, *argv)
+    assert exit_.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("bench_scale.py: error: ") and says in error
+
+
+def test_bench_scale_only_rung_5_needs_no_max_rung(benchmarks) -> None:
+    """--only-rung 5 was filtered out by the default --max-rung 4: an empty table."""
+    pytest.importorskip("pyspiel")
+    module = benchmarks("bench_scale")
+    assert [r.number for r in module._rungs(module._parser().parse_args(["--only-rung", "5"]))] == [
+        5
+    ]
+    assert [r.number for r in module._rungs(module._parser().parse_args([]))] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("argv", [["--every", "0"], ["--iterations", "5", "--every", "10"]])
+def test_bench_deep_cfr_memory_refuses_checkpoints_it_would_never_reach(
+    argv: list[str], benchmarks, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Before: a ZeroDivisionError (--every 0), or a table of no Deep CFR rows."""
+    pytest.importorskip("torch")
+    exit_ = run_main(benchmarks("bench_deep_cfr_memory"), monkeypatch, *argv)
+    assert exit_.code == 2
+    assert "--every must be at least 1 and at most --iterations" in capsys.readouterr().err
