@@ -201,7 +201,7 @@ def table(rows: list[dict]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds, the small games")
     parser.add_argument("--rounds", type=int, help="rounds per game (default 7, 3 above 100k)")
     parser.add_argument(

@@ -179,7 +179,7 @@ def _versions() -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer episodes (noisier)")
     parser.add_argument("--episodes", type=int, help="episodes per measurement")
     parser.add_argument("--repeats", type=int, help="measurement rounds (median reported)")
