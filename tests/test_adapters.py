@@ -160,6 +160,22 @@ def test_from_sb3_model_and_zip_agree_with_the_models_own_actions(algo, tmp_path
     assert 0.0 <= exploitability("kuhn_poker", from_sb3(path, "kuhn_poker")) <= 11 / 24 + 0.6
 
 
+@pytest.mark.parametrize("algo", ["maskable", "ppo", "a2c", "dqn"])
+def test_from_sb3_rows_sum_to_one_as_numpys_sampler_needs(algo):
+    """PPO's and A2C's rows were torch's float32 softmax cast to float64, off from 1 by up to
+    ~1e-7: ``rng.choice(p=...)`` (which allows ~1e-8) refused them ("Probabilities do not sum
+    to 1") when a user sampled the policy read back from a model trained on the Gymnasium
+    view."""
+    from nashzoo.games.infoset import Infoset
+
+    policy = from_sb3(_sb3_model(algo), "kuhn_poker")
+    rng = np.random.default_rng(0)
+    for i in range(len(KUHN.infoset_keys)):
+        probs = policy.action_probabilities(Infoset.from_tree(KUHN, i))
+        assert abs(probs.sum() - 1.0) <= 1e-12, (KUHN.infoset_keys[i], probs)
+        rng.choice(probs.size, p=probs)
+
+
 def test_a_recurrent_sb3_policy_is_refused_with_the_reason(tmp_path):
     """RecurrentPPO acts on its memory of the episode: no table to evaluate. It was loaded as
     a plain PPO and failed in torch's load_state_dict."""

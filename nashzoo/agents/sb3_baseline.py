@@ -294,6 +294,10 @@ class SB3Policy(NetworkPolicy):
                 )
             if self.kind == "ppo":
                 probs = self.policy.get_distribution(obs).distribution.probs.double().numpy()
+                # torch's float32 softmax sums to 1 only within ~1e-7, and numpy's sampler
+                # refuses a sum off by more than ~1e-8: renormalise in float64 (the masked
+                # branch above divides by its sum too).
+                probs /= probs.sum(axis=1, keepdims=True)
                 return remap_illegal(probs, masks)
             q = self.policy.q_net(obs).numpy()
         check_finite_on_legal(q, masks, "the DQN's Q-network")
