@@ -115,11 +115,29 @@ def test_illegal_actions_are_remapped_or_refused():
     with pytest.raises(IllegalActionError, match="integer ids"):
         refusing.step(np.array([0.5, 1.0]))
     tree = compile_tree(game)
-    env.step(np.array([0, 7]))  # fold (illegal here) and an id out of range
+    for outside in (7, -1):  # refused in either mode, as SingleAgentEnv refuses it (was remapped)
+        for which in (env, refusing):
+            with pytest.raises(IllegalActionError, match=f"action {outside} of copy 1 is outside"):
+                which.step(np.array([1, outside]))
+    np.testing.assert_array_equal(env.play.node, before)  # nothing was played
+    env.step(np.array([0, 0]))  # fold, illegal here: remapped
     for node, start in zip(env.play.node, before, strict=True):
         while tree.parent[node] != start:  # the opponent may have answered: walk back
             node = tree.parent[node]
         assert tree.action[node] == 1  # check, the lowest-numbered legal action
+
+
+def test_the_observation_space_has_the_games_declared_bounds():
+    """A game may declare wider tensor bounds than [0, 1] (chip counts, say); the copies of
+    SingleAgentEnv show them, and TreeVecEnv, which the SB3 learners use instead for a small
+    tree, said Box(0, 1) whatever the game declared."""
+    from nashzoo.envs.single_agent import SingleAgentEnv
+    from nashzoo.games.kuhn import KuhnPokerGame
+
+    wide = type("WideKuhn", (KuhnPokerGame,), {"infoset_tensor_bounds": (0.0, 3.0)})()
+    space = TreeVecEnv(wide, 2, seed=0).observation_space
+    assert space == SingleAgentEnv(wide).observation_space
+    assert (space.low.min(), space.high.max()) == (0.0, 3.0)
 
 
 def test_bad_settings_and_opponents_are_refused():

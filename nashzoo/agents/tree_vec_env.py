@@ -10,13 +10,14 @@ lookup; chance outcomes and the opponent's moves are sampled for every copy at o
 chance probabilities and the opponent's table (any Policy, asked once per information set that
 play reaches after each :meth:`set_opponent`).
 
-What a learner sees is what it sees through the copies of ``SingleAgentEnv``: the observation is
-the learner's information-set tensor, ``action_masks()`` the legal actions, the reward the
-learner's return paid on the step that ends the game; the seat is fixed or drawn per episode
-(``"random"``), the opponent drawn per episode from its pool; an illegal action is remapped to
-the lowest-numbered legal one (or raises); an episode in which the learner never moves is
-counted and skipped. Finished copies restart at once (SB3's auto-reset); their infos carry
-Monitor's ``info["episode"]`` (return, length in learner moves, seconds) and nothing else (no
+What a learner sees is what it sees through the copies of ``SingleAgentEnv``: the observation is the
+learner's information-set tensor, ``action_masks()`` the legal actions, the reward the learner's
+return paid on the step that ends the game; the seat is fixed or drawn per episode (``"random"``),
+the opponent drawn per episode from its pool; an illegal action is remapped to the lowest-numbered
+legal one (or raises), an id outside the action space raises in either mode; the observation space
+has the game's ``infoset_tensor_bounds``; an episode in which the learner never moves is counted and
+skipped. Finished copies restart at once (SB3's auto-reset); their infos carry Monitor's
+``info["episode"]`` (return, length in learner moves, seconds) and nothing else (no
 ``terminal_observation``: episodes end, they are never truncated). The random streams differ from
 ``SingleAgentEnv``'s (one generator for all copies, seeded by :meth:`seed`), so runs are
 reproducible but not draw-for-draw those of the copies.
@@ -90,10 +91,11 @@ class TreeVecEnv(VecEnv):
         self.illegal_action = illegal_action
         self.tree = self.play.tree
         size = int(self.game.infoset_tensor_size)
+        low, high = self.game.infoset_tensor_bounds  # as SingleAgentEnv's: the same model fits
         self.render_mode = None  # nothing to render (SB3 asks the copies before it starts)
         super().__init__(
             int(num_envs),
-            spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+            spaces.Box(low, high, (size,), dtype=np.float32),
             spaces.Discrete(self.game.num_actions),
         )
         n = self.num_envs
@@ -191,7 +193,9 @@ class TreeVecEnv(VecEnv):
         return np.arange(self.num_envs)[indices if indices is not None else slice(None)].reshape(-1)
 
     def _checked_actions(self, actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
-        """The actions as integer ids, an illegal one remapped (or raised)."""
+        """The actions as integer ids, an illegal one remapped (or raised). An id outside the
+        action space is refused in either mode, as ``SingleAgentEnv`` refuses it: no policy of
+        the space can choose it, so it is a bug to report, not a choice to remap."""
         if not np.issubdtype(actions.dtype, np.integer):
             whole = np.asarray(actions, dtype=float)
             if not np.all(np.isfinite(whole)) or np.any(whole != np.round(whole)):
@@ -201,6 +205,14 @@ class TreeVecEnv(VecEnv):
         ok = inside & legal[np.arange(self.num_envs), np.where(inside, actions, 0)]
         if ok.all():
             return actions
+        if not inside.all():
+            i = int(np.flatnonzero(~inside)[0])
+            raise IllegalActionError(
+                f"action {int(actions[i])} of copy {i} is outside the action space "
+                f"Discrete({legal.shape[1]}); legal actions are "
+                f"{np.flatnonzero(legal[i]).tolist()} (illegal_action='remap' remaps only ids "
+                "inside the space)"
+            )
         if self.illegal_action == "raise":
             i = int(np.flatnonzero(~ok)[0])
             raise IllegalActionError(
