@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env as gymnasium_check_env
@@ -120,6 +122,16 @@ def test_bad_arguments_are_refused_with_clear_errors():
         SingleAgentEnv("kuhn_poker", opponent=TabularPolicy.uniform("leduc_poker"))
     with pytest.raises(PolicyError, match="must be a Policy"):
         SingleAgentEnv("kuhn_poker", opponent=object())
+    # The usual mistakes name the call that makes a Policy of them (a file, a network or
+    # function, an SB3 model); they were "got str", "got function".
+    hints = [
+        ("avg.json", r"load_policy_file\('avg.json', 'kuhn_poker'\)"),
+        (lambda tensors: tensors, r"from_network\(fn, 'kuhn_poker'\)"),
+        (SimpleNamespace(policy=None, predict=print), r"from_sb3\(model, 'kuhn_poker'\)"),
+    ]
+    for opponent, hint in hints:
+        with pytest.raises(PolicyError, match=hint):
+            gymnasium.make("nashzoo/KuhnPoker-v0", opponent=opponent)
     with pytest.raises(RuntimeError, match="reset"):
         SingleAgentEnv("kuhn_poker").step(0)
 

@@ -42,6 +42,7 @@ Stable-Baselines3's ``check_env``, built directly or through ``gymnasium.make``:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -88,7 +89,7 @@ def opponent_pool(game: Game, opponent: Policy | Sequence[Policy]) -> tuple[Poli
         if not isinstance(policy, Policy):
             raise PolicyError(
                 f"the opponent must be a Policy (with action_probabilities(infoset)), got "
-                f"{type(policy).__name__}"
+                f"{type(policy).__name__}{_policy_hint(policy, game)}"
             )
         policy_game = getattr(policy, "game", None)
         if isinstance(policy_game, Game) and policy_game.id != game.id:
@@ -97,6 +98,29 @@ def opponent_pool(game: Game, opponent: Policy | Sequence[Policy]) -> tuple[Poli
                 f"{game.display_id}"
             )
     return pool
+
+
+def _policy_hint(value: Any, game: Game) -> str:
+    """How to make a Policy of what was given instead: a file name, a Stable-Baselines3 model
+    and a network or function are the usual mistakes (the envs neither read files nor call
+    networks themselves: that is :mod:`nashzoo.agents`' work, a layer above)."""
+    if isinstance(value, (str, os.PathLike)):
+        return (
+            f" ({str(value)!r}); load a policy file first: "
+            f"opponent=nashzoo.agents.load_policy_file({str(value)!r}, {game.id!r})"
+        )
+    if callable(getattr(value, "predict", None)) and hasattr(value, "policy"):
+        return (  # a Stable-Baselines3 model (checked by shape: SB3 may be absent)
+            f"; read a Stable-Baselines3 model first: "
+            f"opponent=nashzoo.agents.adapters.from_sb3(model, {game.id!r})"
+        )
+    if callable(value):
+        return (
+            "; wrap a network or function of the information-set tensors first: "
+            f"opponent=nashzoo.agents.adapters.from_network(fn, {game.id!r}) "
+            "(output='logits', 'probs' or 'greedy')"
+        )
+    return ""
 
 
 class SingleAgentEnv(gymnasium.Env):
