@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -234,6 +235,34 @@ def test_a_dying_worker_fails_only_its_run(tmp_path, workers):
     assert len(reports) == 3  # each run reported once
     crashed = next(r for r in reports if r["status"] == "failed")
     assert crashed["error"].startswith("worker crashed: the process running self-cfr-seed1 died")
+
+
+def _long_on_seed1(job, out):
+    """Seed 1: a run as long as a big budget (20 s), which leaves a mark if it gets to its end."""
+    if job.seed == 1:
+        for _ in range(400):
+            time.sleep(0.05)
+        Path(out, "seed1-ran-to-its-end").write_text("")
+    return race_mod.run_job(job, out)
+
+
+def test_an_interruption_of_the_race_process_alone_stops_the_runs_in_flight(tmp_path):
+    """A Ctrl-C that only the race's process sees (Jupyter's interrupt, ``kill -INT PID``; here
+    raised where the first report arrives) stops the run in flight in the other worker: it used
+    to run to the end of its budget, and the race then called it unsaved though it was."""
+    jobs, _ = plan(_config(tmp_path, learners=("cfr",), seeds=2))
+    out = tmp_path / "race"
+    reports = []
+
+    def interrupted(report):
+        reports.append(report)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        backends._run_process_pool(jobs, str(out), 2, interrupted, _long_on_seed1)
+    assert [r["run_id"] for r in reports] == ["self-cfr-seed0"]
+    assert not (out / "seed1-ran-to-its-end").exists()
+    assert not (out / "runs" / "self-cfr-seed1" / "result.json").exists()
 
 
 def test_resume_reruns_runs_stored_with_other_settings(tmp_path):

@@ -7,7 +7,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -214,7 +216,9 @@ def _run_process_pool(
     pool, and nothing says which of the runs in flight it was running: each of them runs again
     alone, so the one that kills its worker again fails, named, and the others finish; the
     queue goes on in a fresh pool. Workers exit when this process dies, even by ``kill -9``
-    (:func:`~nashzoo.io.exit_with_parent`), removing their partial files."""
+    (:func:`~nashzoo.io.exit_with_parent`), removing their partial files. An interruption of
+    this process (Ctrl-C, whether or not the workers saw it too) stops the runs in flight at
+    once (:func:`_start_pool_worker`) rather than waiting for them to spend their budgets."""
     queue = list(reversed(jobs))
     while queue:
         in_flight = _pool_pass(queue, workers, out, on_done, runner)
@@ -234,23 +238,30 @@ def _pool_pass(
     runner: Callable[[RaceJob, str], dict[str, Any]],
 ) -> list[RaceJob]:
     """Run jobs popped from the end of ``queue`` in one pool until the queue is empty or a
-    worker dies; return the jobs in flight when it died (reported to no one yet), or ``[]``."""
+    worker dies; return the jobs in flight when it died (reported to no one yet), or ``[]``.
+
+    When this process is interrupted (or ``on_done`` raises), the runs in flight are stopped
+    before the exception goes on, and those that had finished are still reported: a Ctrl-C that
+    only this process sees (Jupyter's interrupt, ``kill -INT``) used to wait for every run in
+    flight to spend its whole budget, then called them unsaved though their files were written.
+    """
     import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
+    stop = context.Event()
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
-        initializer=exit_with_parent,
-        initargs=(os.getpid(),),
+        initializer=_start_pool_worker,
+        initargs=(os.getpid(), stop),
     ) as pool:
         running: dict[Any, RaceJob] = {}
         try:
             while queue or running:
                 while queue and len(running) < workers:
                     job = queue.pop()
-                    running[pool.submit(runner, job, out)] = job
+                    running[pool.submit(_run_in_worker, runner, job, out)] = job
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 broken = False
                 for future in done:
@@ -267,8 +278,58 @@ def _pool_pass(
         except BaseException:
             for future in running:
                 future.cancel()
+            stop.set()  # the runs in flight end now, not when their budgets are spent
+            wait(running)
+            for future in running:
+                if not future.cancelled() and future.exception() is None:
+                    on_done(future.result())  # finished before the stop: saved, so counted
             raise
     return []
+
+
+_IN_RUN = False
+"""In a pool worker: a run is in progress (an interruption then stops it; an idle worker
+ignores one, and leaves when the pool shuts down)."""
+_STOP: Any = None
+"""In a pool worker: the parent's event asking the runs to stop."""
+
+
+def _start_pool_worker(parent_pid: int, stop: Any) -> None:
+    """A race pool worker's set-up: exit with the parent (:func:`~nashzoo.io.exit_with_parent`),
+    and stop the run in progress with a ``KeyboardInterrupt`` when the parent sets ``stop`` or a
+    terminal's Ctrl-C reaches this process too (its partial files are removed on the way out);
+    a Ctrl-C between runs is ignored, the parent decides what happens next."""
+    global _STOP
+    _STOP = stop
+    exit_with_parent(parent_pid)
+
+    def interrupt(signum: int, frame: Any) -> None:
+        if _IN_RUN:
+            raise KeyboardInterrupt
+
+    def watch() -> None:
+        stop.wait()
+        import _thread
+
+        _thread.interrupt_main()  # runs ``interrupt`` in the main thread, where the run is
+
+    signal.signal(signal.SIGINT, interrupt)
+    threading.Thread(target=watch, name="nashzoo-stop-run", daemon=True).start()
+
+
+def _run_in_worker(
+    runner: Callable[[RaceJob, str], dict[str, Any]], job: RaceJob, out: str
+) -> dict[str, Any]:
+    """``runner(job, out)`` in a pool worker, marked in progress for :func:`_start_pool_worker`;
+    a run that reaches its worker after the parent asked to stop does not start."""
+    global _IN_RUN
+    _IN_RUN = True  # before looking at the event: a stop set after the look interrupts the run
+    try:
+        if _STOP is not None and _STOP.is_set():
+            raise KeyboardInterrupt
+        return runner(job, out)
+    finally:
+        _IN_RUN = False
 
 
 def _crashed(job: RaceJob, err: BaseException | int | None) -> dict[str, Any]:
