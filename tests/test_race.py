@@ -315,6 +315,72 @@ def test_ray_backend_local(tmp_path):
     assert len(outcome.results) == 2 and not outcome.failures
 
 
+class _RayOutlivingTheRace:
+    """A stand-in for a Ray the race did not start (a cluster given by ``address``, or one this
+    process started before): its tasks run on after the race unless cancelled. The first task
+    finishes; the others stay running until cancelled."""
+
+    def __init__(self):
+        self.refs, self.cancelled = [], set()
+
+    def is_initialized(self):
+        return True
+
+    def init(self, **kwargs):
+        pass
+
+    def shutdown(self):
+        raise AssertionError("a Ray the race did not start is not the race's to shut down")
+
+    def remote(self, **kwargs):
+        ray = self
+
+        class Ref:  # hashable by identity, as Ray's references are
+            def __init__(self, run_id):
+                self.run_id = run_id
+
+        class Task:
+            def remote(self, job, out):
+                ray.refs.append(Ref(job.run_id))
+                return ray.refs[-1]
+
+        return lambda function: Task()
+
+    def _done(self, ref):
+        return ref is self.refs[0] or ref in self.cancelled
+
+    def wait(self, refs, num_returns=1, timeout=None):
+        ready = [ref for ref in refs if self._done(ref)]
+        return ready[:num_returns], [ref for ref in refs if ref not in ready[:num_returns]]
+
+    def get(self, ref, timeout=None):
+        if ref in self.cancelled or not self._done(ref):
+            raise RuntimeError("cancelled")
+        return {"status": "ok", "run_id": ref.run_id}
+
+    def cancel(self, ref, force=False):
+        self.cancelled.add(ref)
+
+
+def test_an_interrupted_race_on_a_ray_it_did_not_start_cancels_its_tasks(tmp_path, monkeypatch):
+    """Ctrl-C on a race whose Ray outlives it: the tasks still queued or running are cancelled
+    before the race lets go of its folder (they used to run on, writing into it)."""
+    ray = _RayOutlivingTheRace()
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    config = _config(tmp_path, learners=("cfr",), seeds=3, backend="ray", workers=2)
+    jobs, _ = plan(config)
+    reports = []
+
+    def interrupted(report):
+        reports.append(report)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        backends._execute(config, jobs, interrupted)
+    assert [r["run_id"] for r in reports] == [jobs[0].run_id]
+    assert ray.cancelled == set(ray.refs[1:]) and len(ray.refs) == 3
+
+
 def test_progress_bar_shows_the_live_leaders():
     def run(name, value):
         return {"job": {"learners": [name, name]}, "history": [{"exploitability": value}]}

@@ -176,19 +176,34 @@ def _execute(
             on_done(run_job(job, out))
         return
     if config.backend == "ray":
-        import ray  # present: run_race checked it before claiming the folder
+        _run_on_ray(config, jobs, out, workers, on_done)
+        return
+    _run_process_pool(jobs, out, workers, on_done)
 
-        init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
-        if config.address:
-            init_kwargs["address"] = config.address
-        else:
-            init_kwargs["num_cpus"] = workers
-            init_kwargs["include_dashboard"] = False
-        started_here = not ray.is_initialized()
-        ray.init(**init_kwargs)
+
+def _run_on_ray(
+    config: RaceConfig,
+    jobs: list[RaceJob],
+    out: str,
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None],
+) -> None:
+    """Run ``jobs`` as Ray tasks: on the cluster at ``config.address``, on the Ray this process
+    already started, or on a local one started (and shut down) here."""
+    import ray  # present: run_race checked it before claiming the folder
+
+    init_kwargs: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False}
+    if config.address:
+        init_kwargs["address"] = config.address
+    else:
+        init_kwargs["num_cpus"] = workers
+        init_kwargs["include_dashboard"] = False
+    started_here = not ray.is_initialized()
+    ray.init(**init_kwargs)
+    try:
+        remote = ray.remote(num_cpus=1)(run_job)
+        pending = {remote.remote(job, out): job for job in jobs}
         try:
-            remote = ray.remote(num_cpus=1)(run_job)
-            pending = {remote.remote(job, out): job for job in jobs}
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
@@ -197,11 +212,36 @@ def _execute(
                         on_done(ray.get(ref))
                     except Exception as err:
                         on_done(_crashed(job, err))
-        finally:
-            if started_here and not config.address:
-                ray.shutdown()
+        except BaseException:
+            _stop_ray_tasks(ray, list(pending), on_done)
+            raise
+    finally:
+        if started_here and not config.address:
+            ray.shutdown()
+
+
+def _stop_ray_tasks(ray: Any, refs: list[Any], on_done: Callable[[dict[str, Any]], None]) -> None:
+    """Cancel the race's tasks still queued or running on Ray and wait for them to end, so that
+    none writes into OUT after the race lets go of its lock; report those that had finished.
+
+    A cluster given by ``address``, or a Ray this process started before the race, outlives the
+    race: after a Ctrl-C its tasks used to run on, writing runs the race had just called
+    unsaved, beside the ones a ``--resume`` started again."""
+    if not refs:
         return
-    _run_process_pool(jobs, out, workers, on_done)
+    for ref in refs:
+        ray.cancel(ref)  # a running task gets a KeyboardInterrupt: it removes its partial files
+    _, left = ray.wait(refs, num_returns=len(refs), timeout=30)
+    for ref in left:  # a task stuck in native code: end its worker process
+        ray.cancel(ref, force=True)
+    if left:
+        ray.wait(left, num_returns=len(left), timeout=30)
+    for ref in refs:
+        try:
+            payload = ray.get(ref, timeout=0)
+        except Exception:  # cancelled (the usual case), or failed
+            continue
+        on_done(payload)  # finished before the cancel: saved, so counted
 
 
 def _run_process_pool(
