@@ -78,3 +78,31 @@ def test_a_limit_used_as_a_context_manager_puts_the_callers_settings_back():
     assert set(seen["inside"][0]) == {1} and seen["inside"][1] == "1"
     assert seen["inside"][2] in (None, 1)
     assert seen["after"] == seen["before"]
+
+
+TORCH_UNDER_THE_LIMIT = """
+import json
+from nashzoo.train.threads import limit_threads
+with limit_threads():
+    import torch  # first imported under the limit, as a serial race's neural learner does
+print(json.dumps(torch.get_num_threads()))
+"""
+
+
+@pytest.mark.parametrize("omp", [None, "3"])
+def test_a_torch_first_imported_under_the_limit_gets_its_own_default_back(omp):
+    # It read the limit's OMP_NUM_THREADS=1 and kept it: the caller's torch stayed on one thread.
+    pytest.importorskip("torch")
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    if omp is not None:
+        env["OMP_NUM_THREADS"] = omp
+    fresh = "import json, torch; print(json.dumps(torch.get_num_threads()))"
+    seen = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+            ).stdout.splitlines()[-1]
+        )
+        for script in (TORCH_UNDER_THE_LIMIT, fresh)
+    ]
+    assert seen[0] == seen[1]

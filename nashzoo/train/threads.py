@@ -51,8 +51,21 @@ class ThreadLimit:
             else:
                 os.environ[var] = value
         torch = sys.modules.get("torch")
-        if torch is not None and self._torch_threads is not None:
-            torch.set_num_threads(self._torch_threads)
+        if torch is not None:
+            torch.set_num_threads(self._torch_threads or self._torch_default(torch))
+
+    def _torch_default(self, torch: Any) -> int:
+        """The thread count torch would have started with, for a torch first imported under the
+        limit (it read the limit's ``OMP_NUM_THREADS`` and kept it: the caller's torch stayed on
+        one thread after a serial race or a run). Torch's own default is also the size of its
+        inter-op pool (which nashzoo never sets); the caller's ``MKL_NUM_THREADS``, else
+        ``OMP_NUM_THREADS``, lowers it, as torch reads them."""
+        default = max(1, int(torch.get_num_interop_threads()))
+        for var in ("MKL_NUM_THREADS", "OMP_NUM_THREADS"):  # torch lets MKL's override OMP's
+            value = self._environ.get(var)
+            if value is not None and value.strip().isdigit() and int(value) > 0:
+                return min(int(value), default)
+        return default
 
     def __enter__(self) -> ThreadLimit:
         return self
