@@ -116,3 +116,31 @@ def test_a_work_budget_runs_with_two_processes():
     serial = Trainer("kuhn_poker", "cfr", "cfr", **options).run(work=1000)
     pair = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2).run(work=1000)
     assert (pair.stopped_by, pair.iterations) == ("work", serial.iterations)
+
+
+class _KillWorkerAt(Callback):
+    """The worker process killed (as by the OOM killer) after a given iteration."""
+
+    def __init__(self, iteration):
+        self.iteration = iteration
+
+    def on_step(self, trainer, metrics):
+        if metrics["iteration"] == self.iteration:
+            trainer.learners[1]._process.kill()
+
+
+def test_a_trainer_whose_worker_died_says_so_and_how_to_go_on(tmp_path):
+    """A worker killed mid-run: the error names the kill, not a missing main guard; the trainer,
+    which lost seat 1's learner, then refuses to run or save with that reason (it said
+    'SeatWorker.close was called already' and 'the worker was closed; use the learner')."""
+    trainer = Trainer(
+        "kuhn_poker", "cfr", "cfr", schedule="simultaneous", processes=2, progress=False,
+        callbacks=_KillWorkerAt(2),
+    )  # fmt: skip
+    with pytest.raises(SeatWorkerError, match="died") as died:
+        trainer.run(iterations=5)
+    assert "__main__" not in str(died.value)
+    with pytest.raises(SeatWorkerError, match="lost seat 1's learner at iteration 2"):
+        trainer.run(iterations=1)
+    with pytest.raises(SeatWorkerError, match="died"):
+        trainer.save(tmp_path / "run.npz")

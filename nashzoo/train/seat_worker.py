@@ -110,6 +110,8 @@ class SeatWorker:
         self._policies: dict[str, Policy] = {}
         self._pending = False
         self._closed = False
+        self._started = False
+        self._lost: str | None = None  # why the learner is gone, once the worker died
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
         self._process = context.Process(
@@ -122,6 +124,7 @@ class SeatWorker:
         except BaseException:
             self._stop_process()
             raise
+        self._started = True
 
     # --- what the Trainer reads ----------------------------------------------------------------
     @property
@@ -187,6 +190,8 @@ class SeatWorker:
         Raises:
             SeatWorkerError: the worker died; the learner's state is lost since it started.
         """
+        if self._lost is not None:
+            raise SeatWorkerError(self._lost)
         if self._closed:
             raise RuntimeError("SeatWorker.close was called already")
         self._closed = True
@@ -222,6 +227,8 @@ class SeatWorker:
         return policy
 
     def _check_idle(self, what: str) -> None:
+        if self._lost is not None:
+            raise SeatWorkerError(self._lost)
         if self._closed:
             raise RuntimeError(f"SeatWorker.{what}: the worker was closed; use the learner")
         if self._pending:
@@ -257,11 +264,20 @@ class SeatWorker:
         raise SeatWorkerError(f"seat {self.seat}'s learner failed in its worker process:\n{detail}")
 
     def _died(self) -> SeatWorkerError:
+        """The error for a worker found dead; it is kept, and every later use raises it."""
         self._process.join(timeout=1)
-        return SeatWorkerError(
-            f"seat {self.seat}'s worker process ({self.name}) died (exit code "
-            f"{self._process.exitcode}); the learner's progress since this run started is lost. "
-            'If a script started it, make the call under `if __name__ == "__main__":` '
-            "(the worker imports the script again before it starts); otherwise run without "
-            "processes=2 to see the error in this process, or check memory limits"
-        )
+        code = self._process.exitcode
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        if self._started:
+            why = (
+                "the learner's progress since this run started is lost (the process was killed, "
+                "or ran out of memory: check memory limits, or run without processes=2)"
+            )
+        else:
+            why = (
+                'if a script started it, make the call under `if __name__ == "__main__":` (the '
+                "worker imports the script again before it starts); otherwise run without "
+                "processes=2 to see the error in this process, or check memory limits"
+            )
+        self._lost = f"seat {self.seat}'s worker process ({self.name}) died ({how}); {why}"
+        return SeatWorkerError(self._lost)

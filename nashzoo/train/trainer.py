@@ -62,7 +62,7 @@ from nashzoo.io import (
 from nashzoo.train.callbacks import Callback, StopOnInterrupt, as_callback
 from nashzoo.train.result import EvalRecord, TrainResult
 from nashzoo.train.schedule import EvalSchedule
-from nashzoo.train.seat_worker import SeatWorker
+from nashzoo.train.seat_worker import SeatWorker, SeatWorkerError
 from nashzoo.train.threads import limit_threads
 
 SCHEDULES = ("alternating", "simultaneous")
@@ -266,6 +266,12 @@ class Trainer:
             ValueError: no budget given, or a non-positive one.
         """
         iterations = _checked_budget(iterations, seconds, work)
+        if isinstance(self.learners[1], SeatWorker):  # its worker died in an earlier run()
+            raise SeatWorkerError(
+                f"this trainer lost seat 1's learner at iteration {self.iteration}, when its "
+                "worker process died in an earlier run(); load the last checkpoint to go on "
+                "(Trainer.load(path, processes=2))"
+            )
         limits = _Limits(
             iteration=None if iterations is None else self.iteration + iterations,
             train_seconds=None if seconds is None else self.train_seconds + float(seconds),
