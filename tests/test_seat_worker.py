@@ -144,3 +144,14 @@ def test_a_trainer_whose_worker_died_says_so_and_how_to_go_on(tmp_path):
         trainer.run(iterations=1)
     with pytest.raises(SeatWorkerError, match="died"):
         trainer.save(tmp_path / "run.npz")
+
+
+def test_a_learner_that_cannot_be_pickled_is_named_with_the_fix():
+    """A user's learner holding a lambda: pickle's bare "Can't pickle local object" said
+    nothing of processes=2; no process is started, and the trainer keeps its learner."""
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", schedule="simultaneous", processes=2)
+    learner = trainer.learners[1]
+    learner.hook = lambda x: x
+    with pytest.raises(TypeError, match=r"processes=2 sends seat 1's learner \(cfr\).*lambdas"):
+        trainer.run(iterations=1)
+    assert trainer.learners[1] is learner and trainer.iteration == 0

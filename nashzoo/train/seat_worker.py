@@ -81,6 +81,21 @@ def _serve(conn: Any) -> None:
                 conn.send(("error", (None, detail)))
 
 
+def _pickled(learner: Learner) -> bytes:
+    """``learner`` pickled for its worker, or a TypeError that says why it must be: a user's
+    learner holding a lambda or a local function came back as pickle's bare
+    ``Can't pickle local object ...``, with no word of processes=2."""
+    try:
+        return pickle.dumps(learner)
+    except (pickle.PicklingError, AttributeError, TypeError) as err:
+        raise TypeError(
+            f"processes=2 sends seat {learner.seat}'s learner ({learner.name}) to its worker "
+            f"process by pickle, and it cannot be pickled ({err}); hold module-level functions "
+            "rather than lambdas or local functions in the learner and its config, or run "
+            "with processes=1"
+        ) from err
+
+
 def _policy(learner: Learner, view: str | None) -> Policy | None:
     if view is None:
         return None
@@ -112,6 +127,7 @@ class SeatWorker:
         self._closed = False
         self._started = False
         self._lost: str | None = None  # why the learner is gone, once the worker died
+        state = _pickled(learner)  # before a process is started for it
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
         self._process = context.Process(
@@ -120,7 +136,7 @@ class SeatWorker:
         self._process.start()
         child.close()
         try:
-            self._request("start", pickle.dumps(learner))
+            self._request("start", state)
         except BaseException:
             self._stop_process()
             raise
