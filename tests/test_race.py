@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -263,6 +264,23 @@ def test_an_interruption_of_the_race_process_alone_stops_the_runs_in_flight(tmp_
     assert [r["run_id"] for r in reports] == ["self-cfr-seed0"]
     assert not (out / "seed1-ran-to-its-end").exists()
     assert not (out / "runs" / "self-cfr-seed1" / "result.json").exists()
+
+
+def test_a_race_script_without_a_main_guard_is_named_by_its_workers(tmp_path):
+    """Every worker imports the script again; a race call at its top level then ran again in
+    each, found the folder locked, and the race blamed a crash or lack of memory alone."""
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "from nashzoo.train.race import RaceConfig, run_race\n"
+        "run_race(RaceConfig(out='race', learners=('cfr',), seeds=2, budget_iterations=2, "
+        "workers=2, plots=False), progress=False)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, script.name], cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
+    assert 'put the call under if __name__ == "__main__":' in done.stderr
+    summary = (tmp_path / "race" / "summary.md").read_text()
+    assert 'a race call not under if __name__ == "__main__": also ends every worker' in summary
 
 
 def test_resume_reruns_runs_stored_with_other_settings(tmp_path):

@@ -382,7 +382,8 @@ def _crashed(job: RaceJob, err: BaseException | int | None) -> dict[str, Any]:
         alone = "" if err is None else f", again when run alone after {err} runs were in flight"
         error = (
             f"worker crashed: the process running {job.run_id} died{alone} (killed, or out "
-            "of memory: try --workers 1 or a smaller budget)"
+            "of memory: try --workers 1 or a smaller budget; from a script, a race call not "
+            'under if __name__ == "__main__": also ends every worker: see their errors above)'
         )
     return {
         "status": "failed",

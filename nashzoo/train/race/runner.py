@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -47,6 +48,7 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     ``config.resume`` (finish it) or ``config.force`` (delete it and start over); temporary
     files a killed race left are removed.
     """
+    _refuse_in_a_workers_import()
     _require_extras(config)
     check_workers_can_import(config, len(plan(config)[0]))
     out = check_output_folder(config.out)
@@ -57,6 +59,20 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
 
 
 RACE_OUTPUTS = ("results.csv", "summary.json", "summary.md")
+
+
+def _refuse_in_a_workers_import() -> None:
+    """Refuse a race started while a worker process imports the caller's script. Each worker
+    starts by importing the script again (the ``spawn`` start method), so a ``run_race`` call
+    not under ``if __name__ == "__main__":`` runs once more in every worker, where it found the
+    folder locked by the real race and the race reported each run as a crashed worker.
+    (``_inheriting`` is how multiprocessing itself tells that phase.)"""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(
+            "run_race was called while a race worker imported your script: each worker "
+            'imports it again, so put the call under if __name__ == "__main__": (the '
+            "command line, nashzoo race, needs nothing)"
+        )
 
 
 def _require_extras(config: RaceConfig) -> None:
