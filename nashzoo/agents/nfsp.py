@@ -187,7 +187,10 @@ Memory per entry (float32 tensors of size ``D``, ``A`` actions, int64 actions): 
 (int32 ids; 60 MB for the full replay of 5,000,000, reached after 50,000,000 own transitions,
 hours of play) and ``8 (A + 1)`` bytes an information set for the best-response play, whatever
 its amount. A checkpoint keeps only the replay window's transitions (older ones are never read
-again: the window's start only moves forward), and a learner sent to a worker process
+again: the window's start only moves forward) and, with ``memory="samples"``, the whole
+reservoir as far as it is filled (it is sampled from uniformly: up to the 108 MB above on Kuhn,
+written at every checkpoint; a smaller ``reservoir_capacity`` makes both smaller), and a
+learner sent to a worker process
 (``Trainer(processes=2)``) carries only the transitions its ring holds, not the ring.
 """
 
