@@ -255,6 +255,30 @@ def test_evaluate_report_matches_plain_functions() -> None:
     assert evaluate("leduc_poker", policy, seats=False).seat_exploitability is None
 
 
+def test_evaluate_leaves_out_a_slow_lp_unless_asked_and_solve_game_warns_before_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """evaluate() of 13-rank Leduc through the bridge (704,600 terminals) spent minutes in the
+    sequence-form LP, silently, for per-seat numbers nobody asked for (NashConv: 0.14 s). Here
+    the threshold is lowered so that a 2x3 matrix game counts as such a game."""
+    from nashzoo.eval import lp
+
+    monkeypatch.setattr(lp, "CHEAP_LP_TERMINALS", 5)
+    game = load_game("matrix", row_payoffs=[[3.0, -1.0, 0.5], [-2.0, 4.0, 0.25]])
+    uniform = TabularPolicy.uniform(game)
+    report = evaluate(game, uniform)
+    assert report.seat_exploitability is None and report.game_value is None
+    assert report.seat_note is not None and "6 terminal histories" in report.seat_note
+    assert "seats=True" in str(report)
+    assert game not in lp._SOLUTIONS  # the LP was not run
+    with pytest.warns(UserWarning, match="6 terminal histories.*many minutes"):
+        forced = evaluate(game, uniform, seats=True)
+    assert forced.seat_exploitability is not None and forced.seat_note is None
+    # Solved once, it is cheap: the default now includes the per-seat numbers, without a warning.
+    assert evaluate(game, uniform).seat_exploitability == forced.seat_exploitability
+    assert evaluate(game, uniform, seats=False).seat_exploitability is None
+
+
 def test_seat_policies_equal_joint_policy() -> None:
     a, b = random_policy("kuhn_poker", 1), random_policy("kuhn_poker", 2)
     joint = a.with_rows(1, b)

@@ -53,7 +53,12 @@ from nashzoo.agents.policy import (
     TabularPolicy,
     seat_of,
 )
-from nashzoo.eval.lp import constant_sum, require_two_player_constant_sum, solve_game
+from nashzoo.eval.lp import (
+    constant_sum,
+    lp_is_cheap,
+    require_two_player_constant_sum,
+    solve_game,
+)
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
 from nashzoo.games.base import check_player, display_id
@@ -201,9 +206,12 @@ class EvalReport:
         on_policy_values: ``u_p`` when everyone follows the policy (read-only array).
         best_response_values: ``BR_p`` for each player (read-only array).
         seat_exploitability: per seat ``v_s + BR_o - c`` (see module docs), or ``None`` when
-            the game is not two-player constant-sum or ``seats=False`` was asked.
+            the game is not two-player constant-sum, ``seats=False`` was asked, or the game's
+            LP was too slow to solve unasked (then ``seat_note`` says so).
         game_value: the game value per player from the sequence-form LP, or ``None`` when
             seat exploitability was not computed.
+        seat_note: why the per-seat numbers of a two-player constant-sum game were left out
+            when they were not asked for by name (``seats=None`` on a large game); else ``None``.
     """
 
     game_id: str
@@ -213,6 +221,7 @@ class EvalReport:
     best_response_values: np.ndarray
     seat_exploitability: tuple[float, ...] | None = None
     game_value: np.ndarray | None = None
+    seat_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready numbers (for CSV/JSON result files)."""
@@ -242,6 +251,8 @@ class EvalReport:
                 "  seat exploitability (value lost to a best responder): "
                 + ", ".join(f"seat {p} {v:.6g}" for p, v in enumerate(self.seat_exploitability))
             )
+        if self.seat_note is not None:
+            lines.append(f"  seat exploitability: {self.seat_note}")
         return "\n".join(lines)
 
 
@@ -307,19 +318,32 @@ def seat_exploitability(game: Game | str, policy: PolicyLike, seat: int) -> floa
     return float(solve_game(game).value[seat] + br_value - c)
 
 
-def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool = True) -> EvalReport:
+def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool | None = None) -> EvalReport:
     """NashConv, exploitability, values and per-seat exploitability in one pass.
 
     One tree, one on-policy pass and one best response per player; the game value for the
     per-seat numbers comes from the cached LP solution (:func:`nashzoo.eval.solve_game`), so
-    only the first call on a game pays for the LP. ``seats=False`` skips the per-seat part
-    (and the LP); it is also skipped, silently, for games that are not two-player constant-sum.
+    only the first call on a game pays for the LP. ``seats=None`` (the default) computes the
+    per-seat part where that LP is quick (:func:`nashzoo.eval.lp_is_cheap`: solved already, or
+    a game of up to 300,000 terminals) and otherwise leaves it out, saying why in
+    ``seat_note``: on 13-rank Leduc the LP takes minutes where NashConv takes a fraction of a
+    second. ``seats=True`` always solves it; ``seats=False`` never does. The per-seat part is
+    also skipped, silently, for games that are not two-player constant-sum.
     """
     game, tree, table = _setup(game, policy)
     conv, br_values, on_policy = tm.nash_conv(tree, table.probs)
     seat_values: tuple[float, ...] | None = None
     value: np.ndarray | None = None
+    note: str | None = None
     c = constant_sum(game) if game.num_players == 2 else None
+    if c is not None and seats is None:
+        seats = lp_is_cheap(game)
+        if not seats:
+            note = (
+                f"not computed: the game value needs the sequence-form LP of {game.display_id}'s "
+                f"{tree.num_terminals:,} terminal histories, which may take many minutes; pass "
+                "seats=True to solve it (once per process)"
+            )
     if seats and c is not None:
         value = solve_game(game).value
         seat_values = tuple(float(value[s] + br_values[1 - s] - c) for s in range(2))
@@ -331,4 +355,5 @@ def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool = True) -> Eva
         best_response_values=_readonly(br_values),
         seat_exploitability=seat_values,
         game_value=value,
+        seat_note=note,
     )

@@ -27,6 +27,7 @@ cached per game id and holds only read-only arrays.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,7 +223,8 @@ def _behaviour(
 
 
 #: Games with at most this many terminal histories have their value solved by default where a
-#: caller only wants it as a reference (the Trainer's per-seat exploitability). The LP's payoff
+#: caller only wants it as a reference (the Trainer's and ``evaluate``'s per-seat
+#: exploitability); ``solve_game`` warns before a bigger one. The LP's payoff
 #: matrix has one entry per terminal: Liar's dice (147,420 terminals) solves in about 4 CPU s, while
 #: 13-rank Leduc through the OpenSpiel bridge (704,600) kept HiGHS busy for over four minutes
 #: before it was stopped.
@@ -230,9 +232,15 @@ CHEAP_LP_TERMINALS = 300_000
 
 
 def lp_is_cheap(game: Game | str) -> bool:
-    """Whether :func:`solve_game` is quick enough to run unasked (see
-    :data:`CHEAP_LP_TERMINALS`); ``solve_game`` itself solves any size it is given."""
-    return compile_tree(load_game(game)).terminal_nodes.size <= CHEAP_LP_TERMINALS
+    """Whether :func:`solve_game` is quick enough to run unasked: the game is solved already in
+    this process, or small enough (see :data:`CHEAP_LP_TERMINALS`); ``solve_game`` itself
+    solves any size it is given."""
+    game = load_game(game)
+    return game in _SOLUTIONS or _terminals(game) <= CHEAP_LP_TERMINALS
+
+
+def _terminals(game: Game) -> int:
+    return int(compile_tree(game).terminal_nodes.size)
 
 
 def solve_game(game: Game | str) -> GameSolution:
@@ -240,11 +248,26 @@ def solve_game(game: Game | str) -> GameSolution:
 
     Solves the two sequence-form LPs (see the module docs) once per game and caches the
     result; the returned arrays are read-only, so the cached solution is safe to share.
+    A game over :data:`CHEAP_LP_TERMINALS` terminal histories may keep the solver busy for
+    many minutes, with no progress to show: a ``UserWarning`` says so before it starts.
 
     Raises:
         ValueError: the game has more than two players or is not constant-sum.
     """
-    return _SOLUTIONS(load_game(game))
+    game = load_game(game)
+    if game not in _SOLUTIONS:
+        require_two_player_constant_sum(game, "solve_game")  # refused before any warning
+        terminals = _terminals(game)
+        if terminals > CHEAP_LP_TERMINALS:
+            warnings.warn(
+                f"solve_game: {game.display_id} has {terminals:,} terminal histories, over the "
+                f"{CHEAP_LP_TERMINALS:,} whose sequence-form LP solves in seconds; it may take "
+                "many minutes (13-rank Leduc's 704,600: over four), with no progress to show. "
+                "The solution is cached for the rest of this process",
+                UserWarning,
+                stacklevel=2,
+            )
+    return _SOLUTIONS(game)
 
 
 def _solve_game(game: Game) -> GameSolution:

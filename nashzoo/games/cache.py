@@ -42,6 +42,10 @@ class GameCache(Generic[T]):
                 value = self._values[key] = self._build(game)
             return value
 
+    def __contains__(self, game: Game) -> bool:
+        """Whether ``game``'s value is built already (so asking for it costs nothing)."""
+        return (type(game), game.id) in self._values
+
     def clear(self) -> None:
         """Forget every value (tests, or memory after a very large game)."""
         with self._lock:
