@@ -4,6 +4,8 @@ RLlib pins its own Gymnasium, so its adapter is tested in its own venv (tests/te
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from nashzoo.agents import TabularPolicy  # noqa: E402
 from nashzoo.agents.adapters import from_network, from_sb3, from_tianshou  # noqa: E402
 from nashzoo.agents.policy import PolicyError  # noqa: E402
 from nashzoo.cli import main  # noqa: E402
-from nashzoo.eval import evaluate, exploitability  # noqa: E402
+from nashzoo.eval import evaluate, exploitability, nash_conv  # noqa: E402
 from nashzoo.games import compile_tree, load_game  # noqa: E402
 
 KUHN = compile_tree(load_game("kuhn_poker"))
@@ -75,6 +77,35 @@ def test_from_network_bad_outputs_are_clear_errors():
     actor_critic = from_network(lambda t: (np.zeros((len(t), 2)), np.zeros(len(t))), "kuhn_poker")
     with pytest.raises(PolicyError, match=r"returned a tuple of 2.*net\(x\)\[0\]"):
         _table(actor_critic)
+
+
+def test_a_networks_bad_row_is_named_by_its_information_set():
+    """A network answers a batch of tensors, so its refusals said only "somewhere" (on Liar's
+    dice: "function gives no probability to any legal action somewhere", among 24,576 sets);
+    the evaluator, which knows what it asked, now names the first bad set and the game."""
+    tree = compile_tree(load_game("kuhn_poker"))
+    target = tree.infoset_keys[3]
+
+    def one_bad_row(values: float):
+        def network(tensors: np.ndarray) -> np.ndarray:
+            out = np.ones((len(tensors), 2))
+            # the rows are tensors here: find the target set's tensor among them
+            bad = (tensors == tree.infoset_tensors[3]).all(axis=1)
+            out[bad] = values
+            return out
+
+        return network
+
+    for values, output, problem in [
+        (0.0, "probs", "no probability to any legal action in 1 row"),
+        (-1.0, "probs", "negative or non-finite probabilities in 1 row"),
+        (-np.inf, "logits", "-inf to every legal action in 1 row"),
+        (np.nan, "greedy", "NaN/inf values"),
+    ]:
+        policy = from_network(one_bad_row(values), "kuhn_poker", output=output)
+        with pytest.raises(PolicyError, match=re.escape(problem)) as caught:
+            nash_conv("kuhn_poker", policy)
+        assert f"the first at information set {target!r} of kuhn_poker" in str(caught.value)
 
 
 def test_a_network_of_nans_is_refused_by_every_reading_rule():

@@ -862,7 +862,8 @@ def check_finite_on_legal(values: np.ndarray, masks: np.ndarray, source: str) ->
         raise PolicyError(
             f"{source} returned NaN/inf values on a legal action ({int(bad.sum())} of "
             f"{bad.size} information sets queried): the network is broken (diverged training, "
-            "or weights that are not numbers)"
+            "or weights that are not numbers)",
+            row=int(np.argmax(bad)),
         )
 
 

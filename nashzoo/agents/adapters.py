@@ -120,16 +120,27 @@ def to_probabilities(values: Any, masks: np.ndarray, output: Output, source: str
         # -inf is a logit's way to say probability 0: allowed while a legal action is left
         zero_prob = np.isneginf(values) if output == "logits" else np.zeros(values.shape, bool)
         check_finite_on_legal(np.where(zero_prob, 0.0, values), masks, f"{source} ({output})")
-        if not (masks & ~zero_prob).any(axis=1).all():
-            raise PolicyError(f"{source} (logits) gives -inf to every legal action somewhere")
+        dead = ~(masks & ~zero_prob).any(axis=1)
+        if dead.any():
+            raise PolicyError(
+                f"{source} (logits) gives -inf to every legal action in {int(dead.sum())} row(s)",
+                row=int(np.argmax(dead)),
+            )
         return masked_softmax_np(values, masks) if output == "logits" else greedy(values, masks)
     legal = np.where(masks, values, 0.0)
-    if not np.isfinite(legal).all() or (legal < 0).any():
-        raise PolicyError(f"{source} returned negative or non-finite probabilities")
-    total = legal.sum(axis=1, keepdims=True)
-    if (total <= 0).any():
-        raise PolicyError(f"{source} gives no probability to any legal action somewhere")
-    return legal / total
+    bad = ~np.isfinite(legal).all(axis=1) | (legal < 0).any(axis=1)
+    if bad.any():
+        raise PolicyError(
+            f"{source} returned negative or non-finite probabilities in {int(bad.sum())} row(s)",
+            row=int(np.argmax(bad)),
+        )
+    empty = legal.sum(axis=1) <= 0
+    if empty.any():
+        raise PolicyError(
+            f"{source} gives no probability to any legal action in {int(empty.sum())} row(s)",
+            row=int(np.argmax(empty)),
+        )
+    return legal / legal.sum(axis=1, keepdims=True)
 
 
 def _check_seat(game: Game, seat: Any) -> None:

@@ -352,8 +352,13 @@ def policy_rows(
                 tree.infoset_player[rows], tree.infoset_tensors[rows], tree.legal_mask[rows]
             )
             out = _real_array(answer)
-        except PolicyError:
-            raise  # it names the problem already
+        except PolicyError as err:
+            if err.row is None or not 0 <= err.row < rows.size:
+                raise  # it names the problem already
+            key = tree.infoset_keys[int(rows[err.row])]  # the adapter saw only tensors
+            raise PolicyError(
+                f"{err}, the first at information set {key!r} of {display_id(tree.game_id)}"
+            ) from err
         except Exception as err:
             raise PolicyError(
                 f"the policy failed answering {rows.size} information sets of "

@@ -119,7 +119,15 @@ class BatchPolicy(Protocol):
 
 
 class PolicyError(ValueError):
-    """A policy that does not fit its game (wrong shapes, keys, or not a distribution)."""
+    """A policy that does not fit its game (wrong shapes, keys, or not a distribution).
+
+    ``row``: for an answer to a batch of information sets, the position in the batch of the
+    first row refused, so that the caller, which knows which information sets it asked
+    about, can name that set (a network adapter sees only tensors)."""
+
+    def __init__(self, *args: object, row: int | None = None) -> None:
+        super().__init__(*args)
+        self.row = row
 
 
 class UniformPolicy:
