@@ -324,8 +324,8 @@ def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool | None = None)
     One tree, one on-policy pass and one best response per player; the game value for the
     per-seat numbers comes from the cached LP solution (:func:`nashzoo.eval.solve_game`), so
     only the first call on a game pays for the LP. ``seats=None`` (the default) computes the
-    per-seat part where that LP is quick (:func:`nashzoo.eval.lp_is_cheap`: solved already, or
-    a game of up to 300,000 terminals) and otherwise leaves it out, saying why in
+    per-seat part where that LP is quick (:func:`nashzoo.eval.lp_is_cheap`: up to 300,000
+    terminals) and otherwise leaves it out, saying why in
     ``seat_note``: on 13-rank Leduc the LP takes minutes where NashConv takes a fraction of a
     second. ``seats=True`` always solves it; ``seats=False`` never does. The per-seat part is
     also skipped, silently, for games that are not two-player constant-sum.

@@ -232,11 +232,11 @@ CHEAP_LP_TERMINALS = 300_000
 
 
 def lp_is_cheap(game: Game | str) -> bool:
-    """Whether :func:`solve_game` is quick enough to run unasked: the game is solved already in
-    this process, or small enough (see :data:`CHEAP_LP_TERMINALS`); ``solve_game`` itself
-    solves any size it is given."""
-    game = load_game(game)
-    return game in _SOLUTIONS or _terminals(game) <= CHEAP_LP_TERMINALS
+    """Whether :func:`solve_game` is quick enough to run unasked (see
+    :data:`CHEAP_LP_TERMINALS`); ``solve_game`` itself solves any size it is given. By size
+    alone, not by what this process has solved already, so that a run decides the same way in
+    every process."""
+    return _terminals(load_game(game)) <= CHEAP_LP_TERMINALS
 
 
 def _terminals(game: Game) -> int:
