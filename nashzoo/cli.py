@@ -480,9 +480,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     policy, seat = load_policy_and_seat(args.path, game)
     game = policy.game
-    report = evaluate(game, policy)
+    report = evaluate(game, policy, seats=True if args.seats else None)
     if args.json:
-        print(json.dumps({**report.to_dict(), "trained_seat": seat}, indent=1))
+        note = {} if report.seat_note is None else {"seat_note": report.seat_note}
+        print(json.dumps({**report.to_dict(), "trained_seat": seat, **note}, indent=1))
         return 0
     print(report)
     if seat is not None and report.seat_exploitability is not None:
@@ -781,6 +782,12 @@ def _add_eval_parser(sub: Any) -> None:
     )
     ev.add_argument("--game", help="check the file is for this game (the game of an SB3 .zip)")
     ev.add_argument("--json", action="store_true", help="print JSON")
+    ev.add_argument(
+        "--seats",
+        action="store_true",
+        help="per-seat exploitability even on a game whose value LP is slow (over 300,000 "
+        "terminal histories: minutes); by default it is computed only where the LP is quick",
+    )
     ev.set_defaults(func=_cmd_eval)
 
 

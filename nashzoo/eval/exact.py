@@ -341,8 +341,8 @@ def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool | None = None)
         if not seats:
             note = (
                 f"not computed: the game value needs the sequence-form LP of {game.display_id}'s "
-                f"{tree.num_terminals:,} terminal histories, which may take many minutes; pass "
-                "seats=True to solve it (once per process)"
+                f"{tree.num_terminals:,} terminal histories, which may take many minutes; ask for "
+                "it with seats=True (nashzoo eval --seats); it is solved once per process"
             )
     if seats and c is not None:
         value = solve_game(game).value
