@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,11 +16,45 @@ _LAZY: dict[str, tuple[str, str]] = {}
 
 
 def register(cls: type[Learner]) -> type[Learner]:
-    """Class decorator: make ``cls`` available to :func:`make_learner` under ``cls.name``."""
+    """Class decorator: make ``cls`` available to :func:`make_learner` under ``cls.name``.
+
+    A name already taken by another learner (a built-in such as ``"cfr"``, one needing an
+    optional extra such as ``"nfsp"``, or another plugin's) is refused: replacing it would make
+    every ``train``, race and checkpoint that says ``"cfr"`` run the plugin's code under the
+    built-in's name, silently. The same class defined again (a module imported twice, as a
+    script and by name, or a notebook cell run again) replaces its earlier definition.
+    """
     if not cls.name:
         raise ValueError(f"{cls.__name__} needs a non-empty `name` to be registered")
+    taken = _REGISTRY.get(cls.name)
+    if (taken is not None and not _same_definition(taken, cls)) or (
+        taken is None and cls.name in _LAZY and cls.__module__ != _LAZY[cls.name][0]
+    ):
+        owner = (
+            f"{taken.__module__}.{taken.__qualname__}"
+            if taken is not None
+            else f"{_LAZY[cls.name][0]} (needs the extra {_LAZY[cls.name][1]!r})"
+        )
+        raise ValueError(
+            f"cannot register {cls.__module__}.{cls.__qualname__} as learner {cls.name!r}: "
+            f"that name is taken by {owner}; give your learner another name "
+            "(its class attribute `name`)"
+        )
     _REGISTRY[cls.name] = cls
     return cls
+
+
+def _same_definition(old: type[Learner], new: type[Learner]) -> bool:
+    """Whether ``new`` is ``old`` defined again: the same class name in the same module, or in
+    the same file imported under another module name (``__main__`` and ``my_learners``)."""
+    if old is new:
+        return True
+    if old.__qualname__ != new.__qualname__:
+        return False
+    if old.__module__ == new.__module__:
+        return True
+    files = [getattr(sys.modules.get(c.__module__), "__file__", None) for c in (old, new)]
+    return files[0] is not None and files[0] == files[1]
 
 
 def register_lazy(name: str, module: str, extra: str) -> None:
