@@ -82,3 +82,45 @@ def test_a_plugin_cannot_take_another_plugins_name_but_may_define_itself_again(r
     again = type("_Responder", (_Responder,), {"__module__": _Responder.__module__})
     again.__qualname__ = _Responder.__qualname__  # the same class defined again (a cell rerun)
     assert register(again) is again and learner_class(_Responder.name) is again
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ({"nodes_touched": float("nan")}, "returned nodes_touched=nan; it must be a non-negative"),
+        ({"nodes_touched": -5}, "returned nodes_touched=-5; it must be a non-negative whole"),
+        ({"env_steps": 2.5}, "returned env_steps=2.5; it must be a non-negative whole"),
+        ({"env_steps": float("inf")}, "returned env_steps=inf"),
+        ({"nodes_touched": "12"}, "returned nodes_touched='12'"),
+        (None, r"_step \(_plugin_bad_metrics\) must return a dict of metrics .* got NoneType"),
+        ([1, 2], "must return a dict of metrics"),
+    ],
+)
+def test_a_step_that_reports_no_count_of_work_is_named(registered, returned, message):
+    """A plugin's step returning NaN work crashed in int() with no word of the learner; a
+    negative count silently lowered the work done (a work budget ran longer, work/s fell); a
+    string or a fraction was read as a number; a non-dict gave dict()'s own error."""
+
+    class BadMetrics(_Responder):
+        name = "_plugin_bad_metrics"
+
+        def _step(self, opponent):
+            super()._step(opponent)
+            return returned
+
+    registered(BadMetrics)
+    learner = BadMetrics("kuhn_poker", 0)
+    with pytest.raises((ValueError, TypeError), match=message):
+        learner.step(TabularPolicy.uniform("kuhn_poker"))
+    assert learner.work() == {"iterations": 0, "nodes_touched": 0, "env_steps": 0}
+
+
+def test_whole_numbers_of_any_numeric_type_count_as_work():
+    learner = _Responder("kuhn_poker", 0)
+    learner._step = lambda opponent: {"nodes_touched": np.int64(3), "env_steps": 2.0, "x": 1}
+    assert learner.step(TabularPolicy.uniform("kuhn_poker")) == {
+        "x": 1,
+        "iterations": 1,
+        "nodes_touched": 3,
+        "env_steps": 2,
+    }

@@ -19,6 +19,7 @@ for regret-based learners, the ``average`` one for fictitious play (``opponent_v
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -50,6 +51,10 @@ class LearnerConfig:
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain Python values (numpy scalars become numbers), ready for JSON."""
         return _plain(dataclasses.asdict(self))
+
+
+_STEP_WORK = ("nodes_touched", "env_steps")
+"""The work counts a step reports, which :meth:`Learner.step` adds to the learner's totals."""
 
 
 def _plain(value: Any) -> Any:
@@ -183,14 +188,39 @@ class Learner(ABC):
         The metrics always include the cumulative work: ``iterations``, ``nodes_touched`` and
         ``env_steps``.
         """
-        metrics = dict(self._step(opponent))
+        metrics = self._step(opponent)
+        if not isinstance(metrics, Mapping):
+            raise TypeError(
+                f"{type(self).__name__}._step ({self.name}) must return a dict of metrics "
+                f"(nodes_touched, env_steps and any others), got {type(metrics).__name__}"
+            )
+        metrics = dict(metrics)
+        work = {key: self._work_count(metrics.pop(key, 0), key) for key in _STEP_WORK}
         self.iterations += 1
-        self.nodes_touched += int(metrics.pop("nodes_touched", 0))
-        self.env_steps += int(metrics.pop("env_steps", 0))
+        self.nodes_touched += work["nodes_touched"]
+        self.env_steps += work["env_steps"]
         metrics["iterations"] = self.iterations  # what work() reports, without its dict
         metrics["nodes_touched"] = self.nodes_touched
         metrics["env_steps"] = self.env_steps
         return metrics
+
+    def _work_count(self, value: Any, key: str) -> int:
+        """A step's ``nodes_touched`` / ``env_steps`` as an int, or a ValueError naming the
+        learner: a negative count would lower the work done (and so stretch a work budget and
+        misstate work per second), and NaN or a fraction is no count of anything."""
+        number = isinstance(value, (int, float, np.integer, np.floating))
+        if (
+            not number
+            or isinstance(value, bool)
+            or not math.isfinite(value)
+            or value < 0
+            or value != int(value)
+        ):
+            raise ValueError(
+                f"{type(self).__name__}._step ({self.name}) returned {key}={value!r}; it must be "
+                f"a non-negative whole number (the work this step did)"
+            )
+        return int(value)
 
     def work(self) -> dict[str, int]:
         """Cumulative work done so far."""
