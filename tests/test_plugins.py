@@ -124,3 +124,28 @@ def test_whole_numbers_of_any_numeric_type_count_as_work():
         "nodes_touched": 3,
         "env_steps": 2,
     }
+
+
+def test_a_checkpoint_of_a_plugin_read_without_it_names_the_module_to_import(tmp_path):
+    """It said only 'load the plugin that registers it first', with no word of which."""
+    from nashzoo.agents import load_learner, load_policy_file
+    from nashzoo.io import CheckpointError
+    from nashzoo.train import Trainer
+
+    register(_Responder)
+    try:
+        _Responder("kuhn_poker", 0).save(tmp_path / "one.npz")
+        Trainer("kuhn_poker", _Responder.name, "cfr").save(tmp_path / "run.npz")
+    finally:
+        _REGISTRY.pop(_Responder.name, None)
+    named = r"registered by the module '(tests\.)?test_plugins': import it first .*--plugin "
+    with pytest.raises(
+        CheckpointError, match=f"unknown learner ._plugin_responder.*; it was {named}"
+    ):
+        load_learner(tmp_path / "one.npz")
+    with pytest.raises(
+        CheckpointError, match=f"run.npz, seat 0 names an unknown .*; it was {named}"
+    ):
+        Trainer.load(tmp_path / "run.npz")
+    with pytest.raises(CheckpointError, match=named):
+        load_policy_file(tmp_path / "run.npz")

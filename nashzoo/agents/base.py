@@ -68,6 +68,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _defining_module(cls: type) -> str:
+    """The module that defines ``cls``, as a checkpoint records it: a script's learner is
+    ``__main__`` in the script's process and ``__mp_main__`` in a spawned worker's, one name."""
+    return "__main__" if cls.__module__ == "__mp_main__" else cls.__module__
+
+
 def _on_device(config: Any, device: str | None, name: str) -> Any:
     """A stored config with ``device`` in place of the one it was trained on. Without
     ``device``, a checkpoint trained on a GPU where torch sees none is refused with the fix
@@ -254,6 +260,7 @@ class Learner(ABC):
         return {
             "format": LEARNER_FORMAT,
             "learner": self.name,
+            "module": _defining_module(type(self)),  # what to import where the name is unknown
             "game": self.game.name,
             "game_id": self.game.id,
             "game_params": self.game.params,

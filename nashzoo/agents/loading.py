@@ -11,7 +11,7 @@ from pathlib import Path
 
 from nashzoo.agents.base import Learner
 from nashzoo.agents.policy import PolicyError, TabularPolicy
-from nashzoo.agents.registry import learner_class
+from nashzoo.agents.registry import check_module_name, learner_class
 from nashzoo.extras import require
 from nashzoo.games import Game, load_game
 from nashzoo.io import (
@@ -38,10 +38,32 @@ def learner_from_checkpoint(
         cls = learner_class(checkpoint.learner)
     except ValueError:
         raise CheckpointError(
-            f"{name or 'the checkpoint'} names an unknown learner {checkpoint.learner!r} (load "
-            "the plugin that registers it first)"
+            f"{name or 'the checkpoint'} names an unknown learner {checkpoint.learner!r}; "
+            f"{_how_to_register(checkpoint.meta.get('module'))}"
         ) from None
     return cls.from_checkpoint(checkpoint, game, name=name, device=device)
+
+
+def _how_to_register(module: object) -> str:
+    """What makes a checkpoint's unknown learner known, by the module its class was defined in
+    (stored in the checkpoint since it was first written; older files do not say). The module
+    is named, never imported: a file must not choose what code runs."""
+    try:
+        module = check_module_name(module)
+    except ValueError:  # an old file, or a damaged field: name no module
+        module = "nashzoo."
+    if module.startswith("nashzoo."):
+        return "import the module that registers it first (nashzoo --plugin MODULE ...)"
+    if module in ("__main__", "__mp_main__"):
+        return (
+            "it was defined in a script or notebook (__main__), which nothing else can import: "
+            "move the class into a module, then import that module first (nashzoo --plugin "
+            "MODULE ...)"
+        )
+    return (
+        f"it was registered by the module {module!r}: import it first (import {module} in "
+        f"Python, nashzoo --plugin {module} ... on the command line)"
+    )
 
 
 def load_learner(
