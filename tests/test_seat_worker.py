@@ -1,5 +1,7 @@
 """Trainer(processes=2): seat 1 steps in a worker process, with the serial schedule's results."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,20 @@ def test_a_learner_that_cannot_be_pickled_is_named_with_the_fix():
     with pytest.raises(TypeError, match=r"processes=2 sends seat 1's learner \(cfr\).*lambdas"):
         trainer.run(iterations=1)
     assert trainer.learners[1] is learner and trainer.iteration == 0
+
+
+def test_a_learner_defined_in_a_notebook_is_refused_before_its_worker_starts(monkeypatch):
+    """A learner class defined in a notebook or ``python -c`` pickled here and failed in the
+    worker with ``AttributeError: Can't get attribute 'CellLearner' on <module '__main__'>``,
+    no word of processes=2; the worker cannot import an interactive session."""
+    import types
+
+    from nashzoo.agents import UniformLearner
+
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # no __file__
+    cell = type("CellLearner", (UniformLearner,), {"name": "cell", "__module__": "__main__"})
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", schedule="simultaneous", processes=2)
+    trainer.learners = (trainer.learners[0], cell("kuhn_poker", 1))
+    with pytest.raises(TypeError, match=r"learner CellLearner was defined in this interactive"):
+        trainer.run(iterations=1)
+    assert trainer.iteration == 0

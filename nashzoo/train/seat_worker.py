@@ -28,6 +28,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import signal
+import sys
 import traceback
 from typing import Any
 
@@ -84,7 +85,26 @@ def _serve(conn: Any) -> None:
 def _pickled(learner: Learner) -> bytes:
     """``learner`` pickled for its worker, or a TypeError that says why it must be: a user's
     learner holding a lambda or a local function came back as pickle's bare
-    ``Can't pickle local object ...``, with no word of processes=2."""
+    ``Can't pickle local object ...``, with no word of processes=2; one whose class (or config,
+    or game) was defined in a notebook or ``python -c`` pickled here and failed in the worker
+    with ``Can't get attribute 'MyLearner' on <module '__main__'>``."""
+    interactive = [
+        f"{what} {cls.__qualname__}"
+        for what, cls in (
+            ("learner", type(learner)),
+            ("config", type(learner.config)),
+            ("game", type(learner.game)),
+        )
+        if cls.__module__ == "__main__" and not _main_is_a_file()
+    ]
+    if interactive:
+        raise TypeError(
+            f"processes=2 sends seat {learner.seat}'s learner ({learner.name}) to a worker "
+            f"process, which imports classes by module, and its {', '.join(interactive)} "
+            "was defined in this interactive session (a notebook, python -c or stdin), which "
+            "the worker cannot import: move the definition into a module and import it from "
+            "there, or run with processes=1"
+        )
     try:
         return pickle.dumps(learner)
     except (pickle.PicklingError, AttributeError, TypeError) as err:
@@ -94,6 +114,13 @@ def _pickled(learner: Learner) -> bytes:
             "rather than lambdas or local functions in the learner and its config, or run "
             "with processes=1"
         ) from err
+
+
+def _main_is_a_file() -> bool:
+    """Whether ``__main__`` is a script file, which a spawned worker imports again (so the
+    classes it defines are found there); a notebook, ``python -c`` or stdin is none."""
+    file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return bool(file) and not str(file).startswith("<")
 
 
 def _policy(learner: Learner, view: str | None) -> Policy | None:
