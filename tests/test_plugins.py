@@ -149,3 +149,32 @@ def test_a_checkpoint_of_a_plugin_read_without_it_names_the_module_to_import(tmp
         Trainer.load(tmp_path / "run.npz")
     with pytest.raises(CheckpointError, match=named):
         load_policy_file(tmp_path / "run.npz")
+
+
+def test_a_config_field_without_a_default_is_named_with_the_ways_to_give_it(registered):
+    """A plugin whose Config has a field without a default gave the dataclass's own
+    ``Req.__init__() missing 1 required positional argument: 'damping'``, from Python and
+    from ``nashzoo train`` / ``race`` alike."""
+    import dataclasses
+
+    from nashzoo.agents import make_learner
+    from nashzoo.agents.base import LearnerConfig
+    from nashzoo.train.settings import SettingsError, seat_settings
+
+    @dataclasses.dataclass(frozen=True)
+    class Req(LearnerConfig):
+        damping: float
+
+    class NeedsDamping(_Responder):
+        name = "_plugin_needs_damping"
+        Config = Req
+
+    registered(NeedsDamping)
+    named = r"_plugin_needs_damping: settings without a default must be given, \['damping'\]"
+    with pytest.raises(ValueError, match=named + r": e.g. config=\{'damping': ...\}"):
+        make_learner(NeedsDamping.name, "kuhn_poker", 0)
+    with pytest.raises(SettingsError, match=named + r".*--set _plugin_needs_damping.damping="):
+        seat_settings([NeedsDamping.name])
+    (setting,) = seat_settings([f"{NeedsDamping.name}(damping=0.5)"])
+    assert setting.config() == Req(0.5)
+    assert make_learner(NeedsDamping.name, "kuhn_poker", 0, {"damping": 2}).config == Req(2)

@@ -173,6 +173,7 @@ class Learner(ABC):
     def coerce_config(cls, config: LearnerConfig | dict[str, Any] | None) -> LearnerConfig:
         """Accept a Config, a dict of its fields, or None (defaults)."""
         if config is None:
+            cls._check_required(())
             return cls.Config()
         if isinstance(config, cls.Config):
             return config
@@ -183,10 +184,32 @@ class Learner(ABC):
                 raise ValueError(
                     f"unknown {cls.name} config fields {unknown}; valid: {sorted(fields)}"
                 )
+            cls._check_required(config)
             return cls.Config(**config)
         raise ValueError(
             f"{cls.name} expects a {cls.Config.__name__} or a dict, got {type(config).__name__}"
         )
+
+    @classmethod
+    def _check_required(cls, given: Any) -> None:
+        """ValueError naming the learner, the fields and how to set them when ``Config`` has
+        fields without a default that ``given`` does not set (a plugin's config may; the
+        dataclass's own TypeError named neither the learner nor the way to give them)."""
+        if not dataclasses.is_dataclass(cls.Config):
+            return
+        missing = [
+            f.name
+            for f in dataclasses.fields(cls.Config)
+            if f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+            and f.name not in given
+        ]
+        if missing:
+            raise ValueError(
+                f"{cls.name}: settings without a default must be given, {missing}: e.g. "
+                f"config={{{missing[0]!r}: ...}} in Python, --set {cls.name}.{missing[0]}=VALUE "
+                f"or {cls.name}({missing[0]}=VALUE) on the command line"
+            )
 
     def step(self, opponent: Policy) -> dict[str, float]:
         """Do one native unit of work against ``opponent`` and return metrics.

@@ -72,7 +72,7 @@ class LearnerSetting:
         """The learner's config dataclass with the overrides applied (validated)."""
         cls = learner_class(self.algorithm)
         try:
-            return cls.Config(**self.overrides)
+            return cls.coerce_config(dict(self.overrides))  # fields checked, required ones named
         except (TypeError, ValueError) as err:
             text = str(err)  # configs name their learner already ("os_mccfr: ...") or not
             prefix = (
