@@ -418,20 +418,23 @@ def test_an_interrupted_tournament_says_nothing_was_written(tmp_path, capsys, mo
 def test_eval_leaves_out_a_slow_value_lp_saying_why_and_solves_it_with_seats(
     tmp_path, capsys, monkeypatch
 ):
-    """On a game whose value LP takes minutes (lowered here so that RPS counts as one),
+    """On a game whose value LP takes minutes (lowered here so that a 3x2 matrix game counts
+    as one; a game no other test solves, as solve_game warns only before a first solve),
     `nashzoo eval` gives NashConv at once and says why the per-seat numbers are missing, in
     text and in JSON; `--seats` solves the LP for them."""
+    from nashzoo import load_game
     from nashzoo.agents import TabularPolicy
     from nashzoo.eval import lp
 
     monkeypatch.setattr(lp, "CHEAP_LP_TERMINALS", 5)
+    game = load_game("matrix", row_payoffs=[[2.0, -1.0], [-1.0, 1.0], [0.5, 0.375]])
     path = tmp_path / "uniform.json"
-    TabularPolicy.uniform("rps").save(path)
+    TabularPolicy.uniform(game).save(path)
     assert main(["eval", str(path), "--json"]) == 0
     quick = json.loads(capsys.readouterr().out)
     assert "seat_exploitability_0" not in quick
     assert "nashzoo eval --seats" in quick["seat_note"]
     assert main(["eval", str(path), "--seats"]) == 0
     shown = capsys.readouterr()
-    assert "seat 0 0, seat 1 0" in shown.out
-    assert "warning: solve_game: rps has 9 terminal histories" in shown.err
+    assert "seat exploitability (value lost to a best responder): seat 0" in shown.out
+    assert "has 6 terminal histories, over the 5" in shown.err
