@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,65 +58,192 @@ def step_curve(xs: Sequence[float], ys: Sequence[float], grid: np.ndarray) -> np
     return out
 
 
+# Each built-in learner keeps one colour in every plot (tab10 in name order, as the README's
+# plots have it; the two past ten get colours of their own), so a learner is recognised from one
+# figure to the next however many others a race holds. A label raced under its own config
+# (``nfsp_small=nfsp(...)``) takes its algorithm's colour with a broken line; an algorithm from
+# a plugin takes one of PLUGIN_COLOURS.
+LEARNER_COLOURS = {
+    "cfr": "#1f77b4",
+    "cfr_plus": "#ff7f0e",
+    "dcfr": "#2ca02c",
+    "deep_cfr": "#d62728",
+    "dqn": "#9467bd",
+    "es_mccfr": "#8c564b",
+    "mmd_ppo": "#e377c2",
+    "nfsp": "#7f7f7f",
+    "os_mccfr": "#bcbd22",
+    "ppo": "#17becf",
+    "xfp": "#000000",
+    "regret_matching": "#b8860b",
+}
+PLUGIN_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d")
+_VARIANT_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+
+
+def line_styles(algorithms: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
+    """``{label: (colour, line style)}`` for labels raced as ``{label: algorithm}``.
+
+    A built-in algorithm's label draws in :data:`LEARNER_COLOURS`' colour, solid; other labels
+    of the same algorithm draw in that colour with a broken line, each its own. Algorithms
+    without a fixed colour share out :data:`PLUGIN_COLOURS` in name order. Pass every label of
+    a race (not one plot's), so its plots agree with one another.
+    """
+    first: dict[str, tuple[str, int]] = {a: (c, 0) for a, c in LEARNER_COLOURS.items()}
+    plugins = sorted(set(algorithms.values()) - set(LEARNER_COLOURS))
+    for k, algorithm in enumerate(plugins):  # past the palette, colours repeat with broken lines
+        first[algorithm] = (PLUGIN_COLOURS[k % len(PLUGIN_COLOURS)], k // len(PLUGIN_COLOURS))
+    seen: dict[str, int] = defaultdict(int)
+    out: dict[str, tuple[str, Any]] = {}
+    # the label named as its algorithm first: it keeps the solid line
+    for label in sorted(algorithms, key=lambda name: (name != algorithms[name], name)):
+        colour, n = first[algorithms[label]]
+        n += seen[algorithms[label]]
+        seen[algorithms[label]] += 1
+        out[label] = (colour, "-" if n == 0 else _VARIANT_STYLES[(n - 1) % len(_VARIANT_STYLES)])
+    return out
+
+
 def convergence_plot(
     curves: Mapping[str, Sequence[tuple[Sequence[float], Sequence[float]]]],
     path: str | os.PathLike[str],
+    **kwargs: Any,
+) -> None:
+    """Write :func:`convergence_figure` of ``curves`` to ``path`` (PNG)."""
+    _save(convergence_figure(curves, **kwargs), path)
+
+
+def convergence_figure(
+    curves: Mapping[str, Sequence[tuple[Sequence[float], Sequence[float]]]],
     *,
     xlabel: str,
     ylabel: str = "exploitability (NashConv / 2)",
     title: str = "",
-) -> None:
-    """Log-log plot: one line per name (median across its runs), a band from min to max.
+    styles: Mapping[str, tuple[str, Any]] | None = None,
+    thresholds: Sequence[float] = (),
+) -> Any:
+    """Log-log figure: one line per name, the median across its runs, a band from min to max.
+
+    The median is drawn solid only where every run has a point; where some runs have ended (or
+    not yet reached their first point) it is dotted, as it is then the median of fewer runs
+    (one run's curve, at the far end of a work axis, where each run stops at its own work).
+    The legend sits beside the axes, so it never covers a curve. An exploitability of 0 (an
+    exact equilibrium, which a log axis cannot show) is drawn on a marked line below the
+    smallest positive value, so a learner that gets there exactly is not left out; a name
+    with nothing to draw is listed in the legend as such, and a figure with nothing at all to
+    draw says so in its middle.
 
     Args:
         curves: ``{name: [(xs, ys) for each run (seed)]}``.
+        styles: ``{name: (colour, line style)}``, from :func:`line_styles` (by default
+            ``curves``' names as algorithms).
+        thresholds: exploitability levels drawn as faint horizontal lines (the race's targets).
     """
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    fig, ax = plt.subplots(figsize=(8.6, 4.8))
+    styles = styles if styles is not None else line_styles({name: name for name in curves})
     positive = [
         x for runs in curves.values() for xs, _ in runs for x in xs if x is not None and x > 0
     ]
-    if not positive:
-        raise ValueError("nothing to plot: no positive x values")
+    if not positive:  # say so on the figure: a race's report must not fail, nor show blank axes
+        ax.text(
+            0.5,
+            0.5,
+            f"nothing to draw: no evaluation point of {', '.join(sorted(curves)) or 'any run'}\n"
+            f"has a positive {xlabel}",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            wrap=True,
+        )
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        return fig
     grid = np.geomspace(min(positive), max(positive), 200)
-    colors = plt.get_cmap("tab10")
-    for k, (name, runs) in enumerate(sorted(curves.items())):
+    ys_all = [y for runs in curves.values() for _, ys in runs for y in ys]
+    floor = _zero_line(ys_all)
+    # (line, label) pairs given to the legend explicitly: matplotlib leaves out any label that
+    # starts with "_", and a learner's name may
+    entries: list[tuple[Any, str]] = []
+    for name, runs in sorted(curves.items()):
         stacked = []
         for xs, ys in runs:
-            pairs = [(x, y) for x, y in zip(xs, ys, strict=True) if x > 0 and y > 0]
+            # a negative value is rounding noise around 0; nan (not evaluated) is left out
+            pairs = [(x, max(y, floor)) for x, y in zip(xs, ys, strict=True) if x > 0 and y == y]
             if pairs:
                 px, py = zip(*pairs, strict=True)
                 stacked.append(step_curve(px, py, grid))
         if not stacked:
+            entries.append((ax.plot([], [], " ")[0], f"{name}: no point to draw"))
             continue
         data = np.vstack(stacked)
-        with np.errstate(all="ignore"):
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                median = np.nanmedian(data, axis=0)
-                low, high = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
-        # Ten colours; past ten curves the line style changes, so no two curves look alike.
-        color, style = colors(k % 10), ("-", "--", ":", "-.")[k // 10 % 4]
-        ax.plot(
-            grid,
-            median,
-            label=f"{name} ({len(stacked)} run{'s' * (len(stacked) != 1)})",
-            color=color,
-            ls=style,
-            lw=1.8,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-nan columns give nan
+            median = np.nanmedian(data, axis=0)
+            low, high = np.nanmin(data, axis=0), np.nanmax(data, axis=0)
+        every = np.isfinite(data).all(axis=0)
+        # the dotted part overlaps the solid one by a grid point, so the line has no gap
+        some = np.convolve((~every).astype(float), [1, 1, 1], mode="same") > 0
+        color, style = styles[name]
+        (line,) = ax.plot(grid, np.where(every, median, np.nan), color=color, ls=style, lw=1.8)
+        entries.append((line, f"{name} ({len(stacked)} run{'s' * (len(stacked) != 1)})"))
+        if len(stacked) > 1 and (~every & np.isfinite(median)).any():
+            ax.plot(grid, np.where(some, median, np.nan), color=color, ls=":", lw=1.0)
         ax.fill_between(grid, low, high, color=color, alpha=0.18, lw=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    if any(y <= floor for y in ys_all):
+        ax.axhline(floor, color="0.3", lw=0.8, zorder=0)
+        ax.annotate(
+            "0: exact equilibrium (drawn on this line)",
+            (0.01, floor),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, 2),
+            textcoords="offset points",
+            fontsize=7,
+            color="0.3",
+        )
+        ax.set_ylim(bottom=floor / 2)
+    for level in thresholds:
+        ax.axhline(level, color="0.45", lw=0.8, ls=(0, (1, 3)), zorder=0)
+    if thresholds:  # label the levels on the right-hand axis, clear of the curves
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(list(thresholds), labels=[f"{t:g}" for t in thresholds])
+        right.tick_params(labelsize=7, colors="0.35", length=0)
+        right.set_ylabel("thresholds", fontsize=7, color="0.35")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=8, loc="best")
-    _save(fig, path)
+    several = any(len(runs) > 1 for runs in curves.values())
+    ax.legend(
+        [line for line, _ in entries],
+        [label for _, label in entries],
+        fontsize=8,
+        loc="upper left",
+        bbox_to_anchor=(1.09 if thresholds else 1.01, 1.0),
+        title=(
+            "median over runs\n(dotted: not every run)\nband: min to max"
+            if several
+            else "one run each:\nno spread over seeds"
+        ),
+        title_fontsize=7,
+        alignment="left",
+    )
+    return fig
+
+
+def _zero_line(values: Sequence[float]) -> float:
+    """Where a log axis draws exploitability 0: one and a half decades below the power of ten
+    under the smallest positive value (so never on a labelled tick, which would read as that
+    value); 10^-3.5 when no value is positive."""
+    positive = [v for v in values if v > 0]  # nan compares false: left out
+    bottom = np.floor(np.log10(min(positive))) if positive else -2.0
+    return float(10 ** (bottom - 1.5))
 
 
 def _text_colour(rgba: tuple[float, ...]) -> str:
@@ -124,11 +252,37 @@ def _text_colour(rgba: tuple[float, ...]) -> str:
     return "black" if 0.2126 * red + 0.7152 * green + 0.0722 * blue > 0.45 else "white"
 
 
+def short_label(name: str, width: int = 24) -> str:
+    """``name`` cut to ``width`` characters with an ellipsis in the middle, so a long entrant
+    or learner name (a checkpoint path, a learner spec) labels a tick without squeezing the
+    plot; both ends are kept, as names often differ only in a seed or suffix."""
+    if len(name) <= width:
+        return name
+    head = (width - 1) // 2
+    return name[:head] + "\u2026" + name[len(name) - (width - 1 - head) :]
+
+
+def _tick_labels(names: Sequence[str]) -> list[str]:
+    """:func:`short_label` of each name, or the names in full where shortening makes two alike."""
+    short = [short_label(str(name)) for name in names]
+    return short if len(set(short)) == len(set(names)) else [str(name) for name in names]
+
+
 def heatmap(
     matrix: np.ndarray,
     row_names: Sequence[str],
     col_names: Sequence[str],
     path: str | os.PathLike[str],
+    **kwargs: Any,
+) -> None:
+    """Write :func:`heatmap_figure` of ``matrix`` to ``path`` (PNG)."""
+    _save(heatmap_figure(matrix, row_names, col_names, **kwargs), path)
+
+
+def heatmap_figure(
+    matrix: np.ndarray,
+    row_names: Sequence[str],
+    col_names: Sequence[str],
     *,
     title: str,
     colorbar: str,
@@ -136,40 +290,55 @@ def heatmap(
     fmt: str = "{:.3g}",
     center_zero: bool = False,
     log: bool = False,
-) -> None:
-    """Annotated heatmap (``nan`` cells left blank)."""
+    missing: str = "n/a",
+    diagonal: str | None = None,
+) -> Any:
+    """Annotated heatmap. A ``nan`` cell (nothing measured) is grey and says ``missing``
+    (``diagonal`` on the diagonal, when given: a cross-play matrix has no cell of a learner
+    against itself, which is self-play);
+    long names are shortened on the ticks (:func:`short_label`); a value that rounds to zero
+    is written as zero is (``fmt.format(0.0)``), never ``-0.000`` beside ``+0.000``."""
     plt = _pyplot()
     matrix = np.asarray(matrix, dtype=float)
     size = (1.2 + 0.9 * len(col_names), 1.0 + 0.6 * len(row_names))
     fig, ax = plt.subplots(figsize=(max(5.0, size[0]), max(3.5, size[1])))
     masked = np.ma.masked_invalid(matrix)
-    kwargs: dict[str, Any] = {}
+    scale: dict[str, Any] = {}
     finite = matrix[np.isfinite(matrix)]
     if log and finite.size and (finite > 0).all() and finite.max() > 10 * finite.min():
         from matplotlib.colors import LogNorm
 
-        kwargs["norm"] = LogNorm(vmin=finite.min(), vmax=finite.max())
+        scale["norm"] = LogNorm(vmin=finite.min(), vmax=finite.max())
     elif center_zero and np.isfinite(matrix).any():
         bound = float(np.nanmax(np.abs(matrix))) or 1.0
-        kwargs = {"vmin": -bound, "vmax": bound}
-    image = ax.imshow(masked, cmap=cmap, aspect="auto", **kwargs)
-    ax.set_xticks(range(len(col_names)), labels=list(col_names), rotation=35, ha="right")
-    ax.set_yticks(range(len(row_names)), labels=list(row_names))
+        scale = {"vmin": -bound, "vmax": bound}
+    colours = plt.get_cmap(cmap).with_extremes(bad="0.9")
+    image = ax.imshow(masked, cmap=colours, aspect="auto", **scale)
+    ax.set_xticks(range(len(col_names)), labels=_tick_labels(col_names), rotation=35, ha="right")
+    ax.set_yticks(range(len(row_names)), labels=_tick_labels(row_names))
+    zero = fmt.format(0.0)
     for i in range(matrix.shape[0]):
         for j in range(matrix.shape[1]):
-            if np.isfinite(matrix[i, j]):
-                ax.text(
-                    j,
-                    i,
-                    fmt.format(matrix[i, j]),
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color=_text_colour(image.cmap(image.norm(matrix[i, j]))),
-                )
+            value = matrix[i, j]
+            if not np.isfinite(value):
+                note = diagonal if diagonal is not None and i == j else missing
+                ax.text(j, i, note, ha="center", va="center", fontsize=7, color="0.4")
+                continue
+            text = fmt.format(value)
+            if text.lstrip("+-") == zero.lstrip("+-"):
+                text = zero
+            ax.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize=8,
+                color=_text_colour(image.cmap(image.norm(value))),
+            )
     fig.colorbar(image, ax=ax, label=colorbar)
     ax.set_title(title)
-    _save(fig, path)
+    return fig
 
 
 def curves_from_rows(

@@ -87,7 +87,14 @@ def write_reports(
     for stale in PLOT_FILES:
         (out / stale).unlink(missing_ok=True)
     if config.plots and rows:
-        _plots(out, rows, cross, shown)
+        _plots(
+            out,
+            rows,
+            cross,
+            shown,
+            config.thresholds,
+            _plot_note(results, failures, planned, interrupted),
+        )
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )
@@ -102,6 +109,23 @@ def _partial_note(out: Path, finished: int, planned: int | None, interrupted: bo
         f"> **Partial results**: the race was interrupted after {finished}{of} runs; "
         f"`nashzoo race --resume --out {out}` finishes it.\n\n"
     )
+
+
+def _plot_note(
+    results: Sequence[dict[str, Any]],
+    failures: Sequence[dict[str, Any]],
+    planned: int | None,
+    interrupted: bool,
+) -> str:
+    """The plots' title line for a race that is not whole ("" when it is): a plot of an
+    interrupted race, or one with failed runs, shows fewer runs (or learners) than were raced."""
+    parts = []
+    if interrupted:
+        of = "" if planned is None else f" of {planned}"
+        parts.append(f"partial: interrupted after {len(results)}{of} runs")
+    if failures:
+        parts.append(f"{len(failures)} run{'s' * (len(failures) != 1)} failed, not drawn")
+    return "; ".join(parts) + (" (see summary.md)" if parts else "")
 
 
 def _skipped_section(skipped: dict[str, str]) -> str:
@@ -126,25 +150,41 @@ def _learner_configs(results: Sequence[dict[str, Any]]) -> dict[str, dict[str, A
 PLOT_FILES = ("exploitability_vs_time.png", "exploitability_vs_work.png", "crossplay_heatmap.png")
 
 
-def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> None:
-    from nashzoo.eval.plots import convergence_plot, curves_from_rows, heatmap
+def _plots(
+    out: Path,
+    rows: list[dict[str, Any]],
+    cross: Any,
+    game_id: str,
+    thresholds: Sequence[float] = (),
+    note: str = "",
+) -> None:
+    """The race's PNGs. Each label keeps one line style in both convergence plots (and its
+    algorithm's colour in every race's), whichever labels have points in each; the title says
+    "output policy", as that is what is evaluated: the average policy, or the last one for the
+    RL learners that have no average. ``note`` (:func:`_plot_note`) ends each title."""
+    from nashzoo.eval.plots import convergence_plot, curves_from_rows, heatmap, line_styles
 
+    tail = f"\n{note}" if note else ""
     points = [r for r in rows if r["seat"] == 0]
     self_rows = [r for r in points if r["mode"] == "self"]
+    styles = line_styles({str(r["learner"]): str(r["algorithm"]) for r in self_rows})
     if self_rows:
         convergence_plot(
             curves_from_rows(self_rows, key="learner", x="wall_seconds"),
             out / PLOT_FILES[0],
             xlabel="training wall time (s, evaluation excluded)",
-            title=f"Self-play on {game_id}: exploitability of the average policy",
+            title=f"Self-play on {game_id}: exploitability of each learner's output policy{tail}",
+            styles=styles,
+            thresholds=thresholds,
         )
+        worked = [r for r in self_rows if float(r["total_work"]) > 0]  # a plugin may count none
         convergence_plot(
-            curves_from_rows(
-                [r for r in self_rows if float(r["total_work"]) > 0], key="learner", x="total_work"
-            ),
+            {name: [] for name in styles} | curves_from_rows(worked, key="learner", x="total_work"),
             out / PLOT_FILES[1],
             xlabel="work (nodes touched + env steps, both seats)",
-            title=f"Self-play on {game_id}: exploitability against work",
+            title=f"Self-play on {game_id}: exploitability against work{tail}",
+            styles=styles,
+            thresholds=thresholds,
         )
     if cross is not None:
         heatmap(
@@ -152,7 +192,10 @@ def _plots(out: Path, rows: list[dict[str, Any]], cross: Any, game_id: str) -> N
             cross.learners,
             cross.learners,
             out / PLOT_FILES[2],
-            title=f"Cross-play on {game_id}\nseat exploitability of the row learner vs column",
+            title=f"Cross-play on {game_id}\nseat exploitability of the row learner vs column"
+            + tail,
             colorbar="seat exploitability (lower is better)",
             log=True,
+            missing="no runs",
+            diagonal="self-play",
         )

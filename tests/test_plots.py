@@ -1,0 +1,258 @@
+"""What the plots draw, read back from the matplotlib objects (Agg): labels, scales, legends,
+colours, thresholds, exact zeros, missing data. Nothing is timed and nothing is compared by eye."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from nashzoo.agents import TabularPolicy
+from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents.registry import _REGISTRY, learner_class, learning_learner_names
+from nashzoo.eval.plots import (
+    LEARNER_COLOURS,
+    convergence_figure,
+    heatmap_figure,
+    line_styles,
+    short_label,
+)
+from nashzoo.train.race import RaceConfig, run_race
+from nashzoo.train.race.report import _plot_note
+
+RUN_A = ([1e-3, 1e-2, 1e-1, 1.0], [0.5, 0.1, 0.01, 0.001])
+RUN_B = ([1e-3, 1e-2, 1e-1], [0.4, 0.2, 0.02])  # ends sooner (less work, say)
+
+
+def _legend_texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def _median(fig, name: str):
+    """The solid median line of built-in learner ``name`` (told apart by its fixed colour)."""
+    return next(
+        line
+        for line in fig.axes[0].get_lines()
+        if line.get_color() == LEARNER_COLOURS[name] and line.get_linewidth() == 1.8
+    )
+
+
+def test_every_built_in_learner_has_its_own_colour():
+    built_in = {
+        name
+        for name in learning_learner_names()
+        if learner_class(name).__module__.startswith("nashzoo.")
+    }
+    assert built_in <= set(LEARNER_COLOURS)
+    assert len(set(LEARNER_COLOURS.values())) == len(LEARNER_COLOURS)
+
+
+def test_a_learner_keeps_its_colour_whatever_else_is_raced():
+    """nfsp was grey beside every learner (README) and green beside cfr and cfr_plus: the
+    colour came from the learner's place among those in the plot."""
+    few = line_styles({"cfr": "cfr", "cfr_plus": "cfr_plus", "nfsp": "nfsp"})
+    everyone = line_styles({name: name for name in LEARNER_COLOURS})
+    assert few["nfsp"] == everyone["nfsp"] == (LEARNER_COLOURS["nfsp"], "-")
+    assert everyone["xfp"][0] != everyone["cfr"][0]  # the 11th learner no longer reuses blue
+    # a label raced under its own config: its algorithm's colour, a broken line of its own
+    variants = line_styles({"nfsp": "nfsp", "nfsp_small": "nfsp", "nfsp_big": "nfsp"})
+    assert variants["nfsp"] == (LEARNER_COLOURS["nfsp"], "-")
+    assert {variants["nfsp_big"][0], variants["nfsp_small"][0]} == {LEARNER_COLOURS["nfsp"]}
+    assert len({variants[k][1] for k in variants}) == 3
+    plugin = line_styles({"mine": "my_plugin_learner", "cfr": "cfr"})
+    assert plugin["mine"][0] not in LEARNER_COLOURS.values()
+
+
+def test_convergence_figure_axes_legend_and_thresholds():
+    fig = convergence_figure(
+        {"cfr": [RUN_A, RUN_B]},
+        xlabel="training wall time (s)",
+        title="Self-play on kuhn_poker",
+        thresholds=(0.1, 0.001),
+    )
+    try:
+        ax = fig.axes[0]
+        assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+        assert ax.get_xlabel() == "training wall time (s)"
+        assert ax.get_ylabel() == "exploitability (NashConv / 2)"
+        assert ax.get_title() == "Self-play on kuhn_poker"
+        legend = ax.get_legend()
+        assert _legend_texts(fig) == ["cfr (2 runs)"]
+        assert "median" in legend.get_title().get_text()
+        assert legend.get_bbox_to_anchor().x0 > ax.get_window_extent().x1  # beside, not over
+        levels = {line.get_ydata()[0] for line in ax.get_lines() if len(line.get_ydata()) == 2}
+        assert {0.1, 0.001} <= levels
+        assert _median(fig, "cfr").get_color() == LEARNER_COLOURS["cfr"]
+    finally:
+        plt.close(fig)
+
+
+def test_median_line_is_solid_only_where_every_run_has_a_point():
+    """Past the end of the shorter run the 'median of 2 runs' was one run's value, drawn as
+    the median (NFSP's work curve fell from 0.13 to 0.08 on one seed)."""
+    fig = convergence_figure({"cfr": [RUN_A, RUN_B]}, xlabel="work")
+    try:
+        ax = fig.axes[0]
+        solid = _median(fig, "cfr")
+        xs, ys = solid.get_xdata(), solid.get_ydata()
+        assert np.isfinite(ys).any() and not np.isfinite(ys[xs > 0.1 * 1.01]).any()
+        dotted = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
+        assert len(dotted) == 1 and np.isfinite(dotted[0].get_ydata()[-1])
+    finally:
+        plt.close(fig)
+
+
+def test_an_exact_zero_is_drawn_and_marked():
+    """On rps, cfr and cfr_plus (exploitability 0 from their first point) were missing from
+    the plot and its legend: a log axis has no 0 and the points were dropped."""
+    fig = convergence_figure(
+        {"cfr": [([1e-3, 1e-2], [0.0, 0.0])], "xfp": [([1e-3, 1e-2], [0.3, 2e-3])]},
+        xlabel="s",
+    )
+    try:
+        ax = fig.axes[0]
+        assert _legend_texts(fig) == ["cfr (1 run)", "xfp (1 run)"]
+        zero = np.nanmax(_median(fig, "cfr").get_ydata())
+        assert 0 < zero < 2e-3 and ax.get_ylim()[0] < zero
+        assert any("0: exact equilibrium" in t.get_text() for t in ax.texts)
+        assert not any(np.isclose(np.log10(zero), k) for k in range(-20, 1))  # not on a tick
+    finally:
+        plt.close(fig)
+
+
+def test_one_run_each_is_not_called_a_median():
+    fig = convergence_figure({"cfr": [RUN_A], "dcfr": [RUN_B]}, xlabel="s")
+    try:
+        assert fig.axes[0].get_legend().get_title().get_text().startswith("one run each")
+    finally:
+        plt.close(fig)
+
+
+def test_nothing_to_draw_says_so():
+    fig = convergence_figure({"lazy": [([0.0], [0.5])]}, xlabel="work")
+    try:
+        assert any("nothing to draw" in t.get_text() for t in fig.axes[0].texts)
+    finally:
+        plt.close(fig)
+    fig = convergence_figure({"lazy": [([1.0], [float("nan")])], "cfr": [RUN_A]}, xlabel="s")
+    try:
+        assert "lazy: no point to draw" in _legend_texts(fig)
+    finally:
+        plt.close(fig)
+
+
+def test_heatmap_cells_names_and_zeros():
+    long = "mixed_strategy_from_nfsp_run_20261127_seed3"
+    names = ["cfr", long, "x"]
+    matrix = np.array([[np.nan, -1e-9, 0.5], [1e-9, np.nan, np.nan], [-0.5, 0.2, np.nan]])
+    fig = heatmap_figure(
+        matrix,
+        names,
+        names,
+        title="t",
+        colorbar="payoff",
+        fmt="{:+.3f}",
+        center_zero=True,
+        missing="no runs",
+        diagonal="self-play",
+    )
+    try:
+        ax = fig.axes[0]
+        cells = {
+            (round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts
+        }
+        assert cells[0, 0] == cells[1, 1] == "self-play" and cells[1, 2] == "no runs"
+        assert cells[0, 1] == cells[1, 0] == "+0.000"  # not -0.000 beside +0.000
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+        assert labels[1] == short_label(long) and len(labels[1]) == 24
+        assert labels[1].startswith("mixed_strat") and labels[1].endswith("seed3")
+    finally:
+        plt.close(fig)
+    # names that would shorten alike are shown in full
+    twins = ["a" * 30 + "_seed1", "a" * 30 + "_seed2"]
+    assert short_label(twins[0]) != short_label(twins[1])
+    same = ["b" * 11 + "x" * 20 + "c" * 12, "b" * 11 + "y" * 20 + "c" * 12]
+    fig = heatmap_figure(np.eye(2), same, same, title="t", colorbar="c")
+    try:
+        assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == same
+    finally:
+        plt.close(fig)
+
+
+def test_plot_note_names_a_partial_race():
+    assert _plot_note([{}], [], None, False) == ""
+    note = _plot_note([{}, {}], [{"run_id": "r", "error": "e"}], 6, True)
+    assert note == (
+        "partial: interrupted after 2 of 6 runs; 1 run failed, not drawn (see summary.md)"
+    )
+
+
+class _NoWorkLearner(Learner):
+    """A plugin that reports no work: the race's work plot has no point to draw."""
+
+    name = "_no_work_for_plot_tests"
+    Config = LearnerConfig
+
+    def _step(self, opponent):
+        return {}
+
+    def current_policy(self):
+        return TabularPolicy.uniform(self.game)
+
+    average_policy = current_policy
+
+    def _state_arrays(self):
+        return {}
+
+    def _load_state_arrays(self, arrays):
+        pass
+
+
+def test_race_with_a_learner_that_counts_no_work_writes_its_plots(tmp_path, monkeypatch):
+    """The race trained every run, then failed writing its reports: 'nothing to plot: no
+    positive x values' from the work plot."""
+    from nashzoo.agents.registry import register
+
+    register(_NoWorkLearner)
+    captured = {}
+    from nashzoo.eval import plots
+
+    real = plots.convergence_figure
+
+    def spy(curves, **kw):
+        fig = real(curves, **kw)
+        captured[kw["xlabel"]] = (fig.axes[0].get_title(), _legend_texts(fig))
+        return fig
+
+    monkeypatch.setattr(plots, "convergence_figure", spy)
+    try:
+        cfg = RaceConfig(
+            game="kuhn_poker",
+            learners=("cfr", _NoWorkLearner.name),
+            seeds=1,
+            budget_seconds=None,
+            budget_iterations=3,
+            out=str(tmp_path / "race"),
+            backend="serial",
+            plots=True,
+        )
+        outcome = run_race(cfg, progress=False)
+    finally:
+        _REGISTRY.pop(_NoWorkLearner.name, None)
+    out = Path(cfg.out)
+    assert not outcome.failures
+    assert (out / "exploitability_vs_work.png").exists()
+    title, _ = captured["training wall time (s, evaluation excluded)"]
+    assert "output policy" in title and "average policy" not in title
+    _, legend = captured["work (nodes touched + env steps, both seats)"]
+    assert legend == [f"{_NoWorkLearner.name}: no point to draw", "cfr (1 run)"]
+    assert json.loads((out / "summary.json").read_text())["runs_finished"] == 2
