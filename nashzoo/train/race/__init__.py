@@ -23,7 +23,9 @@ deletes it first). Pool workers exit when the race process dies, even by ``kill 
 
 Outputs in ``OUT``: ``results.csv`` (long form: one row per run, evaluation point and seat),
 ``summary.json`` and ``summary.md`` (leaderboard, plain-words answers, cross-play matrix),
-``exploitability_vs_time.png``, ``exploitability_vs_work.png`` and ``crossplay_heatmap.png``;
+``exploitability_vs_time.png``, ``exploitability_vs_work.png`` (each self-played learner's
+median over seeds with a min-to-max band, :func:`nashzoo.eval.plots.convergence_figure`) and
+``crossplay_heatmap.png``;
 per run: the final joint average policy (``average_policy.json``, re-checkable with
 ``nashzoo eval``) and the trainer checkpoint (``checkpoint.npz``).
 
