@@ -23,7 +23,7 @@ import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
@@ -42,6 +42,8 @@ from nashzoo.io import (
     learner_checkpoint_bytes,
     read_learner_checkpoint,
 )
+
+_L = TypeVar("_L", bound="Learner")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -307,12 +309,12 @@ class Learner(ABC):
 
     @classmethod
     def load(
-        cls,
+        cls: type[_L],
         path: str | os.PathLike[str],
         game: Game | str | None = None,
         *,
         device: str | None = None,
-    ) -> Learner:
+    ) -> _L:
         """Restore a learner saved by :meth:`save`; training resumes exactly where it stopped.
         ``device`` (torch learners): where to rebuild it instead of the device it was trained
         on, e.g. ``"cpu"`` for a checkpoint written on a GPU machine."""
@@ -322,13 +324,13 @@ class Learner(ABC):
 
     @classmethod
     def from_checkpoint(
-        cls,
+        cls: type[_L],
         checkpoint: LearnerCheckpoint,
         game: Game | str | None = None,
         *,
         name: str = "",
         device: str | None = None,
-    ) -> Learner:
+    ) -> _L:
         """The learner a validated checkpoint holds (``name``: the file, for messages;
         ``device``: see :meth:`load`; a learner without a ``device`` setting, one that computes
         with numpy, ignores it)."""
@@ -373,8 +375,8 @@ class Learner(ABC):
 
     @classmethod
     def _instance_to_restore(
-        cls, game: Game, seat: int, config: dict[str, Any], seed: int
-    ) -> Learner:
+        cls: type[_L], game: Game, seat: int, config: dict[str, Any], seed: int
+    ) -> _L:
         """The fresh learner :meth:`from_checkpoint` fills from the stored arrays; a learner whose
         ``_setup`` reads something the checkpoint replaces (a file) overrides it to skip that."""
         return cls(game, seat, config, seed=seed)

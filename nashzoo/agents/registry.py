@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.games import Game
@@ -14,8 +14,10 @@ _REGISTRY: dict[str, type[Learner]] = {}
 # Learners living in modules with optional dependencies: name -> (module, extra to install).
 _LAZY: dict[str, tuple[str, str]] = {}
 
+LearnerClass = TypeVar("LearnerClass", bound=type[Learner])
 
-def register(cls: type[Learner]) -> type[Learner]:
+
+def register(cls: LearnerClass) -> LearnerClass:
     """Class decorator: make ``cls`` available to :func:`make_learner` under ``cls.name``.
 
     A name already taken by another learner (a built-in such as ``"cfr"``, one needing an
