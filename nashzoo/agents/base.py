@@ -145,7 +145,7 @@ class Learner(ABC):
         """Allocate tables or networks."""
 
     @abstractmethod
-    def _step(self, opponent: Policy) -> dict[str, float]:
+    def _step(self, opponent: Policy) -> Mapping[str, float]:
         """One native unit of work; return ``nodes_touched`` / ``env_steps`` done and metrics."""
 
     @abstractmethod
