@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import gymnasium
 import numpy as np
@@ -49,6 +49,11 @@ from nashzoo.agents._torch_utils import NetworkPolicy, check_finite_on_legal, ma
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games import Game, load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
+
+if TYPE_CHECKING:  # imported where they are used: Stable-Baselines3 is an optional extra
+    from stable_baselines3.common.base_class import BaseAlgorithm
+
+    from nashzoo.agents.sb3_baseline import SB3Policy
 
 __all__ = [
     "NetworkAdapterPolicy",
@@ -254,7 +259,7 @@ def _is_maskable(policy_class: type) -> bool:
     return any(c.__name__ == "MaskableActorCriticPolicy" for c in policy_class.__mro__)
 
 
-def load_sb3(path: str | os.PathLike[str]) -> Any:
+def load_sb3(path: str | os.PathLike[str]) -> BaseAlgorithm:
     """Load a Stable-Baselines3 / sb3-contrib ``.zip`` on the CPU, picking the algorithm class
     from the policy class stored in it (MaskablePPO, PPO, A2C or DQN)."""
     from stable_baselines3 import A2C, DQN, PPO
@@ -288,7 +293,8 @@ def load_sb3(path: str | os.PathLike[str]) -> Any:
             f"{path} holds a {policy_class.__name__}; nashzoo reads PPO, A2C, MaskablePPO and DQN "
             "models (discrete actions)"
         )
-    return algo.load(file, device="cpu")
+    model: BaseAlgorithm = algo.load(file, device="cpu")
+    return model
 
 
 def from_sb3(
@@ -297,7 +303,7 @@ def from_sb3(
     *,
     seat: int | None = None,
     epsilon: float = 0.0,
-) -> Any:
+) -> SB3Policy:
     """A Stable-Baselines3 model, or the path of its ``.zip``, as a Policy (a frozen CPU copy:
     :class:`~nashzoo.agents.sb3_baseline.SB3Policy`).
 
