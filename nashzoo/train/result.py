@@ -138,6 +138,12 @@ class TrainResult:
         """Exploitability (NashConv / players) at the last evaluation (NaN if none)."""
         return self.final.exploitability if self.final is not None else math.nan
 
+    @property
+    def seat_exploitability(self) -> tuple[float, ...] | None:
+        """Per-seat exploitability at the last evaluation (``None`` if nothing was evaluated or
+        the per-seat numbers were not computed; see :attr:`EvalRecord.seat_exploitability`)."""
+        return self.final.seat_exploitability if self.final is not None else None
+
     def run_columns(self) -> dict[str, Any]:
         """The columns that identify the run in every row of a long-form table."""
         out: dict[str, Any] = {"game": self.game_id}
