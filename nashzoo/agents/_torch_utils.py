@@ -909,6 +909,7 @@ class NetworkPolicy:
         return np.asarray(self._probabilities(tensors, masks), dtype=np.float64)
 
     def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        """The network's probabilities at one information set (a batch of one)."""
         tensor = np.asarray(infoset.tensor, dtype=np.float32).reshape(1, -1)
         mask = np.asarray(infoset.legal_mask).reshape(1, -1)
         if mask.shape[1] < self.num_actions:  # an env agent's own (shorter) action mask

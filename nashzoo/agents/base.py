@@ -272,6 +272,7 @@ class Learner(ABC):
 
     @property
     def tree(self) -> CompiledTree:
+        """The game's compiled tree (cached per game): the arrays a tabular learner works on."""
         return compile_tree(self.game)
 
     # --- checkpoints -------------------------------------------------------------------------

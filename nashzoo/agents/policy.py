@@ -219,6 +219,8 @@ class TabularPolicy:
         return self
 
     def row(self, key: str) -> np.ndarray:
+        """A copy of the probabilities at the information set with this key (KeyError naming
+        the key if the game has none)."""
         return self._probs[self.tree.index_of(key)].copy()
 
     def _index(self, infoset: Infoset) -> int:
@@ -247,6 +249,8 @@ class TabularPolicy:
         return found[0]
 
     def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        """A copy of the row of ``infoset``, found by its key, or by its tensor when the key is
+        not one of the game's (an env observation read without its key)."""
         return self._probs[self._index(infoset)].copy()
 
     def action_probabilities_batch(
@@ -268,6 +272,7 @@ class TabularPolicy:
         return sample_action(self.action_probabilities(as_infoset(infoset)), rng)
 
     def to_dict(self) -> dict[str, list[float]]:
+        """Information-set key -> probabilities, as plain lists (what :meth:`from_dict` reads)."""
         return {k: self._probs[i].tolist() for i, k in enumerate(self.tree.infoset_keys)}
 
     def with_rows(self, player: int, other: TabularPolicy) -> TabularPolicy:

@@ -156,9 +156,11 @@ class State(ABC):
         """Player to move, ``CHANCE`` at chance nodes, ``TERMINAL`` when the game is over."""
 
     def is_terminal(self) -> bool:
+        """Whether the game is over here (``current_player() == TERMINAL``)."""
         return self.current_player() == TERMINAL
 
     def is_chance_node(self) -> bool:
+        """Whether chance moves next here (``current_player() == CHANCE``)."""
         return self.current_player() == CHANCE
 
     # --- moves ---------------------------------------------------------------------------

@@ -67,14 +67,17 @@ class CompiledTree:
 
     @property
     def num_nodes(self) -> int:
+        """Histories in the tree: decision, chance and terminal nodes."""
         return int(self.parent.shape[0])
 
     @property
     def num_infosets(self) -> int:
+        """Information sets of all players (the rows of a :class:`TabularPolicy`)."""
         return int(self.infoset_player.shape[0])
 
     @property
     def num_terminals(self) -> int:
+        """Terminal histories."""
         return int(self.terminal_nodes.shape[0])
 
     @property

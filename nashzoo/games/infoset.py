@@ -134,6 +134,7 @@ class UniformPolicy:
     """Uniform over the legal actions of whatever information set it is asked about."""
 
     def action_probabilities(self, infoset: Infoset) -> np.ndarray:
+        """Equal probability on every legal action of ``infoset``."""
         mask = np.asarray(infoset.legal_mask, dtype=np.float64)
         return mask / mask.sum()
 

@@ -154,6 +154,7 @@ class LearnerCheckpoint:
 
     @property
     def learner(self) -> str:
+        """The registry name of the learner that wrote the checkpoint."""
         return self.meta["learner"]
 
 

@@ -153,6 +153,7 @@ class StopOnInterrupt(Callback):
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[StopOnInterrupt]:
+        """Context manager: Ctrl-C inside it asks the run to stop after the current step."""
         if threading.current_thread() is not threading.main_thread():
             yield self  # signal handlers belong to the main thread: Ctrl-C works as usual
             return

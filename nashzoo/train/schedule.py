@@ -85,4 +85,5 @@ class EvalSchedule:
         return self.seconds is not None and train_seconds - last_eval_seconds >= self.seconds
 
     def to_dict(self) -> dict[str, Any]:
+        """The settings as plain values (``every``, ``per_decade``, ``seconds``)."""
         return {"every": self.every, "per_decade": self.per_decade, "seconds": self.seconds}
