@@ -106,3 +106,18 @@ def test_from_sb3_and_load_sb3_return_their_types_not_any():
     names = {**vars(adapters), "SB3Policy": SB3Policy, "BaseAlgorithm": BaseAlgorithm}
     assert typing.get_type_hints(adapters.from_sb3, names)["return"] is SB3Policy
     assert typing.get_type_hints(adapters.load_sb3, names)["return"] is BaseAlgorithm
+
+
+@pytest.mark.skipif(not hasattr(typing, "get_overloads"), reason="typing.get_overloads: 3.11+")
+def test_make_env_is_overloaded_on_parallel():
+    # Without overloads make_env returned AECEnv | ParallelEnv, so make_env("kuhn_poker_v0")
+    # .agent_iter() / .last() failed pyright (no such attribute on ParallelEnv).
+    from pettingzoo import AECEnv, ParallelEnv
+
+    import nashzoo.envs
+
+    returns = [
+        typing.get_origin(typing.get_type_hints(f, vars(nashzoo.envs))["return"])
+        for f in typing.get_overloads(nashzoo.envs.make_env)
+    ]
+    assert returns[:2] == [AECEnv, ParallelEnv]

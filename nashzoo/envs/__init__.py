@@ -47,7 +47,7 @@ string): ``nashzoo.envs.env("openspiel:liars_dice(dice_sides=4)")``.
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal, overload
 
 import gymnasium
 import pettingzoo
@@ -74,6 +74,18 @@ def env_names() -> list[str]:
     return list(ENV_MODULES)
 
 
+@overload
+def make_env(
+    name: str, *, parallel: Literal[False] = False, **kwargs: Any
+) -> AECEnv[str, ObsDict, int]: ...
+@overload
+def make_env(
+    name: str, *, parallel: Literal[True], **kwargs: Any
+) -> ParallelEnv[str, ObsDict, int]: ...
+@overload
+def make_env(
+    name: str, *, parallel: bool, **kwargs: Any
+) -> AECEnv[str, ObsDict, int] | ParallelEnv[str, ObsDict, int]: ...
 def make_env(
     name: str, *, parallel: bool = False, **kwargs: Any
 ) -> AECEnv[str, ObsDict, int] | ParallelEnv[str, ObsDict, int]:
