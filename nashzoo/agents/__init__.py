@@ -1,7 +1,9 @@
 """Policies, agents and learners behind one interface.
 
 Importing this package registers every tabular learner; neural and RL learners are registered
-lazily so that torch and Stable-Baselines3 stay optional.
+lazily so that torch and Stable-Baselines3 stay optional. :func:`register` adds a user's
+learner and refuses a name another learner already holds. :func:`load_learner` reads a learner
+checkpoint back (``device="cpu"`` for one written on a GPU, on a machine without CUDA).
 """
 
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
