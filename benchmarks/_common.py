@@ -122,19 +122,24 @@ def provenance(load_before: float, load_after: float, packages: tuple[str, ...] 
     )
 
 
+_PATH_OPTIONS = ("--markdown", "--out")
+"""Options whose value is a path a run writes to (the document, a scratch folder)."""
+
+
 def _reproducing(argv: list[str]) -> list[str]:
-    """The command line as BENCHMARKS.md shows it: ``--markdown`` names the file it rewrites by
-    its name alone (a run written into a scratch copy, ``/tmp/run/BENCHMARKS.md``, then copied
-    back, shows ``--markdown BENCHMARKS.md``), so the document points at nothing outside the
-    repository."""
-    out, after_markdown = [], False
+    """The command line as BENCHMARKS.md shows it: ``--markdown`` and ``--out`` name what they
+    write by its name alone (a run written into a scratch copy, ``/tmp/run/BENCHMARKS.md``,
+    then copied back, shows ``--markdown BENCHMARKS.md``), so the document points at nothing
+    outside the repository."""
+    out, after_path = [], False
     for arg in argv:
-        if after_markdown:
-            arg, after_markdown = Path(arg).name, False
-        elif arg == "--markdown":
-            after_markdown = True
-        elif arg.startswith("--markdown="):
-            arg = "--markdown=" + Path(arg.split("=", 1)[1]).name
+        option, equals, value = arg.partition("=")
+        if after_path:
+            arg, after_path = Path(arg).name, False
+        elif arg in _PATH_OPTIONS:
+            after_path = True
+        elif equals and option in _PATH_OPTIONS:
+            arg = f"{option}={Path(value).name}"
         out.append(arg)
     return out
 

@@ -98,10 +98,11 @@ def test_a_part_name_that_would_break_the_comment_is_refused() -> None:
         part_marks("a--b")
 
 
-def test_the_command_line_shown_names_the_markdown_file_by_its_name_alone() -> None:
-    """A run written into a scratch copy shows the file by name: BENCHMARKS.md points at
-    nothing outside the repository."""
+def test_the_command_line_shown_names_the_files_it_writes_by_their_names_alone() -> None:
+    """A run written into a scratch copy (and a scratch --out folder: check_cuda.py's
+    checkpoints) shows them by name: BENCHMARKS.md points at nothing outside the repository."""
     argv = ["--quick", "--markdown", "/tmp/run/BENCHMARKS.md", "--markdown=/x/y/B.md", "--n", "3"]
+    argv += ["--out", "/tmp/ck", "--out=/tmp/a/b"]
     assert common._reproducing(argv) == [
         "--quick",
         "--markdown",
@@ -109,6 +110,9 @@ def test_the_command_line_shown_names_the_markdown_file_by_its_name_alone() -> N
         "--markdown=B.md",
         "--n",
         "3",
+        "--out",
+        "ck",
+        "--out=b",
     ]
 
 
