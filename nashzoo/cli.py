@@ -504,11 +504,12 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     game = _load_game(args.game)
     entrants = [load_entrant(game, spec) for spec in args.entrants]
     check_entrants(game, entrants)  # a bad entrant leaves no --out folder behind
-    folder = None if args.out is None else check_output_folder(args.out)
-    if folder is not None and not args.no_plots:
+    if args.out is not None and not args.no_plots:
         from nashzoo.eval.plots import require_matplotlib
 
-        require_matplotlib(otherwise="or pass --no-plots")  # before the games are played
+        # before the games are played, and before --out is made: no empty folder behind
+        require_matplotlib(otherwise="or pass --no-plots")
+    folder = None if args.out is None else check_output_folder(args.out)
     try:
         result = round_robin(
             game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress

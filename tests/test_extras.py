@@ -133,3 +133,15 @@ def test_the_version_is_written_once():
     text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
     assert 'dynamic = ["version"]' in text
     assert 'version = { attr = "nashzoo.__version__" }' in text
+
+
+def test_tournament_without_matplotlib_makes_no_out_folder(hide, tmp_path, capsys):
+    """--out was made before matplotlib was looked for: the refusal left an empty folder."""
+    hide("matplotlib")
+    out = tmp_path / "tour"
+    argv = ["tournament", "uniform", "equilibrium", "--episodes", "0", "--no-progress"]
+    assert main([*argv, "--out", str(out)]) == 1
+    assert "pip install 'nashzoo[plot]'" in _error(capsys)
+    assert not out.exists()
+    assert main([*argv, "--out", str(out), "--no-plots"]) == 0
+    assert (out / "tournament.json").exists()
