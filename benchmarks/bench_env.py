@@ -52,7 +52,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from _common import provenance, write_section
+from _common import provenance, require_openspiel, write_section
 
 from nashzoo.envs import kuhn_poker_v0, leduc_holdem_v0, liars_dice_v0
 from nashzoo.games import compile_tree, load_game
@@ -196,12 +196,7 @@ def main() -> None:
     repeats = args.repeats or (3 if args.quick else 7)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
 
-    try:
-        import open_spiel  # noqa: F401
-    except ImportError as err:
-        raise SystemExit(
-            f"this benchmark needs open_spiel as the peer: {err} (pip install 'nashzoo[bench]')"
-        ) from None
+    require_openspiel()
     notes = []
     try:
         pz_leduc: Runner | None = pettingzoo_leduc_runner(args.seed)

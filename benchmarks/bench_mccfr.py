@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from _common import provenance, write_section
+from _common import provenance, require_openspiel, write_section
 
 from nashzoo.agents import ESMCCFRConfig, OSMCCFRConfig, TabularPolicy, make_learner
 from nashzoo.games import compile_tree, load_game
@@ -329,12 +329,7 @@ def main() -> None:
         game, target, learner = args.sweep.split(":")
         print(sweep(game, float(target), learner, args.config or ["{}"], seeds, args.cap))
         return
-    try:
-        import pyspiel  # noqa: F401
-    except ImportError as err:
-        raise SystemExit(
-            f"this benchmark needs open_spiel as the peer: {err} (pip install 'nashzoo[bench]')"
-        ) from None
+    require_openspiel()
 
     load_before = os.getloadavg()[0]
     tables = [run_game("kuhn_poker", args.target, seeds, args.cap, args.only)]

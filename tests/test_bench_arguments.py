@@ -43,7 +43,9 @@ def run_main(module, monkeypatch: pytest.MonkeyPatch, *argv: str) -> SystemExit:
     return exc.value
 
 
-@pytest.mark.parametrize("script", ["bench_cfr", "bench_bridge", "bench_scale"])
+@pytest.mark.parametrize(
+    "script", ["bench_cfr", "bench_bridge", "bench_scale", "bench_mccfr", "bench_env"]
+)
 def test_without_openspiel_a_script_loads_and_refuses_in_one_line(
     script: str, benchmarks, monkeypatch: pytest.MonkeyPatch
 ) -> None:
