@@ -132,6 +132,9 @@ def test_bad_arguments_are_refused_with_clear_errors():
     for opponent, hint in hints:
         with pytest.raises(PolicyError, match=hint):
             gymnasium.make("nashzoo/KuhnPoker-v0", opponent=opponent)
+    # A class passes the Policy protocol check; it failed only at the opponent's first move.
+    with pytest.raises(PolicyError, match=r"got the class UniformPolicy.*UniformPolicy\(\.\.\.\)"):
+        SingleAgentEnv("kuhn_poker", opponent=UniformPolicy)
     with pytest.raises(RuntimeError, match="reset"):
         SingleAgentEnv("kuhn_poker").step(0)
 

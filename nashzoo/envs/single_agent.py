@@ -86,6 +86,11 @@ def opponent_pool(game: Game, opponent: Policy | Sequence[Policy]) -> tuple[Poli
     if not pool:
         raise ValueError("the opponent pool is empty; give at least one Policy")
     for policy in pool:
+        if isinstance(policy, type):  # the Protocol check accepts a class: refuse it here
+            raise PolicyError(
+                f"the opponent must be a Policy object, got the class {policy.__name__}; "
+                f"make one first, e.g. opponent={policy.__name__}(...)"
+            )
         if not isinstance(policy, Policy):
             raise PolicyError(
                 f"the opponent must be a Policy (with action_probabilities(infoset)), got "
