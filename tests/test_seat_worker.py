@@ -142,6 +142,8 @@ def test_a_trainer_whose_worker_died_says_so_and_how_to_go_on(tmp_path):
     with pytest.raises(SeatWorkerError, match="died") as died:
         trainer.run(iterations=5)
     assert "__main__" not in str(died.value)
+    worker = trainer.learners[1]  # its pipe was left open and the dead process unreaped
+    assert worker._conn.closed and worker._process.exitcode is not None
     with pytest.raises(SeatWorkerError, match="lost seat 1's learner at iteration 2"):
         trainer.run(iterations=1)
     with pytest.raises(SeatWorkerError, match="died"):

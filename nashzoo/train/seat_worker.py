@@ -233,7 +233,9 @@ class SeatWorker:
         Raises:
             SeatWorkerError: the worker died; the learner's state is lost since it started.
         """
-        if self._lost is not None:
+        if self._lost is not None:  # release the pipe and reap the dead process all the same
+            self._closed = True
+            self._stop_process()
             raise SeatWorkerError(self._lost)
         if self._closed:
             raise RuntimeError("SeatWorker.close was called already")
