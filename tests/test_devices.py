@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +134,17 @@ def test_device_is_ignored_by_learners_that_compute_with_numpy(tmp_path):
     learner.save(tmp_path / "cfr.npz")
     loaded = load_learner(tmp_path / "cfr.npz", device="cuda")
     assert np.array_equal(loaded.average_policy().probs, learner.average_policy().probs)
+
+
+def test_a_gpu_checkpoints_policy_without_torch_is_left_to_name_the_extra(monkeypatch):
+    """Reading the policy of a checkpoint trained on CUDA where torch is not installed raised
+    a bare ``No module named 'torch'`` from the device check, before building the learner
+    could say which extra to install."""
+    from nashzoo.agents import loading
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
+    assert loading._policy_device([{"device": "cuda"}]) is None
+    assert loading._policy_device([{"device": "cpu"}, None]) is None
 
 
 def test_devices_that_do_not_exist_are_refused_by_name():

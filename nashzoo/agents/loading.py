@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nashzoo.agents.base import Learner
+from nashzoo.agents.base import Learner, _sees_cuda
 from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.agents.registry import check_module_name, learner_class
 from nashzoo.extras import require
@@ -91,13 +91,12 @@ def seat_learners(
 def _policy_device(configs: list[dict]) -> str | None:
     """Where stored learners are rebuilt to read their policy: on the CPU when one was trained
     on a CUDA device and torch sees none here (a policy is the same wherever it is computed,
-    to float32 rounding), else where they were trained."""
+    to float32 rounding), else where they were trained. Without torch: where they were
+    trained, and building the learner names the extra to install."""
     devices = [c.get("device") for c in configs if isinstance(c, dict)]
     if not any(isinstance(d, str) and d.startswith("cuda") for d in devices):
         return None
-    import torch  # a config with a CUDA device belongs to a torch learner
-
-    return None if torch.cuda.is_available() else "cpu"
+    return None if _sees_cuda() else "cpu"
 
 
 def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
