@@ -498,7 +498,7 @@ def _needs_samples(cfg: NFSPConfig) -> bool:
 
 
 def _check_q_target_options(cfg: NFSPConfig) -> None:
-    """Validate the Q-target options (``q_targets``, ``double_q``, ``reward_scale``, the
+    """Validate the Q-target options (``q_targets``, ``reward_scale``, the
     learning-rate schedules) of an :class:`NFSPConfig`."""
     if cfg.q_targets not in ("one_step", "greedy_return", "monte_carlo"):
         raise ValueError(
