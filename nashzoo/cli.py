@@ -498,8 +498,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 # --- tournament ------------------------------------------------------------------------------
 def _cmd_tournament(args: argparse.Namespace) -> int:
-    from nashzoo.eval.tournament import check_entrants, load_entrant, round_robin
-    from nashzoo.io import atomic_write_bytes, check_output_folder
+    from nashzoo.eval.tournament import check_entrants, load_entrant
+    from nashzoo.io import check_output_folder, folder_lock
 
     game = _load_game(args.game)
     entrants = [load_entrant(game, spec) for spec in args.entrants]
@@ -510,6 +510,19 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         # before the games are played, and before --out is made: no empty folder behind
         require_matplotlib(otherwise="or pass --no-plots")
     folder = None if args.out is None else check_output_folder(args.out)
+    if folder is None:
+        return _play_tournament(args, game, entrants, None)
+    # Held while the games are played and the files written: a second tournament into the
+    # same folder is refused at once instead of leaving one's table beside the other's map.
+    with folder_lock(folder, "--out folder"):
+        return _play_tournament(args, game, entrants, folder)
+
+
+def _play_tournament(args: argparse.Namespace, game: Any, entrants: list, folder: Any) -> int:
+    """The round robin of ``_cmd_tournament``, its table, and its files in ``folder``."""
+    from nashzoo.eval.tournament import round_robin
+    from nashzoo.io import atomic_write_bytes
+
     try:
         result = round_robin(
             game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress

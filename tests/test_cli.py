@@ -412,7 +412,8 @@ def test_an_interrupted_tournament_says_nothing_was_written(tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert err.startswith("interrupted: a tournament has results only once every pairing")
     assert f"nothing was written to {out}/" in err and "--episodes 0" in err
-    assert err.count("\n") == 1 and list(out.iterdir()) == []
+    # No results: the folder holds only its lock, as every folder a nashzoo command writes
+    assert err.count("\n") == 1 and [p.name for p in out.iterdir()] == [".nashzoo.lock"]
 
 
 def test_eval_leaves_out_a_slow_value_lp_saying_why_and_solves_it_with_seats(
@@ -438,3 +439,18 @@ def test_eval_leaves_out_a_slow_value_lp_saying_why_and_solves_it_with_seats(
     shown = capsys.readouterr()
     assert "seat exploitability (value lost to a best responder): seat 0" in shown.out
     assert "has 6 terminal histories, over the 5" in shown.err
+
+
+def test_a_tournament_into_a_folder_another_one_is_writing_is_refused(tmp_path, capsys):
+    """Two tournaments into one --out folder could leave one's tournament.json beside the
+    other's heatmap; the folder is now locked while a tournament plays and writes."""
+    from nashzoo.io import folder_lock
+
+    out = tmp_path / "tour"
+    command = ["tournament", "uniform", "equilibrium", "--episodes", "0", "--no-plots"]
+    with folder_lock(out, "--out folder"):
+        assert main([*command, "--out", str(out), "--no-progress"]) == 1
+        assert "is being written by another nashzoo process" in capsys.readouterr().err
+        assert not (out / "tournament.json").exists()
+    assert main([*command, "--out", str(out), "--no-progress"]) == 0
+    assert (out / "tournament.json").exists()
