@@ -421,6 +421,8 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
             checkpoint_path=checkpoint,
             checkpoint_every=config.checkpoint_every,
         )
+    if folder is not None and args.resume:
+        config.write(folder)  # the budget typed now, stored once the run is known to go on
     remaining = config.remaining(trainer)
     if remaining == {"iterations": 0} and trainer.iteration:
         print(

@@ -197,6 +197,20 @@ def test_budgets_are_totals_and_checkpointing_survives_a_resume(tmp_path, capsys
     assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 20
 
 
+def test_a_resume_refused_for_a_damaged_checkpoint_keeps_the_stored_budget(tmp_path, capsys):
+    """`train --resume --iterations N` stored the new budget before it read the checkpoint, so
+    a damaged checkpoint left the folder's config changed though the command failed."""
+    assert _train(tmp_path, "--learner", "cfr", "--iterations", "5") == 0
+    config_file = tmp_path / "run" / "train_config.json"
+    before = config_file.read_bytes()
+    checkpoint = tmp_path / "run" / "checkpoint.npz"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:100])
+    capsys.readouterr()
+    assert _train(tmp_path, "--resume", "--iterations", "50") == 1
+    assert "checkpoint" in capsys.readouterr().err
+    assert config_file.read_bytes() == before
+
+
 def test_a_checkpoint_that_is_not_the_folders_run_is_refused(tmp_path, capsys):
     assert _train(tmp_path, "--learner", "cfr", "--iterations", "5") == 0
     config = tmp_path / "run" / "train_config.json"

@@ -197,7 +197,9 @@ def start(folder: Path, config: RunConfig, *, force: bool) -> None:
 def resume(folder: Path, typed: dict[str, Any]) -> RunConfig:
     """The config to continue the run in ``folder`` with, given the options typed now (only the
     ones the user typed): identity options must match the stored ones, budgets and
-    ``checkpoint_every`` replace them. The merged config is stored again."""
+    ``checkpoint_every`` replace them. The merged config is not stored here: the caller stores
+    it once the run's checkpoint has been read (a damaged one must leave the folder as it was,
+    the stored budget included)."""
     stored = RunConfig.read(folder)
     if stored is None:
         raise RunFolderError(
@@ -220,9 +222,7 @@ def resume(folder: Path, typed: dict[str, Any]) -> RunConfig:
     }
     if any(k in changes for k in ("iterations", "seconds", "work")):
         changes = {"iterations": None, "seconds": None, "work": None, **changes}
-    config = dataclasses.replace(stored, **changes)
-    config.write(folder)
-    return config
+    return dataclasses.replace(stored, **changes)
 
 
 def _same(key: str, typed: Any, stored: Any) -> bool:
