@@ -80,14 +80,20 @@ def _on_device(config: Any, device: str | None, name: str) -> Any:
         return config  # a learner that computes with numpy: nothing to move
     if device is not None:
         return {**config, "device": device}
-    stored = config["device"]
-    if isinstance(stored, str) and stored.startswith("cuda") and not _sees_cuda():
+    if needs_missing_cuda(config):
         raise CheckpointError(
-            f"{name} was trained with device={stored!r} and torch sees no CUDA device here; "
+            f"{name} was trained with device={config['device']!r} and torch sees no CUDA "
+            "device here; "
             "rebuild it on the CPU: load_learner(path, device='cpu'), or "
             "Trainer.load(path, device='cpu') for a training run's checkpoint"
         )
     return config
+
+
+def needs_missing_cuda(config: Any) -> bool:
+    """Whether a stored learner config names a CUDA device and torch sees none here."""
+    device = config.get("device") if isinstance(config, dict) else None
+    return isinstance(device, str) and device.startswith("cuda") and not _sees_cuda()
 
 
 def _sees_cuda() -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nashzoo.agents.base import Learner, _sees_cuda
+from nashzoo.agents.base import Learner, needs_missing_cuda
 from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.agents.registry import check_module_name, learner_class
 from nashzoo.extras import require
@@ -93,10 +93,7 @@ def _policy_device(configs: list[dict]) -> str | None:
     on a CUDA device and torch sees none here (a policy is the same wherever it is computed,
     to float32 rounding), else where they were trained. Without torch: where they were
     trained, and building the learner names the extra to install."""
-    devices = [c.get("device") for c in configs if isinstance(c, dict)]
-    if not any(isinstance(d, str) and d.startswith("cuda") for d in devices):
-        return None
-    return None if _sees_cuda() else "cpu"
+    return "cpu" if any(needs_missing_cuda(config) for config in configs) else None
 
 
 def load_policy_file(path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
