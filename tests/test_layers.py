@@ -81,3 +81,59 @@ def test_openspiel_bridge_imports_pyspiel_lazily():
         n.module for n in top if isinstance(n, ast.ImportFrom) and n.module
     ]
     assert not any(name.split(".")[0] in {"pyspiel", "open_spiel"} for name in names)
+
+
+def test_numba_is_imported_on_first_need_not_with_nashzoo():
+    """numba costs about 0.3 s and 40 MB to import: a user of the envs, the command line or a
+    policy file never pays it, and the first learner (or kernel call) loads it, compiled."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    code = """
+import sys
+import nashzoo.cli
+from nashzoo.envs import leduc_holdem_v0
+env = leduc_holdem_v0.env()
+env.reset(seed=0)
+for agent in env.agent_iter():
+    observation, _, terminated, truncated, _ = env.last()
+    env.step(None if terminated or truncated else int(observation["action_mask"].argmax()))
+print("numba" in sys.modules)
+from nashzoo.agents import make_learner
+make_learner("cfr_plus", "kuhn_poker", 0)
+from nashzoo.games.treemath import _jit
+print("numba" in sys.modules, type(_jit.full_width_step).__name__, _jit.ENABLED)
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NASHZOO_PURE_NUMPY"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split("\n")
+    assert out[0] == "False"
+    assert out[1] == "True CPUDispatcher True"
+
+
+def test_a_kernel_called_first_makes_every_kernel_numbas():
+    """The first call of any compiled kernel (nothing has read ENABLED yet) compiles it and
+    turns every kernel defined so far into numba's, so kernels that call others find them
+    compiled."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba")
+    code = """
+import numpy as np
+from nashzoo.games import layout
+from nashzoo.games.treemath import _jit
+before = type(_jit._segment).__name__
+out = np.empty((1, 2))
+_jit.regret_matching_rows(
+    np.array([[3.0, 1.0]]), np.array([[True, True]]), np.array([0.5]), out
+)
+print(before, out.tolist(), type(_jit._segment).__name__, type(layout._lay_out_loop).__name__)
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NASHZOO_PURE_NUMPY"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.split() == ["_Lazy", "[[0.75,", "0.25]]", "CPUDispatcher", "CPUDispatcher"]

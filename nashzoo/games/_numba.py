@@ -4,30 +4,96 @@ numba is optional (the ``fast`` extra): every compiled kernel has a numpy twin t
 same numbers bit for bit, and the twins are what runs without numba or with
 ``NASHZOO_PURE_NUMPY=1`` in the environment. The kernels live where their numpy twins do: the
 tree arithmetic's in ``treemath/_jit.py``, the compile's layout in ``games/layout.py``.
+
+numba is imported on first need, not with nashzoo: importing it takes about 0.3 s and 40 MB,
+which a user of the environments, the command line's help or a tournament of policy files never
+needs. The first read of :data:`ENABLED` imports it (a learner's set-up does, see
+``treemath._jit.warm_up``), and so does the first call of a compiled kernel.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from typing import Any
 
-try:
-    if os.environ.get("NASHZOO_PURE_NUMPY") == "1":
-        raise ImportError("pure numpy requested")
-    from numba import njit
-except ImportError:  # the pure-numpy path
-    njit = None
-
-ENABLED = njit is not None
-"""Whether numba is installed and in use. The compile's layout reads it here at each call;
-the tree arithmetic reads its own copy, ``treemath._jit.ENABLED``, at each call (a
-:class:`~nashzoo.games.treemath.FullWidthStep` once, when it is built). Tests switch a compiled
-path off by setting the copy that path reads."""
+_PURE = os.environ.get("NASHZOO_PURE_NUMPY") == "1"
+_LOCK = threading.RLock()
+_KERNELS: list[_Lazy] = []  # every kernel defined so far, compiled together on first use
+_njit: Any = None  # numba.njit once imported; False when numba cannot be imported
 
 
-def compiled(function):
-    """``function`` compiled by numba (cached on disk, without the GIL), or as it is without
-    numba. Inlined into the kernels that call it (a fifth of a small tree's NashConv kernel
-    went to calls between compiled functions)."""
-    if njit is None:
+def _numba_njit() -> Any:
+    """numba's ``njit``, importing numba on the first call; ``None`` without it."""
+    global _njit
+    if _njit is None:
+        with _LOCK:
+            if _njit is None:
+                try:
+                    if _PURE:
+                        raise ImportError("pure numpy requested")
+                    from numba import njit
+                except ImportError:  # the pure-numpy path
+                    njit = False
+                _njit = njit
+    return _njit or None
+
+
+def __getattr__(name: str) -> Any:
+    # ENABLED: whether numba is installed and in use. Computed (numba imported) on first read,
+    # then an ordinary module attribute. The compile's layout reads it here at each call; the
+    # tree arithmetic reads its own copy, ``treemath._jit.ENABLED``, at each call (a
+    # FullWidthStep once, when it is built). Tests switch a compiled path off by setting the
+    # copy that path reads.
+    if name == "ENABLED":
+        value = globals()["ENABLED"] = _numba_njit() is not None
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Lazy:
+    """A kernel until its first call: then every kernel defined so far becomes numba's
+    dispatcher (or stays plain Python without numba) in its module, so compiled kernels find
+    the kernels they call compiled too, and later calls through the module skip this object."""
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+        self.target: Any = None
+        self.__doc__ = function.__doc__
+        self.__name__ = function.__name__
+        self.__wrapped__ = function
+
+    def __call__(self, *args: Any) -> Any:
+        if self.target is None:
+            _compile_all()
+        return self.target(*args)
+
+    def __repr__(self) -> str:
+        return f"<nashzoo kernel {self.function.__module__}.{self.__name__}, not yet compiled>"
+
+
+def _compile_all() -> None:
+    njit = _numba_njit()
+    if njit is not None:
+        njit = njit(cache=True, nogil=True, inline="always")
+    with _LOCK:
+        for kernel in _KERNELS:
+            if kernel.target is not None:
+                continue
+            function = kernel.function
+            target = function if njit is None else njit(function)
+            if function.__globals__.get(function.__name__) is kernel:
+                function.__globals__[function.__name__] = target
+            kernel.target = target
+
+
+def compiled(function: Any) -> Any:
+    """``function`` compiled by numba (cached on disk, without the GIL) on first use, or as it
+    is without numba. Inlined into the kernels that call it (a fifth of a small tree's NashConv
+    kernel went to calls between compiled functions)."""
+    if _PURE:
         return function
-    return njit(cache=True, nogil=True, inline="always")(function)
+    kernel = _Lazy(function)
+    with _LOCK:
+        _KERNELS.append(kernel)
+    return kernel

@@ -17,10 +17,11 @@ tenth of a small tree's whole step.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-# ENABLED is read here as ``_jit.ENABLED`` by the treemath modules (and switched off by tests)
-from nashzoo.games._numba import ENABLED as ENABLED
+from nashzoo.games import _numba
 from nashzoo.games._numba import compiled
 
 _WARM = False
@@ -31,7 +32,7 @@ def warm_up() -> None:
     machinery, about 0.3 s, then each kernel from the disk cache): learners call this while
     they are set up, so their first timed step is not charged for it."""
     global _WARM
-    if not ENABLED or _WARM:
+    if _WARM or not _enabled():
         return
     _WARM = True
     # One use of the kernels on Kuhn's tree (58 histories; built in well under a millisecond):
@@ -49,6 +50,21 @@ def warm_up() -> None:
         shape = (tree.num_infosets, tree.num_actions)
         step(np.zeros(shape), np.zeros(shape), uniform, uniform, tm.IterationWeights())
     tm.nash_conv(tree, uniform)
+
+
+def __getattr__(name: str) -> Any:
+    # ENABLED: whether the tree arithmetic uses these kernels, read as ``_jit.ENABLED`` by the
+    # treemath modules at each call (and switched off by tests). numba's own switch
+    # (``games._numba.ENABLED``, which imports numba) on first read, then a plain attribute.
+    if name == "ENABLED":
+        value = globals()["ENABLED"] = _numba.ENABLED
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _enabled() -> bool:
+    """``ENABLED`` as a reader outside this module sees it (a test may have set it)."""
+    return globals()["ENABLED"] if "ENABLED" in globals() else __getattr__("ENABLED")
 
 
 def pack(*arrays: np.ndarray) -> np.ndarray:
