@@ -129,14 +129,15 @@ def measure_compile(spec: str) -> dict:
         start = time.process_time()
         _compile(game)
         times.append(time.process_time() - start)
-    sf_bytes = sum(a.nbytes for a in _arrays(sf))
-    learner_bytes = sum(v.nbytes for v in vars(learner).values() if isinstance(v, np.ndarray))
+    tree_buffers = _buffers(tree)
+    sf_bytes = sum(_buffers(sf, exclude=tree_buffers).values())
+    learner_bytes = sum(_buffers(learner, exclude=tree_buffers | _buffers(sf)).values())
     return {
         "histories": tree.num_nodes,
         "infosets": tree.num_infosets,
         "compile_s": statistics.median(times),
         "compile_runs": len(times),
-        "tree_bytes": tree.nbytes() + sf_bytes,
+        "tree_bytes": sum(tree_buffers.values()) + sf_bytes,
         "learner_bytes": learner_bytes,
         "peak_bytes": peak,
     }
@@ -171,15 +172,33 @@ def _reset_peak_rss() -> int:
     return _status_kib("VmRSS") * 1024
 
 
-def _arrays(value: object) -> list[np.ndarray]:
-    """Every numpy array reachable through dataclass fields and tuples of ``value``."""
-    if isinstance(value, np.ndarray):
-        return [value]
-    if isinstance(value, tuple):
-        return [a for v in value for a in _arrays(v)]
-    if hasattr(value, "__dataclass_fields__"):
-        return [a for name in value.__dataclass_fields__ for a in _arrays(getattr(value, name))]
-    return []
+def _buffers(value: object, exclude: dict[int, int] | None = None) -> dict[int, int]:
+    """The numpy buffers ``value`` holds (through arrays, tuples, lists, dicts and the
+    attributes of nashzoo's own objects, cached parts included), as ``{id of the array that
+    owns the memory: its bytes}``: a view counts once, with what it views. ``exclude``: buffers
+    counted elsewhere."""
+    found: dict[int, int] = {}
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            owner = item
+            while isinstance(owner.base, np.ndarray):
+                owner = owner.base
+            if exclude is None or id(owner) not in exclude:
+                found[id(owner)] = owner.nbytes
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif type(item).__module__.startswith("nashzoo"):
+            stack.extend(getattr(item, "__dict__", {}).values())
+            stack.extend(getattr(item, name) for name in getattr(item, "__slots__", ()))
+    return found
 
 
 def measure_traced(spec: str) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nashzoo.games import compile_tree, load_game
+from nashzoo.games import clear_caches, compile_tree, load_game
 from nashzoo.games import treemath as tm
 
 GAMES = ["rps", "kuhn_poker", "leduc_poker", "matrix(preset=prisoners_dilemma)"]
@@ -96,6 +96,45 @@ def test_behaviour_strategy_uniform_on_unreached_rows() -> None:
 def test_sequence_form_is_cached_per_tree() -> None:
     tree = _tree("leduc_poker")
     assert tm.sequence_form(tree) is tm.sequence_form(tree)
+
+
+@pytest.mark.parametrize(
+    "name", ["kuhn_poker", "leduc_poker", "liars_dice(numdice=1,dice_sides=3)"]
+)
+def test_compiled_kernels_index_is_the_numpy_depths_in_order(name: str) -> None:
+    """The compiled kernels' single loop reads each player's sequences, parents and depth
+    offsets built straight from the tree; they must be the numpy path's per-depth arrays
+    concatenated, or the two paths would walk different orders."""
+    tree = compile_tree(load_game(name))
+    sf = tm.sequence_form(tree)
+    for player in range(2):
+        sequences, parents, offsets, infosets, infoset_offsets = sf._ordered(player)
+        depths = sf.depths[player]
+        np.testing.assert_array_equal(sequences, np.concatenate([d.sequences for d in depths]))
+        np.testing.assert_array_equal(parents, np.concatenate([d.parents for d in depths]))
+        np.testing.assert_array_equal(offsets, np.cumsum([0] + [d.sequences.size for d in depths]))
+        rows = [d.grid[:, 0] // tree.num_actions for d in depths]
+        np.testing.assert_array_equal(infosets, np.concatenate(rows))
+        np.testing.assert_array_equal(infoset_offsets, np.cumsum([0] + [r.size for r in rows]))
+
+
+def test_a_compiled_learner_keeps_only_the_compiled_index() -> None:
+    """On the compiled path a learner holds the packed index, not the numpy passes' per-depth
+    arrays and terminal weights (on Liar's dice about a quarter of what is held)."""
+    from nashzoo.agents import make_learner
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): the numpy path builds them")
+    game = load_game("leduc_poker")
+    clear_caches()  # a tree of its own: earlier tests built the shared one's numpy parts
+    learner = make_learner("cfr_plus", game, 0)
+    tree = compile_tree(game)
+    learner.step(learner.current_policy())
+    sf = tm.sequence_form(tree)
+    assert "depths" not in sf.__dict__ and "terminal_weight" not in sf.__dict__
+    tm.nash_conv(tree, tm.uniform_strategy(tree))  # the evaluator's packed index: still none
+    assert "depths" not in sf.__dict__ and "terminal_weight" not in sf.__dict__
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])

@@ -53,18 +53,79 @@ class OwnDepth:
 @dataclass(frozen=True, eq=False)
 class SequenceForm:
     """Index arrays of a tree's sequence form (built once per tree by :func:`sequence_form`)
-    and the two passes over them every sequence-form kernel is made of."""
+    and the two passes over them every sequence-form kernel is made of.
+
+    What each path needs is built on its first use and then kept: the compiled kernels' packed
+    indexes (:meth:`kernel_arguments`, :attr:`nash_conv_arguments`), or the numpy passes'
+    per-depth arrays (:attr:`depths`) and terminal weights (:attr:`terminal_weight`). A learner
+    on the compiled path never holds the numpy path's arrays (on Liar's dice about a third of
+    the memory the tree and a learner hold)."""
 
     num_sequences: int
     num_actions: int
     parent_sequence: np.ndarray  # [I] sequence of the owner leading to each information set
     last_sequence: tuple[np.ndarray, ...]  # per player [Z]: last own sequence before terminal z
-    depths: tuple[tuple[OwnDepth, ...], ...]  # per player, own depth 0, 1, ...
-    terminal_weight: np.ndarray  # [P, Z] chance reach times each player's payoff
     payoff_scale: float  # the largest absolute payoff of any player at any terminal
-    ordered: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]  # per player: every depth's
-    # sequences and their parents concatenated in depth order, and the depths' offsets (for
-    # the compiled kernels' single loop)
+    tree: _TreeArrays  # the tree's own (read-only) arrays the lazily built parts derive from
+
+    @functools.cached_property
+    def depths(self) -> tuple[tuple[OwnDepth, ...], ...]:
+        """Per player, its own depths 0, 1, ...: the numpy passes' index."""
+        return tuple(tuple(self._own_depths(p)) for p in range(len(self.last_sequence)))
+
+    @functools.cached_property
+    def terminal_weight(self) -> np.ndarray:
+        """``[P, Z]`` chance reach times each player's payoff."""
+        tree = self.tree
+        return frozen(tree.terminal_chance_reach[None, :] * tree.terminal_utility.T)
+
+    def _own_infosets(self, player: int) -> tuple[np.ndarray, np.ndarray]:
+        """``player``'s information sets in own-depth order (ids ascending within a depth),
+        and the number at each own depth."""
+        tree = self.tree
+        mine = np.flatnonzero(tree.infoset_player == player)
+        depth = tree.infoset_depth[mine]
+        infosets = mine[np.argsort(depth, kind="stable")]
+        counts = np.bincount(depth, minlength=int(depth.max(initial=-1)) + 1)
+        return infosets, counts
+
+    def _own_depths(self, player: int) -> list[OwnDepth]:
+        infosets, counts = self._own_infosets(player)
+        out = []
+        for rows in np.split(infosets, np.cumsum(counts)[:-1]) if counts.size else []:
+            legal = self.tree.legal_mask[rows]
+            grid = rows[:, None] * self.num_actions + np.arange(self.num_actions)
+            parents = np.broadcast_to(self.parent_sequence[rows][:, None], grid.shape)[legal]
+            parent_ids, parent_slot = np.unique(parents, return_inverse=True)
+            out.append(
+                OwnDepth(
+                    sequences=frozen(grid[legal]),
+                    parents=frozen(parents),
+                    parent_ids=frozen(parent_ids),
+                    parent_slot=frozen(parent_slot.reshape(-1)),
+                    grid=frozen(grid),
+                    illegal=frozen(~legal),
+                    infoset_slot=frozen(np.searchsorted(parent_ids, self.parent_sequence[rows])),
+                )
+            )
+        return out
+
+    def _ordered(self, player: int) -> tuple[np.ndarray, ...]:
+        """For the compiled kernels' single loop: ``player``'s legal sequences in own-depth
+        order (as the concatenated :attr:`depths` hold them), their parents, the depths'
+        offsets into them; the information sets in own-depth order and the depths' offsets."""
+        infosets, counts = self._own_infosets(player)
+        legal = self.tree.legal_mask[infosets]
+        grid = infosets[:, None] * self.num_actions + np.arange(self.num_actions)
+        parents = np.broadcast_to(self.parent_sequence[infosets][:, None], grid.shape)[legal]
+        depth = np.broadcast_to(self.tree.infoset_depth[infosets][:, None], grid.shape)[legal]
+        return (
+            grid[legal],
+            parents,
+            np.cumsum(np.concatenate([[0], np.bincount(depth, minlength=counts.size)])),
+            infosets,
+            np.cumsum(np.concatenate([[0], counts])),
+        )
 
     def kernel_arguments(self, player: int) -> tuple[np.ndarray, np.ndarray]:
         """The static leading arguments of ``player``'s compiled two-player pass: the packed
@@ -85,8 +146,8 @@ class SequenceForm:
             built[player] = (
                 frozen(
                     _jit.pack(
-                        *self.ordered[player],
-                        *self.ordered[1 - player][:2],
+                        *self._ordered(player)[:3],
+                        *self._ordered(1 - player)[:2],
                         own_last,
                         other_last,
                     )
@@ -100,10 +161,14 @@ class SequenceForm:
         ``player``'s terminal weights, the terminals stably sorted by ``player``'s last
         sequence (the order every compiled terminal sum takes, see :meth:`kernel_arguments`)."""
         order = np.argsort(self.last_sequence[player], kind="stable")
+        if "terminal_weight" in self.__dict__:
+            weight = self.terminal_weight[player]
+        else:  # the same products, without keeping every player's row
+            weight = self.tree.terminal_chance_reach * self.tree.terminal_utility[:, player]
         return (
             self.last_sequence[player][order],
             self.last_sequence[1 - player][order],
-            self.terminal_weight[player][order],
+            weight[order],
         )
 
     @functools.cached_property
@@ -118,20 +183,13 @@ class SequenceForm:
         depths' offsets; then every information set's parent sequence and the legal mask
         (0/1). The weights are ``[2, Z]``, row ``p`` in player ``p``'s order."""
         arrays, weights = [], []
-        for p, player_depths in enumerate(self.depths[:2]):
-            rows = [d.grid[:, 0] // self.num_actions for d in player_depths]
-            own_last, other_last, weight = self._terminals_in_order(p)
-            arrays += [
-                *self.ordered[p],
-                own_last,
-                other_last,
-                np.concatenate(rows or [_EMPTY]),
-                np.cumsum([0] + [r.size for r in rows]),
-            ]
-            weights.append(weight)
         legal = np.zeros(self.num_sequences, dtype=np.int64)
-        for depth in (d for player_depths in self.depths for d in player_depths):
-            legal[depth.sequences] = 1
+        for p in range(2):
+            sequences, parents, offsets, infosets, infoset_offsets = self._ordered(p)
+            own_last, other_last, weight = self._terminals_in_order(p)
+            arrays += [sequences, parents, offsets, own_last, other_last, infosets, infoset_offsets]
+            weights.append(weight)
+            legal[sequences] = 1
         return frozen(_jit.pack(*arrays, self.parent_sequence, legal)), frozen(np.stack(weights))
 
     def plan(self, player: int, flat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -198,54 +256,32 @@ def sequence_form(tree: CompiledTree) -> SequenceForm:
 
 
 def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
-    num_actions, pad = tree.num_actions, tree.num_sequences
-    parent = tree.infoset_parent_sequence.astype(np.int64)
-    last = tuple(frozen(row) for row in tree.terminal_last_sequence)  # the tree's own int32
-    depths = []
-    for p in range(tree.num_players):
-        mine = tree.infoset_player == p
-        num_depths = int(tree.infoset_depth[mine].max(initial=-1)) + 1
-        player_depths = []
-        for d in range(num_depths):
-            infosets = np.flatnonzero(mine & (tree.infoset_depth == d))
-            legal = tree.legal_mask[infosets]
-            grid = infosets[:, None] * num_actions + np.arange(num_actions)
-            parents = np.broadcast_to(parent[infosets][:, None], grid.shape)[legal]
-            parent_ids, parent_slot = np.unique(parents, return_inverse=True)
-            player_depths.append(
-                OwnDepth(
-                    sequences=frozen(grid[legal]),
-                    parents=frozen(parents),
-                    parent_ids=frozen(parent_ids),
-                    parent_slot=frozen(parent_slot.reshape(-1)),
-                    grid=frozen(grid),
-                    illegal=frozen(~legal),
-                    infoset_slot=frozen(np.searchsorted(parent_ids, parent[infosets])),
-                )
-            )
-        depths.append(tuple(player_depths))
-    weight = tree.terminal_chance_reach[None, :] * tree.terminal_utility.T
-    ordered = tuple(
-        (
-            frozen(np.concatenate([d.sequences for d in player_depths] or [_EMPTY])),
-            frozen(np.concatenate([d.parents for d in player_depths] or [_EMPTY])),
-            frozen(np.cumsum([0] + [d.sequences.size for d in player_depths])),
-        )
-        for player_depths in depths
-    )
     return SequenceForm(
-        num_sequences=pad,
-        num_actions=num_actions,
-        parent_sequence=frozen(parent),
-        last_sequence=tuple(last),
-        depths=tuple(depths),
-        terminal_weight=frozen(weight),
+        num_sequences=tree.num_sequences,
+        num_actions=tree.num_actions,
+        parent_sequence=frozen(tree.infoset_parent_sequence.astype(np.int64)),
+        last_sequence=tuple(frozen(row) for row in tree.terminal_last_sequence),  # the tree's
         payoff_scale=float(np.abs(tree.terminal_utility).max(initial=0.0)),
-        ordered=ordered,
+        tree=_TreeArrays(
+            tree.infoset_player,
+            tree.infoset_depth,
+            tree.legal_mask,
+            tree.terminal_chance_reach,
+            tree.terminal_utility,
+        ),
     )
 
 
-_EMPTY = np.zeros(0, dtype=np.int64)
+class _TreeArrays(NamedTuple):
+    """The arrays of a tree its sequence form builds its parts from on demand (the tree's own
+    read-only arrays, not copies; not the tree itself, which the per-tree cache must not keep
+    alive)."""
+
+    infoset_player: np.ndarray
+    infoset_depth: np.ndarray
+    legal_mask: np.ndarray
+    terminal_chance_reach: np.ndarray
+    terminal_utility: np.ndarray
 
 
 def realization_plan(tree: CompiledTree, strategy: np.ndarray, player: int) -> np.ndarray:
