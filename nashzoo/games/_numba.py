@@ -29,13 +29,14 @@ def _numba_njit() -> Any:
     if _njit is None:
         with _LOCK:
             if _njit is None:
+                found: Any = False  # the pure-numpy path
                 try:
                     if _PURE:
                         raise ImportError("pure numpy requested")
-                    from numba import njit
-                except ImportError:  # the pure-numpy path
-                    njit = False
-                _njit = njit
+                    from numba import njit as found
+                except ImportError:
+                    pass
+                _njit = found
     return _njit or None
 
 
