@@ -185,3 +185,39 @@ def test_describe_shows_what_each_player_may_see() -> None:
     assert "player 0 dice: 3" in end and "player 1 dice: 5" in end  # a call shows all dice
     assert "Liar called on 2-2: 0 dice count as 2s (2 needed)" in end
     assert "result: player 0 +1, player 1 -1" in end
+
+
+def _dealt(game: LiarsDiceGame, rolls: list[int]):
+    state = game.new_initial_state()
+    for roll in rolls:
+        state = state.child(roll)
+    return state
+
+
+def test_keys_tell_apart_hands_whose_digits_run_together() -> None:
+    """OpenSpiel joins a hand's faces with nothing between them, so with three-digit faces two
+    hands can read alike (1,111 and 11,11 are both "1111"); the keys must still differ, or the
+    env (which caches what it shows by key) shows one hand's tensor for the other."""
+    game = load_game("liars_dice", numdice=2, dice_sides=111)
+    one = _dealt(game, [0, 110, 4, 4])  # player 0: 1 and 111
+    other = _dealt(game, [10, 10, 4, 4])  # player 0: 11 and 11
+    assert one.infoset_tensor(0).tolist() != other.infoset_tensor(0).tolist()
+    assert one.infoset_key(0) != other.infoset_key(0)
+    assert (one.infoset_key(0), other.infoset_key(0)) == ("1,111", "11,11")
+    # Faces of at most two digits cannot run together: OpenSpiel's strings, unchanged.
+    assert (
+        _dealt(load_game("liars_dice", numdice=2, dice_sides=99), [0, 98, 1, 2]).infoset_key(0)
+        == "199"
+    )
+    assert _dealt(load_game("liars_dice", dice_sides=150), [149, 3]).infoset_key(0) == "150"
+
+
+def test_env_shows_each_hand_its_own_dice_when_faces_run_together() -> None:
+    from nashzoo.envs import liars_dice_v0
+
+    env = liars_dice_v0.env(numdice=2, dice_sides=111)
+    game = env.unwrapped.game
+    for rolls in ([0, 110, 4, 4], [10, 10, 4, 4]):
+        env.reset(seed=0, options={"chance_outcomes": rolls})
+        obs, *_ = env.last()
+        np.testing.assert_array_equal(obs["observation"], _dealt(game, rolls).infoset_tensor(0))

@@ -22,7 +22,10 @@ between the two libraries unchanged; ``tests/test_liars_dice.py`` walks every hi
   under ``"reset-quantity"`` it is quantity ``b % D + 1`` of face ``b // D + 1``;
 * information-set keys are OpenSpiel's ``information_state_string``: the player's dice as
   digits, then every bid as `` q-f`` and a call as `` Liar``, e.g. ``"25 1-3 2-6"``; an unrolled
-  die reads ``-1``;
+  die reads ``-1``. One exception: with three-digit faces (``dice_sides >= 100``) and more than
+  one die each, OpenSpiel's run-together digits are ambiguous (dice 1 and 111 read ``"1111"``,
+  as do 11 and 11), so there the dice are separated by commas (``"1,111"``, ``"11,11"``) and
+  each information set keeps a key of its own;
 * information-set tensor (OpenSpiel's ``information_state_tensor``), length ``2 + numdice*S +
   D*S + 1``: ``[0:2]`` one-hot of the observing player, then one block of ``S`` per own die
   (one-hot of its face), then one bit per bid id (and Liar) that has been made.
@@ -88,6 +91,9 @@ class LiarsDiceGame(Game):
         else:
             self.bids = tuple((b % total + 1, b // total + 1) for b in range(self.liar))
         self.action_names = (*(f"{q}-{f}" for q, f in self.bids), "Liar")
+        # What separates a hand's dice in its key: nothing, as OpenSpiel writes them, unless
+        # three-digit faces would make that ambiguous (see the module docstring).
+        self.dice_separator = "," if numdice > 1 and sides >= 100 else ""
         self.bid_offset = 2 + numdice * sides
         self.infoset_tensor_size = self.bid_offset + self.num_actions
         # Tables shared by every state: the suffix each action adds to a key, the legal
@@ -141,7 +147,7 @@ class Deal(NamedTuple):
     def of(cls, game: LiarsDiceGame, rolls: tuple[int, ...]) -> Deal:
         """Each player's dice as OpenSpiel keeps them: in roll order with ``-1`` for a die not
         rolled yet, sorted once every die is rolled."""
-        per_player, sides = game.numdice, game.dice_sides
+        per_player, sides, sep = game.numdice, game.dice_sides, game.dice_separator
         faces = [roll + 1 for roll in rolls] + [-1] * (game.total_dice - len(rolls))
         hands = [faces[:per_player], faces[per_player:]]
         matches: tuple[int, ...] = ()
@@ -150,7 +156,7 @@ class Deal(NamedTuple):
             matches = tuple(sum(d in (f, sides) for d in faces) for f in range(sides + 1))
         return cls(
             hands=(tuple(hands[0]), tuple(hands[1])),
-            keys=("".join(map(str, hands[0])), "".join(map(str, hands[1]))),
+            keys=(sep.join(map(str, hands[0])), sep.join(map(str, hands[1]))),
             hot=tuple(
                 tuple(2 + slot * sides + face - 1 for slot, face in enumerate(h) if face > 0)
                 for h in hands

@@ -253,7 +253,7 @@ def _infosets(game: Any, bidding: _BiddingTree, rolls: _Rolls, pad: int) -> dict
 
 def _labels(game: Any, bidding: _BiddingTree, rolls: _Rolls) -> tuple[tuple[str, ...], np.ndarray]:
     """Keys (OpenSpiel's information-state strings) and tensors of every information set."""
-    hand_keys = ["".join(map(str, h)) for h in rolls.hands]
+    hand_keys = [game.dice_separator.join(map(str, h)) for h in rolls.hands]
     said = [np.array([""], dtype=object)]
     suffixes = []
     for level in range(bidding.levels):
