@@ -221,3 +221,62 @@ def test_env_shows_each_hand_its_own_dice_when_faces_run_together() -> None:
         env.reset(seed=0, options={"chance_outcomes": rolls})
         obs, *_ = env.last()
         np.testing.assert_array_equal(obs["observation"], _dealt(game, rolls).infoset_tensor(0))
+
+
+def test_a_big_game_is_made_in_memory_linear_in_its_bids() -> None:
+    """Legal-action tables grow as the square of the bids (2,000 bids: two million entries,
+    some 100 MB): a game past the table limit makes them when asked, not up front."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        game = load_game("liars_dice", numdice=25, dice_sides=40)
+        state = game.new_initial_state()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert game.liar == 2_000 and peak < 5 * 2**20, f"{peak / 2**20:.1f} MiB"
+    while state.is_chance_node():
+        state = state.child(0)
+    assert state.legal_actions() == list(range(game.liar))
+    assert state.child(1_998).legal_actions() == [1_999, game.liar]
+    assert np.flatnonzero(state.child(1_998).legal_actions_mask()).tolist() == [1_999, game.liar]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    params=st.sampled_from(
+        [
+            {"numdice": 20, "dice_sides": 7},  # 280 bids: past the tables, made when asked
+            {"numdice": 9, "dice_sides": 14, "bidding_rule": "reset-quantity"},  # 252: tables
+            {"numdice": 13, "dice_sides": 11, "bidding_rule": "reset-quantity"},  # 286
+        ]
+    ),
+    choices=st.lists(st.integers(0, 10**6), min_size=60, max_size=60),
+)
+def test_random_play_of_big_games_matches_openspiel(params: dict, choices: list[int]) -> None:
+    """Legal actions, masks, keys, tensors and returns along a random line of play, against
+    OpenSpiel, on games with more bids than the up-front tables take."""
+    game = load_game("liars_dice", **params)
+    mine, theirs = (
+        game.new_initial_state(),
+        pyspiel.load_game("liars_dice", params).new_initial_state(),
+    )
+    for choice in choices:
+        assert mine.legal_actions() == theirs.legal_actions(), theirs.history()
+        if not theirs.is_chance_node():
+            mask = np.zeros(game.num_actions, dtype=np.int8)
+            mask[theirs.legal_actions()] = 1
+            assert mine.legal_actions_mask().tobytes() == mask.tobytes(), theirs.history()
+        for p in range(2):
+            assert mine.infoset_key(p) == theirs.information_state_string(p)
+            tensor = np.asarray(theirs.information_state_tensor(p), dtype=np.float32)
+            assert mine.infoset_tensor(p).tobytes() == tensor.tobytes()
+        if theirs.is_terminal():
+            assert mine.returns().tolist() == theirs.returns()
+            np.testing.assert_array_equal(mine.legal_actions_mask(), 0)
+            return
+        legal = mine.legal_actions()
+        # Small raises keep the game going; the last choice calls when it can.
+        action = legal[min(choice % 4, len(legal) - 1)] if choice % 7 else legal[-1]
+        mine, theirs = mine.child(action), theirs.child(action)

@@ -43,6 +43,9 @@ from nashzoo.games.tree import CompiledTree
 
 BIDDING_RULES = ("reset-face", "reset-quantity")
 _DEFAULTS = {"numdice": 1, "dice_sides": 6, "bidding_rule": "reset-face"}
+_TABLE_MAX_BIDS = 256
+"""Games with at most this many bid ids keep their legal actions and masks in tables made up
+front (some 33,000 entries at the limit); bigger ones make them when asked."""
 
 
 def _positive_int(name: str, value: Any, minimum: int) -> int:
@@ -96,15 +99,20 @@ class LiarsDiceGame(Game):
         self.dice_separator = "," if numdice > 1 and sides >= 100 else ""
         self.bid_offset = 2 + numdice * sides
         self.infoset_tensor_size = self.bid_offset + self.num_actions
-        # Tables shared by every state: the suffix each action adds to a key, the legal
-        # actions and masks after each last bid (index 0: no bid yet), the chance outcomes.
+        # Tables shared by every state: the suffix each action adds to a key, the chance
+        # outcomes and, while they are small (they grow as the square of the bids), the legal
+        # actions and masks after each last bid (index 0: no bid yet); a bigger game makes
+        # them when asked (LiarsDiceState.legal_actions).
         self._suffix = tuple(" " + name for name in self.action_names)
-        raises = [(*range(b + 1, self.liar), self.liar) for b in range(self.liar)]
-        self._legal = (tuple(range(self.liar)), *raises)
-        masks = np.zeros((len(self._legal), self.num_actions), dtype=np.int8)
-        for row, legal in zip(masks, self._legal, strict=True):
-            row[list(legal)] = 1
-        self._masks = masks
+        self._legal: tuple[tuple[int, ...], ...] = ()
+        self._masks = np.zeros((0, self.num_actions), dtype=np.int8)
+        if self.liar <= _TABLE_MAX_BIDS:
+            raises = [(*range(b + 1, self.liar), self.liar) for b in range(self.liar)]
+            self._legal = (tuple(range(self.liar)), *raises)
+            masks = np.zeros((len(self._legal), self.num_actions), dtype=np.int8)
+            for row, legal in zip(masks, self._legal, strict=True):
+                row[list(legal)] = 1
+            self._masks = masks
         self._chance = tuple((k, 1.0 / sides) for k in range(sides))
         self._win = (np.array([1.0, -1.0]), np.array([-1.0, 1.0]))
         self._deals: dict[tuple[int, ...], Deal] = {}
@@ -196,12 +204,23 @@ class LiarsDiceState(State):
             return list(range(self.game.dice_sides))
         if self._player == TERMINAL:
             return []
-        return list(self.game._legal[self._bids[-1] + 1 if self._bids else 0])
+        game = self.game
+        after = self._bids[-1] + 1 if self._bids else 0
+        if game._legal:
+            return list(game._legal[after])
+        return [*range(after, game.liar), game.liar] if after else list(range(game.liar))
 
     def legal_actions_mask(self) -> np.ndarray:
         if self._player < 0:
             return np.zeros(self.game.num_actions, dtype=np.int8)
-        return self.game._masks[self._bids[-1] + 1 if self._bids else 0].copy()
+        game = self.game
+        after = self._bids[-1] + 1 if self._bids else 0
+        if game._legal:
+            return game._masks[after].copy()
+        mask = np.zeros(game.num_actions, dtype=np.int8)
+        mask[after:] = 1
+        mask[game.liar] = 1 if after else 0
+        return mask
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         if self._player != CHANCE:
