@@ -164,6 +164,8 @@ def test_random_play_properties(params: dict, choices: list[int]) -> None:
         ({"dice_sides": "6"}, "dice_sides must be an integer >= 2, got '6'"),
         ({"bidding_rule": "highest"}, "bidding_rule must be one of"),
         ({"players": 3}, "unexpected keyword argument 'players'"),
+        ({"numdice": 10**9}, "12,000,000,000 bids, more than the 100,000 .*fewer dice or fewer"),
+        ({"numdice": 500, "dice_sides": 101}, "101,000 bids, more than the 100,000"),
     ],
 )
 def test_bad_parameters_are_one_line_value_errors(params: dict, match: str) -> None:
@@ -280,3 +282,13 @@ def test_random_play_of_big_games_matches_openspiel(params: dict, choices: list[
         # Small raises keep the game going; the last choice calls when it can.
         action = legal[min(choice % 4, len(legal) - 1)] if choice % 7 else legal[-1]
         mine, theirs = mine.child(action), theirs.child(action)
+
+
+def test_the_largest_game_taken_is_made_and_played() -> None:
+    game = load_game("liars_dice", numdice=500, dice_sides=100)  # 100,000 bids, the limit
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state = state.child(state.legal_actions()[-1])
+    state = state.child(99_998).child(99_999).child(game.liar)
+    assert state.returns().tolist() == [-1.0, 1.0]  # all 1,000 dice show 100: 1000-100 holds
+    assert game.infoset_tensor_size == 2 + 500 * 100 + 100_001

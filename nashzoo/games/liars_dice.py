@@ -46,6 +46,10 @@ _DEFAULTS = {"numdice": 1, "dice_sides": 6, "bidding_rule": "reset-face"}
 _TABLE_MAX_BIDS = 256
 """Games with at most this many bid ids keep their legal actions and masks in tables made up
 front (some 33,000 entries at the limit); bigger ones make them when asked."""
+MAX_BIDS = 100_000
+"""The most bid ids (``2 * numdice * dice_sides``) a game may have: a game holds a name and a
+key suffix per bid, and every information-set tensor has a bit per bid (at the limit a game
+takes about 0.5 s and 20 MB to make, and a tensor 0.6 MB)."""
 
 
 def _positive_int(name: str, value: Any, minimum: int) -> int:
@@ -64,7 +68,8 @@ class LiarsDiceGame(Game):
             ordered (OpenSpiel's parameter of the same name).
 
     Raises:
-        ValueError: a parameter of the wrong type or out of range.
+        ValueError: a parameter of the wrong type or out of range, or more than
+            :data:`MAX_BIDS` bids (``2 * numdice * dice_sides``).
     """
 
     name = "liars_dice"
@@ -79,6 +84,12 @@ class LiarsDiceGame(Game):
             raise ValueError(
                 f"liars_dice: bidding_rule must be one of {list(BIDDING_RULES)}, "
                 f"got {bidding_rule!r}"
+            )
+        if 2 * numdice * sides > MAX_BIDS:
+            raise ValueError(
+                f"liars_dice: numdice={numdice} and dice_sides={sides} make "
+                f"2 * numdice * dice_sides = {2 * numdice * sides:,} bids, more than the "
+                f"{MAX_BIDS:,} this implementation takes; use fewer dice or fewer sides"
             )
         given = {"numdice": numdice, "dice_sides": sides, "bidding_rule": bidding_rule}
         super().__init__({k: v for k, v in given.items() if v != _DEFAULTS[k]})
