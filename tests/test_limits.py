@@ -93,11 +93,18 @@ def test_a_bad_cap_is_refused_naming_the_variable(value, monkeypatch):
         _fast(load_game("kuhn_poker"))
 
 
-def test_the_command_line_says_it_in_one_line(tmp_path, capsys):
-    argv = ["train", "--game", "liars_dice(numdice=2)", "--learner", "cfr_plus"]
+@pytest.mark.parametrize(
+    ("spec", "count"),
+    [
+        ("liars_dice(numdice=2)", "43,486,542,835"),
+        ("liars_dice(numdice=30,dice_sides=30)", "6.06e+630"),  # was an OverflowError
+    ],
+)
+def test_the_command_line_says_it_in_one_line(spec, count, tmp_path, capsys):
+    argv = ["train", "--game", spec, "--learner", "cfr_plus"]
     assert main([*argv, "--iterations", "1", "--out", str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: liars_dice(numdice=2) has 43,486,542,835 histories")
+    assert err.startswith(f"error: {load_game(spec).id} has {count} histories")
     assert err.count("\n") == 1
 
 
@@ -108,3 +115,25 @@ def test_an_env_asked_to_tabulate_a_game_too_big_names_the_fix():
 
     with pytest.raises(GameTooLarge, match="leave tabulate at 'auto'"):
         env("liars_dice", numdice=3, tabulate=True)
+
+
+@pytest.mark.parametrize(
+    ("params", "count"),
+    [
+        ({"numdice": 30, "dice_sides": 30}, r"6\.06e\+630 histories"),  # a float overflowed
+        ({"numdice": 500, "dice_sides": 100}, r"\d\.\d\de\+\d{5} histories"),  # 30,000+ digits
+        ({"numdice": 3}, r"6\.41e\+15 histories"),  # 6,412,351,813,152,307
+    ],
+)
+def test_a_game_with_a_vast_count_is_refused_in_one_readable_line(params, count, monkeypatch):
+    """Liar's dice counts its histories by formula, hundreds of digits of them: the refusal
+    writes the count and the memory with an exponent (it overflowed a float, and a count past
+    4,300 digits cannot even be printed in full)."""
+    game = load_game("liars_dice", **params)
+    with pytest.raises(GameTooLarge, match=count + ": compiling them takes about .* GiB") as info:
+        _compile(game)
+    assert len(str(info.value)) < 500
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "1000")
+    with pytest.raises(GameTooLarge, match=count + ", over the cap of 1,000") as info:
+        _compile(game)
+    assert len(str(info.value)) < 500

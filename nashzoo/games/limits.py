@@ -20,6 +20,7 @@ walk, the checking walk; see :class:`~nashzoo.games.progress.WalkProgress`):
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -37,8 +38,27 @@ MAX_HISTORIES_VARIABLE = "NASHZOO_MAX_HISTORIES"
 """The environment variable that caps the histories of one compile (a positive integer)."""
 
 
+_EXACT_BELOW = 10**15
+"""Counts below this are written in full (``6,412,351,813``), bigger ones like ``6.41e+15``."""
+
+
+def _count(n: float) -> str:
+    """``n`` with thousands separators, or, from :data:`_EXACT_BELOW` on, with three significant
+    digits and an exponent: a counted game may have hundreds of digits of histories (Liar's dice
+    with 30 dice of 30 sides each: 631), too many to read or, past 4,300, even to print."""
+    if n < _EXACT_BELOW:
+        return f"{n:,}" if isinstance(n, int) else f"{n:,.0f}"
+    exponent = math.floor(math.log10(n))  # exact enough for three digits, however big ``n`` is
+    mantissa = 10 ** (math.log10(n) - exponent)
+    if round(mantissa, 2) >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.2f}e+{exponent}"
+
+
 def _size(nbytes: float) -> str:
     """``nbytes`` in GiB, or MiB below one GiB (one decimal below 100, none above)."""
+    if nbytes >= _EXACT_BELOW * 2**30:  # an int this big may not fit a float
+        return f"{_count(nbytes // 2**30)} GiB"
     value, unit = (nbytes / 2**30, "GiB") if nbytes >= 2**30 else (nbytes / 2**20, "MiB")
     return f"{value:,.1f} {unit}" if value < 100 else f"{value:,.0f} {unit}"
 
@@ -91,13 +111,13 @@ def check_counted(game_id: str, histories: int) -> None:
     cap = max_histories()
     if cap is not None and histories > cap:
         raise GameTooLarge(
-            f"{display_id(game_id)} has {histories:,} histories, over the cap of {cap:,} set by "
-            f"{MAX_HISTORIES_VARIABLE}; {_ADVICE}"
+            f"{display_id(game_id)} has {_count(histories)} histories, over the cap of {cap:,} "
+            f"set by {MAX_HISTORIES_VARIABLE}; {_ADVICE}"
         )
     available = available_memory()
     if available is not None and histories * BYTES_PER_HISTORY > MEMORY_SHARE * available:
         raise GameTooLarge(
-            f"{display_id(game_id)} has {histories:,} histories: compiling them takes about "
+            f"{display_id(game_id)} has {_count(histories)} histories: compiling them takes about "
             f"{_size(histories * BYTES_PER_HISTORY)} and this machine has "
             f"{_size(available)} available; {_ADVICE}"
         )
