@@ -292,3 +292,33 @@ def test_the_largest_game_taken_is_made_and_played() -> None:
     state = state.child(99_998).child(99_999).child(game.liar)
     assert state.returns().tolist() == [-1.0, 1.0]  # all 1,000 dice show 100: 1000-100 holds
     assert game.infoset_tensor_size == 2 + 500 * 100 + 100_001
+
+
+def test_an_illegal_move_in_a_game_of_many_bids_is_named_in_a_short_message() -> None:
+    """The error names the legal actions: all of them while they are few, else the first and
+    last ones and how many (280 bids listed in full were 4,000 characters; 100,000, 2 MB)."""
+    from nashzoo.envs import liars_dice_v0
+    from nashzoo.envs.single_agent import SingleAgentEnv
+    from nashzoo.games import IllegalActionError
+
+    game = load_game("liars_dice", numdice=20, dice_sides=7)  # 280 bids
+    state = _dealt(game, [0] * game.total_dice)
+    with pytest.raises(IllegalActionError) as info:
+        state.child(game.liar)  # no bid to call yet
+    text = str(info.value)
+    assert "legal actions are: 0 (1-1), 1 (1-2)," in text
+    assert ", ..., 275 (40-3), 276 (40-4), 277 (40-5), 278 (40-6), 279 (40-7) (280 in all)" in text
+    assert len(text) < 500
+    env = liars_dice_v0.env(numdice=20, dice_sides=7)
+    env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match=r"279 \(40-7\) \(280 in all\)$") as info:
+        env.step(game.liar)
+    assert len(str(info.value)) < 500
+    single = SingleAgentEnv(game, seat=0, illegal_action="raise")
+    single.reset(seed=0)
+    with pytest.raises(IllegalActionError, match=r"\[0, 1, .*, 279 \(280 in all\)\]$") as info:
+        single.step(game.liar)
+    assert len(str(info.value)) < 300
+    # A few legal actions are all listed, as before.
+    with pytest.raises(IllegalActionError, match=r"legal actions are: 279 \(40-7\), 280 \(Liar\)$"):
+        state.child(278).child(0)

@@ -97,7 +97,7 @@ from pettingzoo import AECEnv
 from nashzoo.envs.forced import SEARCH_MAX_NODES, TreeWalk, check_forced, not_possible_here
 from nashzoo.envs.lazy import TABULATE_MAX_HISTORIES, Node, NodeMemo, small_enough
 from nashzoo.games import CHANCE, Game, IllegalActionError, State, checks, compile_tree, load_game
-from nashzoo.games.base import GameTooLarge, action_index, checked_seed
+from nashzoo.games.base import GameTooLarge, action_index, checked_seed, legal_actions_text
 from nashzoo.games.cache import GameCache
 from nashzoo.games.tree import CompiledTree, readonly
 
@@ -794,7 +794,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._deads_step_first()
 
     def _illegal_message(self, action: Any, agent: str, why: str = "is not legal") -> str:
-        names = ", ".join(f"{a} ({self.game.action_name(a)})" for a in self.legal_actions())
+        names = legal_actions_text(self.legal_actions(), self.game.action_name)
         return (
             f"action {action!r} {why} for {agent} at history {self.history} "
             f"of {self.metadata['name']}; legal actions are: {names}"

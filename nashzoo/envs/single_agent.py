@@ -53,7 +53,7 @@ from gymnasium import spaces
 
 from nashzoo.envs.aec import GameAECEnv, agent_name, render_mode_error
 from nashzoo.games import Game, IllegalActionError, load_game
-from nashzoo.games.base import action_index, is_whole_number
+from nashzoo.games.base import action_index, is_whole_number, legal_actions_text
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
 __all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
@@ -238,24 +238,24 @@ class SingleAgentEnv(gymnasium.Env):
         env = self._aec
         a = action_index(action)
         if a is None:
-            legal = np.flatnonzero(self.action_masks()).tolist()
+            legal = legal_actions_text(np.flatnonzero(self.action_masks()).tolist())
             raise IllegalActionError(
                 f"action must be an integer id (not a float, string or bool), got {action!r}; "
-                f"legal actions are {legal}"
+                f"legal actions are [{legal}]"
             )
         mask = self.action_masks()
         info_extra: dict[str, Any] = {}
         if not 0 <= a < mask.size:  # outside the action space: a bug, not a policy's choice
+            legal = legal_actions_text(np.flatnonzero(mask).tolist())
             raise IllegalActionError(
                 f"action {a} is outside the action space Discrete({mask.size}); legal actions "
-                f"are {np.flatnonzero(mask).tolist()} (illegal_action='remap' remaps only ids "
-                "inside the space)"
+                f"are [{legal}] (illegal_action='remap' remaps only ids inside the space)"
             )
         if not mask[a]:
             if self.illegal_action == "raise":
-                legal = np.flatnonzero(mask).tolist()
+                legal = legal_actions_text(np.flatnonzero(mask).tolist())
                 raise IllegalActionError(
-                    f"action {a} is not legal for seat {self.seat}; legal actions are {legal}"
+                    f"action {a} is not legal for seat {self.seat}; legal actions are [{legal}]"
                 )
             info_extra["illegal_action"] = a
             a = int(np.argmax(mask))

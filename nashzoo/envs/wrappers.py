@@ -25,7 +25,7 @@ from pettingzoo.utils.wrappers.order_enforcing import (
 
 from nashzoo.envs.aec import GameAECEnv, ObsDict
 from nashzoo.games import IllegalActionError
-from nashzoo.games.base import action_index
+from nashzoo.games.base import action_index, legal_actions_text
 
 ILLEGAL_ACTION_MODES = ("raise", "penalize")
 
@@ -58,7 +58,7 @@ class _ValidatingParallelEnv(aec_to_parallel_wrapper):
             a = action_index(actions[agent])
             if a is None or not 0 <= a < len(mask) or not mask[a]:
                 legal = np.flatnonzero(mask).tolist()
-                names = ", ".join(f"{i} ({self.unwrapped.game.action_name(i)})" for i in legal)
+                names = legal_actions_text(legal, self.unwrapped.game.action_name)
                 raise IllegalActionError(
                     f"action {actions[agent]!r} is not legal for {agent}; "
                     f"legal actions are: {names}"

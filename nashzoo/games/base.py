@@ -14,7 +14,7 @@ import hashlib
 import math
 import operator
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -199,7 +199,7 @@ class State(ABC):
         if a is None or a not in legal:
             who = "chance" if self.is_chance_node() else f"player {self.current_player()}"
             why = "is not legal" if a is not None else "is not an integer action id"
-            names = ", ".join(f"{x} ({self.action_to_string(x)})" for x in legal)
+            names = legal_actions_text(legal, self.action_to_string)
             raise IllegalActionError(
                 f"action {action!r} {why} for {who} at history {self.history()}; "
                 f"legal actions are: {names}"
@@ -254,6 +254,25 @@ def action_index(action: Any) -> int | None:
         return operator.index(action)
     except TypeError:
         return None
+
+
+LEGAL_LIST_MAX = 20
+"""Error messages list at most this many legal actions in full (:func:`legal_actions_text`)."""
+
+
+def legal_actions_text(legal: Sequence[int], name: Callable[[int], str] | None = None) -> str:
+    """The legal action ids ``legal`` for an error message, each followed by ``(name(a))`` when
+    ``name`` is given: all of them up to :data:`LEGAL_LIST_MAX`, else the first ten, the last
+    five and how many there are (Liar's dice can have 100,000 legal bids, a message of
+    megabytes listed in full)."""
+
+    def one(a: int) -> str:
+        return f"{a} ({name(a)})" if name is not None else str(a)
+
+    if len(legal) <= LEGAL_LIST_MAX:
+        return ", ".join(map(one, legal))
+    head, tail = ", ".join(map(one, legal[:10])), ", ".join(map(one, legal[-5:]))
+    return f"{head}, ..., {tail} ({len(legal):,} in all)"
 
 
 def is_finite_number(value: Any) -> bool:
