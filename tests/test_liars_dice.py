@@ -163,7 +163,8 @@ def test_random_play_properties(params: dict, choices: list[int]) -> None:
         ({"dice_sides": 1}, "dice_sides must be an integer >= 2, got 1"),
         ({"dice_sides": "6"}, "dice_sides must be an integer >= 2, got '6'"),
         ({"bidding_rule": "highest"}, "bidding_rule must be one of"),
-        ({"players": 3}, "unexpected keyword argument 'players'"),
+        ({"players": 3}, "players must be 2 .*two-player.*got 3"),
+        ({"players": "2"}, "players must be 2 .*got '2'"),
         ({"numdice": 10**9}, "12,000,000,000 bids, more than the 100,000 .*fewer dice or fewer"),
         ({"numdice": 500, "dice_sides": 101}, "101,000 bids, more than the 100,000"),
     ],
@@ -322,3 +323,22 @@ def test_an_illegal_move_in_a_game_of_many_bids_is_named_in_a_short_message() ->
     # A few legal actions are all listed, as before.
     with pytest.raises(IllegalActionError, match=r"legal actions are: 279 \(40-7\), 280 \(Liar\)$"):
         state.child(278).child(0)
+
+
+def test_openspiels_game_strings_load_with_their_players_parameter() -> None:
+    """OpenSpiel's ``liars_dice`` has a ``players`` parameter (2 is its only value): its game
+    strings, which may carry it, load natively as the same game."""
+    spec = "liars_dice(players=2,numdice=2,dice_sides=2)"
+    game = load_game(spec)
+    assert game == load_game("liars_dice", numdice=2, dice_sides=2)
+    assert game.id == "liars_dice(dice_sides=2,numdice=2)"
+    assert game.num_histories() == sum(1 for _ in _every_history(pyspiel.load_game(spec)))
+
+
+def _every_history(os_game):
+    stack = [os_game.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        yield state
+        if not state.is_terminal():
+            stack.extend(state.child(a) for a in state.legal_actions())

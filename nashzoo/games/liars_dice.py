@@ -66,6 +66,8 @@ class LiarsDiceGame(Game):
         dice_sides: faces per die (default 6); the highest face is wild.
         bidding_rule: ``"reset-face"`` (default) or ``"reset-quantity"``: how bid ids are
             ordered (OpenSpiel's parameter of the same name).
+        players: 2, the only value (OpenSpiel's ``players``, which allows only 2 as well), so
+            that OpenSpiel's game strings load unchanged.
 
     Raises:
         ValueError: a parameter of the wrong type or out of range, or more than
@@ -76,8 +78,18 @@ class LiarsDiceGame(Game):
     num_players = 2
 
     def __init__(
-        self, numdice: int = 1, dice_sides: int = 6, bidding_rule: str = "reset-face"
+        self,
+        numdice: int = 1,
+        dice_sides: int = 6,
+        bidding_rule: str = "reset-face",
+        *,
+        players: int = 2,
     ) -> None:
+        if not is_whole_number(players) or players != 2:
+            raise ValueError(
+                f"liars_dice: players must be 2 (Liar's dice is two-player, here and in "
+                f"OpenSpiel), got {players!r}"
+            )
         numdice = _positive_int("numdice", numdice, 1)
         sides = _positive_int("dice_sides", dice_sides, 2)
         if bidding_rule not in BIDDING_RULES:
