@@ -342,3 +342,13 @@ def _every_history(os_game):
         yield state
         if not state.is_terminal():
             stack.extend(state.child(a) for a in state.legal_actions())
+
+
+def test_an_openspiel_style_bare_string_is_refused_with_the_quoted_spec() -> None:
+    """OpenSpiel writes ``bidding_rule=reset-quantity``; nashzoo's specs are Python literals,
+    and the refusal spells out the spec that loads."""
+    with pytest.raises(ValueError) as info:
+        load_game("liars_dice(numdice=2,bidding_rule=reset-quantity)")
+    quoted = "liars_dice(numdice=2,bidding_rule='reset-quantity')"
+    assert str(info.value).endswith(f"strings in quotes, as in {quoted!r}")
+    assert load_game(quoted) == load_game("liars_dice", numdice=2, bidding_rule="reset-quantity")

@@ -222,11 +222,33 @@ def parse_game_spec(spec: str) -> tuple[str, dict[str, Any]]:
         if None in params:
             raise SyntaxError("**")
     except (SyntaxError, ValueError, TypeError):
+        quoted = _quoted_openspiel_style(name, rest[:-1])
+        hint = f"; strings in quotes, as in {quoted!r}" if quoted else ""
         raise ValueError(
             f"cannot read the parameters of game spec {spec!r}: write them as "
-            "name(key=value, ...) with Python literal values (numbers, 'strings', [lists])"
+            f"name(key=value, ...) with Python literal values (numbers, 'strings', [lists]){hint}"
         ) from None
     return name, params
+
+
+def _quoted_openspiel_style(name: str, inside: str) -> str | None:
+    """``inside`` (``k=v,...``) read as OpenSpiel writes its game strings, with bare strings
+    (``bidding_rule=reset-quantity``), written back with those strings quoted; ``None`` when it
+    is not that (nested brackets, or nothing left bare)."""
+    if any(c in inside for c in "()[]{}'\""):
+        return None
+    parts = []
+    changed = False
+    for item in inside.split(","):
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or not key.isidentifier() or not value:
+            return None
+        try:
+            ast.literal_eval(value)
+        except (SyntaxError, ValueError):
+            value, changed = repr(value), True
+        parts.append(f"{key}={value}")
+    return f"{name}({','.join(parts)})" if changed else None
 
 
 def load_game(name: Any, **params: Any) -> Game:
