@@ -352,3 +352,29 @@ def test_an_openspiel_style_bare_string_is_refused_with_the_quoted_spec() -> Non
     quoted = "liars_dice(numdice=2,bidding_rule='reset-quantity')"
     assert str(info.value).endswith(f"strings in quotes, as in {quoted!r}")
     assert load_game(quoted) == load_game("liars_dice", numdice=2, bidding_rule="reset-quantity")
+
+
+def test_the_deals_a_game_remembers_stay_bounded_over_long_play(monkeypatch) -> None:
+    """Every state with the same rolls shares one Deal, kept by the game; an env playing a big
+    game for millions of episodes reaches ever new rolls (6**10 of them with five dice each), so
+    the game forgets them all past a limit instead of growing without end (as the env's own
+    memo of histories does)."""
+    from nashzoo.envs import liars_dice_v0
+    from nashzoo.games import liars_dice
+
+    monkeypatch.setattr(liars_dice, "DEALS_MAX", 200, raising=False)
+    env = liars_dice_v0.env(numdice=5, dice_sides=6)
+    game = env.unwrapped.game
+    env.reset(seed=0)
+    for _ in range(100):  # about 5 new rolls an episode
+        env.reset()
+        for _agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            env.step(
+                None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[-1])
+            )
+        assert len(game._deals) <= 200
+    state = game.new_initial_state()
+    for roll in [5, 0, 1, 2, 3, 4, 5, 0, 1, 2]:
+        state = state.child(roll)
+    assert state.infoset_key(0) == "12346" and state.infoset_key(1) == "12356"

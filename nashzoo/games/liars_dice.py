@@ -46,6 +46,9 @@ _DEFAULTS = {"numdice": 1, "dice_sides": 6, "bidding_rule": "reset-face"}
 _TABLE_MAX_BIDS = 256
 """Games with at most this many bid ids keep their legal actions and masks in tables made up
 front (some 33,000 entries at the limit); bigger ones make them when asked."""
+DEALS_MAX = 1 << 16
+"""Deals (rolls and what they show) a game keeps before it forgets them all: far more than the
+rolls of any game small enough to compile, and about 60 MB with five dice each."""
 MAX_BIDS = 100_000
 """The most bid ids (``2 * numdice * dice_sides``) a game may have: a game holds a name and a
 key suffix per bid, and every information-set tensor has a bit per bid (at the limit a game
@@ -159,9 +162,14 @@ class LiarsDiceGame(Game):
         return chance + sides**total * (2 ** (self.liar + 1) - 1)
 
     def deal(self, rolls: tuple[int, ...]) -> Deal:
-        """What the chance outcomes ``rolls`` (a prefix of the rolls, or all of them) show."""
+        """What the chance outcomes ``rolls`` (a prefix of the rolls, or all of them) show.
+
+        Kept per ``rolls`` so that states with the same rolls share one; forgotten all at once
+        past :data:`DEALS_MAX` (a big game played for long reaches ever new rolls)."""
         deal = self._deals.get(rolls)
         if deal is None:
+            if len(self._deals) >= DEALS_MAX:
+                self._deals.clear()
             deal = self._deals[rolls] = Deal.of(self, rolls)
         return deal
 
