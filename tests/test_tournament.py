@@ -128,9 +128,8 @@ def test_sampled_interval_matches_the_stratified_formula():
     specs = ["uniform", "a=fixed:0.9,0.1", "b=fixed:0.2,0.8"]
     entrants = [load_entrant(game, spec) for spec in specs]
     result = round_robin(game, entrants, episodes=60, seed=4)
-    rng = np.random.default_rng(4)
-    played = {
-        (i, j): play_matches(game, [entrants[i].policy, entrants[j].policy], 60, rng)
+    played = {  # each pairing's matches from its own stream (test_each_pairing_is_seeded_...)
+        (i, j): play_matches(game, [entrants[i].policy, entrants[j].policy], 60, _stream(4, i, j))
         for i in range(3)
         for j in range(3)
     }
@@ -143,8 +142,47 @@ def test_sampled_interval_matches_the_stratified_formula():
             assert result.sampled[i, j] == pytest.approx((first.mean() + second.mean()) / 2)
             half = 1.96 * np.sqrt(first.var(ddof=1) / 60 + second.var(ddof=1) / 60) / 2
             assert result.ci95[i, j] == pytest.approx(half)
-    # Seat 0 earns 1 to 3 whoever plays: pooling both seats' payoffs made this 0.30874.
-    assert result.ci95[1, 2] == pytest.approx(0.148530, abs=1e-6)
+    # Seat 0 earns 1 to 3 whoever plays: pooling both seats' payoffs made this 0.31684.
+    assert result.ci95[1, 2] == pytest.approx(0.151738, abs=1e-6)
+
+
+def _stream(seed, row, col):
+    """A pairing's stream, spelled out: the seed and the pairing's two places, nothing else."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(row, col)))
+
+
+def test_each_pairing_is_seeded_on_its_own_whatever_was_played_before_it():
+    """The matches of one pairing came from one stream shared by the whole tournament, so they
+    depended on every pairing played before them: a resumed tournament, which plays only the
+    missing pairings, could not have given the uninterrupted one's table. Each pairing now has
+    its own stream, a function of the seed and the pairing alone."""
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.eval.tournament import assemble, pairing_rng, play_pairing
+    from nashzoo.games import load_game
+
+    game = load_game("kuhn_poker")
+    uniform = TabularPolicy.uniform(game)
+    passer = np.zeros_like(uniform.probs)
+    passer[:, 0] = 1.0  # pass or fold at every information set
+    entrants = [load_entrant(game, s) for s in ("uniform", "equilibrium")]
+    entrants.append(Entrant("passer", TabularPolicy(game, passer)))
+    whole = round_robin(game, entrants, episodes=40, seed=3)
+    # the pairings one by one, last first, each in a fresh call: the same tournament
+    backwards = {
+        (i, j): play_pairing(game, entrants, i, j, 40, 3)
+        for i, j in reversed([(i, j) for i in range(3) for j in range(3)])
+    }
+    alone = assemble(game, whole.names, backwards, 40)
+    assert alone.to_dict() == whole.to_dict()
+    for array in ("exact_seat", "sampled", "ci95"):
+        np.testing.assert_array_equal(getattr(alone, array), getattr(whole, array))
+    # a pairing's stream is SeedSequence(seed, spawn_key=(row, col)), the same in every process
+    a, b = pairing_rng(3, 2, 1).random(4), _stream(3, 2, 1).random(4)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, pairing_rng(3, 1, 2).random(4))
+    # and two entrants' cell does not move when a third one joins the tournament
+    two = round_robin(game, entrants[:2], episodes=40, seed=3)
+    np.testing.assert_array_equal(two.sampled, whole.sampled[:2, :2])
 
 
 def test_an_entrant_against_itself_in_a_zero_sum_game_is_exactly_zero():

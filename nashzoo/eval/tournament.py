@@ -15,6 +15,11 @@ against itself holds both seats of the same matches, so its cell averages the tw
 match by match (zero, with no error, in a zero-sum game). One match per seating gives no
 interval (``nan``).
 
+Each pairing (an entrant in seat 0, another or itself in seat 1) plays its matches from a random
+stream of its own, a function of the seed and the pairing alone (:func:`pairing_rng`): the same
+seed gives the same table whichever pairings were played first, or in an earlier process (a
+tournament resumed from its ``out`` folder, :mod:`nashzoo.eval.tournament_folder`).
+
 Entrants are built by :func:`load_entrant` from a spec:
 
 ``uniform``
@@ -37,6 +42,7 @@ Entrants are built by :func:`load_entrant` from a spec:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -263,6 +269,59 @@ def _episodes(
     env.close()
 
 
+@dataclass(frozen=True)
+class Pairing:
+    """What one pairing gives: entrant ``row`` in seat 0 against entrant ``col`` in seat 1.
+
+    Attributes:
+        row, col: the entrants' indices.
+        exact: the expected returns of seat 0 and seat 1, from the tree.
+        mean: seat 0's mean payoff over the sampled matches, seat 1's, and the mean of the two
+            (match by match); ``None`` when no match was played.
+        variance: the unbiased variance of one match's payoff, in the same order (``nan``
+            after one match); ``None`` when no match was played.
+    """
+
+    row: int
+    col: int
+    exact: tuple[float, float]
+    mean: tuple[float, float, float] | None = None
+    variance: tuple[float, float, float] | None = None
+
+
+def pairing_rng(seed: int, row: int, col: int) -> np.random.Generator:
+    """The random stream of the matches of entrant ``row`` (seat 0) against ``col`` (seat 1):
+    a function of the seed and the two places alone (``SeedSequence(seed, spawn_key=(row,
+    col))``), so a pairing plays the same matches whichever pairings were played before it, or
+    whether they were played in this process at all (a resumed tournament)."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(row, col)))
+
+
+def play_pairing(
+    game: Game | str, entrants: Sequence[Entrant], row: int, col: int, episodes: int, seed: int
+) -> Pairing:
+    """Entrant ``row`` in seat 0 against entrant ``col`` in seat 1: the exact expected returns,
+    and ``episodes`` matches sampled from :func:`pairing_rng`."""
+    game = load_game(game)
+    joint = [entrants[row].policy, entrants[col].policy]
+    exact = expected_returns(game, joint)
+    pairing = Pairing(row, col, (float(exact[0]), float(exact[1])))
+    if episodes == 0:
+        return pairing
+    mean, variance = _moments(_episodes(game, joint, episodes, pairing_rng(seed, row, col)))
+    return dataclasses.replace(
+        pairing,
+        mean=(float(mean[0]), float(mean[1]), float(mean[2])),
+        variance=(float(variance[0]), float(variance[1]), float(variance[2])),
+    )
+
+
+def all_pairings(n: int) -> list[tuple[int, int]]:
+    """Every pairing of ``n`` entrants, each on both seats and each against itself, in the
+    order a tournament plays them."""
+    return [(i, j) for i in range(n) for j in range(n)]
+
+
 def round_robin(
     game: Game | str,
     entrants: Sequence[Entrant],
@@ -272,28 +331,42 @@ def round_robin(
     progress: bool = False,
 ) -> TournamentResult:
     """Every pair of entrants on both seats: exact payoffs, and ``episodes`` sampled matches per
-    pair and seating when ``episodes > 0``."""
+    pair and seating when ``episodes > 0``. Each pairing's matches are seeded on their own
+    (:func:`pairing_rng`)."""
     game = load_game(game)
     check_entrants(game, entrants)
     _check_episodes(episodes)
-    names = [entrant.name for entrant in entrants]
-    n = len(entrants)
-    exact_seat = np.zeros((n, n, 2))
-    mean = np.zeros((n, n)) if episodes else np.full((n, n), np.nan)
-    variance = np.zeros((n, n)) if episodes else np.full((n, n), np.nan)  # of the mean
-    rng = np.random.default_rng(seed)
-    pairs = [(i, j) for i in range(n) for j in range(n)]
+    pairs = all_pairings(len(entrants))
     iterator: Any = pairs
     if progress:
         from tqdm.auto import tqdm
 
         iterator = tqdm(pairs, desc="tournament", unit="pairing")
-    for i, j in iterator:
-        joint = [entrants[i].policy, entrants[j].policy]
-        exact_seat[i, j] = expected_returns(game, joint)
+    played = {(i, j): play_pairing(game, entrants, i, j, episodes, seed) for i, j in iterator}
+    return assemble(game, [entrant.name for entrant in entrants], played, episodes)
+
+
+def assemble(
+    game: Game | str,
+    names: Sequence[str],
+    pairings: dict[tuple[int, int], Pairing],
+    episodes: int,
+) -> TournamentResult:
+    """The tournament of ``names`` from every one of its pairings, in whatever order they were
+    played (they are summed in the order of :func:`all_pairings`)."""
+    game = load_game(game)
+    n = len(names)
+    exact_seat = np.zeros((n, n, 2))
+    mean = np.zeros((n, n)) if episodes else np.full((n, n), np.nan)
+    variance = np.zeros((n, n)) if episodes else np.full((n, n), np.nan)  # of the mean
+    for i, j in all_pairings(n):
+        pairing = pairings[i, j]
+        exact_seat[i, j] = pairing.exact
         if episodes == 0:
             continue
-        seat_mean, seat_var = _moments(_episodes(game, joint, episodes, rng))
+        seat_mean, seat_var = pairing.mean, pairing.variance
+        if seat_mean is None or seat_var is None:
+            raise ValueError(f"pairing {i}-{j} played no matches; the tournament has {episodes}")
         if i == j:  # both seats of the same matches: their mean, match by match
             mean[i, i], variance[i, i] = seat_mean[2], seat_var[2] / episodes
             continue
