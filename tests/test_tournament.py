@@ -211,3 +211,187 @@ def test_equal_scores_rank_by_name_not_by_rounding_noise():
     entrants = [load_entrant("rps", s) for s in ("uniform", "equilibrium", "rock=fixed:1,0,0")]
     result = round_robin("rps", entrants)
     assert [result.names[i] for i in result.ranking] == ["equilibrium", "rock", "uniform"]
+
+
+# --- a tournament kept in a folder: interrupted, resumed -------------------------------------
+KUHN3 = ("uniform", "equilibrium", "passer")
+
+
+def _kuhn_entrants(names=KUHN3):
+    """Three Kuhn entrants (``passer`` passes or folds everywhere) by name."""
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.games import load_game
+
+    game = load_game("kuhn_poker")
+    passer = np.zeros_like(TabularPolicy.uniform(game).probs)
+    passer[:, 0] = 1.0
+    built = {
+        "uniform": load_entrant(game, "uniform"),
+        "equilibrium": load_entrant(game, "equilibrium"),
+        "passer": Entrant("passer", TabularPolicy(game, passer)),
+    }
+    return [built[name] for name in names]
+
+
+def _stop_at(monkeypatch, call, error=KeyboardInterrupt):
+    """Make the ``call``-th pairing played raise ``error`` (Ctrl-C by default) once; the
+    pairings played, as (row, col), are appended to the list returned."""
+    import nashzoo.eval.tournament_folder as tournament_folder
+
+    played = []
+    calls = []
+    real = tournament_folder.play_pairing
+
+    def play(game, entrants, row, col, episodes, seed):
+        calls.append((row, col))
+        if len(calls) == call:
+            raise error("stopped here")
+        played.append((row, col))
+        return real(game, entrants, row, col, episodes, seed)
+
+    monkeypatch.setattr(tournament_folder, "play_pairing", play)
+    return played
+
+
+def _pairing_files(folder):
+    return sorted(p.name for p in (folder / "pairings").glob("*.json"))
+
+
+def test_an_interrupted_tournament_keeps_its_pairings_and_a_resume_plays_only_the_rest(
+    tmp_path, monkeypatch
+):
+    """An interrupted tournament kept nothing; each pairing is now written as it finishes, and
+    resume=True plays only the missing ones, ending with the uninterrupted tournament's result
+    and tournament.json, byte for byte."""
+    entrants = _kuhn_entrants()
+    straight = round_robin("kuhn_poker", entrants, episodes=30, seed=5, out=tmp_path / "straight")
+    played = _stop_at(monkeypatch, call=4)
+    out = tmp_path / "tour"
+    with pytest.raises(KeyboardInterrupt):
+        round_robin("kuhn_poker", entrants, episodes=30, seed=5, out=out)
+    assert _pairing_files(out) == ["0-0.json", "0-1.json", "0-2.json"]
+    assert not (out / "tournament.json").exists()
+    played.clear()
+    resumed = round_robin("kuhn_poker", entrants, episodes=30, seed=5, out=out, resume=True)
+    assert played == [(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]  # the missing six only
+    assert resumed.to_dict() == straight.to_dict()
+    for array in ("exact_seat", "exact", "sampled", "ci95"):
+        np.testing.assert_array_equal(getattr(resumed, array), getattr(straight, array))
+    assert (out / "tournament.json").read_bytes() == (
+        tmp_path / "straight" / "tournament.json"
+    ).read_bytes()
+    # the folder's result is the one of a tournament played in memory, with no folder
+    assert round_robin("kuhn_poker", entrants, episodes=30, seed=5).to_dict() == straight.to_dict()
+    # resuming a finished tournament plays nothing and gives the same result again
+    played.clear()
+    again = round_robin("kuhn_poker", entrants, episodes=30, seed=5, out=out, resume=True)
+    assert played == [] and again.to_dict() == straight.to_dict()
+
+
+def test_a_pairing_that_fails_leaves_the_finished_ones_kept(tmp_path, monkeypatch):
+    """A crash in one pairing (here a RuntimeError in the fifth) keeps the four before it."""
+    entrants = _kuhn_entrants()
+    _stop_at(monkeypatch, call=5, error=RuntimeError)
+    with pytest.raises(RuntimeError, match="stopped here"):
+        round_robin("kuhn_poker", entrants, episodes=5, out=tmp_path)
+    assert _pairing_files(tmp_path) == ["0-0.json", "0-1.json", "0-2.json", "1-0.json"]
+
+
+def test_a_folder_holding_a_tournament_is_refused_unless_resumed_or_replaced(tmp_path):
+    """Like train's and race's --out: no silent overwrite; force starts over."""
+    from nashzoo.eval.tournament_folder import TournamentFolderError
+
+    entrants = _kuhn_entrants()
+    round_robin("kuhn_poker", entrants, out=tmp_path)
+    with pytest.raises(TournamentFolderError, match=r"already holds a tournament .*--resume"):
+        round_robin("kuhn_poker", entrants, out=tmp_path)
+    (tmp_path / "pairings" / "0-1.json").unlink()
+    other = _kuhn_entrants(("passer", "uniform"))
+    replaced = round_robin("kuhn_poker", other, out=tmp_path, force=True)
+    assert replaced.names == ("passer", "uniform")
+    assert _pairing_files(tmp_path) == ["0-0.json", "0-1.json", "1-0.json", "1-1.json"]
+    with pytest.raises(ValueError, match="choose one"):
+        round_robin("kuhn_poker", entrants, out=tmp_path, resume=True, force=True)
+    with pytest.raises(ValueError, match="give out=FOLDER"):
+        round_robin("kuhn_poker", entrants, resume=True)
+    # a tournament.json without its config (an older nashzoo's): nothing to resume
+    (tmp_path / "tournament_config.json").unlink()
+    with pytest.raises(TournamentFolderError, match="no tournament to resume; start over with"):
+        round_robin("kuhn_poker", other, out=tmp_path, resume=True)
+    # resume in an empty folder starts the tournament
+    assert round_robin("kuhn_poker", other, out=tmp_path / "new", resume=True).names == (
+        "passer",
+        "uniform",
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"episodes": 20}, r"--episodes 20 \(the tournament has 10\)"),
+        ({"seed": 1}, r"--seed 1 \(the tournament has 0\)"),
+        ({"entrants": ("equilibrium", "uniform")}, r"the entrants equilibrium, uniform \(the "),
+        ({"entrants": ("uniform", "equilibrium", "passer")}, "uniform, equilibrium, passer"),
+        ({"policy": True}, "entrant 'equilibrium' with another policy"),
+        ({"game": "leduc_poker"}, r"--game leduc_poker \(the tournament has kuhn_poker\)"),
+    ],
+)
+def test_a_resume_of_another_tournament_is_refused_naming_the_difference(tmp_path, change, named):
+    from nashzoo.eval.tournament_folder import TournamentFolderError
+
+    round_robin("kuhn_poker", _kuhn_entrants(("uniform", "equilibrium")), episodes=10, out=tmp_path)
+    game = change.get("game", "kuhn_poker")
+    if "game" in change:
+        entrants = [load_entrant(game, "uniform"), load_entrant(game, "equilibrium")]
+    else:
+        entrants = _kuhn_entrants(change.get("entrants", ("uniform", "equilibrium")))
+    if change.get("policy"):
+        entrants[1] = Entrant("equilibrium", entrants[0].policy)  # uniform, under its name
+    options = {"episodes": change.get("episodes", 10), "seed": change.get("seed", 0)}
+    before = sorted(p.read_bytes() for p in tmp_path.rglob("*.json"))
+    with pytest.raises(TournamentFolderError, match=named) as refused:
+        round_robin(game, entrants, **options, out=tmp_path, resume=True)
+    assert "or start a new tournament (--force, or another --out)" in str(refused.value)
+    assert sorted(p.read_bytes() for p in tmp_path.rglob("*.json")) == before  # untouched
+
+
+def _edit_a_number(path):
+    import json
+
+    payload = json.loads(path.read_text())
+    payload["exact"][0] += 1.0
+    path.write_text(json.dumps(payload))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "edited", "another tournament's", "not json"])
+def test_a_damaged_pairing_file_is_played_again_with_a_warning(tmp_path, damage):
+    """A pairing file that is not this tournament's whole pairing is never trusted: it is
+    played again (the same matches: the same result), and a warning names the file."""
+    entrants = _kuhn_entrants()
+    straight = round_robin("kuhn_poker", entrants, episodes=20, seed=2)
+    out = tmp_path / "tour"
+    round_robin("kuhn_poker", entrants, episodes=20, seed=2, out=out)
+    path = out / "pairings" / "1-2.json"
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:40])
+    elif damage == "edited":
+        _edit_a_number(path)
+    elif damage == "another tournament's":
+        round_robin("kuhn_poker", entrants, episodes=20, seed=3, out=tmp_path / "other")
+        path.write_bytes((tmp_path / "other" / "pairings" / "1-2.json").read_bytes())
+    else:
+        path.write_bytes(b"\x00\xff")
+    with pytest.warns(UserWarning, match=r"1-2\.json.*: playing equilibrium vs passer again"):
+        resumed = round_robin("kuhn_poker", entrants, episodes=20, seed=2, out=out, resume=True)
+    assert resumed.to_dict() == straight.to_dict()
+
+
+def test_a_damaged_tournament_config_is_refused_in_one_line(tmp_path):
+    from nashzoo.eval.tournament_folder import TournamentFolderError
+
+    entrants = _kuhn_entrants()
+    round_robin("kuhn_poker", entrants, out=tmp_path)
+    (tmp_path / "tournament_config.json").write_text('{"format": "nashzoo.Tournament/1"')
+    with pytest.raises(TournamentFolderError, match="not a readable tournament config") as err:
+        round_robin("kuhn_poker", entrants, out=tmp_path, resume=True)
+    assert "start over with --force" in str(err.value) and "\n" not in str(err.value)

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -329,13 +330,33 @@ def round_robin(
     episodes: int = 0,
     seed: int = 0,
     progress: bool = False,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    force: bool = False,
 ) -> TournamentResult:
     """Every pair of entrants on both seats: exact payoffs, and ``episodes`` sampled matches per
     pair and seating when ``episodes > 0``. Each pairing's matches are seeded on their own
-    (:func:`pairing_rng`)."""
+    (:func:`pairing_rng`).
+
+    With ``out``, a folder, each pairing is written there as it finishes, and the whole table
+    (``tournament.json``) at the end (:mod:`nashzoo.eval.tournament_folder`): an interrupted
+    tournament keeps its finished pairings, and the same call with ``resume=True`` plays only
+    the missing ones, giving the uninterrupted tournament's result. A folder that holds a
+    tournament already is refused unless ``resume`` (the same tournament: another game,
+    entrants, ``episodes`` or ``seed`` is refused) or ``force`` (start over); it is locked
+    while the tournament plays."""
     game = load_game(game)
     check_entrants(game, entrants)
     _check_episodes(episodes)
+    if out is None and (resume or force):
+        raise ValueError("resume and force are about a tournament's folder: give out=FOLDER")
+    if out is not None:
+        from nashzoo.eval.tournament_folder import open_tournament
+
+        with open_tournament(
+            out, game, entrants, episodes=episodes, seed=seed, resume=resume, force=force
+        ) as tournament:
+            return tournament.play(progress=progress)
     pairs = all_pairings(len(entrants))
     iterator: Any = pairs
     if progress:
