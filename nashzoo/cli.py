@@ -501,8 +501,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 # --- tournament ------------------------------------------------------------------------------
 def _cmd_tournament(args: argparse.Namespace) -> int:
     from nashzoo.eval.tournament import check_entrants, load_entrant
-    from nashzoo.io import check_output_folder, folder_lock
 
+    if args.out is None and (args.resume or args.force):
+        raise UsageError("--resume and --force need --out FOLDER (the tournament's folder)")
+    if args.resume and args.force:
+        raise UsageError(
+            "--resume finishes the tournament in --out; --force replaces it: choose one"
+        )
     game = _load_game(args.game)
     entrants = [load_entrant(game, spec) for spec in args.entrants]
     check_entrants(game, entrants)  # a bad entrant leaves no --out folder behind
@@ -511,19 +516,14 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
 
         # before the games are played, and before --out is made: no empty folder behind
         require_matplotlib(otherwise="or pass --no-plots")
-    folder = None if args.out is None else check_output_folder(args.out)
-    if folder is None:
-        return _play_tournament(args, game, entrants, None)
-    # Held while the games are played and the files written: a second tournament into the
-    # same folder is refused at once instead of leaving one's table beside the other's map.
-    with folder_lock(folder, "--out folder"):
-        return _play_tournament(args, game, entrants, folder)
+    if args.out is None:
+        return _play_tournament(args, game, entrants)
+    return _play_tournament_into(args, game, entrants)
 
 
-def _play_tournament(args: argparse.Namespace, game: Any, entrants: list, folder: Any) -> int:
-    """The round robin of ``_cmd_tournament``, its table, and its files in ``folder``."""
+def _play_tournament(args: argparse.Namespace, game: Any, entrants: list) -> int:
+    """The round robin of ``_cmd_tournament`` without ``--out``: its table, no files."""
     from nashzoo.eval.tournament import round_robin
-    from nashzoo.io import atomic_write_bytes
 
     try:
         result = round_robin(
@@ -532,30 +532,74 @@ def _play_tournament(args: argparse.Namespace, game: Any, entrants: list, folder
     except KeyboardInterrupt:
         if args.debug:
             raise
-        written = "" if folder is None else f"; nothing was written to {folder}/"
         print(
-            "interrupted: a tournament has results only once every pairing has played"
-            f"{written}. Run it again to the end (--episodes 0 gives the exact payoffs at "
-            "once, fewer --episodes a quicker sampled check)",
+            "interrupted: a tournament without --out keeps nothing; give --out DIR to keep "
+            "each pairing as it finishes (--resume then plays the rest), or --episodes 0 for "
+            "the exact payoffs at once",
             file=sys.stderr,
         )
         return 130
+    _print_tournament(result, entrants)
+    return 0
+
+
+def _print_tournament(result: Any, entrants: list) -> None:
     print(result.table())
     for note in filter(None, (entrant.seat_note() for entrant in entrants)):
         print(note)
-    if folder is not None:
-        atomic_write_bytes(
-            folder / "tournament.json", json.dumps(result.to_dict(), indent=1).encode()
-        )
+
+
+def _play_tournament_into(args: argparse.Namespace, game: Any, entrants: list) -> int:
+    """The round robin of ``_cmd_tournament`` into ``--out``: each pairing kept as it
+    finishes, the folder locked (a second tournament into it is refused at once instead of
+    leaving one's table beside the other's map) while it plays and writes its files."""
+    from nashzoo.eval.tournament_folder import CONFIG_FILE, open_tournament
+
+    with open_tournament(
+        args.out,
+        game,
+        entrants,
+        episodes=args.episodes,
+        seed=args.seed,
+        resume=args.resume,
+        force=args.force,
+    ) as tournament:
+        if args.resume and not tournament.resumed:
+            print(
+                f"no tournament to resume in {tournament.folder}/ (no {CONFIG_FILE}): "
+                "starting a new one"
+            )
+        if tournament.resumed:
+            left = tournament.total - tournament.kept
+            print(
+                f"resuming the tournament in {tournament.folder}/: {tournament.kept} of "
+                f"{tournament.total} pairings already played"
+                + (f", {left} to play" if left else "")
+            )
+        try:
+            result = tournament.play(progress=not args.no_progress)
+        except KeyboardInterrupt:
+            if args.debug:
+                raise
+            print(f"interrupted: {_kept(tournament, args)}", file=sys.stderr)
+            return 130
+        except Exception as err:
+            if args.debug:
+                raise
+            print(f"error: {_one_line(err)}{_hint(err)}", file=sys.stderr)
+            print(_kept(tournament, args), file=sys.stderr)
+            return EXIT_FAILURE
+        _print_tournament(result, entrants)
         if not args.no_plots:
             from nashzoo.eval.plots import heatmap
+            from nashzoo.eval.tournament_folder import HEATMAP_FILE
             from nashzoo.games import display_id
 
             heatmap(
                 result.exact,
                 result.names,
                 result.names,
-                folder / "tournament_heatmap.png",
+                tournament.folder / HEATMAP_FILE,
                 title=f"Tournament on {display_id(result.game_id)}: exact payoff of row vs column",
                 colorbar="expected payoff (both seats averaged)",
                 cmap="RdBu",
@@ -563,10 +607,34 @@ def _play_tournament(args: argparse.Namespace, game: Any, entrants: list, folder
                 center_zero=True,
             )
         print(
-            f"wrote {folder}/tournament.json"
+            f"wrote {tournament.folder}/tournament.json"
             + ("" if args.no_plots else " and tournament_heatmap.png")
         )
     return 0
+
+
+def _kept(tournament: Any, args: argparse.Namespace) -> str:
+    """How many pairings the folder keeps, and the command that plays the rest."""
+    done = len(tournament.pairings)
+    return (
+        f"{done} of {tournament.total} pairings are kept in {tournament.folder}/; to finish "
+        f"the tournament, run:\n  {_resume_command(args)}"
+    )
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    """The ``nashzoo tournament`` command that finishes the tournament ``args`` started (every
+    option written out, so a later default cannot make it another tournament)."""
+    import shlex
+
+    words = ["nashzoo"]
+    for plugin in args.plugin:
+        words += ["--plugin", plugin]
+    words += ["tournament", *args.entrants, "--game", args.game]
+    words += ["--episodes", str(args.episodes), "--seed", str(args.seed), "--out", args.out]
+    words += ["--no-plots"] if args.no_plots else []
+    words += ["--no-progress"] if args.no_progress else []
+    return shlex.join([*words, "--resume"])
 
 
 # --- play ------------------------------------------------------------------------------------
@@ -829,7 +897,23 @@ def _add_tournament_parser(sub: Any) -> None:
         default=0,
         help="seed of the sampled matches (default 0; the same seed gives the same table)",
     )
-    tour.add_argument("--out", help="folder for tournament.json and the heatmap")
+    tour.add_argument(
+        "--out",
+        help="folder for tournament.json and the heatmap; each pairing is kept there as it "
+        "finishes (pairings/), so an interrupted tournament keeps what it played",
+    )
+    tour.add_argument(
+        "--resume",
+        action="store_true",
+        help="finish the tournament in --out: its finished pairings are kept, the rest are "
+        "played (give the entrants and options it was started with)",
+    )
+    tour.add_argument(
+        "--force",
+        action="store_true",
+        help="start over in an --out that already holds a tournament, deleting it (default: "
+        "refuse; --resume finishes it instead)",
+    )
     tour.add_argument("--no-plots", action="store_true", help="no tournament_heatmap.png")
     tour.add_argument("--no-progress", action="store_true", help="no progress bar")
     tour.set_defaults(func=_cmd_tournament)

@@ -398,22 +398,136 @@ def test_a_tournament_refused_for_its_entrants_makes_no_out_folder(tmp_path, cap
     assert "names must be unique" in capsys.readouterr().err
 
 
-def test_an_interrupted_tournament_says_nothing_was_written(tmp_path, capsys, monkeypatch):
-    """Ctrl-C mid-tournament said only 'interrupted'; it now says the results come only once
-    every pairing has played, that --out holds nothing, and how to finish sooner."""
+def test_an_interrupted_tournament_without_out_says_it_keeps_nothing(capsys, monkeypatch):
+    """Ctrl-C mid-tournament said only 'interrupted'; without --out nothing can be kept, and
+    the message says how to keep the pairings (--out) or finish sooner."""
     import nashzoo.eval.tournament as tournament
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(tournament, "round_robin", interrupted)
-    out = tmp_path / "tour"
-    assert main(["tournament", "uniform", "equilibrium", "--out", str(out)]) == 130
+    assert main(["tournament", "uniform", "equilibrium"]) == 130
     err = capsys.readouterr().err
-    assert err.startswith("interrupted: a tournament has results only once every pairing")
-    assert f"nothing was written to {out}/" in err and "--episodes 0" in err
-    # No results: the folder holds only its lock, as every folder a nashzoo command writes
-    assert err.count("\n") == 1 and [p.name for p in out.iterdir()] == [".nashzoo.lock"]
+    assert err.startswith("interrupted: a tournament without --out keeps nothing")
+    assert "--out DIR" in err and "--episodes 0" in err and err.count("\n") == 1
+
+
+TOURNAMENT = ["tournament", "uniform", "equilibrium", "a=fixed:0.3,0.3,0.4", "--game", "rps"]
+TOURNAMENT += ["--episodes", "25", "--seed", "3", "--no-progress"]
+FINISH = "to finish the tournament, run:"
+
+
+def _interrupt_pairing(monkeypatch, call, error=KeyboardInterrupt):
+    """The ``call``-th pairing played raises ``error`` (Ctrl-C by default), once."""
+    import nashzoo.eval.tournament_folder as tournament_folder
+
+    real, calls = tournament_folder.play_pairing, []
+
+    def play(*args):
+        calls.append(args)
+        if len(calls) == call:
+            raise error("stopped in a pairing")
+        return real(*args)
+
+    monkeypatch.setattr(tournament_folder, "play_pairing", play)
+
+
+def test_an_interrupted_tournament_keeps_its_pairings_and_names_the_command_that_resumes(
+    tmp_path, capsys, monkeypatch
+):
+    """Ctrl-C mid-tournament with --out kept nothing (its results existed once every pairing
+    had played). Each pairing is now kept as it finishes; the message says how many and the
+    exact command, which plays the rest and writes what an uninterrupted run writes."""
+    import shlex
+
+    straight = tmp_path / "straight"
+    assert main([*TOURNAMENT, "--out", str(straight)]) == 0
+    table = capsys.readouterr().out.split("\nwrote ")[0]
+    _interrupt_pairing(monkeypatch, call=3)
+    out = tmp_path / "tour"
+    assert main([*TOURNAMENT, "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    first, command = err.splitlines()
+    assert (
+        first == f"interrupted: 2 of 9 pairings are kept in {out}/; to finish the tournament, run:"
+    )
+    words = shlex.split(command)
+    assert words[:2] == ["nashzoo", "tournament"] and words[-1] == "--resume"
+    assert main(words[1:]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"resuming the tournament in {out}/: 2 of 9 pairings already played")
+    assert table in said  # the same table
+    for name in ("tournament.json", "tournament_heatmap.png"):
+        assert (out / name).read_bytes() == (straight / name).read_bytes()
+
+
+def test_a_tournament_whose_pairing_fails_keeps_the_others_and_says_how_to_go_on(
+    tmp_path, capsys, monkeypatch
+):
+    _interrupt_pairing(monkeypatch, call=6, error=RuntimeError)
+    out = tmp_path / "tour"
+    assert main([*TOURNAMENT, "--out", str(out), "--no-plots"]) == 1
+    error, kept, command = capsys.readouterr().err.splitlines()
+    assert error.startswith("error: stopped in a pairing (RuntimeError: an unexpected failure")
+    assert kept == f"5 of 9 pairings are kept in {out}/; " + FINISH
+    assert command.endswith(f"--out {out} --no-plots --no-progress --resume")
+    assert len(list((out / "pairings").iterdir())) == 5
+
+
+def test_a_tournament_folder_is_resumed_refused_or_replaced_as_train_and_race_folders_are(
+    tmp_path, capsys
+):
+    """--out on a folder with an earlier tournament overwrote its tournament.json silently;
+    like train's and race's --out, it is now refused unless --resume (the same tournament:
+    other options are refused, naming them) or --force (start over)."""
+    out = tmp_path / "tour"
+    argv = [*TOURNAMENT, "--out", str(out), "--no-plots"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "already holds a tournament" in err and "--resume" in err and "--force" in err
+    assert main([*argv, "--resume", "--seed", "4"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: --resume continues the tournament in")
+    assert "--seed 4 (the tournament has 3)" in err and err.count("\n") == 1
+    assert main([*argv, "--resume"]) == 0
+    assert "9 of 9 pairings already played" in capsys.readouterr().out
+    two = ["tournament", "uniform", "equilibrium", "--game", "rps", "--episodes", "0"]
+    assert main([*two, "--out", str(out), "--no-plots", "--no-progress", "--force"]) == 0
+    assert len(list((out / "pairings").iterdir())) == 4
+    assert json.loads((out / "tournament.json").read_text())["names"] == ["uniform", "equilibrium"]
+    for extra, said in (
+        (["--resume", "--force"], "choose one"),
+        (["--resume"], "--resume and --force need --out FOLDER"),
+    ):
+        folder = [] if extra == ["--resume"] else ["--out", str(out)]
+        assert main([*two, *folder, *extra]) == 2
+        assert said in capsys.readouterr().err
+    new = tmp_path / "new"
+    assert main([*two, "--out", str(new), "--no-plots", "--resume"]) == 0
+    assert "no tournament to resume in" in capsys.readouterr().out
+    assert (new / "tournament.json").exists()
+
+
+def test_a_damaged_pairing_is_played_again_and_the_command_says_so(tmp_path, capsys):
+    out = tmp_path / "tour"
+    argv = [*TOURNAMENT, "--out", str(out), "--no-plots"]
+    assert main(argv) == 0
+    before = (out / "tournament.json").read_bytes()
+    (out / "pairings" / "2-0.json").write_text("{")
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    shown = capsys.readouterr()
+    assert "warning: " in shown.err and "2-0.json is not a readable tournament pairing" in shown.err
+    assert "playing a vs uniform again" in shown.err
+    assert "8 of 9 pairings already played, 1 to play" in shown.out
+    assert (out / "tournament.json").read_bytes() == before
+    (out / "tournament_config.json").write_text("[]")
+    assert main([*argv, "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert "is not a nashzoo tournament config" in err and "--force" in err
 
 
 def test_eval_leaves_out_a_slow_value_lp_saying_why_and_solves_it_with_seats(

@@ -207,3 +207,55 @@ def test_train_killed_then_resumed_gives_the_uninterrupted_result(tmp_path, mome
     result = json.loads((folder / "result.json").read_text())
     assert result["iterations"] == 6000
     assert _temp_files(folder) == []
+
+
+TOURNAMENT = ["tournament", "uniform", "equilibrium", "--game", "kuhn_poker"]
+TOURNAMENT += ["--episodes", "6000", "--seed", "1", "--no-plots", "--no-progress"]
+FINISH = "to finish the tournament, run:"
+
+
+@pytest.fixture(scope="module")
+def straight_tournament(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("tournament")
+    _run([*TOURNAMENT, "--out", "straight"], tmp)
+    return tmp / "straight"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+def test_tournament_stopped_then_resumed_gives_the_uninterrupted_table(
+    tmp_path, sig, straight_tournament
+):
+    """A tournament stopped after its first pairing (Ctrl-C, or kill -9) kept nothing; it now
+    keeps every finished pairing, says so on Ctrl-C with the command that resumes, and that
+    command writes the uninterrupted run's tournament.json."""
+    import shlex
+
+    tournament = subprocess.Popen(
+        [sys.executable, "-m", "nashzoo", *TOURNAMENT, "--out", "stopped"],
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pairings = tmp_path / "stopped" / "pairings"
+    try:
+        _wait_for(lambda: len(list(pairings.glob("*.json"))) >= 1)
+    finally:
+        tournament.send_signal(sig)
+        _, err = tournament.communicate(timeout=60)
+    assert not (tmp_path / "stopped" / "tournament.json").exists()  # stopped mid-tournament
+    kept = len(list(pairings.glob("*.json")))
+    assert 1 <= kept < 4
+    resume = [*TOURNAMENT, "--out", "stopped", "--resume"]
+    if sig == signal.SIGINT:
+        assert tournament.returncode == 130
+        said, command = err.strip().splitlines()[-2:]
+        assert said == f"interrupted: {kept} of 4 pairings are kept in stopped/; " + FINISH
+        words = shlex.split(command)
+        assert words[0] == "nashzoo" and words[-1] == "--resume"
+        resume = words[1:]
+    _run(resume, tmp_path)
+    stopped = tmp_path / "stopped" / "tournament.json"
+    assert stopped.read_bytes() == (straight_tournament / "tournament.json").read_bytes()
+    assert _temp_files(tmp_path / "stopped") == []
