@@ -374,6 +374,20 @@ def test_atomic_writes_keep_their_temporary_file_beside_the_target(tmp_path, mon
     assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["x.json"]
 
 
+def test_atomic_writes_flush_to_disk_unless_told_not_to(tmp_path, monkeypatch):
+    """durable=False (a tournament's pairings: many small checked files) leaves out both
+    fsyncs, about 7 ms a file, and is atomic all the same."""
+    synced = []
+    real_fsync = __import__("os").fsync
+    monkeypatch.setattr("nashzoo.io.atomic.os.fsync", lambda fd: synced.append(real_fsync(fd)))
+    atomic_write_bytes(tmp_path / "durable.json", b"{}")
+    assert len(synced) == 2  # the file, then its folder (the rename)
+    atomic_write_bytes(tmp_path / "quick.json", b"[]", durable=False)
+    assert len(synced) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["durable.json", "quick.json"]
+    assert (tmp_path / "quick.json").read_bytes() == b"[]"
+
+
 def test_stale_temporary_files_are_removed(tmp_path):
     (tmp_path / "runs" / "a").mkdir(parents=True)
     (tmp_path / "runs" / "a" / ".result.json.0123abcd.nashzoo-tmp").write_bytes(b"partial")

@@ -395,3 +395,33 @@ def test_a_damaged_tournament_config_is_refused_in_one_line(tmp_path):
     with pytest.raises(TournamentFolderError, match="not a readable tournament config") as err:
         round_robin("kuhn_poker", entrants, out=tmp_path, resume=True)
     assert "start over with --force" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("landed", ["before the rename", "after the rename"])
+def test_an_interruption_inside_a_pairings_write_is_counted_as_the_folder_holds_it(
+    tmp_path, monkeypatch, landed
+):
+    """Ctrl-C while the second pairing's file is written: it is counted as kept exactly when
+    its file is in place (the count is what the resume will find)."""
+    import nashzoo.eval.tournament_folder as tournament_folder
+    from nashzoo.eval.tournament_folder import open_tournament
+    from nashzoo.games import load_game
+
+    real, writes = tournament_folder.atomic_write_bytes, []
+
+    def write(path, data, **kwargs):
+        writes.append(path)
+        if len(writes) == 2 and landed == "before the rename":
+            raise KeyboardInterrupt
+        real(path, data, **kwargs)
+        if len(writes) == 2:
+            raise KeyboardInterrupt
+
+    game = load_game("kuhn_poker")
+    entrants = _kuhn_entrants()
+    with open_tournament(tmp_path, game, entrants, episodes=0, seed=0) as tournament:
+        monkeypatch.setattr(tournament_folder, "atomic_write_bytes", write)
+        with pytest.raises(KeyboardInterrupt):
+            tournament.play()
+    kept = 1 if landed == "before the rename" else 2
+    assert len(tournament.pairings) == kept == len(_pairing_files(tmp_path))

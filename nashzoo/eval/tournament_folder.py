@@ -53,8 +53,10 @@ from nashzoo.eval.tournament import (
     Entrant,
     Pairing,
     TournamentResult,
+    _check_episodes,
     all_pairings,
     assemble,
+    check_entrants,
     play_pairing,
 )
 from nashzoo.games import Game
@@ -312,11 +314,13 @@ class TournamentFolder:
         after the file was renamed into place (the count said one pairing fewer than the
         folder held), never when it lands before."""
         path = self._path(pairing.row, pairing.col)
-        try:
-            atomic_write_bytes(path, data)
-        finally:
+        try:  # not flushed to disk: a file a power cut damaged is played again on resume
+            atomic_write_bytes(path, data, durable=False)
+        except BaseException:
             if path.exists() and path.read_bytes() == data:
                 self.pairings[pairing.row, pairing.col] = pairing
+            raise
+        self.pairings[pairing.row, pairing.col] = pairing
 
     def play(self, *, progress: bool = False) -> TournamentResult:
         """Play every pairing still missing, writing each one as it finishes, then write
@@ -356,7 +360,10 @@ def open_tournament(
     force: bool = False,
 ) -> Iterator[TournamentFolder]:
     """The tournament in ``out``, claimed (see :meth:`TournamentFolder.claim`) and locked for
-    the ``with`` block; temporary files a killed tournament left there are removed first."""
+    the ``with`` block; temporary files a killed tournament left there are removed first.
+    Entrants, ``episodes`` and ``seed`` are checked before the folder is made."""
+    check_entrants(game, entrants)
+    _check_episodes(episodes)
     if resume and force:
         raise ValueError(
             "resume continues the tournament in the folder, force replaces it: choose one"
