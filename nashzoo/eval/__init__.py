@@ -10,7 +10,8 @@ for them anyway (``nashzoo eval --seats``).
 
 Imported on their own, as they need extras or more than ``(game, policy)``:
 :mod:`nashzoo.eval.tournament` (round robins: exact payoffs, and sampled matches with a 95%
-interval), :mod:`nashzoo.eval.plots` (the PNGs, the ``plot`` extra) and
+interval; kept pairing by pairing in a folder that a resume finishes,
+:mod:`nashzoo.eval.tournament_folder`), :mod:`nashzoo.eval.plots` (the PNGs, the ``plot`` extra) and
 :mod:`nashzoo.eval.openspiel` (policies to and from OpenSpiel's).
 """
 
