@@ -318,6 +318,9 @@ def test_a_folder_holding_a_tournament_is_refused_unless_resumed_or_replaced(tmp
     (tmp_path / "tournament_config.json").unlink()
     with pytest.raises(TournamentFolderError, match="no tournament to resume; start over with"):
         round_robin("kuhn_poker", other, out=tmp_path, resume=True)
+    with pytest.raises(TournamentFolderError) as refused:
+        round_robin("kuhn_poker", other, out=tmp_path)
+    assert "--force" in str(refused.value) and "--resume" not in str(refused.value)
     # resume in an empty folder starts the tournament
     assert round_robin("kuhn_poker", other, out=tmp_path / "new", resume=True).names == (
         "passer",
@@ -355,15 +358,23 @@ def test_a_resume_of_another_tournament_is_refused_naming_the_difference(tmp_pat
     assert sorted(p.read_bytes() for p in tmp_path.rglob("*.json")) == before  # untouched
 
 
-def _edit_a_number(path):
+def _edit_a_number(path, value=None):
+    """Change a payoff in a pairing file; with ``value``, put it there and sign the file
+    again (its checksum then matches: only the field checks can refuse it)."""
     import json
 
+    from nashzoo.eval.tournament_folder import _digest
+
     payload = json.loads(path.read_text())
-    payload["exact"][0] += 1.0
+    payload["exact"][0] = payload["exact"][0] + 1.0 if value is None else value
+    if value is not None:
+        payload["checksum"] = _digest(payload)
     path.write_text(json.dumps(payload))
 
 
-@pytest.mark.parametrize("damage", ["truncated", "edited", "another tournament's", "not json"])
+@pytest.mark.parametrize(
+    "damage", ["truncated", "edited", "another tournament's", "not json", "huge", "a string"]
+)
 def test_a_damaged_pairing_file_is_played_again_with_a_warning(tmp_path, damage):
     """A pairing file that is not this tournament's whole pairing is never trusted: it is
     played again (the same matches: the same result), and a warning names the file."""
@@ -379,8 +390,10 @@ def test_a_damaged_pairing_file_is_played_again_with_a_warning(tmp_path, damage)
     elif damage == "another tournament's":
         round_robin("kuhn_poker", entrants, episodes=20, seed=3, out=tmp_path / "other")
         path.write_bytes((tmp_path / "other" / "pairings" / "1-2.json").read_bytes())
-    else:
+    elif damage == "not json":
         path.write_bytes(b"\x00\xff")
+    else:  # re-signed, with a payoff no float holds, or no number at all
+        _edit_a_number(path, 10**400 if damage == "huge" else "1.0")
     with pytest.warns(UserWarning, match=r"1-2\.json.*: playing equilibrium vs passer again"):
         resumed = round_robin("kuhn_poker", entrants, episodes=20, seed=2, out=out, resume=True)
     assert resumed.to_dict() == straight.to_dict()

@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import warnings
@@ -160,14 +161,20 @@ def _read_config(path: Path) -> dict[str, Any]:
 def _floats(payload: dict[str, Any], key: str, size: int, where: str, *, nan: bool) -> Any:
     """A list of ``size`` finite numbers (``null`` read as ``nan`` where ``nan``)."""
     values = field(payload, key, list, where, TournamentFolderError)
-    ok = len(values) == size and all(
-        (v is None and nan)
-        or (isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v))
-        for v in values
-    )
+    ok = len(values) == size and all((v is None and nan) or _finite(v) for v in values)
     if not ok:
         raise TournamentFolderError(f"{where}: field {key!r} must be {size} finite numbers")
     return tuple(float("nan") if v is None else float(v) for v in values)
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` is a finite JSON number (an integer too large for a float is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _pairing_payload(pairing: Pairing, names: Sequence[str], config_digest: str) -> bytes:
@@ -264,10 +271,14 @@ class TournamentFolder:
                 "start over with --force, or choose another --out"
             )
         if existing and not force:
+            finish = (
+                "finish it with --resume (finished pairings are kept), "
+                if CONFIG_FILE in existing
+                else ""  # an older nashzoo's tournament.json: nothing to resume
+            )
             raise TournamentFolderError(
-                f"{self.folder} already holds a tournament ({', '.join(existing)}); finish it "
-                "with --resume (finished pairings are kept), start over with --force, or "
-                "choose another --out"
+                f"{self.folder} already holds a tournament ({', '.join(existing)}); {finish}"
+                "start over with --force, or choose another --out"
             )
         (self.folder / CONFIG_FILE).unlink(missing_ok=True)  # first: pairings without it
         shutil.rmtree(self.folder / PAIRINGS_FOLDER, ignore_errors=True)  # are never resumed
