@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from nashzoo.agents import CFR, PolicyError, TabularPolicy, load_learner, load_policy_file
 from nashzoo.agents.registry import check_module_name
+from nashzoo.eval import tournament_folder
+from nashzoo.eval.tournament import load_entrant, round_robin
 from nashzoo.io import FileFormatError
 from nashzoo.train import Trainer
 from nashzoo.train import race as race_mod
@@ -76,6 +78,8 @@ def samples(tmp_path_factory) -> dict[str, object]:
         plots=False,
     )
     outcome = race_mod.run_race(config, progress=False, stream=io.StringIO())
+    entrants = [load_entrant("kuhn_poker", spec) for spec in ("uniform", "equilibrium")]
+    round_robin("kuhn_poker", entrants, episodes=3, out=root / "tour")
     with np.load(root / "learner.npz") as data:
         learner_arrays = {k: data[k] for k in data.files}
     with np.load(root / "trainer.npz") as data:
@@ -86,6 +90,8 @@ def samples(tmp_path_factory) -> dict[str, object]:
         "trainer_entries": trainer_entries,
         "race_config": json.loads((root / "race" / "race_config.json").read_text()),
         "result": dict(outcome.results[0]),
+        "tournament_config": json.loads((root / "tour" / "tournament_config.json").read_text()),
+        "pairing": json.loads((root / "tour" / "pairings" / "1-0.json").read_text()),
         "run_config": {
             "format": "nashzoo.TrainRun/1",
             "game": "kuhn_poker",
@@ -150,6 +156,23 @@ def _read_result(data: bytes) -> None:
     assert (payload is None) == bool(problem) or payload is None
 
 
+TOURNAMENT_NAMES = ["uniform", "equilibrium"]
+
+
+def _read_tournament_config(data: bytes) -> None:
+    path = _scratch() / "tournament_config.json"
+    path.write_bytes(data)
+    tournament_folder._read_config(path)
+
+
+def _read_pairing(data: bytes, config: dict | None = None) -> None:
+    """The pairing 1-0 of the samples' tournament, as a resume reads it."""
+    path = _scratch() / "1-0.json"
+    path.write_bytes(data)
+    config = config or {"format": "nashzoo.Tournament/1", "episodes": 3}
+    tournament_folder._read_pairing(path, 1, 0, TOURNAMENT_NAMES, config)
+
+
 READERS = {
     "policy": _read_policy,
     "learner": _read_learner,
@@ -157,6 +180,8 @@ READERS = {
     "race_config": _read_race_config,
     "run_config": _read_run_config,
     "result": _read_result,
+    "tournament_config": _read_tournament_config,
+    "pairing": _read_pairing,
 }
 
 
@@ -181,18 +206,32 @@ def test_random_json(name, value):
     _only_own_errors(READERS[name], json.dumps(value).encode())
 
 
-@pytest.mark.parametrize("name", ["policy", "race_config", "run_config", "result"])
+@pytest.mark.parametrize(
+    "name", ["policy", "race_config", "run_config", "result", "tournament_config"]
+)
 @FUZZ
 @given(key=st.integers(0, 50), value=json_values)
 def test_valid_json_files_with_one_field_replaced(samples, name, key, value):
-    sample = {
-        "policy": "policy",
-        "race_config": "race_config",
-        "run_config": "run_config",
-        "result": "result",
-    }[name]
-    payload = _replace(samples[sample], key, value)
+    payload = _replace(samples[name], key, value)
     _only_own_errors(READERS[name], json.dumps(payload).encode())
+
+
+@FUZZ
+@given(key=st.integers(0, 50), value=json_values, item=st.integers(0, 2))
+def test_a_pairing_with_one_field_replaced_and_signed_again(samples, key, value, item):
+    """Signed again, so that the checksum passes and the field checks are what is tried: one
+    field replaced, or one number in the exact, mean or variance list."""
+    from nashzoo.eval.tournament_folder import _digest
+
+    config = samples["tournament_config"]
+    _read_pairing(json.dumps(samples["pairing"]).encode(), config)  # the sample itself reads
+    payload = json.loads(json.dumps(samples["pairing"]))
+    if key % 2:
+        payload = _replace(payload, key // 2, value)
+    else:
+        payload[("exact", "mean", "variance")[key // 2 % 3]][item % 2] = value
+    payload["checksum"] = _digest(payload)
+    _only_own_errors(lambda data: _read_pairing(data, config), json.dumps(payload).encode())
 
 
 def _npz_bytes(entries: dict) -> bytes:
