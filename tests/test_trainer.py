@@ -142,7 +142,18 @@ def test_eval_every_k_and_log_spaced_points() -> None:
     assert [r.iteration for r in both.history] == [1, 3, 7, 10, 14, 21, 28, 30]
 
 
-def test_seconds_budget_and_eval_seconds_trigger() -> None:
+def test_seconds_budget_and_eval_seconds_trigger(monkeypatch) -> None:
+    """The trainer's clock is replaced by one that moves 0.01 s a reading, so an iteration
+    counts 0.01 s however loaded the machine is: 15 iterations fill the budget of 0.15 s and
+    an evaluation falls every 0.05 s of training."""
+    import itertools
+    import types
+
+    from nashzoo.train import trainer as trainer_module
+
+    ticks = itertools.count()
+    clock = types.SimpleNamespace(perf_counter=lambda: next(ticks) * 0.01)
+    monkeypatch.setattr(trainer_module, "time", clock)
     result = train("kuhn_poker", "cfr", seconds=0.15, eval_seconds=0.05)
     assert result.stopped_by == "seconds"
     assert result.train_seconds >= 0.15
