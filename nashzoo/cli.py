@@ -272,6 +272,8 @@ def _typed_run(args: argparse.Namespace, seat0: str | None, seat1: str | None) -
         "seconds": args.seconds,
         "work": args.work,
         "checkpoint_every": args.checkpoint_every,
+        # stored with the run (a resume imports them), as a race stores its own
+        "plugins": tuple(args.plugin) if args.plugin else None,
     }
     return {k: v for k, v in typed.items() if v is not None}
 

@@ -178,3 +178,69 @@ def test_a_config_field_without_a_default_is_named_with_the_ways_to_give_it(regi
     (setting,) = seat_settings([f"{NeedsDamping.name}(damping=0.5)"])
     assert setting.config() == Req(0.5)
     assert make_learner(NeedsDamping.name, "kuhn_poker", 0, {"damping": 2}).config == Req(2)
+
+
+def test_a_training_run_keeps_its_plugins_for_resume(tmp_path, monkeypatch, capsys):
+    """`nashzoo --plugin MOD train --out DIR` then `train --out DIR --resume` failed with 'names
+    an unknown learner' unless --plugin was typed again (a race stored its plugins; a run did
+    not). The run's config now stores them, as a race's does, and a resume imports them."""
+    import json
+    import sys
+
+    from nashzoo.cli import main
+
+    (tmp_path / "my_run_plugin.py").write_text(
+        "from nashzoo.agents import UniformLearner, register\n"
+        "@register\n"
+        "class Idle(UniformLearner):\n"
+        "    name = '_run_plugin_idle'\n"
+    )
+    base_path = list(sys.path)
+    monkeypatch.setattr(sys, "path", list(base_path))
+    monkeypatch.chdir(tmp_path)
+
+    def forget():  # as in a new process: the module and its learner unknown
+        _REGISTRY.pop("_run_plugin_idle", None)
+        sys.modules.pop("my_run_plugin", None)
+
+    def result():
+        return json.loads((tmp_path / "run" / "result.json").read_text())["iterations"]
+
+    train = ["train", "--out", "run", "--no-progress"]
+    try:
+        first = ["--plugin", "my_run_plugin", *train, "--learner", "_run_plugin_idle"]
+        assert main([*first, "--opponent", "cfr", "--iterations", "3"]) == 0
+        config = json.loads((tmp_path / "run" / "train_config.json").read_text())
+        assert config["plugins"] == ["my_run_plugin"]
+        forget()
+        assert main([*train, "--resume", "--iterations", "5"]) == 0  # not typed: the stored one
+        assert result() == 5
+        forget()  # typed again, the same: accepted
+        assert main(["--plugin", "my_run_plugin", *train, "--resume", "--iterations", "6"]) == 0
+        assert result() == 6
+        capsys.readouterr()
+        assert main(["--plugin", "json", *train, "--resume", "--iterations", "7"]) == 1
+        err = capsys.readouterr().err
+        assert "you typed --plugin json (the run has my_run_plugin): leave these options out" in err
+        assert result() == 6
+        # Resumed where the module cannot be imported: the run's stored plugin is named.
+        forget()
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        monkeypatch.setattr(sys, "path", list(base_path))
+        argv = ["train", "--out", "../run", "--no-progress", "--resume", "--iterations", "7"]
+        assert main(argv) == 1
+        assert "the run in ../run was started with --plugin my_run_plugin: cannot import" in (
+            capsys.readouterr().err
+        )
+        # A run folder from before plugins were stored: the typed ones are taken, and kept.
+        monkeypatch.chdir(tmp_path)
+        config_file = tmp_path / "run" / "train_config.json"
+        old = json.loads(config_file.read_text())
+        del old["plugins"]
+        config_file.write_text(json.dumps(old))
+        assert main(["--plugin", "my_run_plugin", *train, "--resume", "--iterations", "8"]) == 0
+        assert json.loads(config_file.read_text())["plugins"] == ["my_run_plugin"]
+        assert result() == 8
+    finally:
+        forget()

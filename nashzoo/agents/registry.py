@@ -93,6 +93,17 @@ def check_module_name(module: Any) -> str:
     return module
 
 
+def stored_plugins(value: Any, where: str) -> tuple[str, ...]:
+    """The ``--plugin`` modules a stored race (``race_config.json``) or training run
+    (``train_config.json``) was started with, as a tuple of dotted module names, each checked
+    by :func:`check_module_name` before anything imports it (a file must not choose what code
+    runs beyond naming modules); ValueError naming ``where`` otherwise. A resume imports them
+    with :func:`import_plugins`, so the user need not type ``--plugin`` again."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: 'plugins' must be a list of module names, got {value!r}")
+    return tuple(check_module_name(module) for module in value)
+
+
 def learner_names() -> list[str]:
     """All registered learner names (including ones needing optional extras)."""
     return sorted(set(_REGISTRY) | set(_LAZY))

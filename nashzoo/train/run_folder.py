@@ -12,9 +12,11 @@ and ``result.json``. The rules that keep a run from being lost or silently chang
   replaced (``force``);
 * budgets are TOTALS: a resumed run ends where the uninterrupted one would have; a larger budget
   trains further;
-* on resume, the options that define the run (game, learners, seed, evaluation points) come from
-  the folder: typing them again is allowed, typing other values is refused with the difference
-  named. Budgets and ``checkpoint_every`` typed on resume replace the stored ones.
+* on resume, the options that define the run (game, learners, seed, evaluation points, the
+  ``--plugin`` modules) come from the folder: typing them again is allowed, typing other values
+  is refused with the difference named. The stored plugins are imported before anything reads
+  the run, as a race's are (:func:`~nashzoo.agents.registry.stored_plugins`). Budgets and
+  ``checkpoint_every`` typed on resume replace the stored ones.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from nashzoo.agents.registry import import_plugins, stored_plugins
 from nashzoo.games import load_game
 from nashzoo.io import FileFormatError, atomic_write_bytes, read_json
 from nashzoo.io.fields import field, number, string_list
@@ -35,13 +38,14 @@ CONFIG_FILE = "train_config.json"
 CHECKPOINT_FILE = "checkpoint.npz"
 OUTPUT_FILES = ("average_policy.json", "history.csv", "result.json")
 RUN_FILES = (CONFIG_FILE, CHECKPOINT_FILE, *OUTPUT_FILES)
-IDENTITY = ("game", "learners", "seed", "eval_every")
+IDENTITY = ("plugins", "game", "learners", "seed", "eval_every")
 """The fields that define a run (a resume may not change them)."""
 _OPTION_NAMES = {
     "game": "--game",
     "learners": "the learners",
     "seed": "--seed",
     "eval_every": "--eval-every",
+    "plugins": "--plugin",
 }
 
 
@@ -63,6 +67,9 @@ class RunConfig:
         settings: each seat's config fields set at the start (``--config``, ``--set``,
             ``NAME(FIELD=VALUE)``; the rest are defaults). A checkpoint holds them too; these
             are what a run resumed before its first checkpoint starts over with.
+        plugins: the modules the run was started with (``nashzoo --plugin MODULE``), which
+            register its learners or game; a resume imports them. ``None``: not recorded (a
+            run folder of a nashzoo from before they were stored).
     """
 
     game: str
@@ -74,6 +81,7 @@ class RunConfig:
     work: int | None = None
     checkpoint_every: int | None = None
     settings: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    plugins: tuple[str, ...] | None = ()
 
     def budget_text(self) -> str:
         parts = []
@@ -101,6 +109,8 @@ class RunConfig:
     def write(self, folder: Path) -> None:
         payload = {"format": RUN_FORMAT, **dataclasses.asdict(self)}
         payload["settings"] = [_plain(seat) for seat in self.settings]
+        if self.plugins is None:  # not recorded: a later resume still takes the typed ones
+            del payload["plugins"]
         atomic_write_bytes(folder / CONFIG_FILE, json.dumps(payload, indent=1).encode())
 
     @classmethod
@@ -126,6 +136,7 @@ class RunConfig:
             work=_budget(payload, "work", name, integer=True),
             checkpoint_every=_budget(payload, "checkpoint_every", name, integer=True),
             settings=_settings(payload, name),
+            plugins=_plugins(payload, name),
         )
         if config.iterations is None and config.seconds is None and config.work is None:
             raise RunFolderError(f"{name}: no budget (iterations, seconds or work) is stored")
@@ -145,6 +156,17 @@ def _settings(payload: dict[str, Any], name: str) -> tuple[dict[str, Any], dict[
             f"{name}: field 'settings' must be two objects of config fields, got {settings!r}"
         )
     return settings[0], settings[1]
+
+
+def _plugins(payload: dict[str, Any], name: str) -> tuple[str, ...] | None:
+    """The stored ``--plugin`` modules (``None`` in files written before they were stored)."""
+    if "plugins" not in payload:
+        return None
+    try:
+        return stored_plugins(payload["plugins"], name)
+    except ValueError as err:
+        text = str(err)
+        raise RunFolderError(text if text.startswith(name) else f"{name}: {text}") from None
 
 
 def _plain(value: Any) -> Any:
@@ -206,9 +228,27 @@ def resume(folder: Path, typed: dict[str, Any]) -> RunConfig:
             f"no run to resume in {folder} (no {CONFIG_FILE}, which nashzoo train writes before "
             "it starts); start the run without --resume"
         )
+    if stored.plugins is None:  # a folder from before plugins were stored: take the typed ones
+        stored = dataclasses.replace(stored, plugins=tuple(typed.get("plugins", ())))
+    _refuse_changes(folder, typed, stored, ["plugins"])
+    _import_stored_plugins(folder, stored.plugins)  # the stored game and learners may be theirs
+    _refuse_changes(folder, typed, stored, [key for key in IDENTITY if key != "plugins"])
+    changes: dict[str, Any] = {
+        k: typed[k] for k in ("iterations", "seconds", "work", "checkpoint_every") if k in typed
+    }
+    if any(k in changes for k in ("iterations", "seconds", "work")):
+        changes = {"iterations": None, "seconds": None, "work": None, **changes}
+    return dataclasses.replace(stored, **changes)
+
+
+def _refuse_changes(
+    folder: Path, typed: dict[str, Any], stored: RunConfig, keys: list[str]
+) -> None:
+    """Refuse options typed with ``--resume`` (among ``keys``) that differ from the run's."""
     differences = [
-        f"{_OPTION_NAMES[key]} {_show(typed[key])} (the run has {_show(getattr(stored, key))})"
-        for key in IDENTITY
+        f"{_OPTION_NAMES[key]} {_show(key, typed[key])} (the run has "
+        f"{_show(key, getattr(stored, key))})"
+        for key in keys
         if key in typed and not _same(key, typed[key], getattr(stored, key))
     ]
     if differences:
@@ -217,22 +257,34 @@ def resume(folder: Path, typed: dict[str, Any]) -> RunConfig:
             + "; ".join(differences)
             + ": leave these options out, or start a new run (--force or another --out)"
         )
-    changes = {
-        k: typed[k] for k in ("iterations", "seconds", "work", "checkpoint_every") if k in typed
-    }
-    if any(k in changes for k in ("iterations", "seconds", "work")):
-        changes = {"iterations": None, "seconds": None, "work": None, **changes}
-    return dataclasses.replace(stored, **changes)
+
+
+def _import_stored_plugins(folder: Path, plugins: Any) -> None:
+    """Import the modules the run in ``folder`` was started with (``--plugin``), naming the
+    run when one cannot be imported."""
+    try:
+        import_plugins(plugins or ())
+    except ImportError as err:
+        raise ImportError(
+            f"the run in {folder} was started with --plugin {','.join(plugins)}: {err}; or "
+            "resume it from the folder it was started in"
+        ) from None
 
 
 def _same(key: str, typed: Any, stored: Any) -> bool:
     if key == "game":
         return load_game(typed).id == load_game(stored).id
-    return tuple(typed) == tuple(stored) if key == "learners" else typed == stored
+    if key in ("learners", "plugins"):
+        return tuple(typed) == tuple(stored or ())
+    return typed == stored
 
 
-def _show(value: Any) -> str:
-    return " vs ".join(value) if isinstance(value, tuple) else str(value)
+def _show(key: str, value: Any) -> str:
+    if key == "learners":
+        return " vs ".join(value)
+    if key == "plugins":
+        return ",".join(value) if value else "no --plugin"
+    return str(value)
 
 
 def check_checkpoint(trainer: Trainer, config: RunConfig, folder: Path) -> None:

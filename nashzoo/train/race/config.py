@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.agents import import_plugins, learner_class, learning_learner_names
-from nashzoo.agents.registry import check_module_name
+from nashzoo.agents.registry import stored_plugins
 from nashzoo.games import load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.train.loggers import LOGGERS
@@ -161,8 +161,7 @@ class RaceConfig:
             raise ValueError(f"thresholds must be positive numbers, got {self.thresholds!r}")
         plain = tuple(t.item() if isinstance(t, np.generic) else t for t in self.thresholds)
         object.__setattr__(self, "thresholds", plain)
-        for module in self.plugins:
-            check_module_name(module)
+        stored_plugins(self.plugins, "plugins")  # one check for a race's and a run's
 
     def _check_optional_strings(self) -> None:
         for name in ("config_file", "logger"):
