@@ -21,6 +21,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -234,9 +235,24 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace a run already in --out (default: refuse)"
     )
+    parser.add_argument(
+        "--device",
+        type=_device,
+        help="with --resume: rebuild the run's torch learners on this device (cpu, cuda, "
+        "cuda:N or auto) instead of the one they were trained on, e.g. cpu for a run trained "
+        "on a GPU resumed on a machine without CUDA (a new run sets it per learner: "
+        "--set nfsp.device=cuda)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _settings_options(parser)
     _logger_option(parser, "in --out (without --out: a new folder runs/train/logs/TIME per run)")
+
+
+def _device(text: str) -> str:
+    """``--device``: the devices a torch learner's ``device`` setting takes."""
+    if text in ("cpu", "cuda", "auto") or (text.startswith("cuda:") and text[5:].isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"expected cpu, cuda, cuda:N or auto, got {text!r}")
 
 
 def _logger_option(parser: argparse.ArgumentParser, where: str) -> None:
@@ -286,6 +302,12 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
         raise UsageError("--opponent needs --learner")
     if args.resume and args.force:
         raise UsageError("--resume continues the run in --out; --force replaces it: choose one")
+    if args.device is not None and not args.resume:
+        raise UsageError(
+            "--device moves a resumed run's learners (with --resume); a new run's device is "
+            f"a learner setting: --set LEARNER.device={args.device} or "
+            f"LEARNER(device='{args.device}')"
+        )
     if args.logger is not None:
         from nashzoo.train.loggers import require_logger
 
@@ -385,6 +407,7 @@ def _new_log_folder() -> Path:
 
 def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seats: Any) -> int:
     """Build or load the trainer for ``config``, train to its total budget, write the outputs."""
+    from nashzoo.agents.base import NoCudaHereError
     from nashzoo.train import PrintEval, StopOnInterrupt, Trainer
     from nashzoo.train.run_folder import CHECKPOINT_FILE, OUTPUT_FILES, check_checkpoint
 
@@ -397,18 +420,23 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
 
         callbacks.append(make_logger(args.logger, folder or _new_log_folder()))
     if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
-        trainer = Trainer.load(
-            checkpoint,
-            callbacks=callbacks,
-            progress=progress,
-            checkpoint_path=checkpoint,
-            checkpoint_every=config.checkpoint_every,
-        )
+        try:
+            trainer = Trainer.load(
+                checkpoint,
+                callbacks=callbacks,
+                progress=progress,
+                checkpoint_path=checkpoint,
+                checkpoint_every=config.checkpoint_every,
+                device=args.device,
+            )
+        except NoCudaHereError as err:
+            raise _no_cuda_here(err.name, err.device, folder) from None
         check_checkpoint(trainer, config, folder)
+        _note_unused_device(args.device, [learner.config for learner in trainer.learners])
         print(f"resumed {trainer}; training to {config.budget_text()}")
     else:
         if seats is None:  # resumed before its first checkpoint: start over as it was started
-            seats = _stored_settings(config)
+            seats = _stored_settings(config, args.device, folder)
             if folder is not None:
                 print(f"no checkpoint yet in {folder}: starting the run over with its settings")
         trainer = Trainer(
@@ -452,14 +480,46 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
     return 0
 
 
-def _stored_settings(config: Any) -> list[Any]:
-    """Each seat's setting as ``train_config.json`` stored it, checked field by field again."""
+def _stored_settings(config: Any, device: str | None = None, folder: Any = None) -> list[Any]:
+    """Each seat's setting as ``train_config.json`` stored it, checked field by field again;
+    a torch learner's ``device`` replaced by ``device`` (``--device``), and one trained on CUDA
+    where torch sees none refused with the command that moves it."""
+    from nashzoo.agents import learner_class
+    from nashzoo.agents.base import needs_missing_cuda
+    from nashzoo.train.run_folder import CONFIG_FILE
     from nashzoo.train.settings import LearnerSetting, check_overrides
 
-    return [
-        LearnerSetting(name, name, check_overrides(name, name, overrides))
-        for name, overrides in zip(config.learners, config.settings, strict=True)
-    ]
+    settings = []
+    for seat, (name, overrides) in enumerate(zip(config.learners, config.settings, strict=True)):
+        overrides = dict(overrides)
+        has_device = any(f.name == "device" for f in fields(learner_class(name).Config))
+        if device is not None and has_device:
+            overrides["device"] = device
+        elif device is None and folder is not None and needs_missing_cuda(overrides):
+            where = f"{Path(folder) / CONFIG_FILE}, seat {seat}"
+            raise _no_cuda_here(where, overrides["device"], folder)
+        settings.append(LearnerSetting(name, name, check_overrides(name, name, overrides)))
+    _note_unused_device(device, [setting.config() for setting in settings])
+    return settings
+
+
+def _no_cuda_here(name: str, device: str, folder: Any) -> Exception:
+    """The error for a run trained on CUDA resumed where torch sees none: the command that
+    resumes it on the CPU."""
+    import shlex
+
+    from nashzoo.io import CheckpointError
+
+    return CheckpointError(
+        f"{name} was trained with device={device!r} and torch sees no CUDA device here; resume "
+        f"the run on the CPU: nashzoo train --out {shlex.quote(str(folder))} --resume --device cpu"
+    )
+
+
+def _note_unused_device(device: str | None, configs: Sequence[Any]) -> None:
+    """Say so when ``--device`` moves nothing: every learner computes with numpy."""
+    if device is not None and not any(hasattr(config, "device") for config in configs):
+        print(f"note: --device {device} changes nothing: this run's learners compute with numpy")
 
 
 def _cmd_train(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@ the caller's generators, checkpoints that move between devices."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 import sys
 from pathlib import Path
@@ -126,6 +127,97 @@ def test_a_checkpoint_written_on_a_gpu_reads_and_resumes_here():
     assert seat_exploitability("kuhn_poker", policy, 0) == pytest.approx(0.354775, abs=1e-6)
     learner.step(uniform_policy("kuhn_poker"))
     assert learner.iterations == 4
+
+
+def _train(*argv):
+    from nashzoo.cli import main
+
+    return main(["train", "--no-progress", *argv])
+
+
+def _no_cuda_error(where, folder):
+    return (
+        f"error: {where} was trained with device='cuda' and torch sees no CUDA device here; "
+        f"resume the run on the CPU: nashzoo train --out {folder} --resume --device cpu\n"
+    )
+
+
+def test_a_run_folder_holding_the_gpu_checkpoint_resumes_here_with_device_cpu(tmp_path, capsys):
+    """`nashzoo train --resume` of a run trained on a GPU failed on a machine without CUDA,
+    naming only Python's way (``Trainer.load(path, device='cpu')``). The folder here holds the
+    learner an H200 wrote (seat 0, its networks saved from GPU tensors) beside a seat 1 that
+    says it ran on ``cuda`` too."""
+    from nashzoo.io import trainer_checkpoint_bytes
+    from nashzoo.train.run_folder import RunConfig
+
+    seat0 = load_learner(CUDA_CHECKPOINT, device="cpu")
+    seat1 = make_learner("nfsp", "kuhn_poker", 1, seat0.config, seed=1)
+    for _ in range(3):
+        seat1.step(seat0.current_policy())
+    trainer = Trainer("kuhn_poker", seat0, seat1, progress=False)
+    trainer.iteration = 3
+    run = tmp_path / "run"
+    run.mkdir()
+    seat_files = [CUDA_CHECKPOINT.read_bytes(), _as_if_trained_on_a_gpu(seat1).checkpoint_bytes()]
+    (run / "checkpoint.npz").write_bytes(trainer_checkpoint_bytes(trainer._state(), seat_files))
+    RunConfig("kuhn_poker", ("nfsp", "nfsp"), iterations=3).write(run)
+    if not CUDA:
+        assert _train("--out", str(run), "--resume", "--iterations", "4") == 1
+        assert capsys.readouterr().err == _no_cuda_error(f"{run}/checkpoint.npz, seat 0", run)
+    assert _train("--out", str(run), "--resume", "--iterations", "4", "--device", "cpu") == 0
+    resumed = Trainer.load(run / "checkpoint.npz")  # on the CPU now: no device to choose
+    assert resumed.iteration == 4
+    assert [lr.config.device for lr in resumed.learners] == ["cpu", "cpu"]
+
+
+def test_a_gpu_run_resumed_with_device_cpu_goes_on_as_a_cpu_run(tmp_path, capsys):
+    """From its checkpoint, and from its stored settings when killed before the first one:
+    the same numbers as a run that was on the CPU all along."""
+    learner = "nfsp(" + ", ".join(f"{k}={v}" for k, v in NFSP.items()) + ")"
+    assert _train("--learner", learner, "--iterations", "2", "--out", str(tmp_path / "cpu")) == 0
+    straight = load_policy_file(tmp_path / "cpu" / "average_policy.json").probs
+    run = tmp_path / "run"
+    assert _train("--learner", learner, "--iterations", "1", "--out", str(run)) == 0
+    trainer = Trainer.load(run / "checkpoint.npz")
+    for seat in trainer.learners:
+        _as_if_trained_on_a_gpu(seat)
+    trainer.save(run / "checkpoint.npz")
+    capsys.readouterr()
+    if not CUDA:
+        assert _train("--out", str(run), "--resume", "--iterations", "2") == 1
+        assert capsys.readouterr().err == _no_cuda_error(f"{run}/checkpoint.npz, seat 0", run)
+    assert _train("--out", str(run), "--resume", "--iterations", "2", "--device", "cpu") == 0
+    assert np.array_equal(load_policy_file(run / "average_policy.json").probs, straight)
+
+    # Killed before its first checkpoint: started over from train_config.json's settings.
+    config_file = run / "train_config.json"
+    config = json.loads(config_file.read_text())
+    config["settings"] = [{**seat, "device": "cuda"} for seat in config["settings"]]
+    config_file.write_text(json.dumps(config))
+    for name in ("checkpoint.npz", "average_policy.json", "history.csv", "result.json"):
+        (run / name).unlink()
+    capsys.readouterr()
+    if not CUDA:
+        assert _train("--out", str(run), "--resume") == 1
+        assert capsys.readouterr().err == _no_cuda_error(f"{config_file}, seat 0", run)
+    assert _train("--out", str(run), "--resume", "--device", "cpu") == 0
+    assert np.array_equal(load_policy_file(run / "average_policy.json").probs, straight)
+
+
+def test_device_on_the_command_line_is_checked_and_says_when_it_moves_nothing(tmp_path, capsys):
+    assert _train("--learner", "cfr", "--iterations", "2", "--device", "cpu") == 2
+    assert "a new run's device is a learner setting: --set LEARNER.device=cpu" in (
+        capsys.readouterr().err
+    )
+    assert _train("--out", str(tmp_path), "--resume", "--device", "tpu") == 2
+    assert "--device: expected cpu, cuda, cuda:N or auto, got 'tpu'" in capsys.readouterr().err
+    assert _train("--learner", "cfr", "--iterations", "2", "--out", str(tmp_path / "cfr")) == 0
+    capsys.readouterr()
+    argv = ["--out", str(tmp_path / "cfr"), "--resume", "--iterations", "3", "--device", "cpu"]
+    assert _train(*argv) == 0
+    assert "note: --device cpu changes nothing: this run's learners compute with numpy" in (
+        capsys.readouterr().out
+    )
 
 
 def test_device_is_ignored_by_learners_that_compute_with_numpy(tmp_path):

@@ -81,13 +81,26 @@ def _on_device(config: Any, device: str | None, name: str) -> Any:
     if device is not None:
         return {**config, "device": device}
     if needs_missing_cuda(config):
-        raise CheckpointError(
-            f"{name} was trained with device={config['device']!r} and torch sees no CUDA "
-            "device here; "
-            "rebuild it on the CPU: load_learner(path, device='cpu'), or "
-            "Trainer.load(path, device='cpu') for a training run's checkpoint"
-        )
+        raise NoCudaHereError(name, config["device"])
     return config
+
+
+class NoCudaHereError(CheckpointError):
+    """A checkpoint trained on a CUDA device, read where torch sees none without a ``device``
+    to rebuild it on; the message names the fix (``nashzoo train --resume`` names its own
+    command, with the run's folder). ``name``: the file (and seat); ``device``: the stored one."""
+
+    def __init__(self, name: str, device: str) -> None:
+        self.name, self.device = name, device
+        super().__init__(
+            f"{name} was trained with device={device!r} and torch sees no CUDA device here; "
+            "rebuild it on the CPU: load_learner(path, device='cpu'), "
+            "Trainer.load(path, device='cpu') for a training run's checkpoint, or "
+            "nashzoo train --out FOLDER --resume --device cpu for a run of nashzoo train"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:  # from a worker process: built again, by its fields
+        return (type(self), (self.name, self.device))
 
 
 def needs_missing_cuda(config: Any) -> bool:
