@@ -327,6 +327,7 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
         remove_stale_temp_files(folder)
         if args.resume:
             config = run_folder.resume(folder, typed)
+            seats = None  # the run's own settings (a learner typed again names only its name)
         else:
             if seats is not None:
                 typed["settings"] = tuple(dict(seat.overrides) for seat in seats)

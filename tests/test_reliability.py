@@ -174,6 +174,23 @@ def test_resume_refuses_options_that_contradict_the_run(tmp_path, capsys):
     assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 40
 
 
+def test_a_run_started_over_keeps_its_settings_when_its_learner_is_typed_again(tmp_path):
+    """A run killed before its first checkpoint is started over from train_config.json; with
+    its learner typed again (allowed: the same name), it started over with that learner's
+    defaults instead, and its checkpoint then disagreed with its folder's config."""
+    learner = "cfr_plus(averaging_delay=5)"
+    assert _train(tmp_path, "--learner", learner, "--iterations", "8") == 0
+    run = tmp_path / "run"
+    straight = json.loads((run / "result.json").read_text())
+    (run / "checkpoint.npz").unlink()
+    assert _train(tmp_path, "--resume", "--learner", "cfr_plus", "--iterations", "8") == 0
+    again = json.loads((run / "result.json").read_text())
+    assert again["configs"] == straight["configs"] == [{"averaging_delay": 5}] * 2
+    assert [r["nash_conv"] for r in again["history"]] == [
+        r["nash_conv"] for r in straight["history"]
+    ]
+
+
 def test_budgets_are_totals_and_checkpointing_survives_a_resume(tmp_path, capsys, monkeypatch):
     saves: list[int] = []
     real_save = Trainer.save
