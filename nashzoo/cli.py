@@ -319,22 +319,22 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
     if args.out is None:
         if args.resume or args.checkpoint_every or args.force:
             raise UsageError("--resume, --force and --checkpoint-every need --out FOLDER")
-        return _train_once(args, _new_config(typed), None, seats)
+        config = _new_config(typed)
+        return _train_once(args, config, None, _build_learners(config, seats))
     if args.resume and not Path(args.out).exists():
         raise UsageError(f"no run to resume in {args.out}: the folder does not exist")
     folder = check_output_folder(args.out)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
         if args.resume:
-            config = run_folder.resume(folder, typed)
-            seats = None  # the run's own settings (a learner typed again names only its name)
-        else:
-            if seats is not None:
-                typed["settings"] = tuple(dict(seat.overrides) for seat in seats)
-            config = _new_config(typed)
-            _check_learners(config)
-            run_folder.start(folder, config, force=args.force)
-        return _train_once(args, config, folder, seats)
+            # built from the run's own settings (a learner typed again names only its name)
+            return _train_once(args, run_folder.resume(folder, typed), folder, None)
+        if seats is not None:
+            typed["settings"] = tuple(dict(seat.overrides) for seat in seats)
+        config = _new_config(typed)
+        learners = _build_learners(config, seats)  # before the folder is claimed
+        run_folder.start(folder, config, force=args.force)
+        return _train_once(args, config, folder, learners)
 
 
 def _seat_settings(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> Any:
@@ -367,25 +367,33 @@ def _new_config(typed: dict[str, Any]) -> Any:
     return RunConfig(**{"game": "kuhn_poker", **typed})
 
 
-def _check_learners(config: Any) -> None:
-    """Build each seat's learner once, with its settings, before any file is written: an
-    unknown learner, one that cannot play the game, and settings that only the learner can
-    check (NFSP's ``memory='infoset'`` with ``play='env'``, sizes too big for the memory) are
-    refused here, not after ``train_config.json`` claimed the folder for a run that cannot
-    start (whose retry was then refused as an existing run, and whose ``--force`` had already
-    deleted the run it replaced)."""
+def _build_learners(config: Any, seats: Sequence[Any]) -> tuple[Any, Any]:
+    """Each seat's learner, with its setting and the seed the Trainer gives that seat
+    (:func:`~nashzoo.train.trainer.seat_seeds`), built once and handed to the Trainer. A new
+    run builds them before any file is written: an unknown learner, one that cannot play the
+    game, and settings that only the learner can check (NFSP's ``memory='infoset'`` with
+    ``play='env'``, sizes too big for the memory) are refused here, not after
+    ``train_config.json`` claimed the folder for a run that cannot start (whose retry was then
+    refused as an existing run, and whose ``--force`` had already deleted the run it
+    replaced)."""
     from nashzoo.agents import make_learner
+    from nashzoo.train.trainer import seat_seeds
 
     game = _load_game(config.game)
-    for seat, setting in enumerate(_stored_settings(config)):
+    seeds = seat_seeds(config.seed)
+    learners = []
+    for seat, setting in enumerate(seats):
         try:
-            make_learner(setting.algorithm, game, seat, setting.config(), seed=config.seed)
+            learners.append(
+                make_learner(setting.algorithm, game, seat, setting.config(), seed=seeds[seat])
+            )
         except MemoryError as err:
             raise ValueError(
                 f"{setting.algorithm} with {dict(setting.overrides) or 'its defaults'} needs more "
                 f"memory than this machine has ({err}); lower its sizes (capacities, buffers, "
                 "steps per iteration)"
             ) from None
+    return learners[0], learners[1]
 
 
 def _new_log_folder() -> Path:
@@ -406,8 +414,13 @@ def _new_log_folder() -> Path:
         return folder
 
 
-def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seats: Any) -> int:
-    """Build or load the trainer for ``config``, train to its total budget, write the outputs."""
+def _train_once(
+    args: argparse.Namespace, config: Any, folder: Path | None, learners: tuple[Any, Any] | None
+) -> int:
+    """Make the trainer for ``config`` from ``learners`` (a new run's, built by
+    :func:`_build_learners`) or, resuming (``None``), load it from the folder's checkpoint or
+    build the learners from the stored settings; train to its total budget, write the
+    outputs."""
     from nashzoo.agents.base import NoCudaHereError
     from nashzoo.train import PrintEval, StopOnInterrupt, Trainer
     from nashzoo.train.run_folder import CHECKPOINT_FILE, OUTPUT_FILES, check_checkpoint
@@ -436,15 +449,14 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
         _note_unused_device(args.device, [learner.config for learner in trainer.learners])
         print(f"resumed {trainer}; training to {config.budget_text()}")
     else:
-        if seats is None:  # resumed before its first checkpoint: start over as it was started
-            seats = _stored_settings(config, args.device, folder)
-            if folder is not None:
-                print(f"no checkpoint yet in {folder}: starting the run over with its settings")
+        if learners is None:  # resumed before its first checkpoint: start over as it was started
+            assert folder is not None  # only a resume gives no learners
+            learners = _build_learners(config, _stored_settings(config, args.device, folder))
+            print(f"no checkpoint yet in {folder}: starting the run over with its settings")
         trainer = Trainer(
-            _load_game(config.game),
-            config.learners[0],
-            config.learners[1],
-            configs=[seat.config() for seat in seats],
+            learners[0].game,
+            learners[0],
+            learners[1],
             seed=config.seed,
             eval_every=_eval_every(config.eval_every),
             callbacks=callbacks,
@@ -481,7 +493,7 @@ def _train_once(args: argparse.Namespace, config: Any, folder: Path | None, seat
     return 0
 
 
-def _stored_settings(config: Any, device: str | None = None, folder: Any = None) -> list[Any]:
+def _stored_settings(config: Any, device: str | None, folder: Path) -> list[Any]:
     """Each seat's setting as ``train_config.json`` stored it, checked field by field again;
     a torch learner's ``device`` replaced by ``device`` (``--device``), and one trained on CUDA
     where torch sees none refused with the command that moves it."""
@@ -496,8 +508,8 @@ def _stored_settings(config: Any, device: str | None = None, folder: Any = None)
         has_device = any(f.name == "device" for f in fields(learner_class(name).Config))
         if device is not None and has_device:
             overrides["device"] = device
-        elif device is None and folder is not None and needs_missing_cuda(overrides):
-            where = f"{Path(folder) / CONFIG_FILE}, seat {seat}"
+        elif device is None and needs_missing_cuda(overrides):
+            where = f"{folder / CONFIG_FILE}, seat {seat}"
             raise _no_cuda_here(where, overrides["device"], folder)
         settings.append(LearnerSetting(name, name, check_overrides(name, name, overrides)))
     _note_unused_device(device, [setting.config() for setting in settings])

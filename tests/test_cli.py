@@ -267,6 +267,56 @@ def test_train_with_a_work_budget(tmp_path, capsys):
     assert err.startswith("warning: the work budget of 10 was overshot") and err.count("\n") == 1
 
 
+NFSP_SMALL = {"episodes_per_step": 64, "lanes": 16, "min_buffer_to_learn": 64, "learn_every": 16}
+NFSP_SETS = [arg for k, v in NFSP_SMALL.items() for arg in ("--set", f"nfsp.{k}={v}")]
+
+
+@pytest.mark.parametrize(
+    ("command", "learner", "opponent", "config"),
+    [
+        (["train", "--learner", "os_mccfr", "--seed", "3"], "os_mccfr", None, None),
+        (["duel", "xfp", "os_mccfr", "--seed", "4"], "xfp", "os_mccfr", None),
+        (["train", "--learner", "nfsp", "--seed", "5", *NFSP_SETS], "nfsp", None, NFSP_SMALL),
+    ],
+)
+def test_train_and_duel_build_each_learner_once_and_train_as_python_does(
+    tmp_path, monkeypatch, command, learner, opponent, config
+):
+    """`train --out` and `duel --out` built both learners to check their settings, threw them
+    away, and the Trainer built them again. Now the checked ones are trained, seeded as the
+    Trainer seeds them: the numbers are those of the Python API with the same seed."""
+    import numpy as np
+
+    from nashzoo.agents import Learner, load_policy_file
+    from nashzoo.train import train
+
+    if learner == "nfsp":
+        pytest.importorskip("torch")
+    built = []
+    real_init = Learner.__init__
+
+    def counting_init(self, *args, **kwargs):
+        built.append(type(self).name)
+        real_init(self, *args, **kwargs)
+
+    run = tmp_path / "run"
+    with monkeypatch.context() as patch:
+        patch.setattr(Learner, "__init__", counting_init)
+        argv = [*command, "--iterations", "6", "--out", str(run), "--no-progress"]
+        assert main(argv) == 0
+    assert len(built) == 2, built  # one per seat
+    stored = json.loads((run / "result.json").read_text())
+    seed = int(command[command.index("--seed") + 1])
+    expected = train(
+        "kuhn_poker", learner, opponent, iterations=6, seed=seed, eval_every="log", config=config
+    )
+    assert [r["exploitability"] for r in stored["history"]] == [
+        r.exploitability for r in expected.history
+    ]
+    policy = load_policy_file(run / "average_policy.json")
+    assert np.array_equal(policy.probs, expected.average_policy.probs)
+
+
 def test_plugin_learners_run_in_every_command(tmp_path, monkeypatch, capsys):
     (tmp_path / "my_plugin_learners.py").write_text(
         "from nashzoo.agents import UniformLearner, register\n"
