@@ -266,6 +266,60 @@ def test_an_interruption_of_the_race_process_alone_stops_the_runs_in_flight(tmp_
     assert not (out / "runs" / "self-cfr-seed1" / "result.json").exists()
 
 
+def _report_then_break(reports):
+    """A report callback that records each report, then raises on a finished run's."""
+
+    def on_done(report):
+        reports.append(report)
+        if report["status"] == "ok":
+            raise ValueError("the report callback broke")
+
+    return on_done
+
+
+BROKEN_REPORT = (  # the first run to finish: either, with two workers
+    r"the race's report of run (self-cfr-seed[01]) failed \(ValueError: the report callback "
+    r"broke\); the run itself finished and is saved in .*\1\. The race stopped"
+)
+
+
+@pytest.mark.parametrize("backend", ["serial", "process", "ray"])
+def test_a_raising_report_callback_is_its_own_failure_not_the_runs(tmp_path, monkeypatch, backend):
+    """A report callback that raised was caught as the run's failure: the process pool and
+    Ray reported the finished run a second time, as crashed, with the callback's error, and
+    went on; now the callback's failure is raised once, naming the run, which stays saved."""
+    if backend == "ray":
+        monkeypatch.setitem(sys.modules, "ray", _RayOutlivingTheRace())
+    config = _config(tmp_path, learners=("cfr",), seeds=2, backend=backend, workers=2)
+    jobs, _ = plan(config)
+    reports = []
+    with pytest.raises(backends.RaceReportError, match=BROKEN_REPORT) as raised:
+        backends._execute(config, jobs, _report_then_break(reports))
+    first = reports[0]["run_id"]
+    assert f"report of run {first} failed" in str(raised.value)
+    assert all(r["status"] == "ok" for r in reports)  # never reported as crashed
+    assert len({r["run_id"] for r in reports}) == len(reports)  # each run at most once
+    if backend != "ray":  # the stand-in runs nothing
+        run = tmp_path / "race" / "runs" / first
+        assert (run / "result.json").exists() and not (run / "error.json").exists()
+
+
+def test_a_race_whose_report_fails_stops_once_and_its_finished_run_is_kept(tmp_path):
+    """The race's own report callback writing to a closed stream: one error naming the run;
+    the run is saved, and resuming the race keeps it."""
+    import io
+
+    closed = io.StringIO()
+    closed.close()
+    config = _config(tmp_path, learners=("cfr",), seeds=2)
+    with pytest.raises(backends.RaceReportError, match="I/O operation on closed file"):
+        run_race(config, progress=False, stream=closed)
+    stream = io.StringIO()
+    outcome = run_race(dataclasses.replace(config, resume=True), progress=False, stream=stream)
+    assert "resuming: 1 of 2 runs already finished" in stream.getvalue()
+    assert len(outcome.results) == 2 and not outcome.failures
+
+
 def test_a_race_script_without_a_main_guard_is_named_by_its_workers(tmp_path):
     """Every worker imports the script again; a race call at its top level then ran again in
     each, found the folder locked, and the race blamed a crash or lack of memory alone."""

@@ -37,7 +37,7 @@ The package: :mod:`.config` (settings and plan), :mod:`.backends` (where runs go
 (leaderboard, verdicts and the Markdown) and :mod:`.runner` (:func:`run_race`).
 """
 
-from nashzoo.train.race.backends import run_job
+from nashzoo.train.race.backends import RaceReportError, run_job
 from nashzoo.train.race.config import BACKENDS, RaceConfig, RaceJob, plan, usable_learners
 from nashzoo.train.race.report import PLOT_FILES, RaceOutcome, write_reports
 from nashzoo.train.race.runner import RACE_OUTPUTS, run_race
@@ -51,6 +51,7 @@ __all__ = [
     "RaceConfig",
     "RaceJob",
     "RaceOutcome",
+    "RaceReportError",
     "plan",
     "run_job",
     "run_race",

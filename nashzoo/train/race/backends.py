@@ -4,6 +4,7 @@ process, in a pool of spawned processes that exit with their parent, or on a Ray
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -173,7 +174,7 @@ def _execute(
     workers = config.workers or min(os.cpu_count() or 1, len(jobs))
     if config.backend == "serial" or (config.backend == "process" and workers == 1):
         for job in jobs:
-            on_done(run_job(job, out))
+            _report(on_done, run_job(job, out), out)
         return
     if config.backend == "ray":
         _run_on_ray(config, jobs, out, workers, on_done)
@@ -209,18 +210,21 @@ def _run_on_ray(
                 for ref in ready:
                     job = pending.pop(ref)
                     try:
-                        on_done(ray.get(ref))
-                    except Exception as err:
-                        on_done(_crashed(job, err))
+                        payload = ray.get(ref)
+                    except Exception as err:  # the run's failure, not the report's
+                        payload = _crashed(job, err)
+                    _report(on_done, payload, out)
         except BaseException:
-            _stop_ray_tasks(ray, list(pending), on_done)
+            _stop_ray_tasks(ray, list(pending), on_done, out)
             raise
     finally:
         if started_here and not config.address:
             ray.shutdown()
 
 
-def _stop_ray_tasks(ray: Any, refs: list[Any], on_done: Callable[[dict[str, Any]], None]) -> None:
+def _stop_ray_tasks(
+    ray: Any, refs: list[Any], on_done: Callable[[dict[str, Any]], None], out: str
+) -> None:
     """Cancel the race's tasks still queued or running on Ray and wait for them to end, so that
     none writes into OUT after the race lets go of its lock; report those that had finished.
 
@@ -241,7 +245,7 @@ def _stop_ray_tasks(ray: Any, refs: list[Any], on_done: Callable[[dict[str, Any]
             payload = ray.get(ref, timeout=0)
         except Exception:  # cancelled (the usual case), or failed
             continue
-        on_done(payload)  # finished before the cancel: saved, so counted
+        _report_on_the_way_out(on_done, payload, out)  # finished before the cancel: counted
 
 
 def _run_process_pool(
@@ -263,11 +267,11 @@ def _run_process_pool(
     while queue:
         in_flight = _pool_pass(queue, workers, out, on_done, runner)
         if len(in_flight) == 1:  # the only run in flight killed its worker
-            on_done(_crashed(in_flight[0], None))
+            _report(on_done, _crashed(in_flight[0], None), out)
             continue
         for job in in_flight:  # one of these killed its worker: find which, one at a time
             if _pool_pass([job], 1, out, on_done, runner):
-                on_done(_crashed(job, len(in_flight)))
+                _report(on_done, _crashed(job, len(in_flight)), out)
 
 
 def _pool_pass(
@@ -307,12 +311,14 @@ def _pool_pass(
                 for future in done:
                     job = running.pop(future)
                     try:
-                        on_done(future.result())
+                        payload = future.result()
                     except BrokenProcessPool:
                         broken = True
                         running[future] = job
-                    except Exception as err:
-                        on_done(_crashed(job, err))
+                        continue
+                    except Exception as err:  # the run's failure, not the report's
+                        payload = _crashed(job, err)
+                    _report(on_done, payload, out)
                 if broken:
                     return list(running.values())
         except BaseException:
@@ -322,7 +328,8 @@ def _pool_pass(
             wait(running)
             for future in running:
                 if not future.cancelled() and future.exception() is None:
-                    on_done(future.result())  # finished before the stop: saved, so counted
+                    # finished before the stop: saved, so counted
+                    _report_on_the_way_out(on_done, future.result(), out)
             raise
     return []
 
@@ -370,6 +377,42 @@ def _run_in_worker(
         return runner(job, out)
     finally:
         _IN_RUN = False
+
+
+class RaceReportError(RuntimeError):
+    """The race's report callback (``on_done``) raised on a run's report. The race stops; the
+    run is not counted failed for it (its files are as the run left them)."""
+
+
+def _report(on_done: Callable[[dict[str, Any]], None], payload: dict[str, Any], out: str) -> None:
+    """Hand one run's report to ``on_done``, whose own failure is not the run's: it used to be
+    caught as the run's, and the finished run was reported a second time, as crashed. It is
+    raised once, as :class:`RaceReportError` naming the run and where it is saved (an
+    interruption, and ``BrokenPipeError``, the reader of the output gone, go on as they are)."""
+    try:
+        on_done(payload)
+    except BrokenPipeError:
+        raise
+    except Exception as err:
+        run_id = payload.get("run_id")
+        if payload.get("status") == "ok":
+            run = f"finished and is saved in {Path(out) / 'runs' / str(run_id)}"
+        else:
+            run = f"failed ({payload.get('error')})"
+        raise RaceReportError(
+            f"the race's report of run {run_id} failed ({type(err).__name__}: {err}); the run "
+            f"itself {run}. The race stopped there: resuming it (--resume, resume=True) keeps "
+            "every finished run and runs the rest"
+        ) from err
+
+
+def _report_on_the_way_out(
+    on_done: Callable[[dict[str, Any]], None], payload: dict[str, Any], out: str
+) -> None:
+    """:func:`_report` while the race stops for another exception, which goes on: a second
+    failure of the report callback would only hide it (the run's files are saved anyway)."""
+    with contextlib.suppress(RaceReportError, BrokenPipeError):
+        _report(on_done, payload, out)
 
 
 def _crashed(job: RaceJob, err: BaseException | int | None) -> dict[str, Any]:

@@ -46,7 +46,9 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     ``out`` is checked before any work and locked while the race writes it (a second race on
     the same folder is refused); a folder that already holds a race is refused unless
     ``config.resume`` (finish it) or ``config.force`` (delete it and start over); temporary
-    files a killed race left are removed.
+    files a killed race left are removed. A failure to report a finished run (writing its line
+    to ``stream``) stops the race with :class:`~nashzoo.train.race.RaceReportError`, naming the
+    run, which stays saved (a resume keeps it), not counted failed.
     """
     _refuse_in_a_workers_import()
     _require_extras(config)
