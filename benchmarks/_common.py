@@ -10,8 +10,9 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from nashzoo.io import atomic_write_bytes
 
 
 def write_section(path: Path, section: str, body: str, part: str = "results") -> None:
@@ -28,7 +29,7 @@ def write_section(path: Path, section: str, body: str, part: str = "results") ->
         body = body[len(section) :].strip("\n")
     begin, end = part_marks(part)
     block = f"{begin}\n{body}\n{end}"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
     # The heading as a whole line (a mention of it in prose is not the section).
     heading = re.search(rf"^{re.escape(section)}$", text, flags=re.MULTILINE)
     if heading is None:
@@ -43,36 +44,9 @@ def write_section(path: Path, section: str, body: str, part: str = "results") ->
         else:
             inside = f"{inside.rstrip()}\n\n{block}\n\n"
         new = text[: heading.end()] + inside + text[stop:]
-    _replace(path, new.rstrip("\n") + "\n")
-
-
-def _replace(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a reader, or a run interrupted half-way, sees the
-    old file or the new one, never a part. The new file keeps the old one's permissions (a
-    temporary file is created readable by its owner alone, and ``os.replace`` would hand that
-    mode to BENCHMARKS.md), and an interrupted write leaves no temporary file behind."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as tmp:
-        try:
-            tmp.write(text)
-            tmp.flush()
-            os.chmod(tmp.name, mode)
-        except BaseException:
-            tmp.close()
-            os.unlink(tmp.name)
-            raise
-    try:
-        os.replace(tmp.name, path)
-    except BaseException:
-        os.unlink(tmp.name)
-        raise
-
-
-def _umask() -> int:
-    """The process's umask (read by setting it, then put back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    # Atomic (a reader, or a run interrupted half-way, sees the old file or the new one, never
+    # a part, and no temporary file is left), keeping the file's permissions: nashzoo's writer.
+    atomic_write_bytes(path, (new.rstrip("\n") + "\n").encode("utf-8"), keep_mode=True)
 
 
 def part_marks(part: str) -> tuple[str, str]:

@@ -125,3 +125,19 @@ def test_a_rewrite_keeps_the_files_permissions(tmp_path: Path) -> None:
     write_section(path, "## Speed", "| new | table |")
     assert path.stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["B.md"]  # no temporary file left
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o600, 0o664])
+def test_a_rewrite_keeps_any_mode_through_nashzoos_atomic_writer(tmp_path: Path, mode) -> None:
+    """One atomic writer: BENCHMARKS.md is written by ``nashzoo.io.atomic_write_bytes`` (with
+    ``keep_mode``), not by a copy of its own; modes the umask would not give are kept too."""
+    from nashzoo.io import atomic_write_bytes
+
+    assert common.atomic_write_bytes is atomic_write_bytes
+    path = tmp_path / "B.md"
+    path.write_text(DOC)
+    path.chmod(mode)
+    write_section(path, "## Speed", "| new ± table |")
+    assert path.stat().st_mode & 0o777 == mode
+    assert "| new ± table |" in path.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == ["B.md"]

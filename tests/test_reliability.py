@@ -405,6 +405,26 @@ def test_atomic_writes_flush_to_disk_unless_told_not_to(tmp_path, monkeypatch):
     assert (tmp_path / "quick.json").read_bytes() == b"[]"
 
 
+def test_an_atomic_rewrite_keeps_the_files_permissions_when_asked(tmp_path):
+    """The benchmarks kept their own atomic writer for BENCHMARKS.md because this one set a
+    rewritten file's permissions from the umask; ``keep_mode`` keeps the file's own."""
+    import stat
+
+    from nashzoo.io.atomic import _UMASK
+
+    path = tmp_path / "doc.md"
+    path.write_bytes(b"old")
+    for kept in (0o640, 0o600, 0o664):  # none of them what the umask gives
+        path.chmod(kept)
+        atomic_write_bytes(path, b"new", keep_mode=True)
+        assert (stat.S_IMODE(path.stat().st_mode), path.read_bytes()) == (kept, b"new")
+    atomic_write_bytes(path, b"newer")  # by default: what a plain open() gives a new file
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_UMASK
+    atomic_write_bytes(tmp_path / "fresh.md", b"x", keep_mode=True)  # no file: nothing to keep
+    assert stat.S_IMODE((tmp_path / "fresh.md").stat().st_mode) == 0o666 & ~_UMASK
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md", "fresh.md"]
+
+
 def test_stale_temporary_files_are_removed(tmp_path):
     (tmp_path / "runs" / "a").mkdir(parents=True)
     (tmp_path / "runs" / "a" / ".result.json.0123abcd.nashzoo-tmp").write_bytes(b"partial")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,9 @@ _IN_FLIGHT: set[str] = set()  # temporary files of writes not yet renamed into p
 _IN_FLIGHT_LOCK = threading.Lock()
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False
+) -> None:
     """Write ``data`` to ``path`` atomically and durably: a temporary file in the same folder,
     flushed to disk, then renamed over ``path`` (readers see the old or the new file, never a
     part of one, even after a crash).
@@ -42,15 +45,24 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
     ``durable=False`` leaves out the two flushes to disk (about 7 ms a file here): the write is
     still atomic for every process (a killed writer leaves the old file or the new one), but a
     power cut soon after may leave the file empty. Only for many small files whose reader
-    checks each one (a checksum) and can make a damaged one again, as a tournament's pairings."""
+    checks each one (a checksum) and can make a damaged one again, as a tournament's pairings.
+
+    The new file gets the permissions a plain ``open()`` would give (``0o666`` less the
+    umask, not ``mkstemp``'s private ``0o600``); with ``keep_mode``, a file already at ``path``
+    keeps its own (a document rewritten in place, such as BENCHMARKS.md by the benchmarks)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = None
+    if keep_mode:
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(path.stat().st_mode)
     tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
     with _IN_FLIGHT_LOCK:
         _IN_FLIGHT.add(tmp)
     try:
-        # the permissions a plain open() would give (not mkstemp's private 0600)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & ~_UMASK)
+        if mode is not None:
+            os.chmod(tmp, mode)  # exactly the old file's: open() masks its mode with the umask
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
