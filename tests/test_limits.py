@@ -108,6 +108,22 @@ def test_the_command_line_says_it_in_one_line(spec, count, tmp_path, capsys):
     assert err.count("\n") == 1
 
 
+def test_training_a_learner_that_needs_no_tree_on_a_game_too_big_is_refused_before_it_trains(
+    monkeypatch,
+):
+    """NFSP steps through the game's states, but a training run evaluates exactly and returns
+    a tabular policy: on a game too big to compile it trained every iteration and failed at the
+    end; now it is refused before any learner is built."""
+    from nashzoo.agents import base
+    from nashzoo.train import train
+
+    monkeypatch.setattr(
+        base.Learner, "__init__", lambda *a, **k: pytest.fail("a learner was built")
+    )
+    with pytest.raises(GameTooLarge, match="43,486,542,835 histories"):
+        train("liars_dice(numdice=2)", "nfsp", iterations=3)
+
+
 def test_an_env_asked_to_tabulate_a_game_too_big_names_the_fix():
     """tabulate=True asks for the whole tree; the fix is the env's states mode, not 'play it
     through nashzoo.envs' (which is what the user is doing)."""

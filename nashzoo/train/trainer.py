@@ -50,7 +50,7 @@ from nashzoo.agents.loading import seat_learners
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import learner_class, make_learner
 from nashzoo.eval import evaluate, lp_is_cheap
-from nashzoo.games import Game, load_game
+from nashzoo.games import Game, limits, load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.io import (
     TRAINER_FORMAT,
@@ -557,6 +557,11 @@ def _check_trainer_args(
         raise ValueError(
             f"the Trainer pairs two learners; {game.display_id} has {game.num_players} players"
         )
+    histories = game.num_histories()
+    if histories is not None:
+        # The run's evaluations and its result's tabular policy need the whole tree: a game
+        # too big to compile is refused now, not once every iteration has been trained.
+        limits.check_counted(game.id, histories)
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if len(configs) != 2:
