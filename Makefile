@@ -19,7 +19,7 @@ MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent
 
 RLLIB_VENV := .venv-rllib
 
-.PHONY: setup race test test-min test-rllib lint bench clean
+.PHONY: setup race test test-min test-rllib lint typecheck bench clean
 
 setup: $(VENV)/.installed
 
@@ -65,6 +65,10 @@ $(RLLIB_VENV)/.installed: pyproject.toml
 lint: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
 	$(BIN)/ruff format --check nashzoo tests benchmarks
+
+# mypy over the package, with the settings in pyproject.toml's [tool.mypy].
+typecheck: setup
+	$(BIN)/mypy nashzoo
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py
