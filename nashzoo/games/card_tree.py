@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nashzoo.games.base import CHANCE, TERMINAL, Game
+from nashzoo.games.base import CHANCE, TERMINAL
 from nashzoo.games.compiled import CompiledTree, InfosetLabels, readonly, replayed_labels
+
+if TYPE_CHECKING:  # nashzoo.games.cards imports this module
+    from nashzoo.games.cards import CardGame
 
 _INTS = ("parent", "action", "player", "public", "bet", "fold")
 _PAIRS = ("last_node", "last_action", "moves")  # one column per player
@@ -42,7 +46,7 @@ class _Skeleton:
     probability, the chance reach from the root of the whole tree, the stake at a terminal; the
     legal mask."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: CardGame) -> None:
         self.num_actions = game.num_actions
         first = game.new_initial_state()
         deck = first.chance_outcomes()
@@ -128,8 +132,8 @@ class _Product:
         deck = self.deck = skeleton.deck
         index = skeleton.index
         self.size = skeleton.size
-        deals = itertools.chain.from_iterable(itertools.permutations(range(deck), 2))
-        self.deals = np.fromiter(deals, dtype=index, count=deck * (deck - 1) * 2).reshape(-1, 2)
+        dealt = itertools.chain.from_iterable(itertools.permutations(range(deck), 2))
+        self.deals = np.fromiter(dealt, dtype=index, count=deck * (deck - 1) * 2).reshape(-1, 2)
         size, deals = self.size, len(self.deals)
         # Pair (deal, node q) of level L, whose skeleton nodes are a..b-1, comes after the
         # D * a pairs of the levels above, then ``deal * (b - a)`` of its own level: its place
@@ -166,7 +170,7 @@ class _Product:
         return self.rest[self.deal[where], index]
 
 
-def build_card_game_tree(game: Game) -> CompiledTree:
+def build_card_game_tree(game: CardGame) -> CompiledTree:
     """The :class:`~nashzoo.games.compiled.CompiledTree` of Kuhn poker or Leduc hold'em,
     vectorised (see the module docstring)."""
     return _Builder(game).tree()
@@ -176,7 +180,7 @@ class _Builder:
     """The whole tree from the skeleton and the deals: node arrays first, then the
     information sets, their tables, the terminals, and (on first use) the labels."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: CardGame) -> None:
         self.game = game
         self.skeleton = _Skeleton(game)
         self.sk = self.skeleton.arrays
@@ -236,7 +240,12 @@ class _Builder:
             moved[dealt] = pairs.public(moved[dealt], dealt)
             shown = sk["public"][node] >= 0
             board[shown] = pairs.public(sk["public"][node[shown]], shown)
-        nodes = {"parent": parent, "player": player, "action": action, "chance_prob": chance_prob}
+        nodes: dict[str, np.ndarray] = {
+            "parent": parent,
+            "player": player,
+            "action": action,
+            "chance_prob": chance_prob,
+        }
         return nodes, board
 
     def _number_infosets(self) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,7 @@ history.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,10 @@ from nashzoo.games.compiled import CompiledTree
 
 class CardGame(Game):
     """A game of :class:`CardGameState` s: compiled by the vectorised builder."""
+
+    @abstractmethod
+    def new_initial_state(self) -> CardGameState:
+        """The root of the game tree: a chance node dealing player 0's card."""
 
     def compile_arrays(self) -> CompiledTree:
         """The compiled tree without a State per history (``games/card_tree.py``)."""

@@ -277,7 +277,7 @@ def check_recall(
         if seen[i] != now[i]:
             first, here = repr(seen[i]), repr(now[i])
             if i == 3:  # a sequence id: say which move it stands for
-                first, here = _sequence(game, keys, seen[i]), _sequence(game, keys, now[i])
+                first, here = _sequence(game, keys, seen[3]), _sequence(game, keys, now[3])
             raise fail(
                 game,
                 state,

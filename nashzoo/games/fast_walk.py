@@ -46,7 +46,7 @@ class StateOps(NamedTuple):
     makes no attribute lookups and serves nashzoo States and raw ``pyspiel`` states alike."""
 
     player: Callable[[Any], Any]  # who moves: a player, CHANCE or TERMINAL
-    returns: Callable[[Any], Sequence[float]]  # the payoffs at a terminal
+    returns: Callable[[Any], Sequence[float] | np.ndarray]  # the payoffs at a terminal
     outcomes: Callable[[Any], list[tuple[int, float]]]  # checked chance outcomes
     key: Callable[[Any, int], Any]  # information-set key of the player to move
     legal: Callable[[Any], list]  # legal actions, as a list
@@ -126,9 +126,21 @@ def _visit_all(
     report = progress if progress is not None else (lambda visited: sys.maxsize)
     players = game.num_players
     player_of, returns_of, outcomes_of, key_of, legal_of, child, last_child = ops
-    add_parent, add_player, add_infoset = rec.parent.append, rec.player.append, rec.infoset.append
-    add_action, add_prob, add_depth = rec.action.append, rec.chance_prob.append, rec.depth.append
-    add_utility = rec.utility.extend
+    parents, movers, infosets, actions = rec.parent, rec.player, rec.infoset, rec.action
+    probs, depths, utilities = rec.chance_prob, rec.depth, rec.utility
+    if (
+        parents is None
+        or movers is None
+        or infosets is None
+        or actions is None
+        or probs is None
+        or depths is None
+        or utilities is None
+    ):
+        raise ValueError("these records were laid out already: a walk needs fresh _Records")
+    add_parent, add_player, add_infoset = parents.append, movers.append, infosets.append
+    add_action, add_prob, add_depth = actions.append, probs.append, depths.append
+    add_utility = utilities.extend
     index, owner, legals, edges_of = rec.index, rec.owner, rec.legal, rec.edges
     stack = [(root, -1, -1, 1.0, 0)]
     pop, push = stack.pop, stack.append

@@ -80,8 +80,8 @@ def lay_out(game: Game, records: Any) -> CompiledTree:
     legal_flat = np.fromiter(itertools.chain.from_iterable(records.legal), dtype=np.int64)
     twin = _loop_layout if _numba.ENABLED else _numpy_layout
     arrays = twin(records, game.num_players, game.num_actions, legal_sizes, legal_flat)
-    keys = list(records.index)
-    keys = tuple([keys[i] for i in arrays.renumbered.tolist()])
+    found_order = list(records.index)
+    keys = tuple([found_order[i] for i in arrays.renumbered.tolist()])
     parent, action, found = arrays.nodes.parent, arrays.nodes.action, arrays.found
     stored = {**arrays.nodes._asdict(), **arrays._asdict()}
     del stored["nodes"], stored["renumbered"], stored["found"]

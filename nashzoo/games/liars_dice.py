@@ -193,13 +193,14 @@ class Deal(NamedTuple):
         if len(rolls) == game.total_dice:
             hands = [sorted(h) for h in hands]
             matches = tuple(sum(d in (f, sides) for d in faces) for f in range(sides + 1))
+        hot = [
+            tuple(2 + slot * sides + face - 1 for slot, face in enumerate(h) if face > 0)
+            for h in hands
+        ]
         return cls(
             hands=(tuple(hands[0]), tuple(hands[1])),
             keys=(sep.join(map(str, hands[0])), sep.join(map(str, hands[1]))),
-            hot=tuple(
-                tuple(2 + slot * sides + face - 1 for slot, face in enumerate(h) if face > 0)
-                for h in hands
-            ),
+            hot=(hot[0], hot[1]),
             matches=matches,
         )
 

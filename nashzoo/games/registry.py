@@ -218,9 +218,11 @@ def parse_game_spec(spec: str) -> tuple[str, dict[str, Any]]:
         call = ast.parse(f"f({rest}", mode="eval").body
         if not isinstance(call, ast.Call) or call.args:
             raise SyntaxError("positional arguments")
-        params = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
-        if None in params:
-            raise SyntaxError("**")
+        params: dict[str, Any] = {}
+        for kw in call.keywords:
+            if kw.arg is None:
+                raise SyntaxError("**")
+            params[kw.arg] = ast.literal_eval(kw.value)
     except (SyntaxError, ValueError, TypeError):
         quoted = _quoted_openspiel_style(name, rest[:-1])
         hint = f"; strings in quotes, as in {quoted!r}" if quoted else ""

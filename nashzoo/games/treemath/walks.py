@@ -66,7 +66,7 @@ class SampledWalks:
         while True:
             node = depths[-1].node
             who = self.player[node]
-            parts = []
+            parts: list[tuple[np.ndarray, ...]] = []
             explore = np.flatnonzero(who == explorer)
             if explore.size:
                 kids = self.action_children[node[explore]]
