@@ -404,8 +404,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._seats = tuple(enumerate(self.possible_agents))
         self.pad_actions = bool(pad_actions)
         tables = self._tables
-        self._view_mask = (
-            None
+        self._view_mask: list[np.ndarray] = (
+            []  # the states mode keeps its masks in the memo
             if tables is None
             else (tables.view_mask_padded if pad_actions else tables.view_mask)
         )
@@ -453,13 +453,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         )
 
     # --- spaces --------------------------------------------------------------------------
-    def observation_space(self, agent: str) -> gymnasium.spaces.Space[ObsDict]:
+    def observation_space(self, agent: str) -> spaces.Dict:
         space = self._observation_spaces.get(agent)
         if space is None:
             raise self._unknown_agent(agent)
         return space
 
-    def action_space(self, agent: str) -> gymnasium.spaces.Space[int]:
+    def action_space(self, agent: str) -> spaces.Discrete:
         space = self._action_spaces.get(agent)
         if space is None:
             raise self._unknown_agent(agent)
@@ -483,14 +483,16 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._uniform_pos = pos + 1
         return self._uniforms[pos]
 
-    def _follow_forced(self, node: int, forced: list[int], pos: int) -> tuple[int, int]:
-        """Apply forced chance outcomes ``forced[pos:]`` from ``node`` while at chance nodes.
+    def _follow_forced(
+        self, t: EnvTables, node: int, forced: list[int], pos: int
+    ) -> tuple[int, int]:
+        """Apply forced chance outcomes ``forced[pos:]`` from ``node`` while at chance nodes
+        (``t``: this env's tables).
 
         Pure: returns ``(node, pos)`` and changes nothing, so an impossible outcome raises
         before the env is touched (a ValueError, not an IllegalActionError: the move that led
         here is legal; see :mod:`nashzoo.envs.forced`).
         """
-        t = self._tables
         while pos < len(forced) and t.player[node] == CHANCE:
             outcomes = t.chance_outcomes[node]
             if forced[pos] not in outcomes:
@@ -499,9 +501,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             pos += 1
         return node, pos
 
-    def _sample_chance(self, node: int) -> int:
-        """Draw chance outcomes from ``node`` until a decision or terminal node."""
-        t = self._tables
+    def _sample_chance(self, t: EnvTables, node: int) -> int:
+        """Draw chance outcomes from ``node`` until a decision or terminal node (``t``: this
+        env's tables)."""
         while t.player[node] == CHANCE:
             cdf = t.chance_cdf[node]
             i = bisect_right(cdf, self._uniform())
@@ -514,21 +516,33 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             if forced[pos] not in node.outcomes:
                 history = node.state.history()
                 raise ValueError(not_possible_here(forced[pos], pos, history, node.outcomes))
-            node = self._memo.child(node, forced[pos])
+            node = self._new_child(node, forced[pos])
             pos += 1
         return node, pos
 
+    def _states_memo(self) -> NodeMemo:
+        """The states mode's memo (never asked for in the tables mode)."""
+        memo = self._memo
+        if memo is None:
+            raise RuntimeError("a tabulated env has no memo of states: it steps its tables")
+        return memo
+
+    def _new_child(self, node: Node, action: int) -> Node:
+        """The states mode's child of ``node`` after ``action`` through the memo: what a step
+        asks once ``node.kids`` does not hold it yet."""
+        return self._states_memo().child(node, action)
+
     def _tree_walk(self) -> TreeWalk[Any]:
         """How :func:`~nashzoo.envs.forced.check_forced` reads this env's tree."""
-        if not self.tabulated:
+        t = self._tables
+        if t is None:
             return TreeWalk(
                 player=lambda n: n.player,
                 outcomes=lambda n: n.outcomes,
-                child=self._memo.child,
+                child=self._new_child,
                 legal=lambda n: n.legal,
                 history=lambda n: n.state.history(),
             )
-        t = self._tables
 
         def child(node: int, a: int) -> int:
             if t.player[node] == CHANCE:
@@ -549,17 +563,19 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         also whether that could be checked (the states mode's search is bounded)."""
         given = options.get("chance_outcomes", ()) if options else ()
         try:
-            forced = [action_index(o) for o in given]
+            indices = [action_index(o) for o in given]
         except TypeError:
-            forced = [None]
-        if None in forced:
+            indices = [None]
+        forced = [a for a in indices if a is not None]
+        if len(forced) < len(indices):
             raise ValueError(
                 f"options['chance_outcomes'] must be a sequence of integers, got {given!r}"
             )
         if not forced:
             return forced, True
-        root = 0 if self.tabulated else self._memo.root
-        budget = None if self.tabulated else SEARCH_MAX_NODES
+        memo = self._memo
+        root: int | Node = 0 if memo is None else memo.root
+        budget = None if memo is None else SEARCH_MAX_NODES
         return forced, check_forced(self._tree_walk(), root, forced, self.game.display_id, budget)
 
     def _sample_chance_node(self, node: Node) -> Node:
@@ -567,7 +583,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         while node.player == CHANCE:
             i = bisect_right(node.cdf, self._uniform())
             outcome = node.outcomes[min(i, len(node.cdf) - 1)]
-            node = node.kids.get(outcome) or self._memo.child(node, outcome)
+            node = node.kids.get(outcome) or self._new_child(node, outcome)
         return node
 
     # --- AEC API -------------------------------------------------------------------------
@@ -600,9 +616,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self._skip_agent_selection = None
-        if self.tabulated:
-            self._enter(first, self.agents[0])
+        self._skip_agent_selection: str | None = None
+        tables = self._tables
+        if tables is not None:
+            self._enter(tables, first, self.agents[0])
         else:
             self._enter_node(first, self.agents[0])
         if self.render_mode == "human":
@@ -612,14 +629,19 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """The forced outcomes of ``options``, whether they were checked as a whole, and the
         node after those drawn at the start with how many that used. Pure: raises the
         ValueError of a refused ``reset(options=...)`` and changes nothing."""
+        memo = self._memo
         if not options and self._root_can_move:  # the common case, kept short: every reset()
-            return [], True, 0 if self.tabulated else self._memo.root, 0
+            return [], True, 0 if memo is None else memo.root, 0
         forced, known = self._forced_option(options)
-        if self.tabulated:
-            node, pos = self._follow_forced(0, forced, 0)
+        tables = self._tables
+        node: int | Node
+        if tables is not None:
+            node, pos = self._follow_forced(tables, 0, forced, 0)
+            who = tables.player[node]
         else:
-            node, pos = self._follow_forced_node(self._memo.root, forced, 0)
-        self._check_someone_can_move(node, forced)
+            node, pos = self._follow_forced_node(self._states_memo().root, forced, 0)
+            who = node.player
+        self._check_someone_can_move(who, forced)
         if not forced:
             self._root_can_move = True  # checked: the game's start is not a terminal history
         return forced, known, node, pos
@@ -629,11 +651,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         (:class:`~nashzoo.envs.single_agent.SingleAgentEnv` checks before it draws)."""
         self._forced_start(options)
 
-    def _check_someone_can_move(self, node: int | Node, forced: list[int]) -> None:
-        """Refuse a start (after the forced outcomes) that is already a terminal history: an
-        episode needs a move (PettingZoo's agents are live after reset), and no redraw can
-        change it."""
-        who = self._tables.player[node] if self.tabulated else node.player
+    def _check_someone_can_move(self, who: int, forced: list[int]) -> None:
+        """Refuse a start (after the forced outcomes) that is already a terminal history (``who``
+        moves there): an episode needs a move (PettingZoo's agents are live after reset), and
+        no redraw can change it."""
         if who != CHANCE and who < 0:
             how = f"the forced chance outcomes {forced} end" if forced else "ends"
             raise ValueError(
@@ -648,17 +669,18 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         episode (PettingZoo's agents are live after reset): it is counted in
         :attr:`zero_move_games` and :attr:`zero_move_returns` and drawn again."""
         tables = self._tables
+        returns: Sequence[float]
         for _ in range(ZERO_MOVE_MAX_DRAWS):
             if tables is not None:
-                end = self._sample_chance(node)
+                end = self._sample_chance(tables, node)
                 if tables.player[end] >= 0:
                     return end
                 returns = tables.returns[end]
             else:
-                end = self._sample_chance_node(node)
-                if end.player >= 0:
-                    return end
-                returns = end.returns
+                end_node = self._sample_chance_node(node)
+                if end_node.player >= 0:
+                    return end_node
+                returns = end_node.returns
             self.zero_move_games += 1
             for p, agent in self._seats:
                 self.zero_move_returns[agent] += returns[p]
@@ -668,9 +690,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             "live after reset). Evaluate or solve the game instead"
         )
 
-    def _enter(self, node: int, mover: str) -> None:
-        """Make ``node`` (a decision or terminal node) current; ``mover`` acted last."""
-        t = self._tables
+    def _enter(self, t: EnvTables, node: int, mover: str) -> None:
+        """Make ``node`` (a decision or terminal node) of the tables ``t`` current; ``mover``
+        acted last."""
         self._node = node
         view = t.view[node]
         keys = t.view_key
@@ -725,27 +747,31 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             raise IllegalActionError(
                 self._illegal_message(action, agent, "is not an integer action id")
             )
-        if not self.tabulated:
-            if a not in self._cur.legal:
+        t = self._tables
+        if t is None:  # the states mode
+            cur = self._cur
+            if cur is None:  # agent_selection was set by hand: no reset() made a node current
+                raise self._not_started("step()")
+            if a not in cur.legal:
                 raise IllegalActionError(self._illegal_message(action, agent))
-            self._step_node(a, agent)
+            self._step_node(cur, a, agent)
             return
-        kids = self._tables.children[self._node]
+        kids = t.children[self._node]
         child = kids[a] if 0 <= a < len(kids) else -1
         if child < 0:
             raise IllegalActionError(self._illegal_message(action, agent))
-        if self._tables.player[child] == CHANCE:
-            child, self._forced_pos = self._follow_forced(child, self._forced, self._forced_pos)
-            child = self._sample_chance(child)
+        if t.player[child] == CHANCE:
+            child, self._forced_pos = self._follow_forced(t, child, self._forced, self._forced_pos)
+            child = self._sample_chance(t, child)
         self._cumulative_rewards[agent] = 0.0
-        self._enter(child, agent)
+        self._enter(t, child, agent)
         if self.render_mode == "human":
             self.render()
 
-    def _step_node(self, a: int, agent: str) -> None:
-        """:meth:`step` for the states mode (``a`` is a legal action id)."""
-        cur = self._cur
-        child = cur.kids.get(a) or self._memo.child(cur, a)
+    def _step_node(self, cur: Node, a: int, agent: str) -> None:
+        """:meth:`step` for the states mode (``cur`` is the current node, ``a`` a legal action
+        id there)."""
+        child = cur.kids.get(a) or self._new_child(cur, a)
         if child.player == CHANCE:
             child, self._forced_pos = self._follow_forced_node(
                 child, self._forced, self._forced_pos
@@ -759,11 +785,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     def is_legal(self, action: int) -> bool:
         """Whether the integer id ``action`` (inside the current agent's action space) is legal
         now; what :class:`~nashzoo.envs.wrappers.PenalizeIllegalWrapper` asks before a move."""
-        if not self._started():
+        cur = self._cur
+        if cur is not None:  # the states mode
+            return action in cur.legal
+        t = self._tables
+        if t is None or self._node < 0:
             raise self._not_started("is_legal()")
-        if self.tabulated:
-            return self._tables.children[self._node][action] >= 0
-        return action in self._cur.legal
+        return t.children[self._node][action] >= 0
 
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
         """PettingZoo's ``AECEnv.last``, with the "call reset() first" error before a game
@@ -800,7 +828,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             f"of {self.metadata['name']}; legal actions are: {names}"
         )
 
-    def _was_dead_step(self, action: None) -> None:
+    def _was_dead_step(self, action: int | None) -> None:
         """PettingZoo's ``AECEnv._was_dead_step`` (the same checks, errors and effect: the dead
         agent leaves, the next dead one is selected, or the saved live one once none is left;
         rewards are cleared in place), in fewer steps."""
@@ -842,7 +870,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             cur = self._cur
             if cur is None:
                 raise self._not_started("observe()")
-            view = cur.views[p] or self._memo.view(cur, p, self._action_spaces[agent].n)
+            view = cur.views[p] or self._states_memo().view(
+                cur, p, int(self._action_spaces[agent].n)
+            )
             return {"observation": view[0].copy(), "action_mask": view[1].copy()}
         node = self._node
         if node < 0:
@@ -871,19 +901,21 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     @property
     def history(self) -> list[int]:
         """Every action and chance outcome of the current game so far."""
-        if not self._started():
+        cur = self._cur
+        if cur is not None:  # the states mode
+            return cur.state.history()
+        t = self._tables
+        if t is None or self._node < 0:
             raise self._not_started("history")
-        if not self.tabulated:
-            return self._cur.state.history()
-        return self._tables.history(self._node)
+        return t.history(self._node)
 
     def game_state(self) -> State:
         """The nashzoo ``State`` of the current game (rebuilt from the history in the tables
         mode; the states mode holds it)."""
-        if not self._started():
-            raise self._not_started("game_state()")
-        if not self.tabulated:
+        if self._cur is not None:  # the states mode
             return self._cur.state
+        if self._node < 0:
+            raise self._not_started("game_state()")
         state = self.game.new_initial_state()
         for a in self.history:
             state = state.child(a)
@@ -891,11 +923,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
 
     def legal_actions(self) -> list[int]:
         """Legal actions of ``agent_selection`` (empty once the game is over)."""
-        if not self._started():
+        cur = self._cur
+        if cur is not None:  # the states mode
+            return list(cur.legal)
+        t = self._tables
+        if t is None or self._node < 0:
             raise self._not_started("legal_actions()")
-        if not self.tabulated:
-            return list(self._cur.legal)
-        return list(self._tables.legal[self._node])
+        return list(t.legal[self._node])
 
     def render(self) -> str | None:
         """The game as text (``State.describe``) from ``render_agent``'s point of view."""

@@ -43,8 +43,8 @@ Stable-Baselines3's ``check_env``, built directly or through ``gymnasium.make``:
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 import gymnasium
 import gymnasium.utils
@@ -146,7 +146,8 @@ class SingleAgentEnv(gymnasium.Env):
             (``SingleAgentEnv("matrix", preset="matching_pennies")``).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 1}
+    # As gymnasium.Env declares it (no ClassVar: an instance may set its own).
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}  # noqa: RUF012
 
     def __init__(
         self,
@@ -177,7 +178,7 @@ class SingleAgentEnv(gymnasium.Env):
         self.observation_space = spaces.Box(low, high, (size,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.game.num_actions)
         self._aec = GameAECEnv(self.game, render_mode="ansi")
-        self._opponents: tuple[Policy, ...] = ()
+        self._opponents: tuple[Policy, ...]  # set by set_opponent
         self.set_opponent(UniformPolicy() if opponent is None else opponent)
         self.seat = 0 if seat == "random" else int(seat)
         self._opponent: Policy = self._opponents[0]
@@ -388,12 +389,19 @@ class MaskedObservation(gymnasium.ObservationWrapper, gymnasium.utils.RecordCons
     ) -> None:
         gymnasium.utils.RecordConstructorArgs.__init__(self, obs_key=obs_key, mask_key=mask_key)
         gymnasium.ObservationWrapper.__init__(self, env)
-        if not callable(getattr(env.unwrapped, "action_masks", None)):
+        action_masks = getattr(env.unwrapped, "action_masks", None)
+        if not callable(action_masks):
             raise TypeError(f"MaskedObservation wraps a SingleAgentEnv, got {env.unwrapped!r}")
+        self._action_masks: Callable[[], np.ndarray] = action_masks
         if obs_key == mask_key:
             raise ValueError(f"obs_key and mask_key must differ, both are {obs_key!r}")
         self.obs_key, self.mask_key = obs_key, mask_key
-        n = int(env.action_space.n)
+        action_space = env.action_space
+        if not isinstance(action_space, spaces.Discrete):
+            raise TypeError(
+                f"MaskedObservation needs a Discrete action space, got {action_space!r}"
+            )
+        n = int(action_space.n)
         self.observation_space = spaces.Dict(
             {
                 obs_key: env.observation_space,
@@ -402,5 +410,5 @@ class MaskedObservation(gymnasium.ObservationWrapper, gymnasium.utils.RecordCons
         )
 
     def observation(self, observation: np.ndarray) -> dict[str, np.ndarray]:
-        mask = self.env.unwrapped.action_masks().astype(np.float32)
+        mask = self._action_masks().astype(np.float32)
         return {self.obs_key: observation, self.mask_key: mask}
