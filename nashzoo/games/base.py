@@ -15,7 +15,7 @@ import math
 import operator
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -302,7 +302,7 @@ def checked_seed(seed: Any) -> int:
     return int(seed)
 
 
-def is_whole_number(value: Any, minimum: int = 0) -> bool:
+def is_whole_number(value: Any, minimum: int = 0) -> TypeGuard[int | np.integer]:
     """Whether ``value`` is an integer (Python's or numpy's, never a bool, which Python counts
     as one) of at least ``minimum``: the one test behind every count, seed and index check."""
     return bool(
