@@ -166,8 +166,8 @@ def to_openspiel(game: Game | str | PolicyLike, policy: PolicyLike | None = None
     import_pyspiel()  # an ImportError naming the extra when open_spiel is missing
     from open_spiel.python.policy import TabularPolicy as OpenSpielTabular
 
-    game, policy = _split(game, policy, "to_openspiel")
-    table = as_tabular(game, policy)
+    of_game, joint = _split(game, policy, "to_openspiel")
+    table = as_tabular(of_game, joint)
     mapping = infoset_map(table.game)
     out = OpenSpielTabular(mapping.openspiel_game)
     rows = np.empty(len(out.state_lookup), dtype=np.int64)
@@ -183,8 +183,8 @@ def to_pyspiel(game: Game | str | PolicyLike, policy: PolicyLike | None = None) 
     Built directly from the information-set keys and legal actions (no OpenSpiel tree walk).
     Call it as ``to_pyspiel(game, policy)``, or ``to_pyspiel(tabular_policy)``.
     """
-    game, policy = _split(game, policy, "to_pyspiel")
-    table = as_tabular(game, policy)
+    of_game, joint = _split(game, policy, "to_pyspiel")
+    table = as_tabular(of_game, joint)
     mapping = infoset_map(table.game)
     legal, probs = table.tree.legal_mask, table.probs
     entries = {}
