@@ -237,7 +237,10 @@ class DeepCFR(NeuralLearner):
         if self.config.memory == "infoset":
             return InfosetMemory(self.tree.num_infosets, self.num_actions)
         d, a = self.input_size, self.num_actions
-        fields = {"s": ((d,), np.float32), "mask": ((a,), np.bool_)}
+        fields: dict[str, tuple[tuple[int, ...], Any]] = {
+            "s": ((d,), np.float32),
+            "mask": ((a,), np.bool_),
+        }
         fields.update({"target": ((a,), np.float32), "t": ((), np.float32)})
         return ReservoirBuffer(capacity, fields)
 

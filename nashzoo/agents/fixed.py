@@ -267,6 +267,7 @@ class FixedLearner(Learner):
             table = TabularPolicy.load(self.config.path, self.game)
             return TabularPolicy.uniform(self.game).with_rows(self.seat, table)
         strategy = self.config.strategy
+        assert strategy is not None, "FixedConfig holds exactly one of strategy and path"
         if isinstance(strategy, dict):
             tree = compile_tree(self.game)
             unknown = [k for k in strategy if k not in tree.infoset_index]

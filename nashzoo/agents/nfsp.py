@@ -430,8 +430,10 @@ class NFSPConfig(LearnerConfig):
                 f"({capacity:,}), got {self.min_buffer_to_learn!r}"
             )
         fraction = self.replay_fraction
-        if fraction not in (None, "auto") and not (
-            is_finite_number(fraction) and 0.0 < fraction <= 1.0
+        if (
+            fraction is not None
+            and fraction != "auto"
+            and not (is_finite_number(fraction) and 0.0 < fraction <= 1.0)
         ):
             raise ValueError(
                 "NFSPConfig.replay_fraction must be in (0, 1], 'auto' or None (a fixed window "
@@ -534,6 +536,8 @@ class NFSPBehaviourPolicy(NetworkPolicy):
     information set at a time (a game played through envs), it answers the per-set mixture,
     the best a stateless policy can do.
     """
+
+    seat: int  # always a seat's: NetworkPolicy's may be None
 
     def __init__(
         self,
@@ -1097,7 +1101,7 @@ class NFSP(NeuralLearner):
         """Actions for a batch of own decisions (BR rows: epsilon-greedy Q; others: average)."""
         rng = self.rng
         br = np.asarray(br_list, dtype=bool)
-        n = tensors.shape[0]
+        n = len(tensors)
         chosen = np.empty(n, dtype=np.int64)
         greedy = np.full(n, -1, dtype=np.int64)
         uniforms = rng.random(n)
@@ -1133,6 +1137,7 @@ class NFSP(NeuralLearner):
         br = rollout["br"]
         targets = rollout["greedy"] if self.config.greedy_sl_targets else a
         if isinstance(self.replay, InfosetReplay):
+            assert isinstance(self.reservoir, InfosetMemory)  # memory="infoset": both are sums
             ids = rollout["infosets"]
             self.replay.add(ids, a, r, np.where(done, -1, ids[np.maximum(nxt, 0)]))
             if br.any():
@@ -1141,6 +1146,7 @@ class NFSP(NeuralLearner):
             self._batches.clear()
             self.own_steps += n
             return
+        assert isinstance(self.reservoir, ReservoirBuffer)  # memory="samples": both keep rows
         s2 = np.zeros_like(s)
         mask2 = np.ones_like(masks)
         s2[~done] = s[nxt[~done]]
@@ -1359,6 +1365,7 @@ class NFSP(NeuralLearner):
         if self._window_only:
             # A checkpoint keeps the window (and at least what learning waits for), not the
             # whole ring.
+            assert isinstance(self.replay, InfosetReplay)  # what _window_only asks first
             keep = max(self.replay_window, self.config.min_buffer_to_learn)
             arrays.update(self.replay.state_arrays("replay/", last=keep))
         else:

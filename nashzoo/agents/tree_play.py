@@ -239,4 +239,4 @@ class TreePlay:
 
 def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row of ``probs`` (rows summing to one), never one of probability 0."""
-    return tm.sample_cdf(np.cumsum(probs, axis=1), rng.random(probs.shape[0]))
+    return tm.sample_cdf(np.cumsum(probs, axis=1), rng.random(len(probs)))

@@ -587,11 +587,16 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         return node
 
     # --- AEC API -------------------------------------------------------------------------
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+    def reset(
+        self,
+        seed: int | np.random.Generator | np.random.SeedSequence | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
         """Start a new game.
 
         Args:
-            seed: reseeds the env's generator (``None`` keeps drawing from the current one).
+            seed: reseeds the env's generator (``None`` keeps drawing from the current one); a
+                ``np.random.Generator`` is drawn from as it is (nashzoo's learners hand theirs).
             options: ``{"chance_outcomes": [...]}`` forces the next chance outcomes in order
                 (cards are dealt player 0 first, then player 1, then the public card); once
                 they run out, outcomes are drawn at random again. Other keys are ignored
