@@ -79,14 +79,19 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
 
 from nashzoo.agents._torch_utils import check_counts
 from nashzoo.agents.base import CheckpointError, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
-from nashzoo.agents.sb3_baseline import Mode, PPOConfig, PPOLearner, clone_sb3_policy
+from nashzoo.agents.sb3_baseline import (
+    Mode,
+    PPOConfig,
+    PPOLearner,
+    SB3Policy,
+    clone_sb3_policy,
+)
 from nashzoo.games.base import is_finite_number
 
 __all__ = ["MMDPPO", "MMDPPOConfig", "MMDPPOLearner", "MagnetPolicy"]
@@ -120,6 +125,7 @@ class MagnetPolicy(MaskableActorCriticPolicy):
         action_masks: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         legal = (
+            # SB3 types a policy's action space as any Space; MaskablePPO's is Discrete.
             torch.ones((obs.shape[0], self.action_space.n), dtype=torch.bool, device=obs.device)  # type: ignore[attr-defined]
             if action_masks is None
             else torch.as_tensor(action_masks, dtype=torch.bool, device=obs.device).reshape(
@@ -133,8 +139,9 @@ class MagnetPolicy(MaskableActorCriticPolicy):
         if self.share_features_extractor:
             latent_pi, latent_vf = self.mlp_extractor(features)
         else:
-            latent_pi = self.mlp_extractor.forward_actor(features[0])
-            latent_vf = self.mlp_extractor.forward_critic(features[1])
+            pi_features, vf_features = features  # one per network, as SB3's forward() reads them
+            latent_pi = self.mlp_extractor.forward_actor(pi_features)
+            latent_vf = self.mlp_extractor.forward_critic(vf_features)
         values = self.value_net(latent_vf)
         log_pi = torch.log_softmax(self.action_net(latent_pi).masked_fill(~legal, -1e9), dim=1)
         log_prob = log_pi.gather(1, actions.long().reshape(-1, 1)).squeeze(1)
@@ -155,6 +162,8 @@ class MagnetPolicy(MaskableActorCriticPolicy):
         policy: MaskableActorCriticPolicy, obs: torch.Tensor, legal: torch.Tensor
     ) -> torch.Tensor:
         features = policy.extract_features(obs, policy.pi_features_extractor)
+        # SB3 types extract_features for both of its uses; given one extractor it is one tensor.
+        assert isinstance(features, torch.Tensor)
         logits = policy.action_net(policy.mlp_extractor.forward_actor(features))
         return torch.log_softmax(logits.masked_fill(~legal, -1e9), dim=1)
 
@@ -166,21 +175,23 @@ class MMDPPO(MaskablePPO):
     coefficient is fixed at one because :class:`MagnetPolicy` hands it the whole regulariser.
     """
 
+    policy: MagnetPolicy  # built from the policy class handed to MaskablePPO below
+
     def __init__(self, env: Any, *, alpha: float, ent_coef: float, **kwargs: Any) -> None:
         super().__init__(MagnetPolicy, env, ent_coef=1.0, normalize_advantage=False, **kwargs)
         self.set_temperatures(alpha, ent_coef)
-        self.policy.set_magnet(None)  # type: ignore[operator]
+        self.policy.set_magnet(None)
 
     def set_temperatures(self, alpha: float, ent_coef: float) -> None:
         """The weights of the magnet's reverse KL and of the entropy in the next updates."""
-        self.policy.alpha = float(alpha)  # type: ignore[assignment]
-        self.policy.ent_coef = float(ent_coef)  # type: ignore[assignment]
+        self.policy.alpha = float(alpha)
+        self.policy.ent_coef = float(ent_coef)
 
     def refresh_magnet(self) -> None:
         """Make a frozen copy of the current policy the magnet (on the policy's device: the
         copy is made on the CPU)."""
         magnet = clone_sb3_policy(self.policy).to(self.policy.device)
-        self.policy.set_magnet(magnet)  # type: ignore[operator]
+        self.policy.set_magnet(magnet)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -344,12 +355,13 @@ class MMDPPOLearner(PPOLearner):
 
     name: ClassVar[str] = "mmd_ppo"
     Config: ClassVar[type[LearnerConfig]] = MMDPPOConfig
-    config: MMDPPOConfig  # type: ignore[assignment]
+    config: MMDPPOConfig
+    model: MMDPPO  # what _make_model builds
 
     def _kind(self) -> Any:
         return "maskable"
 
-    def _make_model(self) -> BaseAlgorithm:
+    def _make_model(self) -> MMDPPO:
         cfg = self.config
         model = MMDPPO(
             self._training_env(), alpha=cfg.alpha, ent_coef=cfg.ent_coef, **self._ppo_kwargs()
@@ -375,7 +387,7 @@ class MMDPPOLearner(PPOLearner):
         t = self.iterations + 1  # this step, counted from 1
         return max(cfg.ema_rate, min(1.0, (1.0 + cfg.ema_eta) / (t + cfg.ema_eta)))
 
-    def ema_policy(self) -> Policy:
+    def ema_policy(self) -> SB3Policy:
         """The EMA network as a Policy (a frozen copy); needs ``ema_rate``."""
         if self.ema is None:
             raise ValueError("this mmd_ppo learner keeps no moving average: set ema_rate")
@@ -383,7 +395,7 @@ class MMDPPOLearner(PPOLearner):
             self._cache["ema"] = self._policy(0.0, self.ema)
         return self._cache["ema"]
 
-    def average_policy(self) -> Policy:
+    def average_policy(self) -> SB3Policy:
         """The output policy: the last iterate (default) or, with ``output="ema"``, the EMA
         network (a frozen copy)."""
         return self.network_policy() if self.config.output == "last_iterate" else self.ema_policy()
@@ -402,7 +414,7 @@ class MMDPPOLearner(PPOLearner):
 
     def _before_learn(self) -> None:
         cfg = self.config
-        model: MMDPPO = self.model  # type: ignore[assignment]
+        model = self.model
         if cfg.magnet_every and self.iterations % cfg.magnet_every == 0 and self.iterations:
             model.refresh_magnet()
         alpha = self._alpha()
@@ -416,11 +428,11 @@ class MMDPPOLearner(PPOLearner):
             return None if net is None else {k: v.cpu() for k, v in net.state_dict().items()}
 
         # With magnet="ema" the magnet is the EMA network: stored once, as "ema".
-        magnet = None if self.config.magnet == "ema" else self.model.policy.magnet  # type: ignore[union-attr]
+        magnet = None if self.config.magnet == "ema" else self.model.policy.magnet
         return {"magnet": weights(magnet), "ema": weights(self.ema)}, {}
 
     def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        model: MMDPPO = self.model  # type: ignore[assignment]
+        model = self.model
         if self.ema is not None:
             if torch_state.get("ema") is None:
                 raise CheckpointError(
@@ -431,7 +443,9 @@ class MMDPPOLearner(PPOLearner):
         if self.config.magnet == "ema":
             return  # the magnet is the EMA network, loaded above
         if torch_state.get("magnet") is None:
-            model.policy.set_magnet(None)  # type: ignore[operator]
+            model.policy.set_magnet(None)
             return
         model.refresh_magnet()
-        model.policy.magnet.load_state_dict(torch_state["magnet"])  # type: ignore[union-attr]
+        magnet = model.policy.magnet
+        assert magnet is not None, "refresh_magnet sets one"
+        magnet.load_state_dict(torch_state["magnet"])

@@ -42,18 +42,22 @@ import dataclasses
 import functools
 import random
 from collections.abc import Iterator
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3 import DQN, PPO
 from stable_baselines3.common.base_class import BaseAlgorithm
+from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.distributions import Distribution
 from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.policies import ActorCriticPolicy, BasePolicy
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
-from torch import nn
+from stable_baselines3.dqn.policies import DQNPolicy
 
 from nashzoo.agents._torch_utils import (
     NetworkPolicy,
@@ -79,12 +83,25 @@ from nashzoo.io import ArraySpec
 __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
 
 Mode = Literal["opponent", "self_play"]
+_P = TypeVar("_P", bound=BasePolicy)
+_KIND_MISMATCH = "SB3Policy's kind names another class of policy than the one it holds"
 
 
 class SB3Config(LearnerConfig):
     """What every SB3 learner's config has and checks alike: ``steps_per_iteration``, ``mode``,
     the snapshot pool, ``net_arch``, ``learning_rate`` and ``gamma``. A subclass (a frozen
     dataclass declaring those fields) checks the rest of its fields in :meth:`_check_own`."""
+
+    # The shared fields, for type checkers: each subclass declares them with its defaults (this
+    # class is no dataclass, so these lines make no fields).
+    steps_per_iteration: int
+    mode: Mode
+    snapshot_every: int
+    snapshot_pool: int
+    net_arch: tuple[int, ...]
+    learning_rate: float
+    gamma: float
+    device: str
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "net_arch", check_hidden_sizes(self.net_arch, "net_arch"))
@@ -244,7 +261,7 @@ class DQNConfig(SB3Config):
                 raise ValueError(f"DQNConfig.{name} must be in [0, 1], got {getattr(self, name)}")
 
 
-def clone_sb3_policy(policy: nn.Module) -> nn.Module:
+def clone_sb3_policy(policy: _P) -> _P:
     """A CPU copy of a Stable-Baselines3 policy in evaluation mode.
 
     Rebuilt from the policy's own constructor parameters (what SB3's save/load does) and loaded
@@ -258,6 +275,14 @@ def clone_sb3_policy(policy: nn.Module) -> nn.Module:
     return clone
 
 
+def _categorical(dist: Distribution) -> torch.distributions.Categorical:
+    """The torch distribution inside SB3's ``dist`` of a Discrete action space (SB3 types it
+    for every action space: one distribution, or a list for MultiDiscrete)."""
+    inner = dist.distribution
+    assert isinstance(inner, torch.distributions.Categorical), "a Discrete action space's"
+    return inner
+
+
 class SB3Policy(NetworkPolicy):
     """A frozen CPU copy of a Stable-Baselines3 policy read as a nashzoo Policy.
 
@@ -269,7 +294,7 @@ class SB3Policy(NetworkPolicy):
 
     def __init__(
         self,
-        policy: nn.Module,
+        policy: BasePolicy,
         kind: Literal["maskable", "ppo", "dqn"],
         *,
         game_id: str,
@@ -285,21 +310,25 @@ class SB3Policy(NetworkPolicy):
 
     def _probabilities(self, tensors: np.ndarray, masks: np.ndarray) -> np.ndarray:
         obs = torch.from_numpy(np.array(tensors, dtype=np.float32))
+        policy = self.policy
         with torch.no_grad():
             if self.kind == "maskable":
-                dist = self.policy.get_distribution(obs, action_masks=np.array(masks))
-                probs = dist.distribution.probs.double().numpy()
+                assert isinstance(policy, MaskableActorCriticPolicy), _KIND_MISMATCH
+                dist = policy.get_distribution(obs, action_masks=np.array(masks))
+                probs = _categorical(dist).probs.double().numpy()
                 return np.where(masks, probs, 0.0) / np.where(masks, probs, 0.0).sum(
                     axis=1, keepdims=True
                 )
             if self.kind == "ppo":
-                probs = self.policy.get_distribution(obs).distribution.probs.double().numpy()
+                assert isinstance(policy, ActorCriticPolicy), _KIND_MISMATCH
+                probs = _categorical(policy.get_distribution(obs)).probs.double().numpy()
                 # torch's float32 softmax sums to 1 only within ~1e-7, and numpy's sampler
                 # refuses a sum off by more than ~1e-8: renormalise in float64 (the masked
                 # branch above divides by its sum too).
                 probs /= probs.sum(axis=1, keepdims=True)
                 return remap_illegal(probs, masks)
-            q = self.policy.q_net(obs).numpy()
+            assert isinstance(policy, DQNPolicy), _KIND_MISMATCH
+            q = policy.q_net(obs).numpy()
         check_finite_on_legal(q, masks, "the DQN's Q-network")
         probs = np.full(q.shape, self.epsilon / q.shape[1])
         probs[np.arange(q.shape[0]), np.argmax(q, axis=1)] += 1.0 - self.epsilon
@@ -310,6 +339,7 @@ class _SB3Learner(Learner):
     """Shared machinery of the Stable-Baselines3 learners (not registered itself)."""
 
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    config: SB3Config
     model: BaseAlgorithm
 
     @classmethod
@@ -349,7 +379,7 @@ class _SB3Learner(Learner):
 
     # --- setup ------------------------------------------------------------------------------------
     def _setup(self) -> None:
-        cfg: Any = self.config
+        cfg = self.config
         self.device = resolve_device(cfg.device)
         self.input_size = int(self.game.infoset_tensor_size)
         self.num_actions = int(self.game.num_actions)
@@ -417,7 +447,7 @@ class _SB3Learner(Learner):
         return np.array([[e.moves, e.episodes, e.return_sum] for e in envs]).sum(axis=0)
 
     # --- policies ---------------------------------------------------------------------------------
-    def _policy(self, epsilon: float = 0.0, network: nn.Module | None = None) -> SB3Policy:
+    def _policy(self, epsilon: float = 0.0, network: BasePolicy | None = None) -> SB3Policy:
         """A frozen copy of ``network`` (default: the network being trained) as a Policy."""
         return SB3Policy(
             self.model.policy if network is None else network,
@@ -425,7 +455,7 @@ class _SB3Learner(Learner):
             game_id=self.game.id,
             input_size=self.input_size,
             num_actions=self.num_actions,
-            seat=None if self.config.mode == "self_play" else self.seat,  # type: ignore[attr-defined]
+            seat=None if self.config.mode == "self_play" else self.seat,
             epsilon=epsilon,
         )
 
@@ -452,7 +482,7 @@ class _SB3Learner(Learner):
 
     # --- one step ---------------------------------------------------------------------------------
     def _step(self, opponent: Policy) -> dict[str, float]:
-        cfg: Any = self.config
+        cfg = self.config
         if cfg.mode == "self_play":
             if self.iterations % cfg.snapshot_every == 0:
                 self._snapshots.append(self.network_policy())
@@ -463,10 +493,12 @@ class _SB3Learner(Learner):
         for env in [self.vec_env] if self.vec_env is not None else self.envs:
             env.set_opponent(pool)
         before = self._env_totals()
+        model_env = self.model.env
+        assert model_env is not None, "_make_model gives the model its env"
         with self._private_global_rng():
-            self.model.env.seed(int(self.rng.integers(2**31 - 1)))
+            model_env.seed(int(self.rng.integers(2**31 - 1)))
             self.model.action_space.seed(int(self.rng.integers(2**31 - 1)))
-            self.model.set_env(self.model.env, force_reset=True)  # each chunk starts fresh
+            self.model.set_env(model_env, force_reset=True)  # each chunk starts fresh
             self._before_learn()
             try:
                 self.model.learn(total_timesteps=cfg.steps_per_iteration, reset_num_timesteps=False)
@@ -599,15 +631,16 @@ class DQNLearner(_SB3Learner):
     name: ClassVar[str] = "dqn"
     Config: ClassVar[type[LearnerConfig]] = DQNConfig
     config: DQNConfig
+    model: _TimestepClockDQN  # what _make_model builds
 
     def _kind(self) -> Literal["maskable", "ppo", "dqn"]:
         return "dqn"
 
-    def _make_model(self) -> BaseAlgorithm:
+    def _make_model(self) -> _TimestepClockDQN:
         cfg = self.config
         model = _TimestepClockDQN(
             "MlpPolicy",
-            self.env,
+            self._training_env(),  # DQN plays one env: self.env
             learning_rate=cfg.learning_rate,
             buffer_size=cfg.buffer_size,
             learning_starts=cfg.learning_starts,
@@ -637,8 +670,8 @@ class DQNLearner(_SB3Learner):
         # SB3 derives epsilon from the progress of the current learn() call, which restarts at
         # every chunk; use a schedule over all env steps instead (constant within a chunk).
         epsilon = self._epsilon()
-        self.model.exploration_schedule = ConstantSchedule(epsilon)  # type: ignore[attr-defined]
-        self.model.exploration_rate = epsilon  # type: ignore[attr-defined]
+        self.model.exploration_schedule = ConstantSchedule(epsilon)
+        self.model.exploration_rate = epsilon
 
     _BUFFER_FIELDS = (
         "observations",
@@ -649,8 +682,13 @@ class DQNLearner(_SB3Learner):
         "timeouts",
     )
 
+    def _replay_buffer(self) -> ReplayBuffer:
+        buf = self.model.replay_buffer
+        assert buf is not None, "SB3's DQN makes its replay buffer in its constructor"
+        return buf
+
     def _extra_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        buf = self.model.replay_buffer  # type: ignore[attr-defined]
+        buf = self._replay_buffer()
         size = buf.buffer_size if buf.full else buf.pos
         arrays = {f"replay/{f}": np.asarray(getattr(buf, f)[:size]) for f in self._BUFFER_FIELDS}
         torch_state = {
@@ -660,14 +698,14 @@ class DQNLearner(_SB3Learner):
         return torch_state, arrays
 
     def _extra_array_specs(self) -> dict[str, ArraySpec]:
-        buf = self.model.replay_buffer  # type: ignore[attr-defined]
+        buf = self._replay_buffer()
         return {
             f"replay/{f}": ArraySpec.of((None, *getattr(buf, f).shape[1:]), getattr(buf, f).dtype)
             for f in self._BUFFER_FIELDS
         }
 
     def _load_extra_state(self, torch_state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        buf = self.model.replay_buffer  # type: ignore[attr-defined]
+        buf = self._replay_buffer()
         for f in self._BUFFER_FIELDS:
             stored = arrays[f"replay/{f}"]
             target = getattr(buf, f)
