@@ -230,7 +230,9 @@ def from_network(
             # float64 or bfloat16, stays as it is).
             weight = next(network.parameters(), torch.empty(0))
             dtype = weight.dtype if weight.is_floating_point() else torch.float32
-            args = (torch.tensor(tensors, device=weight.device, dtype=dtype),)
+            args: tuple[torch.Tensor, ...] = (
+                torch.tensor(tensors, device=weight.device, dtype=dtype),
+            )
             if with_mask:
                 args = (*args, torch.tensor(masks, device=weight.device))
             out = _evaluating(network, lambda: network(*args))
@@ -276,7 +278,8 @@ def load_sb3(path: str | os.PathLike[str]) -> BaseAlgorithm:
         raise PolicyError(
             f"{path} is not a readable Stable-Baselines3 model ({type(err).__name__}: {err})"
         ) from None
-    policy_class = (data or {}).get("policy_class")
+    data = data or {}
+    policy_class = data.get("policy_class")
     if not isinstance(policy_class, type):
         raise PolicyError(f"{path} names no policy class: not a Stable-Baselines3 model")
     _refuse_recurrent(policy_class, str(path))

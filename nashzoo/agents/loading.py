@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from nashzoo.agents.base import Learner, needs_missing_cuda
 from nashzoo.agents.policy import PolicyError, TabularPolicy
@@ -88,11 +89,12 @@ def seat_learners(
     ]
 
 
-def _policy_device(configs: list[dict]) -> str | None:
+def _policy_device(configs: list[Any]) -> str | None:
     """Where stored learners are rebuilt to read their policy: on the CPU when one was trained
     on a CUDA device and torch sees none here (a policy is the same wherever it is computed,
     to float32 rounding), else where they were trained. Without torch: where they were
-    trained, and building the learner names the extra to install."""
+    trained, and building the learner names the extra to install. ``configs`` are the stored
+    configs as read (a dict, or whatever a damaged file holds)."""
     return "cpu" if any(needs_missing_cuda(config) for config in configs) else None
 
 
