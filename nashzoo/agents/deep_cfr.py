@@ -260,7 +260,7 @@ class DeepCFR(NeuralLearner):
     def current_policy(self) -> RegretMatchingPolicy:
         """Regret matching on the advantage network (a frozen copy): ``sigma_t``."""
         policy = self._snapshots.get("current")
-        if policy is None:
+        if not isinstance(policy, RegretMatchingPolicy):  # none since the networks last changed
             policy = self._snapshots["current"] = RegretMatchingPolicy(
                 self.advantage_net if self.advantage_trained else None,
                 self.game.id,
@@ -268,7 +268,7 @@ class DeepCFR(NeuralLearner):
                 self.num_actions,
                 self.seat,
             )
-        return policy  # type: ignore[return-value]
+        return policy
 
     def average_policy(self) -> SoftmaxPolicy | RegretMatchingPolicy:
         """The strategy network (a frozen copy): Deep CFR's output.
@@ -277,7 +277,7 @@ class DeepCFR(NeuralLearner):
         is what iteration one plays).
         """
         policy = self._snapshots.get("average")
-        if policy is None:
+        if not isinstance(policy, (SoftmaxPolicy, RegretMatchingPolicy)):  # none since a change
             if len(self.strategy_buffer) == 0:
                 policy = RegretMatchingPolicy(
                     None, self.game.id, self.input_size, self.num_actions, self.seat
@@ -287,7 +287,7 @@ class DeepCFR(NeuralLearner):
                     self.strategy_net, self.game.id, self.input_size, self.num_actions, self.seat
                 )
             self._snapshots["average"] = policy
-        return policy  # type: ignore[return-value]
+        return policy
 
     # --- one iteration ---------------------------------------------------------------------------
     def _step(self, opponent: Policy) -> dict[str, float]:

@@ -47,6 +47,7 @@ class NeuralLearner(Learner):
     def _setup_device(self) -> None:
         """``device`` from the config's ``device`` field; ``input_size`` and ``num_actions``
         from the game (the networks' widths)."""
+        # A NeuralLearner's Config has a device field, which LearnerConfig does not declare.
         self.device = resolve_device(self.config.device)  # type: ignore[attr-defined]
         self.input_size = int(self.game.infoset_tensor_size)
         self.num_actions = int(self.game.num_actions)

@@ -878,7 +878,7 @@ class NFSP(NeuralLearner):
     def current_policy(self) -> NFSPBehaviourPolicy:
         """How this learner plays during training (a frozen copy; see NFSPBehaviourPolicy)."""
         policy = self._snapshots.get("current")
-        if policy is None:
+        if not isinstance(policy, NFSPBehaviourPolicy):  # none since the networks last changed
             policy = self._snapshots["current"] = NFSPBehaviourPolicy(
                 self.q_net,
                 self.avg_net,
@@ -889,16 +889,16 @@ class NFSP(NeuralLearner):
                 num_actions=self.num_actions,
                 seat=self.seat,
             )
-        return policy  # type: ignore[return-value]
+        return policy
 
     def average_policy(self) -> SoftmaxPolicy:
         """The average-policy network (a frozen copy): NFSP's output."""
         policy = self._snapshots.get("average")
-        if policy is None:
+        if not isinstance(policy, SoftmaxPolicy):  # none since the networks last changed
             policy = self._snapshots["average"] = SoftmaxPolicy(
                 self.avg_net, self.game.id, self.input_size, self.num_actions, self.seat
             )
-        return policy  # type: ignore[return-value]
+        return policy
 
     # --- one step: play a batch of episodes, then learn -----------------------------------------
 

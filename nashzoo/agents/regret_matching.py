@@ -114,7 +114,8 @@ class RegretMatching(Learner):
             )
 
     def _setup(self) -> None:
-        game: MatrixGame = self.game  # type: ignore[assignment]
+        game = self.game
+        assert isinstance(game, MatrixGame), "check_game refuses any other game"
         tree = self.tree
         (self._infoset,) = tree.infosets_of(self.seat)
         (self._opponent_infoset,) = tree.infosets_of(1 - self.seat)

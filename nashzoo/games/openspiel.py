@@ -286,6 +286,7 @@ class OpenSpielGame(Game):
         self.has_observation_strings = bool(kind.provides_observation_string)
         self._action_names: tuple[str, ...] | None = None
 
+    # Game.action_names is a plain attribute; here it is read-only and computed on first use.
     @property
     def action_names(self) -> tuple[str, ...]:  # type: ignore[override]
         """OpenSpiel's names of the actions, as the first player to move reads them."""
