@@ -85,9 +85,9 @@ from __future__ import annotations
 
 import warnings
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import gymnasium
 import numpy as np
@@ -117,6 +117,11 @@ def render_mode_error(render_mode: Any, modes: Any) -> ValueError:
     return ValueError(
         f"render_mode must be None or one of {list(modes)}, got {render_mode!r}{hint}"
     )
+
+
+def _no_memo(*args: Any) -> NoReturn:
+    """What the tables mode has where the states mode reaches into its memo of states."""
+    raise RuntimeError("a tabulated env steps its tables: it has no memo of states")
 
 
 _UNIFORM_BATCH = 512
@@ -398,7 +403,13 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
                 "tabulate at 'auto' (or False) and the env steps the game's states instead"
             ) from None
         # The states mode: the memo of nodes reached, and the current one.
-        self._memo = None if self.tabulated else NodeMemo(self.game)
+        memo = self._memo = None if self.tabulated else NodeMemo(self.game)
+        # Its ways in, bound once: what a step calls when a node's kids or views miss (none in
+        # the tables mode, whose steps never ask).
+        self._memo_child: Callable[[Node, int], Node] = _no_memo
+        self._memo_view: Callable[[Node, int, int], tuple[np.ndarray, np.ndarray]] = _no_memo
+        if memo is not None:
+            self._memo_child, self._memo_view = memo.child, memo.view
         self._cur: Node | None = None
         self._agent_index = {a: p for p, a in enumerate(self.possible_agents)}
         self._seats = tuple(enumerate(self.possible_agents))
@@ -516,7 +527,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             if forced[pos] not in node.outcomes:
                 history = node.state.history()
                 raise ValueError(not_possible_here(forced[pos], pos, history, node.outcomes))
-            node = self._new_child(node, forced[pos])
+            node = self._memo_child(node, forced[pos])
             pos += 1
         return node, pos
 
@@ -524,13 +535,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         """The states mode's memo (never asked for in the tables mode)."""
         memo = self._memo
         if memo is None:
-            raise RuntimeError("a tabulated env has no memo of states: it steps its tables")
+            _no_memo()
         return memo
-
-    def _new_child(self, node: Node, action: int) -> Node:
-        """The states mode's child of ``node`` after ``action`` through the memo: what a step
-        asks once ``node.kids`` does not hold it yet."""
-        return self._states_memo().child(node, action)
 
     def _tree_walk(self) -> TreeWalk[Any]:
         """How :func:`~nashzoo.envs.forced.check_forced` reads this env's tree."""
@@ -539,7 +545,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             return TreeWalk(
                 player=lambda n: n.player,
                 outcomes=lambda n: n.outcomes,
-                child=self._new_child,
+                child=self._memo_child,
                 legal=lambda n: n.legal,
                 history=lambda n: n.state.history(),
             )
@@ -583,7 +589,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         while node.player == CHANCE:
             i = bisect_right(node.cdf, self._uniform())
             outcome = node.outcomes[min(i, len(node.cdf) - 1)]
-            node = node.kids.get(outcome) or self._new_child(node, outcome)
+            node = node.kids.get(outcome) or self._memo_child(node, outcome)
         return node
 
     # --- AEC API -------------------------------------------------------------------------
@@ -776,7 +782,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
     def _step_node(self, cur: Node, a: int, agent: str) -> None:
         """:meth:`step` for the states mode (``cur`` is the current node, ``a`` a legal action
         id there)."""
-        child = cur.kids.get(a) or self._new_child(cur, a)
+        child = cur.kids.get(a) or self._memo_child(cur, a)
         if child.player == CHANCE:
             child, self._forced_pos = self._follow_forced_node(
                 child, self._forced, self._forced_pos
@@ -875,9 +881,8 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             cur = self._cur
             if cur is None:
                 raise self._not_started("observe()")
-            view = cur.views[p] or self._states_memo().view(
-                cur, p, int(self._action_spaces[agent].n)
-            )
+            # (the zero mask's size is the agent's action count, as an int)
+            view = cur.views[p] or self._memo_view(cur, p, self._zero_masks[p].size)
             return {"observation": view[0].copy(), "action_mask": view[1].copy()}
         node = self._node
         if node < 0:
