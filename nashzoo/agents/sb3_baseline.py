@@ -279,7 +279,7 @@ def _categorical(dist: Distribution) -> torch.distributions.Categorical:
     """The torch distribution inside SB3's ``dist`` of a Discrete action space (SB3 types it
     for every action space: one distribution, or a list for MultiDiscrete)."""
     inner = dist.distribution
-    assert isinstance(inner, torch.distributions.Categorical), "a Discrete action space's"
+    assert isinstance(inner, torch.distributions.Categorical), "SB3Policy reads Discrete actions"
     return inner
 
 
