@@ -87,7 +87,7 @@ import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, overload
 
 import gymnasium
 import numpy as np
@@ -804,6 +804,10 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             raise self._not_started("is_legal()")
         return t.children[self._node][action] >= 0
 
+    @overload
+    def last(self, observe: Literal[True] = True) -> tuple[ObsDict, float, bool, bool, dict]: ...
+    @overload
+    def last(self, observe: bool) -> tuple[ObsDict | None, float, bool, bool, dict]: ...
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
         """PettingZoo's ``AECEnv.last``, with the "call reset() first" error before a game
         (written out, not a call to it: every step of ``agent_iter`` asks)."""

@@ -11,7 +11,7 @@ re-exports everything here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from pettingzoo import AECEnv
@@ -124,6 +124,10 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     truncations = _forwarded("truncations")
     infos = _forwarded("infos")
 
+    @overload
+    def last(self, observe: Literal[True] = True) -> tuple[ObsDict, float, bool, bool, dict]: ...
+    @overload
+    def last(self, observe: bool) -> tuple[ObsDict | None, float, bool, bool, dict]: ...
     def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool, dict]:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
