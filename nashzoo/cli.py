@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 from nashzoo import __version__
 
@@ -1056,12 +1056,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILURE
 
 
-def _show_warning(message: Any, category: type, filename: str, lineno: int, *rest: Any) -> None:
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     """nashzoo's own warnings as one ``warning: ...`` line (others as Python shows them)."""
     if issubclass(category, UserWarning) and filename.startswith(_PACKAGE):
         print(f"warning: {message}", file=sys.stderr)
     else:
-        _PYTHON_SHOWWARNING(message, category, filename, lineno, *rest)
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
 
 
 _PYTHON_SHOWWARNING = warnings.showwarning

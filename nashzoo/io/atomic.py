@@ -16,6 +16,7 @@ import contextlib
 import os
 import secrets
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,9 +159,7 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
 
 
 def _try_lock(fd: int) -> bool:
-    try:
-        import fcntl
-    except ImportError:  # Windows: the C runtime's byte-range lock
+    if sys.platform == "win32":  # the C runtime's byte-range lock
         import msvcrt
 
         try:
@@ -168,6 +167,8 @@ def _try_lock(fd: int) -> bool:
         except OSError:
             return False
         return True
+    import fcntl
+
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

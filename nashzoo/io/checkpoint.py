@@ -161,7 +161,10 @@ class LearnerCheckpoint:
 def learner_checkpoint_bytes(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> bytes:
     """A learner checkpoint file's contents (the metadata must carry ``format``)."""
     buffer = io.BytesIO()
-    np.savez(buffer, **{META_KEY: np.array(json.dumps(meta))}, **arrays)
+    if META_KEY in arrays:
+        raise ValueError(f"a learner's state array may not be named {META_KEY!r} (the metadata's)")
+    named: dict[str, Any] = {META_KEY: np.array(json.dumps(meta)), **arrays}
+    np.savez(buffer, **named)
     return buffer.getvalue()
 
 
@@ -246,7 +249,8 @@ def trainer_checkpoint_bytes(state: Mapping[str, Any], seat_files: Sequence[byte
     """A trainer checkpoint file's contents: ``state`` and each seat's learner checkpoint."""
     blobs = {f"seat{p}": np.frombuffer(data, dtype=np.uint8) for p, data in enumerate(seat_files)}
     buffer = io.BytesIO()
-    np.savez(buffer, **{TRAINER_KEY: np.array(json.dumps(state))}, **blobs)
+    named: dict[str, Any] = {TRAINER_KEY: np.array(json.dumps(state)), **blobs}
+    np.savez(buffer, **named)
     return buffer.getvalue()
 
 

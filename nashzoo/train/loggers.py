@@ -226,7 +226,12 @@ class WandbLogger(MetricsLogger):
             raise ValueError(f"mode must be 'offline', 'online' or 'disabled', got {mode!r}")
         self.wandb = wandb
         self.folder = Path(folder)
-        self.kwargs = {"project": project, "mode": mode, "name": name, "group": group}
+        self.kwargs: dict[str, Any] = {
+            "project": project,
+            "mode": mode,
+            "name": name,
+            "group": group,
+        }
         self.run: Any = None
 
     def on_training_start(self, trainer: Trainer) -> None:

@@ -75,7 +75,7 @@ class EvalRecord:
     def from_dict(cls, row: Mapping[str, Any]) -> EvalRecord:
         """Inverse of :meth:`to_dict` (used when a checkpoint is resumed)."""
         seats = sorted({int(k[4 : k.index("_")]) for k in row if k.startswith("seat") and "_" in k})
-        exploits = [row.get(f"seat{p}_exploitability") for p in seats]
+        exploits: list[Any] = [row.get(f"seat{p}_exploitability") for p in seats]
         return cls(
             iteration=int(row["iteration"]),
             train_seconds=float(row["train_seconds"]),

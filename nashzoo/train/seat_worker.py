@@ -57,17 +57,19 @@ def _serve(conn: Any) -> None:
         except EOFError:  # the caller is gone
             return
         try:
+            reply: Any = None
             if op == "start":
                 learner = pickle.loads(arg)
-                reply: Any = None
+            elif learner is None:
+                raise RuntimeError(f"request {op!r} before the worker was given its learner")
             elif op == "step":
                 opponent, view = arg
-                metrics = learner.step(opponent)  # type: ignore[union-attr]
-                reply = (metrics, learner.work(), _policy(learner, view))  # type: ignore[arg-type]
+                metrics = learner.step(opponent)
+                reply = (metrics, learner.work(), _policy(learner, view))
             elif op == "policy":
-                reply = _policy(learner, arg)  # type: ignore[arg-type]
+                reply = _policy(learner, arg)
             elif op == "checkpoint":
-                reply = learner.checkpoint_bytes()  # type: ignore[union-attr]
+                reply = learner.checkpoint_bytes()
             elif op == "close":
                 conn.send(("ok", pickle.dumps(learner)))
                 return
@@ -222,7 +224,7 @@ class SeatWorker:
         self._pending = False
         metrics, work, policy = self._receive()
         self._work = work
-        if policy is not None:
+        if policy is not None and self._pending_view is not None:
             self._policies[self._pending_view] = policy
         return metrics
 
@@ -299,13 +301,13 @@ class SeatWorker:
         error, detail = payload
         if error is not None:
             try:
-                err = pickle.loads(error)
+                raised = pickle.loads(error)
             except Exception:
-                err = None
-            if isinstance(err, Exception):
-                if hasattr(err, "add_note"):
-                    err.add_note(f"raised in seat {self.seat}'s worker process:\n{detail}")
-                raise err
+                raised = None
+            if isinstance(raised, Exception):
+                if hasattr(raised, "add_note"):
+                    raised.add_note(f"raised in seat {self.seat}'s worker process:\n{detail}")
+                raise raised
         raise SeatWorkerError(f"seat {self.seat}'s learner failed in its worker process:\n{detail}")
 
     def _died(self) -> SeatWorkerError:

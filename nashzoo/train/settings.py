@@ -32,6 +32,7 @@ import dataclasses
 import json
 import os
 import re
+import sys
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -185,9 +186,9 @@ def load_settings_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]
                 ) from None
             data = yaml.safe_load(file.read_text())
         elif suffix == ".toml":
-            try:
+            if sys.version_info >= (3, 11):
                 import tomllib
-            except ImportError:  # Python 3.10
+            else:
                 try:
                     import tomli as tomllib
                 except ImportError:

@@ -301,7 +301,10 @@ class Trainer:
         whatever happened."""
         try:
             if self.processes > 1:
-                self.learners = (self.learners[0], SeatWorker(self.learners[1]))  # type: ignore[arg-type]
+                # While the loop runs, a SeatWorker stands in for seat 1's learner (it answers
+                # everything the Trainer asks of a learner, from the worker process).
+                worker = SeatWorker(self.learners[1])
+                self.learners = (self.learners[0], worker)  # type: ignore[assignment]
             self.callbacks.on_training_start(self)
             while (stopped_by := self._stop_reason(limits)) is None:
                 if self._after_step(self.step(), bar):
@@ -343,8 +346,9 @@ class Trainer:
             if bar is not None:
                 bar.set_postfix(nash_conv=f"{record.nash_conv:.3g}", refresh=False)
             stop = callbacks.on_eval(self, record) is False or stop
-        if self.checkpoint_every is not None and self.iteration % self.checkpoint_every == 0:
-            self.save(self.checkpoint_path)  # type: ignore[arg-type]
+        every, path = self.checkpoint_every, self.checkpoint_path
+        if every is not None and path is not None and self.iteration % every == 0:
+            self.save(path)  # checkpoint_every is refused without a path (_check_trainer_args)
         return stop
 
     def _finish(self, stopped_by: str) -> TrainResult:

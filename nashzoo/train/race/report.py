@@ -178,8 +178,9 @@ def _plots(
             thresholds=thresholds,
         )
         worked = [r for r in self_rows if float(r["total_work"]) > 0]  # a plugin may count none
+        none: dict[str, list[tuple[list[float], list[float]]]] = {name: [] for name in styles}
         convergence_plot(
-            {name: [] for name in styles} | curves_from_rows(worked, key="learner", x="total_work"),
+            none | curves_from_rows(worked, key="learner", x="total_work"),
             out / PLOT_FILES[1],
             xlabel="work (nodes touched + env steps, both seats)",
             title=f"Self-play on {game_id}: exploitability against work{tail}",
