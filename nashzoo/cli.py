@@ -23,9 +23,13 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 from nashzoo import __version__
+
+if TYPE_CHECKING:  # the command line imports what a command needs when it runs
+    from nashzoo.games import Game
+    from nashzoo.games.infoset import Policy
 
 EXIT_USAGE = 2
 EXIT_FAILURE = 1
@@ -713,16 +717,41 @@ def _resume_command(args: argparse.Namespace) -> str:
 
 
 # --- play ------------------------------------------------------------------------------------
+class _PlayOpponent(NamedTuple):
+    name: str
+    policy: Policy
+    trained_seat: int | None
+
+
+def _play_opponent(game: Game, spec: str) -> _PlayOpponent:
+    """The agent ``play`` faces: a tournament entrant, or, on a game too big to compile (a
+    tournament's entrants are tables over the whole tree), ``uniform`` played straight from
+    each position's legal actions; the other agents need the tree and say so."""
+    from nashzoo.eval.tournament import load_entrant
+    from nashzoo.games import GameTooLarge
+    from nashzoo.games.infoset import UniformPolicy
+
+    try:
+        entrant = load_entrant(game, spec)
+    except GameTooLarge:
+        name, sep, body = spec.partition("=")
+        if (body if sep else spec).strip() != "uniform":
+            raise
+        label = name.strip() if sep and name.strip() else "uniform"
+        return _PlayOpponent(label, UniformPolicy(), None)
+    return _PlayOpponent(entrant.name, entrant.policy, entrant.trained_seat)
+
+
 def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
     import numpy as np
 
     from nashzoo.agents import Infoset
+    from nashzoo.agents.policy import sample_action
     from nashzoo.envs.aec import GameAECEnv, agent_name
-    from nashzoo.eval.tournament import load_entrant
 
     stdin = stdin or sys.stdin
     game = _load_game(args.game)
-    opponent = load_entrant(game, args.agent)
+    opponent = _play_opponent(game, args.agent)
     me = agent_name(args.seat)
     if opponent.trained_seat is not None and opponent.trained_seat == args.seat:
         print(
@@ -756,7 +785,7 @@ def _cmd_play(args: argparse.Namespace, stdin: Any = None) -> int:
                 infoset = Infoset.from_observation(
                     obs, player, info["infoset_key"], game.num_actions
                 )
-                action = opponent.policy.act(infoset, rng)
+                action = sample_action(opponent.policy.action_probabilities(infoset), rng)
                 if _move_is_seen(state, action, legal, args.seat):
                     print(f"{opponent.name} plays {state.action_to_string(action)}")
                 else:

@@ -165,6 +165,22 @@ def test_play_reasks_illegal_input(capsys):
     assert "your information set: p0" in printed and "result" in printed
 
 
+def test_play_against_uniform_on_a_game_too_big_to_compile(capsys):
+    """A tournament's uniform entrant is a table over the whole tree, so play refused Liar's
+    dice with two dice each (43 billion histories); uniform now plays from each position's
+    legal actions, while an agent that needs the tree is still refused by name."""
+    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.games import GameTooLarge
+
+    argv = ["play", "--game", "liars_dice(numdice=2)", "--agent", "u=uniform", "--hands", "2"]
+    assert _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO("0\nLiar\n" * 10)) == 0
+    printed = capsys.readouterr().out
+    assert "against u ===" in printed and "final result after 2 hand(s)" in printed
+    argv = ["play", "--game", "liars_dice(numdice=2)", "--agent", "equilibrium"]
+    with pytest.raises(GameTooLarge, match="43,486,542,835 histories"):
+        _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO(""))
+
+
 def test_play_reasks_a_digit_that_is_no_number(capsys):
     """'²' passes str.isdigit but not int(): the game ended with 'error: invalid literal for
     int() with base 10'; it is refused and asked again like any other illegal input."""
