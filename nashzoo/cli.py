@@ -587,8 +587,23 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         raise UsageError(
             "--resume finishes the tournament in --out; --force replaces it: choose one"
         )
+    from_folder = _tournament_from_folder(args)
     game = _load_game(args.game)
-    entrants = [load_entrant(game, spec) for spec in args.entrants]
+    if from_folder is not None:  # the stored entrants are for the stored game
+        from nashzoo.eval.tournament_folder import game_difference, resume_refusal
+
+        differences = game_difference(game, from_folder)
+        if differences:
+            raise resume_refusal(args.out, differences, from_folder)
+    try:
+        entrants = [load_entrant(game, spec) for spec in args.entrants]
+    except ValueError as err:
+        if from_folder is None:
+            raise
+        raise ValueError(
+            f"{err} (the entrants stored in {args.out}/tournament_config.json; to give them "
+            "anew, type them as the tournament was started, in the same order, before --out)"
+        ) from None
     check_entrants(game, entrants)  # a bad entrant leaves no --out folder behind
     if args.out is not None and not args.no_plots:
         from nashzoo.eval.plots import require_matplotlib
@@ -598,6 +613,48 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
     if args.out is None:
         return _play_tournament(args, game, entrants)
     return _play_tournament_into(args, game, entrants)
+
+
+_TOURNAMENT_DEFAULTS = {"game": "kuhn_poker", "episodes": 2000, "seed": 0}
+
+
+def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Fill in what was not typed: with ``--resume``, from the tournament stored in ``--out``
+    (its entrants' specs, game, episodes and seed; what was typed is checked against it when
+    the folder is claimed), else the defaults. The stored config where the entrants came from
+    it, else ``None``."""
+    from nashzoo.eval.tournament_folder import CONFIG_FILE, stored_tournament
+
+    stored = stored_tournament(args.out) if args.resume else None
+    for key, default in _TOURNAMENT_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, default if stored is None else stored[key])
+    if args.entrants:
+        return None
+    if not args.resume:  # argparse's own words, as when entrants were always required
+        raise UsageError(
+            "nashzoo tournament: the following arguments are required: entrants (see nashzoo "
+            "tournament --help)"
+        )
+    if stored is None:
+        raise UsageError(
+            f"no tournament to resume in {args.out}/ (no {CONFIG_FILE}): give its entrants to "
+            f"start one: nashzoo tournament ENTRANT ENTRANT ... --out {args.out}"
+        )
+    if stored.get("specs") is None:
+        import shlex
+
+        names = ", ".join(entrant["name"] for entrant in stored["entrants"])
+        command = ["nashzoo", "tournament", "ENTRANT", "...", "--game", stored["game"]]
+        command += ["--episodes", str(stored["episodes"]), "--seed", str(stored["seed"])]
+        raise UsageError(
+            f"the tournament in {args.out}/ was started by an older nashzoo, whose "
+            f"{CONFIG_FILE} does not store how its entrants were given: type them, in the "
+            f"order it was started with ({names}): "
+            + shlex.join([*command, "--out", args.out, "--resume"])
+        )
+    args.entrants = list(stored["specs"])
+    return stored
 
 
 def _play_tournament(args: argparse.Namespace, game: Any, entrants: list) -> int:
@@ -642,6 +699,7 @@ def _play_tournament_into(args: argparse.Namespace, game: Any, entrants: list) -
         seed=args.seed,
         resume=args.resume,
         force=args.force,
+        specs=args.entrants,
     ) as tournament:
         if args.resume and not tournament.resumed:
             print(
@@ -702,15 +760,15 @@ def _kept(tournament: Any, args: argparse.Namespace) -> str:
 
 
 def _resume_command(args: argparse.Namespace) -> str:
-    """The ``nashzoo tournament`` command that finishes the tournament ``args`` started (every
-    option written out, so a later default cannot make it another tournament)."""
+    """The ``nashzoo tournament`` command that finishes the tournament ``args`` started: the
+    folder stores its entrants (as typed), game, episodes and seed, so ``--out DIR --resume``
+    is the whole of it, with the plugins that make its game and its output options."""
     import shlex
 
     words = ["nashzoo"]
     for plugin in args.plugin:
         words += ["--plugin", plugin]
-    words += ["tournament", *args.entrants, "--game", args.game]
-    words += ["--episodes", str(args.episodes), "--seed", str(args.seed), "--out", args.out]
+    words += ["tournament", "--out", args.out]
     words += ["--no-plots"] if args.no_plots else []
     words += ["--no-progress"] if args.no_progress else []
     return shlex.join([*words, "--resume"])
@@ -985,20 +1043,24 @@ def _add_tournament_parser(sub: Any) -> None:
         "tournament",
         help="round robin between agents",
         description="Entrants: uniform, equilibrium, fixed:P1,P2,... (matrix games), a policy "
-        ".json, a checkpoint .npz or a Stable-Baselines3 .zip; NAME=SPEC names one.",
+        ".json, a checkpoint .npz or a Stable-Baselines3 .zip; NAME=SPEC names one. "
+        "nashzoo tournament --out DIR --resume finishes the tournament in DIR with the entrants "
+        "and options stored there.",
     )
-    _game_arg(tour)
-    tour.add_argument("entrants", nargs="+", help="two or more entrant specs")
+    _game_arg(tour, default=None)
+    tour.add_argument(
+        "entrants",
+        nargs="*",
+        help="two or more entrant specs (none with --out DIR --resume: the ones stored there)",
+    )
     tour.add_argument(
         "--episodes",
         type=_non_negative_int,
-        default=2000,
         help="sampled matches per pairing and seating (default 2000; 0 = exact only)",
     )
     tour.add_argument(
         "--seed",
         type=_non_negative_int,
-        default=0,
         help="seed of the sampled matches (default 0; the same seed gives the same table)",
     )
     tour.add_argument(
@@ -1010,7 +1072,8 @@ def _add_tournament_parser(sub: Any) -> None:
         "--resume",
         action="store_true",
         help="finish the tournament in --out: its finished pairings are kept, the rest are "
-        "played (give the entrants and options it was started with)",
+        "played; the entrants, --game, --episodes and --seed not typed are the stored ones "
+        "(nashzoo tournament --out DIR --resume), and any typed must match them",
     )
     tour.add_argument(
         "--force",

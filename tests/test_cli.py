@@ -577,6 +577,92 @@ def test_a_tournament_folder_is_resumed_refused_or_replaced_as_train_and_race_fo
     assert (new / "tournament.json").exists()
 
 
+def _tilted_rps_policy(path, rock):
+    """A saved rps policy that plays rock with probability ``rock`` (the rest split evenly)."""
+    from nashzoo.agents.fixed import fixed_policy
+    from nashzoo.games import load_game
+
+    rest = (1 - rock) / 2
+    fixed_policy(load_game("rps"), [rock, rest, rest]).save(path)
+
+
+def test_a_tournament_is_resumed_from_its_folder_alone_as_a_race_is(tmp_path, capsys, monkeypatch):
+    """``tournament --out DIR --resume`` needed the whole command typed again (entrants, --game,
+    --episodes, --seed); the folder now stores each entrant's spec as typed beside the game,
+    episodes and seed, so the folder alone resumes it, and the command an interruption prints
+    is that short form. It plays the table an uninterrupted run plays."""
+    policy = tmp_path / "tilted.json"
+    _tilted_rps_policy(policy, 0.5)
+    argv = [*TOURNAMENT[:4], f"me={policy}", *TOURNAMENT[4:], "--no-plots"]
+    straight = tmp_path / "straight"
+    assert main([*argv, "--out", str(straight)]) == 0
+    table = capsys.readouterr().out.split("\nwrote ")[0]
+    _interrupt_pairing(monkeypatch, call=5)
+    out = tmp_path / "tour"
+    assert main([*argv, "--out", str(out)]) == 130
+    stored = json.loads((out / "tournament_config.json").read_text())
+    assert stored["specs"] == ["uniform", "equilibrium", "a=fixed:0.3,0.3,0.4", f"me={policy}"]
+    assert (stored["game"], stored["episodes"], stored["seed"]) == ("rps", 25, 3)
+    command = capsys.readouterr().err.splitlines()[-1]
+    assert command == f"  nashzoo tournament --out {out} --no-plots --no-progress --resume"
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    # what is typed with it is checked against what is stored, the difference named
+    for typed, named in (
+        (["--seed", "4"], "--seed 4 (the tournament has 3)"),
+        (["--episodes", "10"], "--episodes 10 (the tournament has 25)"),
+        (["--game", "matrix:matching_pennies"], "--game "),
+        (["uniform", "equilibrium"], "the entrants uniform, equilibrium (the tournament has"),
+    ):
+        assert main([*short, *typed]) == 1, typed
+        err = capsys.readouterr().err
+        assert err.startswith("error: --resume continues the tournament in") and named in err
+        assert "nashzoo tournament --out DIR --resume takes the stored ones" in err
+    _tilted_rps_policy(policy, 0.6)  # a policy file is still checked by its table
+    assert main(short) == 1
+    assert "entrant 'me' with another policy" in capsys.readouterr().err
+    _tilted_rps_policy(policy, 0.5)
+    assert len(list((out / "pairings").iterdir())) == 4  # nothing played by the refusals
+    assert main(short) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(f"resuming the tournament in {out}/: 4 of 16 pairings already played")
+    assert table in said
+    assert (out / "tournament.json").read_bytes() == (straight / "tournament.json").read_bytes()
+
+
+def test_a_tournament_folder_without_stored_specs_says_to_type_the_entrants(tmp_path, capsys):
+    """A folder written before the specs were stored cannot be resumed from the folder alone:
+    the error names the exact command to type; a resume with the entrants typed works as
+    before and stores them, after which the short form works too. No entrants and no
+    tournament to resume are usage errors."""
+    out = tmp_path / "tour"
+    argv = [*TOURNAMENT, "--out", str(out), "--no-plots"]
+    assert main(argv) == 0
+    config = out / "tournament_config.json"
+    old = json.loads(config.read_text())
+    del old["specs"]
+    config.write_text(json.dumps(old, indent=1))
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    capsys.readouterr()
+    assert main(short) == 2
+    err = capsys.readouterr().err
+    assert "does not store how its entrants were given" in err
+    assert "(uniform, equilibrium, a)" in err
+    assert err.rstrip().endswith(
+        f"nashzoo tournament ENTRANT ... --game rps --episodes 25 --seed 3 --out {out} --resume"
+    )
+    assert main([*argv, "--resume"]) == 0  # typed: resumed, its pairings kept
+    assert "9 of 9 pairings already played" in capsys.readouterr().out
+    assert json.loads(config.read_text())["specs"] == TOURNAMENT[1:4]
+    assert main(short) == 0
+    assert "9 of 9 pairings already played" in capsys.readouterr().out
+    assert main(["tournament", "--out", str(out), "--no-plots"]) == 2
+    assert "the following arguments are required: entrants" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    assert main(["tournament", "--out", str(empty), "--resume"]) == 2
+    assert f"no tournament to resume in {empty}/" in capsys.readouterr().err
+    assert not empty.exists()
+
+
 def test_a_damaged_pairing_is_played_again_and_the_command_says_so(tmp_path, capsys):
     out = tmp_path / "tour"
     argv = [*TOURNAMENT, "--out", str(out), "--no-plots"]

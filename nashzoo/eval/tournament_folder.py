@@ -7,6 +7,13 @@ The folder holds:
 ``tournament_config.json``
     what the tournament is: the game, the entrants in order (each one's name and the SHA-256 of
     its policy's table), ``episodes`` and ``seed``; written before the first pairing plays.
+    Beside them, ``specs``: each entrant's spec as it was typed (``uniform``,
+    ``me=runs/cfr/average_policy.json``, ...), when the tournament was given them (the command
+    line always is), so ``nashzoo tournament --out DIR --resume`` can rebuild the entrants
+    without their being typed again. The specs are not part of what makes two tournaments the
+    same one (a policy file is checked by its table's SHA-256, whatever path reaches it); a
+    resume that is given specs stores them in place of the earlier ones. A folder written
+    before specs were stored has none: its entrants must be typed to resume it.
 ``pairings/ROW-COL.json``
     one per finished pairing (entrant ROW in seat 0, entrant COL in seat 1), written atomically
     when it finishes: its exact returns, and the means and variances of its sampled matches
@@ -139,6 +146,28 @@ def _differences(wanted: dict[str, Any], stored: dict[str, Any]) -> list[str]:
     return found
 
 
+def resume_refusal(
+    folder: str | os.PathLike[str], differences: list[str], stored: dict[str, Any]
+) -> TournamentFolderError:
+    """The refusal of a resume that is not the tournament ``stored`` in ``folder``."""
+    return TournamentFolderError(
+        f"--resume continues the tournament in {folder} as it was started, but this one has "
+        + "; ".join(differences)
+        + ": give the entrants and options it was started with"
+        + (
+            " (or none of them: nashzoo tournament --out DIR --resume takes the stored ones)"
+            if stored.get("specs") is not None
+            else ""
+        )
+        + ", or start a new tournament (--force, or another --out)"
+    )
+
+
+def game_difference(game: Game, stored: dict[str, Any]) -> list[str]:
+    """``--game`` as :func:`resume_refusal` names it, where ``game`` is not the stored one."""
+    return _differences({**stored, "game": game.id}, stored)
+
+
 def _read_config(path: Path) -> dict[str, Any]:
     """The stored ``tournament_config.json``, every field checked."""
     name = str(path)
@@ -155,7 +184,32 @@ def _read_config(path: Path) -> dict[str, Any]:
         field(entrant, "policy_sha256", str, at, TournamentFolderError)
     for key in ("episodes", "seed"):
         number(payload, key, name, TournamentFolderError, integer=True, minimum=0)
+    specs = payload.get("specs")
+    if specs is not None and not (
+        isinstance(specs, list)
+        and len(specs) == len(entrants)
+        and all(isinstance(spec, str) for spec in specs)
+    ):
+        raise TournamentFolderError(
+            f"{name}: field 'specs' must be one string per entrant ({len(entrants)})"
+        )
     return payload
+
+
+def stored_tournament(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``tournament_config.json`` stored in ``out``, every field checked (its ``specs``,
+    each entrant's spec as typed, absent from a folder written before they were stored), or
+    ``None`` when ``out`` holds none."""
+    path = Path(out) / CONFIG_FILE
+    if not path.exists():
+        return None
+    try:
+        return _read_config(path)
+    except TournamentFolderError as err:
+        raise TournamentFolderError(
+            f"{err}; its pairings cannot be checked against anything: start over with --force "
+            "(or choose another --out)"
+        ) from None
 
 
 def _floats(payload: dict[str, Any], key: str, size: int, where: str, *, nan: bool) -> Any:
@@ -235,9 +289,18 @@ class TournamentFolder:
     """
 
     def __init__(
-        self, folder: Path, game: Game, entrants: Sequence[Entrant], episodes: int, seed: int
+        self,
+        folder: Path,
+        game: Game,
+        entrants: Sequence[Entrant],
+        episodes: int,
+        seed: int,
+        specs: Sequence[str] | None = None,
     ) -> None:
+        if specs is not None and len(specs) != len(entrants):
+            raise ValueError(f"{len(specs)} specs for {len(entrants)} entrants: give one each")
         self.folder = folder
+        self.specs = None if specs is None else [str(spec) for spec in specs]
         self.game = game
         self.entrants = list(entrants)
         self.names = [entrant.name for entrant in entrants]
@@ -287,7 +350,10 @@ class TournamentFolder:
         self._write_config()
 
     def _write_config(self) -> None:
-        atomic_write_bytes(self.folder / CONFIG_FILE, json.dumps(self.config, indent=1).encode())
+        """Store the config, with the entrants' specs beside it where they were given."""
+        specs = self.specs
+        payload = self.config if specs is None else {**self.config, "specs": specs}
+        atomic_write_bytes(self.folder / CONFIG_FILE, json.dumps(payload, indent=1).encode())
 
     def _take_up(self) -> None:
         """Check the stored tournament is this one, and keep its intact pairings."""
@@ -301,11 +367,7 @@ class TournamentFolder:
             ) from None
         differences = _differences(self.config, stored)
         if differences:
-            raise TournamentFolderError(
-                f"--resume continues the tournament in {self.folder} as it was started, but "
-                "this one has " + "; ".join(differences) + ": give the entrants and options it "
-                "was started with, or start a new tournament (--force, or another --out)"
-            )
+            raise resume_refusal(self.folder, differences, stored)
         for row, col in all_pairings(len(self.entrants)):
             path = self._path(row, col)
             if not path.exists():
@@ -317,6 +379,8 @@ class TournamentFolder:
                     f"{err}: playing {self.names[row]} vs {self.names[col]} again",
                     stacklevel=2,
                 )
+        if self.specs is not None and stored.get("specs") != self.specs:
+            self._write_config()  # the same tournament, its entrants given anew: keep how
         self.resumed = True
         self.kept = len(self.pairings)
 
@@ -369,10 +433,14 @@ def open_tournament(
     seed: int,
     resume: bool = False,
     force: bool = False,
+    specs: Sequence[str] | None = None,
 ) -> Iterator[TournamentFolder]:
     """The tournament in ``out``, claimed (see :meth:`TournamentFolder.claim`) and locked for
     the ``with`` block; temporary files a killed tournament left there are removed first.
-    Entrants, ``episodes`` and ``seed`` are checked before the folder is made."""
+    Entrants, ``episodes`` and ``seed`` are checked before the folder is made. ``specs``, each
+    entrant's spec as typed (for :func:`~nashzoo.eval.tournament.load_entrant`), are stored in
+    the config so the tournament can be resumed from the folder alone (see
+    :func:`stored_tournament`); without them a resume keeps the stored ones."""
     check_entrants(game, entrants)
     _check_episodes(episodes)
     if resume and force:
@@ -387,6 +455,6 @@ def open_tournament(
     folder = check_output_folder(out)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
-        tournament = TournamentFolder(folder, game, entrants, episodes, seed)
+        tournament = TournamentFolder(folder, game, entrants, episodes, seed, specs)
         tournament.claim(resume=resume, force=force)
         yield tournament
