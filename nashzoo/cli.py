@@ -244,8 +244,8 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
         type=_device,
         help="with --resume: rebuild the run's torch learners on this device (cpu, cuda, "
         "cuda:N or auto) instead of the one they were trained on, e.g. cpu for a run trained "
-        "on a GPU resumed on a machine without CUDA (a new run sets it per learner: "
-        "--set nfsp.device=cuda)",
+        "on a GPU resumed on a machine without CUDA; stored in the run's settings once the "
+        "resume goes on (a new run sets it per learner: --set nfsp.device=cuda)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _settings_options(parser)
@@ -469,7 +469,9 @@ def _train_once(
             checkpoint_every=config.checkpoint_every,
         )
     if folder is not None and args.resume:
-        config.write(folder)  # the budget typed now, stored once the run is known to go on
+        if args.device is not None:  # a start-over before the next checkpoint uses it too
+            config = _with_device(config, args.device)
+        config.write(folder)  # the budget and device typed now, once the run is known to go on
     remaining = config.remaining(trainer)
     if remaining == {"iterations": 0} and trainer.iteration:
         print(
@@ -497,11 +499,29 @@ def _train_once(
     return 0
 
 
+def _has_device(learner: str) -> bool:
+    """Whether ``learner``'s config has a ``device`` field (a torch learner)."""
+    from nashzoo.agents import learner_class
+
+    return any(f.name == "device" for f in fields(learner_class(learner).Config))
+
+
+def _with_device(config: Any, device: str) -> Any:
+    """``config`` (a RunConfig) with each torch learner's stored ``device`` set to ``device``
+    (``--device``), so ``train_config.json`` says where the run now computes."""
+    import dataclasses
+
+    settings = tuple(
+        {**seat, "device": device} if _has_device(name) else seat
+        for name, seat in zip(config.learners, config.settings, strict=True)
+    )
+    return dataclasses.replace(config, settings=settings)
+
+
 def _stored_settings(config: Any, device: str | None, folder: Path) -> list[Any]:
     """Each seat's setting as ``train_config.json`` stored it, checked field by field again;
     a torch learner's ``device`` replaced by ``device`` (``--device``), and one trained on CUDA
     where torch sees none refused with the command that moves it."""
-    from nashzoo.agents import learner_class
     from nashzoo.agents.base import needs_missing_cuda
     from nashzoo.train.run_folder import CONFIG_FILE
     from nashzoo.train.settings import LearnerSetting, check_overrides
@@ -509,8 +529,7 @@ def _stored_settings(config: Any, device: str | None, folder: Path) -> list[Any]
     settings = []
     for seat, (name, overrides) in enumerate(zip(config.learners, config.settings, strict=True)):
         overrides = dict(overrides)
-        has_device = any(f.name == "device" for f in fields(learner_class(name).Config))
-        if device is not None and has_device:
+        if device is not None and _has_device(name):
             overrides["device"] = device
         elif device is None and needs_missing_cuda(overrides):
             where = f"{folder / CONFIG_FILE}, seat {seat}"

@@ -170,6 +170,48 @@ def test_a_run_folder_holding_the_gpu_checkpoint_resumes_here_with_device_cpu(tm
     assert [lr.config.device for lr in resumed.learners] == ["cpu", "cpu"]
 
 
+def test_a_resume_with_device_stores_the_device_in_the_runs_settings(tmp_path, capsys):
+    """`train --out D --resume --device cpu` of a run whose stored settings say
+    device='cuda' left train_config.json saying 'cuda' (only the checkpoint said cpu), so a
+    start-over before the next checkpoint went back to CUDA. The device typed now is stored
+    with the budget, once the resume is known to go on: not by a resume that is refused."""
+    from nashzoo.io import trainer_checkpoint_bytes
+    from nashzoo.train.run_folder import RunConfig
+
+    seat0 = load_learner(CUDA_CHECKPOINT, device="cpu")
+    seat1 = make_learner("nfsp", "kuhn_poker", 1, seat0.config, seed=1)
+    for _ in range(3):
+        seat1.step(seat0.current_policy())
+    trainer = Trainer("kuhn_poker", seat0, seat1, progress=False)
+    trainer.iteration = 3
+    run = tmp_path / "run"
+    run.mkdir()
+    seat_files = [CUDA_CHECKPOINT.read_bytes(), _as_if_trained_on_a_gpu(seat1).checkpoint_bytes()]
+    checkpoint = trainer_checkpoint_bytes(trainer._state(), seat_files)
+    on_cuda = {**NFSP, "device": "cuda"}
+    RunConfig("kuhn_poker", ("nfsp", "nfsp"), iterations=3, settings=(on_cuda, on_cuda)).write(run)
+    config_file = run / "train_config.json"
+    before = config_file.read_bytes()
+    (run / "checkpoint.npz").write_bytes(checkpoint[: len(checkpoint) // 2])  # damaged
+    assert _train("--out", str(run), "--resume", "--iterations", "4", "--device", "cpu") == 1
+    assert config_file.read_bytes() == before  # refused: nothing stored
+    (run / "checkpoint.npz").write_bytes(checkpoint)
+    capsys.readouterr()
+    assert _train("--out", str(run), "--resume", "--iterations", "4", "--device", "cpu") == 0
+    stored = json.loads(config_file.read_text())
+    assert stored["settings"] == [{**NFSP, "device": "cpu"}] * 2
+    assert stored["iterations"] == 4
+    # Killed before its next checkpoint: started over from the stored settings, on the CPU
+    # without --device (on a machine without CUDA, 'cuda' stored here was refused).
+    for name in ("checkpoint.npz", "average_policy.json", "history.csv", "result.json"):
+        (run / name).unlink()
+    capsys.readouterr()
+    assert _train("--out", str(run), "--resume") == 0
+    assert "starting the run over with its settings" in capsys.readouterr().out
+    again = Trainer.load(run / "checkpoint.npz")
+    assert [lr.config.device for lr in again.learners] == ["cpu", "cpu"]
+
+
 def test_a_gpu_run_resumed_with_device_cpu_goes_on_as_a_cpu_run(tmp_path, capsys):
     """From its checkpoint, and from its stored settings when killed before the first one:
     the same numbers as a run that was on the CPU all along."""

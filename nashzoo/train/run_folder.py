@@ -66,7 +66,8 @@ class RunConfig:
         checkpoint_every: iterations between checkpoints (``None``: only at the end).
         settings: each seat's config fields set at the start (``--config``, ``--set``,
             ``NAME(FIELD=VALUE)``; the rest are defaults). A checkpoint holds them too; these
-            are what a run resumed before its first checkpoint starts over with.
+            are what a run resumed before its first checkpoint starts over with (a resume
+            with ``--device`` stores that device in them, once it is known to go on).
         plugins: the modules the run was started with (``nashzoo --plugin MODULE``), which
             register its learners or game; a resume imports them. ``None``: not recorded (a
             run folder of a nashzoo from before they were stored).
