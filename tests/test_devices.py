@@ -142,13 +142,10 @@ def _no_cuda_error(where, folder):
     )
 
 
-def test_a_run_folder_holding_the_gpu_checkpoint_resumes_here_with_device_cpu(tmp_path, capsys):
-    """`nashzoo train --resume` of a run trained on a GPU failed on a machine without CUDA,
-    naming only Python's way (``Trainer.load(path, device='cpu')``). The folder here holds the
-    learner an H200 wrote (seat 0, its networks saved from GPU tensors) beside a seat 1 that
-    says it ran on ``cuda`` too."""
+def _gpu_trainer_checkpoint() -> bytes:
+    """A trainer checkpoint after 3 iterations whose seat 0 is the learner an H200 wrote and
+    whose seat 1 says it ran on ``cuda`` too (an NFSP learner trained here)."""
     from nashzoo.io import trainer_checkpoint_bytes
-    from nashzoo.train.run_folder import RunConfig
 
     seat0 = load_learner(CUDA_CHECKPOINT, device="cpu")
     seat1 = make_learner("nfsp", "kuhn_poker", 1, seat0.config, seed=1)
@@ -156,10 +153,20 @@ def test_a_run_folder_holding_the_gpu_checkpoint_resumes_here_with_device_cpu(tm
         seat1.step(seat0.current_policy())
     trainer = Trainer("kuhn_poker", seat0, seat1, progress=False)
     trainer.iteration = 3
+    seat_files = [CUDA_CHECKPOINT.read_bytes(), _as_if_trained_on_a_gpu(seat1).checkpoint_bytes()]
+    return trainer_checkpoint_bytes(trainer._state(), seat_files)
+
+
+def test_a_run_folder_holding_the_gpu_checkpoint_resumes_here_with_device_cpu(tmp_path, capsys):
+    """`nashzoo train --resume` of a run trained on a GPU failed on a machine without CUDA,
+    naming only Python's way (``Trainer.load(path, device='cpu')``). The folder here holds the
+    learner an H200 wrote (seat 0, its networks saved from GPU tensors) beside a seat 1 that
+    says it ran on ``cuda`` too."""
+    from nashzoo.train.run_folder import RunConfig
+
     run = tmp_path / "run"
     run.mkdir()
-    seat_files = [CUDA_CHECKPOINT.read_bytes(), _as_if_trained_on_a_gpu(seat1).checkpoint_bytes()]
-    (run / "checkpoint.npz").write_bytes(trainer_checkpoint_bytes(trainer._state(), seat_files))
+    (run / "checkpoint.npz").write_bytes(_gpu_trainer_checkpoint())
     RunConfig("kuhn_poker", ("nfsp", "nfsp"), iterations=3).write(run)
     if not CUDA:
         assert _train("--out", str(run), "--resume", "--iterations", "4") == 1
@@ -175,19 +182,11 @@ def test_a_resume_with_device_stores_the_device_in_the_runs_settings(tmp_path, c
     device='cuda' left train_config.json saying 'cuda' (only the checkpoint said cpu), so a
     start-over before the next checkpoint went back to CUDA. The device typed now is stored
     with the budget, once the resume is known to go on: not by a resume that is refused."""
-    from nashzoo.io import trainer_checkpoint_bytes
     from nashzoo.train.run_folder import RunConfig
 
-    seat0 = load_learner(CUDA_CHECKPOINT, device="cpu")
-    seat1 = make_learner("nfsp", "kuhn_poker", 1, seat0.config, seed=1)
-    for _ in range(3):
-        seat1.step(seat0.current_policy())
-    trainer = Trainer("kuhn_poker", seat0, seat1, progress=False)
-    trainer.iteration = 3
     run = tmp_path / "run"
     run.mkdir()
-    seat_files = [CUDA_CHECKPOINT.read_bytes(), _as_if_trained_on_a_gpu(seat1).checkpoint_bytes()]
-    checkpoint = trainer_checkpoint_bytes(trainer._state(), seat_files)
+    checkpoint = _gpu_trainer_checkpoint()
     on_cuda = {**NFSP, "device": "cuda"}
     RunConfig("kuhn_poker", ("nfsp", "nfsp"), iterations=3, settings=(on_cuda, on_cuda)).write(run)
     config_file = run / "train_config.json"
