@@ -137,3 +137,37 @@ print(before, out.tolist(), type(_jit._segment).__name__, type(layout._lay_out_l
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert out.stdout.split() == ["_Lazy", "[[0.75,", "0.25]]", "CPUDispatcher", "CPUDispatcher"]
+
+
+def test_without_numba_the_first_need_falls_back_to_numpy():
+    """numba is imported on first need now, not at import: where it cannot be imported, that
+    first need (a learner's set-up) finds the switch off and the numpy twins run, with the
+    same numbers."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    run = """
+from nashzoo.agents import TabularPolicy, make_learner
+from nashzoo.eval import nash_conv
+from nashzoo.games.treemath import _jit
+a = make_learner("cfr_plus", "kuhn_poker", 0)
+b = make_learner("cfr_plus", "kuhn_poker", 1)
+for _ in range(50):
+    a.step(b.current_policy())
+    b.step(a.current_policy())
+joint = TabularPolicy.joint("kuhn_poker", [a.average_policy(), b.average_policy()])
+print(_jit.ENABLED, type(_jit.full_width_step).__name__, repr(nash_conv("kuhn_poker", joint)))
+"""
+    blocked = 'import sys\nsys.modules["numba"] = None  # as if numba were not installed\n'
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NASHZOO_PURE_NUMPY"}
+    without = subprocess.run(
+        [sys.executable, "-c", blocked + run], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
+    assert without[:2] == ["False", "_Lazy"]
+    if importlib.util.find_spec("numba") is not None:
+        with_numba = subprocess.run(
+            [sys.executable, "-c", run], capture_output=True, text=True, env=env, check=True
+        ).stdout.split()
+        assert with_numba[:2] == ["True", "CPUDispatcher"]
+        assert with_numba[2] == without[2]  # the same floats, bit for bit
