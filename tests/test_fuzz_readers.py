@@ -216,6 +216,17 @@ def test_valid_json_files_with_one_field_replaced(samples, name, key, value):
     _only_own_errors(READERS[name], json.dumps(payload).encode())
 
 
+@pytest.mark.parametrize(
+    "name", ["policy", "race_config", "run_config", "result", "tournament_config"]
+)
+def test_a_number_too_large_for_a_float_in_any_field(samples, name):
+    """JSON integers have no bound: 10**400 in a numeric field raised OverflowError from
+    math.isfinite in the shared field check (io.fields.number, games.base.is_finite_number)."""
+    for key in range(len(samples[name])):
+        payload = _replace(samples[name], key, 10**400)
+        _only_own_errors(READERS[name], json.dumps(payload).encode())
+
+
 @FUZZ
 @given(key=st.integers(0, 50), value=json_values, item=st.integers(0, 2))
 def test_a_pairing_with_one_field_replaced_and_signed_again(samples, key, value, item):

@@ -47,7 +47,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
 import shutil
 import warnings
@@ -68,7 +67,7 @@ from nashzoo.eval.tournament import (
     play_pairing,
 )
 from nashzoo.games import Game
-from nashzoo.games.base import display_id, is_whole_number
+from nashzoo.games.base import display_id, is_finite_number, is_whole_number
 from nashzoo.io import (
     FileFormatError,
     atomic_write_bytes,
@@ -215,20 +214,10 @@ def stored_tournament(out: str | os.PathLike[str]) -> dict[str, Any] | None:
 def _floats(payload: dict[str, Any], key: str, size: int, where: str, *, nan: bool) -> Any:
     """A list of ``size`` finite numbers (``null`` read as ``nan`` where ``nan``)."""
     values = field(payload, key, list, where, TournamentFolderError)
-    ok = len(values) == size and all((v is None and nan) or _finite(v) for v in values)
+    ok = len(values) == size and all((v is None and nan) or is_finite_number(v) for v in values)
     if not ok:
         raise TournamentFolderError(f"{where}: field {key!r} must be {size} finite numbers")
     return tuple(float("nan") if v is None else float(v) for v in values)
-
-
-def _finite(value: Any) -> bool:
-    """Whether ``value`` is a finite JSON number (an integer too large for a float is not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 def _pairing_payload(pairing: Pairing, names: Sequence[str], config_digest: str) -> bytes:

@@ -278,12 +278,16 @@ def legal_actions_text(legal: Sequence[int], name: Callable[[int], str] | None =
 def is_finite_number(value: Any) -> bool:
     """Whether ``value`` is a finite real number (Python's or numpy's int or float, never a bool
     or a string): the one test behind every rate, budget and weight check, which then compares
-    it with its own bounds."""
-    return bool(
-        not isinstance(value, (bool, np.bool_))
-        and isinstance(value, (int, float, np.integer, np.floating))
-        and math.isfinite(value)
-    )
+    it with its own bounds. An integer too large for a float is not (every such value is used
+    as a float somewhere; ``math.isfinite`` raised ``OverflowError`` on it)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _reads_back(value: Any) -> bool:

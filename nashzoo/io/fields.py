@@ -9,14 +9,13 @@ the wrong kind never reaches the code that uses it, so a bad file gives a
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from nashzoo.games import Game, load_game
-from nashzoo.games.base import display_id, short_repr
+from nashzoo.games.base import display_id, is_finite_number, short_repr
 
 
 class FileFormatError(ValueError):
@@ -111,7 +110,8 @@ def number(
     value = field(payload, key, int if integer else (int, float), source, error, optional=optional)
     if value is None:
         return None
-    if not math.isfinite(value) or (minimum is not None and value < minimum):
+    # is_finite_number: an int too large for a float is not (math.isfinite raised on it)
+    if not is_finite_number(value) or (minimum is not None and value < minimum):
         bound = "" if minimum is None else f" >= {minimum:g}"
         raise error(f"{source}: field {key!r} must be a finite number{bound}, got {value!r}")
     return value
