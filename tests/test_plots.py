@@ -16,8 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from nashzoo.agents import TabularPolicy
-from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents import UniformLearner
 from nashzoo.agents.registry import _REGISTRY, learner_class, learning_learner_names
 from nashzoo.eval.plots import (
     LEARNER_COLOURS,
@@ -196,25 +195,13 @@ def test_plot_note_names_a_partial_race():
     )
 
 
-class _NoWorkLearner(Learner):
+class _NoWorkLearner(UniformLearner):
     """A plugin that reports no work: the race's work plot has no point to draw."""
 
     name = "_no_work_for_plot_tests"
-    Config = LearnerConfig
 
     def _step(self, opponent):
         return {}
-
-    def current_policy(self):
-        return TabularPolicy.uniform(self.game)
-
-    average_policy = current_policy
-
-    def _state_arrays(self):
-        return {}
-
-    def _load_state_arrays(self, arrays):
-        pass
 
 
 def test_race_with_a_learner_that_counts_no_work_writes_its_plots(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents import UniformLearner
 from nashzoo.agents.registry import _REGISTRY, register
 from nashzoo.train import race as race_mod
 from nashzoo.train.race import RaceConfig, backends, plan, run_race, runner
@@ -147,27 +147,13 @@ def test_interrupted_race_keeps_results_and_resumes(tmp_path, monkeypatch):
 
 
 @register
-class _BrokenLearner(Learner):
+class _BrokenLearner(UniformLearner):
     """A learner whose step fails: the race must survive it."""
 
     name = "_broken_for_tests"
-    Config = LearnerConfig
 
     def _step(self, opponent):
         raise RuntimeError("deliberate failure")
-
-    def current_policy(self):
-        from nashzoo.agents import TabularPolicy
-
-        return TabularPolicy.uniform(self.game)
-
-    average_policy = current_policy
-
-    def _state_arrays(self):
-        return {}
-
-    def _load_state_arrays(self, arrays):
-        pass
 
 
 def test_failing_learner_does_not_sink_the_race(tmp_path):
