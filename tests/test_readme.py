@@ -86,3 +86,25 @@ def test_nothing_in_the_repository_points_outside_it():
                 offenders.append(f"{name}:{number}")
     assert not offenders, f"references outside the repository: {offenders}"
     assert "docs/ARCHITECTURE.md" in (ROOT / "DEVELOPERS.md").read_text()
+
+
+def test_the_repository_tracks_no_run_output():
+    """A race, train or tournament folder committed by accident (its lock file, or results
+    outside ``docs/results``) is caught here rather than shipped to every clone."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    homes = {".ci", ".gitignore", "BENCHMARKS.md", "DEVELOPERS.md", "LICENSE", "MANIFEST.in"}
+    homes |= {"Makefile", "README.md", "benchmarks", "docs", "nashzoo", "pyproject.toml", "tests"}
+    strays = sorted({name.split("/", 1)[0] for name in tracked} - homes)
+    assert not strays, f"tracked files outside the repository's homes: {strays}"
+    outputs = ("race_config.json", "train_config.json", "tournament.json", "results.csv")
+    misplaced = [
+        name
+        for name in tracked
+        if name.endswith(".nashzoo.lock")
+        or (name.rsplit("/", 1)[-1] in outputs and not name.startswith("docs/results/"))
+    ]
+    assert not misplaced, f"run outputs tracked outside docs/results: {misplaced}"
