@@ -322,6 +322,15 @@ def short_repr(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def one_line(text: str) -> str:
+    """``text`` with each control character (a line break, a tab, an escape sequence's
+    start) written as its escape (``\\n``): a string read from a file or typed, shown in a
+    one-line message, cannot break the line or drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 DISPLAY_ID_LIMIT = 120
 """Game ids up to this many characters are shown whole; longer ones are shortened."""
 
@@ -333,9 +342,9 @@ def display_id(game_id: str) -> str:
     1.2 MB of payoffs; files that must give the game back store the whole id (or the
     parameters it is written from)."""
     if len(game_id) <= DISPLAY_ID_LIMIT:
-        return game_id
+        return one_line(game_id)
     digest = hashlib.sha256(game_id.encode()).hexdigest()[:10]
-    return f"{game_id[:80]}...#{digest}"
+    return f"{one_line(game_id[:80])}...#{digest}"
 
 
 def check_player(game: Game, player: int) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.games import Game, load_game
-from nashzoo.games.base import display_id, is_finite_number, short_repr
+from nashzoo.games.base import display_id, is_finite_number, one_line, short_repr
 
 
 class FileFormatError(ValueError):
@@ -25,8 +25,9 @@ class FileFormatError(ValueError):
 
 def cause(err: BaseException) -> str:
     """``"TypeName: message"`` of an error a reader wraps, on one line (a message can hold a
-    newline, e.g. Python 3.10's for a keyword argument named ``"\\n"`` in a damaged file)."""
-    return f"{type(err).__name__}: {' '.join(str(err).split())}"
+    newline, e.g. Python 3.10's for a keyword argument named ``"\\n"`` in a damaged file, and
+    other control characters, which are shown escaped)."""
+    return f"{type(err).__name__}: {one_line(' '.join(str(err).split()))}"
 
 
 def _refuse_constant(name: str) -> Any:

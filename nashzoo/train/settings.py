@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.agents.registry import learner_class
+from nashzoo.games.base import one_line
 
 __all__ = [
     "LearnerSetting",
@@ -173,6 +174,7 @@ def load_settings_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]
     """The ``learners`` table of a YAML or TOML file: ``{label: {field: value}}`` (an
     ``algorithm`` entry names the registered learner a label runs)."""
     file = Path(path)
+    path = one_line(str(path))  # as messages show it (the path may come from a damaged file)
     if not file.is_file():
         raise SettingsError(f"--config {path}: no such file")
     suffix = file.suffix.lower()
