@@ -81,6 +81,30 @@ def test_action_masks_and_illegal_actions_in_leduc():
     strict.step(np.int64(1))  # numpy integers are fine
 
 
+@pytest.mark.parametrize(
+    ("action", "hint"),
+    [
+        (1.0, r"\(cast a whole-number float: 1, not 1.0\)"),
+        (np.float32(2.0), r"\(cast a whole-number float: 2, not 2.0\)"),
+        (np.array([1]), r"\(it is a batch of one: pass the one id it holds\)"),
+        ([1], r"\(it is a batch of one: pass the one id it holds\)"),
+        (np.array([1.0]), r"batch of one: pass the one id it holds; cast a whole-number float"),
+        (1.5, r"legal actions are \[1, 2\]$"),  # no cast makes 1.5 an action
+        (True, r"legal actions are \[1, 2\]$"),
+    ],
+    ids=repr,
+)
+def test_an_action_holding_an_id_is_refused_with_the_fix(action, hint):
+    """``1.0`` and ``[1]`` (a policy's float output, a batch of one) were refused with the legal
+    actions but no word on what to pass instead; nothing is played either way."""
+    env = SingleAgentEnv("leduc_poker", seat=0)
+    env.reset(seed=3)
+    moves = env.moves
+    with pytest.raises(IllegalActionError, match=hint):
+        env.step(action)
+    assert env.moves == moves
+
+
 def test_same_seed_same_episodes_and_seat_random_uses_both_seats():
     def rollout(seed):
         env = SingleAgentEnv("leduc_poker", seat="random")

@@ -127,6 +127,101 @@ def test_illegal_actions_are_remapped_or_refused():
         assert tree.action[node] == 1  # check, the lowest-numbered legal action
 
 
+_NOT_INTEGER_IDS = [
+    np.array([1.0, 0.0]),  # whole-number floats: SingleAgentEnv refuses 1.0, so the tree does
+    [1.0, 0.0],
+    1.0,
+    np.array([0.5, 1.0]),
+    np.array([True, False]),  # True is not action 1 (SingleAgentEnv refuses it too)
+    np.array(["1", "0"]),
+    np.array([1.0, None], dtype=object),
+    np.array([1 + 0j, 0j]),
+    None,
+]
+
+
+@pytest.mark.parametrize("mode", ["remap", "raise"])
+@pytest.mark.parametrize("actions", _NOT_INTEGER_IDS, ids=repr)
+def test_actions_that_are_not_integer_ids_are_refused_as_single_agent_env_refuses_them(
+    mode, actions
+):
+    """Floats were cast when whole (``1.0`` played action 1), bools and strings played as
+    numbers, where ``SingleAgentEnv`` (the copies on a big game) refuses every one: the same
+    error now, in both modes, and nothing played."""
+    from nashzoo.envs.single_agent import SingleAgentEnv
+
+    env = TreeVecEnv("kuhn_poker", 2, 0, seed=0, illegal_action=mode)
+    env.reset()
+    node, moves = env.play.node.copy(), env.moves
+    with pytest.raises(IllegalActionError, match=r"integer ids \(not floats, strings or bools\)"):
+        env.step(actions)
+    np.testing.assert_array_equal(env.play.node, node)
+    assert env.moves == moves
+    single = SingleAgentEnv("kuhn_poker", seat=0, illegal_action=mode)
+    single.reset(seed=0)
+    first = np.asarray(actions).reshape(-1)[0] if actions is not None else None
+    with pytest.raises(IllegalActionError, match="integer id"):
+        single.step(first)
+
+
+def test_whole_number_floats_are_told_the_cast():
+    env = TreeVecEnv("kuhn_poker", 2, 0, seed=0)
+    env.reset()
+    with pytest.raises(IllegalActionError, match=r"dtype float64\); cast whole-number floats"):
+        env.step(np.array([1.0, 0.0]))
+    with pytest.raises(IllegalActionError) as refused:
+        env.step(np.array([1.5, 0.0]))  # no cast makes 1.5 an action: no advice to cast
+    assert "cast" not in str(refused.value)
+
+
+@pytest.mark.parametrize("actions", [1, np.int64(1), np.array(1), np.array([1]), [1, 0, 1]])
+def test_one_id_is_needed_for_each_copy(actions):
+    """A scalar, or an array of the wrong length, was ``cannot reshape array of size 1 into
+    shape (2,)`` from numpy."""
+    env = TreeVecEnv("kuhn_poker", 2, 0, seed=0)
+    env.reset()
+    node = env.play.node.copy()
+    with pytest.raises(IllegalActionError, match="one id for each of the 2 copies, got"):
+        env.step(actions)
+    np.testing.assert_array_equal(env.play.node, node)
+
+
+def test_integer_ids_of_any_width_and_python_ints_play_alike():
+    seen = []
+    for actions in (
+        np.array([1, 0]),
+        np.array([1, 0], dtype=np.int8),
+        np.array([1, 0], dtype=np.uint8),
+        np.array([1, 0], dtype=np.uint64),
+        [1, 0],
+        (np.int32(1), 0),
+        np.array([[1], [0]]),  # one id per copy, as a column
+        np.array([1, 0], dtype=object),  # Python ints, as SingleAgentEnv takes each
+    ):
+        env = TreeVecEnv("kuhn_poker", 2, 0, seed=5)
+        env.reset()
+        env.step(actions)
+        seen.append((env.play.node.tolist(), env.moves))
+    assert all(one == seen[0] for one in seen)
+    with pytest.raises(IllegalActionError, match="action 2361183241434822606848 of copy 0 is out"):
+        env.step([2**71, 0])  # a Python int no int64 holds (was OverflowError inside numpy)
+    single = TreeVecEnv("kuhn_poker", 1, 0, seed=5)  # one copy: one id, even a bare int
+    single.reset()
+    single.step(1)
+    assert single.moves >= 1
+
+
+def test_a_step_before_reset_is_refused():
+    """Before ``reset()`` the copies sat at the root, a chance node: ``step([0, 0])`` played
+    chance's first outcome (a fixed deal) as if it were the learner's move."""
+    env = TreeVecEnv("kuhn_poker", 2, 0, seed=0)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        env.step(np.array([0, 0]))
+    assert env.moves == 0
+    env.reset()
+    env.step(np.array([0, 0]))
+
+
 def test_the_observation_space_has_the_games_declared_bounds():
     """A game may declare wider tensor bounds than [0, 1] (chip counts, say); the copies of
     SingleAgentEnv show them, and TreeVecEnv, which the SB3 learners use instead for a small

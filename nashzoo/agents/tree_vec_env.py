@@ -14,8 +14,9 @@ What a learner sees is what it sees through the copies of ``SingleAgentEnv``: th
 learner's information-set tensor, ``action_masks()`` the legal actions, the reward the learner's
 return paid on the step that ends the game; the seat is fixed or drawn per episode (``"random"``),
 the opponent drawn per episode from its pool; an illegal action is remapped to the lowest-numbered
-legal one (or raises), an id outside the action space raises in either mode; the observation space
-has the game's ``infoset_tensor_bounds``; an episode in which the learner never moves is counted and
+legal one (or raises), an id outside the action space raises in either mode, as does one that
+is not an integer (``1.0``, ``True``); the observation space has the game's
+``infoset_tensor_bounds``; an episode in which the learner never moves is counted and
 skipped. Finished copies restart at once (SB3's auto-reset); their infos carry Monitor's
 ``info["episode"]`` (return, length in learner moves, seconds) and nothing else (no
 ``terminal_observation``: episodes end, they are never truncated). The random streams differ from
@@ -42,7 +43,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from nashzoo.agents.tree_play import MAX_HISTORIES, TreePlay, fits
 from nashzoo.games import IllegalActionError, load_game
-from nashzoo.games.base import Game
+from nashzoo.games.base import Game, action_index, short_repr
 from nashzoo.games.infoset import Policy
 
 __all__ = ["MAX_HISTORIES", "TreeVecEnv", "fits"]
@@ -103,6 +104,7 @@ class TreeVecEnv(VecEnv):
         self._episode_length = np.zeros(n, dtype=np.int64)
         self._episode_start = np.zeros(n)
         self._actions = np.zeros(n, dtype=np.int64)
+        self._started = False
 
     # --- configuration ------------------------------------------------------------------------
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
@@ -134,13 +136,20 @@ class TreeVecEnv(VecEnv):
     # --- VecEnv API ---------------------------------------------------------------------------
     def reset(self) -> np.ndarray:
         self._start(np.arange(self.num_envs))
+        self._started = True
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return self.play.observations()
 
     def step_async(self, actions: np.ndarray) -> None:
-        self._actions = np.asarray(actions).reshape(self.num_envs)
+        """Take one integer action id per copy (refused at once if they are not: see
+        :meth:`_integer_actions`); they are played by :meth:`step_wait`."""
+        if not self._started:  # the copies sit at the root, a chance node: nothing to play
+            raise RuntimeError("call reset() before step()")
+        self._actions = self._integer_actions(actions)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
         play = self.play
         everyone = np.arange(self.num_envs)
         action = self._checked_actions(self._actions, play.masks())
@@ -192,15 +201,36 @@ class TreeVecEnv(VecEnv):
     def _indices(self, indices: Any) -> np.ndarray:
         return np.arange(self.num_envs)[indices if indices is not None else slice(None)].reshape(-1)
 
+    def _integer_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as an array of ``num_envs`` integer ids, refused with
+        :class:`IllegalActionError` otherwise, as ``SingleAgentEnv`` refuses a float, string or
+        bool id: ``1.0`` is not action 1 (a float policy output is a bug to fix at its source,
+        and a cast would hide ``1.5``), nor is ``True``. Numpy integers of any width and Python
+        ints pass; the test is on the dtype, once for all copies."""
+        try:
+            array = np.asarray(actions)
+        except ValueError as error:  # a ragged list: numpy's own message names no action
+            raise IllegalActionError(
+                f"actions must be one integer id per copy, got {short_repr(actions)} ({error})"
+            ) from None
+        if array.dtype == object:  # Python objects: integer ids if each one is one
+            array = _object_ids(array, self.game.num_actions)
+        if not np.issubdtype(array.dtype, np.integer):  # bool is no numpy integer either
+            raise IllegalActionError(
+                f"actions must be integer ids (not floats, strings or bools), got "
+                f"{short_repr(actions)} (dtype {array.dtype}){_cast_hint(array)}"
+            )
+        if array.size != self.num_envs:
+            raise IllegalActionError(
+                f"actions must hold one id for each of the {self.num_envs} copies, got "
+                f"{array.size} (shape {array.shape}): {short_repr(actions)}"
+            )
+        return array.reshape(self.num_envs)
+
     def _checked_actions(self, actions: np.ndarray, legal: np.ndarray) -> np.ndarray:
         """The actions as integer ids, an illegal one remapped (or raised). An id outside the
         action space is refused in either mode, as ``SingleAgentEnv`` refuses it: no policy of
         the space can choose it, so it is a bug to report, not a choice to remap."""
-        if not np.issubdtype(actions.dtype, np.integer):
-            whole = np.asarray(actions, dtype=float)
-            if not np.all(np.isfinite(whole)) or np.any(whole != np.round(whole)):
-                raise IllegalActionError(f"actions must be integer ids, got {actions!r}")
-            actions = whole.astype(np.int64)
         inside = (actions >= 0) & (actions < legal.shape[1])
         ok = inside & legal[np.arange(self.num_envs), np.where(inside, actions, 0)]
         if ok.all():
@@ -229,3 +259,30 @@ class TreeVecEnv(VecEnv):
         self._episode_return[envs] = 0.0
         self._episode_length[envs] = 0
         self._episode_start[envs] = time.time()
+
+
+def _object_ids(array: np.ndarray, num_actions: int) -> np.ndarray:
+    """An object array (Python ints, or ``None`` and the like) as int64 ids if each element is
+    an integer id (:func:`~nashzoo.games.base.action_index`, as ``SingleAgentEnv`` takes one),
+    else unchanged, to be refused; an id too big for int64 is refused here as outside the
+    action space (it cannot be stored to be refused later)."""
+    ids = [action_index(a) for a in array.flat]
+    whole = [a for a in ids if a is not None]
+    if len(whole) < len(ids):
+        return array
+    for i, a in enumerate(whole):
+        if not -(2**63) <= a < 2**63:
+            raise IllegalActionError(
+                f"action {a} of copy {i} is outside the action space Discrete({num_actions})"
+            )
+    return np.array(whole, dtype=np.int64).reshape(array.shape)
+
+
+def _cast_hint(array: np.ndarray) -> str:
+    """How to fix non-integer actions whose values are whole numbers (a policy's output kept as
+    floats): cast them; nothing for other values, which no cast makes right."""
+    if array.dtype.kind != "f" or not array.size:
+        return ""
+    if np.all(np.isfinite(array)) and np.all(array == np.round(array)):
+        return "; cast whole-number floats first: np.asarray(actions).astype(np.int64)"
+    return ""

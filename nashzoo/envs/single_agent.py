@@ -105,6 +105,25 @@ def opponent_pool(game: Game, opponent: Policy | Sequence[Policy]) -> tuple[Poli
     return pool
 
 
+def _id_hint(action: Any) -> str:
+    """How to fix an action that is not an integer id but holds one: a batch of one (``[1]``,
+    ``np.array([1])``) gives the id it holds, a whole-number float (a policy's output kept as a
+    float) is cast with ``int()``; nothing for other values, which no cast makes right."""
+    try:
+        value = np.asarray(action)
+    except ValueError:  # a ragged list
+        return ""
+    if value.size != 1 or value.dtype.kind not in "fiu":
+        return ""
+    number = value.reshape(()).item()
+    fixes = ["it is a batch of one: pass the one id it holds"] if value.ndim else []
+    if value.dtype.kind == "f":
+        if not np.isfinite(number) or number != round(number):
+            return ""
+        fixes.append(f"cast a whole-number float: {int(number)}, not {number!r}")
+    return f" ({'; '.join(fixes)})" if fixes else ""
+
+
 def _policy_hint(value: Any, game: Game) -> str:
     """How to make a Policy of what was given instead: a file name, a Stable-Baselines3 model
     and a network or function are the usual mistakes (the envs neither read files nor call
@@ -242,7 +261,7 @@ class SingleAgentEnv(gymnasium.Env):
             legal = legal_actions_text(np.flatnonzero(self.action_masks()).tolist())
             raise IllegalActionError(
                 f"action must be an integer id (not a float, string or bool), got {action!r}; "
-                f"legal actions are [{legal}]"
+                f"legal actions are [{legal}]{_id_hint(action)}"
             )
         mask = self.action_masks()
         info_extra: dict[str, Any] = {}
