@@ -155,6 +155,7 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_race(args: argparse.Namespace) -> int:
+    from nashzoo.agents.registry import same_plugins
     from nashzoo.train.race import RaceConfig, run_race, stored_race_config
 
     fields = _race_fields(args)
@@ -164,6 +165,8 @@ def _cmd_race(args: argparse.Namespace) -> int:
         if stored is None:
             print(f"no race to resume in {out}/ (no race_config.json): starting a new one")
         else:
+            if same_plugins(fields.get("plugins", ()), stored.get("plugins", ())):
+                fields.pop("plugins", None)  # the same modules: the stored order is kept
             changed = [
                 _changed_option(k, v, stored[k])
                 for k, v in fields.items()
@@ -929,7 +932,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="MODULE",
-        help="import MODULE first (repeatable): a module that registers your own learners "
+        help="import MODULE first (repeatable, or comma-separated: a,b): a module that "
+        "registers your own learners "
         "(@nashzoo.agents.register) or games (nashzoo.games.register_game), so every command "
         "(and every race worker) knows them; the current folder is searched",
     )
@@ -1140,7 +1144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.path.insert(0, os.getcwd())  # plugins are found in the current folder
         if args.plugin:
             from nashzoo.agents import import_plugins
+            from nashzoo.agents.registry import plugin_modules
 
+            args.plugin = list(plugin_modules(args.plugin))  # --plugin a,b is a and b
             import_plugins(args.plugin)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning

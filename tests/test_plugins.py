@@ -244,3 +244,93 @@ def test_a_training_run_keeps_its_plugins_for_resume(tmp_path, monkeypatch, caps
         assert result() == 8
     finally:
         forget()
+
+
+def test_plugin_lists_name_modules_in_any_order_once():
+    from nashzoo.agents.registry import plugin_modules, same_plugins
+
+    assert plugin_modules(["a,b", "a", " c "]) == ("a", "b", "c")  # first naming kept
+    assert same_plugins(("a", "b"), ["b", "a", "a"])
+    assert not same_plugins(("a", "b"), ("a",))
+    with pytest.raises(ValueError, match="plugin '' is not a module name"):
+        plugin_modules(["a,,b"])
+
+
+@pytest.fixture
+def two_plugins(tmp_path, monkeypatch):
+    """Two plugin modules in the current folder, each registering an idle learner; forgotten
+    (module and learner) afterwards, as in a new process."""
+    import sys
+
+    for module, learner in (("my_plugin_a", "_plugin_idle_a"), ("my_plugin_b", "_plugin_idle_b")):
+        (tmp_path / f"{module}.py").write_text(
+            "from nashzoo.agents import UniformLearner, register\n"
+            "@register\n"
+            "class Idle(UniformLearner):\n"
+            f"    name = {learner!r}\n"
+        )
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    for module, learner in (("my_plugin_a", "_plugin_idle_a"), ("my_plugin_b", "_plugin_idle_b")):
+        _REGISTRY.pop(learner, None)
+        sys.modules.pop(module, None)
+
+
+def test_a_run_resumes_with_its_plugins_in_any_order(two_plugins, capsys):
+    """`--plugin a --plugin b` then `train --resume` with `--plugin b,a` (or a twice) was
+    refused: 'you typed --plugin b,a (the run has a,b)'; `--plugin a,b` itself was 'not a
+    module name'. The same modules are the same run; other modules are still refused."""
+    import json
+
+    from nashzoo.cli import main
+
+    train = ["train", "--out", "run", "--no-progress"]
+    first = ["--plugin", "my_plugin_a,my_plugin_b", *train, "--learner", "_plugin_idle_a"]
+    assert main([*first, "--opponent", "_plugin_idle_b", "--iterations", "3"]) == 0
+    config_file = two_plugins / "run" / "train_config.json"
+    assert json.loads(config_file.read_text())["plugins"] == ["my_plugin_a", "my_plugin_b"]
+    again = ["--plugin", "my_plugin_b", "--plugin", "my_plugin_a", "--plugin", "my_plugin_b"]
+    assert main([*again, *train, "--resume", "--iterations", "5"]) == 0
+    assert json.loads(config_file.read_text())["plugins"] == ["my_plugin_a", "my_plugin_b"]
+    assert json.loads((two_plugins / "run" / "result.json").read_text())["iterations"] == 5
+    capsys.readouterr()
+    assert main(["--plugin", "my_plugin_b", *train, "--resume", "--iterations", "6"]) == 1
+    assert "you typed --plugin my_plugin_b (the run has my_plugin_a,my_plugin_b)" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_race_resumed_with_its_plugins_in_another_order_keeps_its_runs(two_plugins, capsys):
+    """A race started with `--plugin a --plugin b` and resumed with `--plugin b --plugin a` ran
+    every run again ('2 stored run(s) had other settings'); from Python too
+    (`RaceConfig(plugins=('b', 'a'), resume=True)`)."""
+    from nashzoo.cli import main
+    from nashzoo.train.race import RaceConfig, run_race
+
+    race = ["race", "--learners", "_plugin_idle_a,_plugin_idle_b", "--seeds", "1"]
+    race += ["--budget-seconds", "0", "--budget-iterations", "2", "--no-progress", "--no-plots"]
+    race += ["--backend", "serial", "--out", "r"]
+    assert main(["--plugin", "my_plugin_a", "--plugin", "my_plugin_b", *race]) == 0
+    capsys.readouterr()
+    assert main(["--plugin", "my_plugin_b,my_plugin_a", *race, "--resume"]) == 0
+    printed = capsys.readouterr().out
+    assert "resuming: 2 of 2 runs already finished" in printed
+    assert "--plugin" not in printed and "other settings" not in printed
+    config = RaceConfig(
+        game="kuhn_poker",
+        learners=("_plugin_idle_a", "_plugin_idle_b"),
+        seeds=1,
+        budget_seconds=None,
+        budget_iterations=2,
+        plots=False,
+        backend="serial",
+        out="r",
+        plugins=("my_plugin_b", "my_plugin_a", "my_plugin_b"),
+        resume=True,
+    )
+    assert config.plugins == ("my_plugin_b", "my_plugin_a")
+    run_race(config, progress=False)
+    printed = capsys.readouterr().out
+    assert "resuming: 2 of 2 runs already finished" in printed
+    assert "other settings" not in printed

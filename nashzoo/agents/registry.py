@@ -101,7 +101,32 @@ def stored_plugins(value: Any, where: str) -> tuple[str, ...]:
     with :func:`import_plugins`, so the user need not type ``--plugin`` again."""
     if not isinstance(value, (list, tuple)):
         raise ValueError(f"{where}: 'plugins' must be a list of module names, got {value!r}")
-    return tuple(check_module_name(module) for module in value)
+    return _once(check_module_name(module) for module in value)
+
+
+def plugin_modules(values: Iterable[str]) -> tuple[str, ...]:
+    """The modules named by ``--plugin`` values: each value one module or several,
+    comma-separated (``--plugin a,b``, as ``--learners`` lists learners and as messages show a
+    run's plugins), each checked by :func:`check_module_name`; a module named twice is kept
+    once, where first named (importing it again does nothing)."""
+    return _once(
+        check_module_name(module.strip()) for value in values for module in value.split(",")
+    )
+
+
+def same_plugins(first: Iterable[str], second: Iterable[str]) -> bool:
+    """Whether two plugin lists name the same modules, order and repeats aside: a resume with
+    ``--plugin b,a`` continues a run or race started with ``--plugin a,b``. What plugins do is
+    register names, and a name registered by two of them is refused whichever comes first
+    (:func:`register`; :func:`~nashzoo.games.register_game` unless told ``replace=True``), so
+    the same modules make the same learners and games; a resume imports the stored list in the
+    stored order."""
+    return set(first) == set(second)
+
+
+def _once(modules: Iterable[str]) -> tuple[str, ...]:
+    """``modules`` without repeats, each where first named."""
+    return tuple(dict.fromkeys(modules))
 
 
 def learner_names() -> list[str]:

@@ -27,7 +27,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from nashzoo.agents.registry import import_plugins, stored_plugins
+from nashzoo.agents.registry import import_plugins, same_plugins, stored_plugins
 from nashzoo.games import load_game
 from nashzoo.io import FileFormatError, atomic_write_bytes, read_json
 from nashzoo.io.fields import field, number, string_list
@@ -275,7 +275,9 @@ def _import_stored_plugins(folder: Path, plugins: Any) -> None:
 def _same(key: str, typed: Any, stored: Any) -> bool:
     if key == "game":
         return load_game(typed).id == load_game(stored).id
-    if key in ("learners", "plugins"):
+    if key == "plugins":  # the same modules, in any order (the stored order is imported)
+        return same_plugins(typed, stored or ())
+    if key == "learners":
         return tuple(typed) == tuple(stored or ())
     return typed == stored
 

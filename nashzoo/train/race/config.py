@@ -161,7 +161,8 @@ class RaceConfig:
             raise ValueError(f"thresholds must be positive numbers, got {self.thresholds!r}")
         plain = tuple(t.item() if isinstance(t, np.generic) else t for t in self.thresholds)
         object.__setattr__(self, "thresholds", plain)
-        stored_plugins(self.plugins, "plugins")  # one check for a race's and a run's
+        # one check for a race's and a run's; a module named twice is kept once
+        object.__setattr__(self, "plugins", stored_plugins(self.plugins, "plugins"))
 
     def _check_optional_strings(self) -> None:
         for name in ("config_file", "logger"):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from nashzoo.agents.registry import same_plugins
 from nashzoo.extras import require
 from nashzoo.games.base import display_id
 from nashzoo.io import (
@@ -172,7 +173,7 @@ def _stored_and_todo(
     outdated = 0
     for job in jobs:
         stored, problem = _stored(out, job) if config.resume else (None, "")
-        if stored is not None and stored.get("job") == _job_dict(job):
+        if stored is not None and _same_job(stored.get("job"), _job_dict(job)):
             results[job.run_id] = stored
             continue
         outdated += stored is not None
@@ -189,6 +190,17 @@ def _stored_and_todo(
             file=stream,
         )
     return results, todo
+
+
+def _same_job(stored: Any, job: dict[str, Any]) -> bool:
+    """Whether a stored run's job is ``job``: every field equal, the plugins as a set (a race
+    resumed with its plugins in another order keeps its runs: :func:`same_plugins`)."""
+    plugins = stored.get("plugins") if isinstance(stored, dict) else None
+    if not isinstance(plugins, list) or not all(isinstance(m, str) for m in plugins):
+        return stored == job
+    return {**stored, "plugins": job["plugins"]} == job and same_plugins(
+        stored["plugins"], job["plugins"]
+    )
 
 
 def _progress_reporter(
