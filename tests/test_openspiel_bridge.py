@@ -152,6 +152,80 @@ def test_unbridgeable_games_get_one_line_errors(spec: str, message: str, capfd) 
     assert capfd.readouterr().err == ""  # OpenSpiel's own copy (all its game names) held back
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [  # OpenSpiel loads the first two, then fails deep inside compile_tree, the env, a learner
+        ("openspiel:liars_dice(numdice=0)", r"numdice \(the dice each player rolls\) must be at"),
+        ("openspiel:liars_dice(numdice=-1)", r"least 1, got -1; e.g. openspiel:liars_dice\(nu"),
+        ("openspiel:liars_dice(dice_sides=0)", r"liars_dice.cc:\d+ dice_sides_ >= 1"),
+        ("openspiel:liars_dice(players=3)", r"with players=3 has 3 players and nashzoo's games"),
+        ("openspiel:liars_dice(players=1)", r"players=1 has 1 players .* load it with players=2"),
+    ],
+)
+def test_parameters_outside_a_games_range_are_named_at_load(spec, message, capfd) -> None:
+    """``liars_dice(numdice=0)`` loaded, then compile_tree and the env raised OpenSpiel's
+    ``SpielError: liars_dice.cc:199 num_dice_rolled_[cur_roller_] < num_dice_[cur_roller_]``
+    (``numdice=-1``: ``ValueError: cannot create std::vector larger than max_size()``); the
+    parameter and its range are named when it is loaded, in one line."""
+    with pytest.raises(ValueError, match=message) as caught:
+        load_game(spec)
+    assert "\n" not in str(caught.value)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_game_openspiel_loads_but_cannot_play_is_refused_at_load(capfd) -> None:
+    """Games without an entry of PARAMETER_MINIMUMS: OpenSpiel's error on the first path
+    through the game, with the parameters given (``goofspiel(num_cards=-1)`` failed in
+    compile_tree with ``ValueError: vector::reserve``)."""
+    with pytest.raises(ValueError) as caught:
+        load_game("openspiel:goofspiel(imp_info=True,num_cards=-1)")
+    assert str(caught.value) == (
+        "OpenSpiel's goofspiel loads with imp_info=True,num_cards=-1 but OpenSpiel cannot play "
+        "it: vector::reserve (ValueError); one of these parameters is outside the range the "
+        "game plays: check them against the game's parameters in OpenSpiel's docs"
+    )
+    assert capfd.readouterr().err == ""
+
+
+def test_a_players_count_other_than_two_is_refused_before_openspiel_loads_it() -> None:
+    """``universal_poker(numPlayers=3)`` (its default blinds are for two) crashed the process
+    inside ``pyspiel.load_game`` (a segmentation fault); run in a child process so that a
+    crash fails the test instead of ending the test run."""
+    import subprocess
+
+    code = (
+        "from nashzoo.games import load_game\n"
+        "try:\n"
+        "    load_game('openspiel:universal_poker(numPlayers=3)')\n"
+        "except ValueError as err:\n"
+        "    print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "OpenSpiel's universal_poker with numPlayers=3 has 3 players and nashzoo's games have "
+        "exactly two: load it with numPlayers=2"
+    )
+
+
+@pytest.mark.parametrize("spec", ["openspiel:liars_dice(dice_sides=1)"])
+def test_a_legal_degenerate_game_plays_through_the_stack(spec) -> None:
+    """One face per die: OpenSpiel plays it (every bid is of that face), and so does nashzoo:
+    compiled, exact NashConv, the env from reset to the end."""
+    game = load_game(spec)
+    tree = compile_tree(game)
+    assert tree.num_nodes == 9
+    assert nash_conv(game, TabularPolicy.uniform(game)) == pytest.approx(1.0)
+    aec = env(spec)
+    aec.reset(seed=0)
+    steps = 0
+    for _agent in aec.agent_iter(50):
+        observation, _, done, truncated, _ = aec.last()
+        aec.step(None if done or truncated else int(np.flatnonzero(observation["action_mask"])[0]))
+        steps += 1
+    assert 2 <= steps < 50
+
+
 def test_perfect_information_games_without_information_state_tensors_use_the_position() -> None:
     game = load_game("openspiel:mnk(m=2,n=2,k=2)")
     assert game.infoset_tensor_size == 12  # OpenSpiel's observation tensor: 3 planes of 2x2

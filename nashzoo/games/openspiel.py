@@ -21,9 +21,12 @@ What maps to what:
   that string, which OpenSpiel's own parser refuses.
 
 Refused when loaded, each with a one-line ``ValueError`` naming why: games with other than two
-players, games without information-state strings (nashzoo keys information sets by them),
-mean-field games, and games whose chance outcomes are only sampled (the tree must be
-enumerable). Refused when compiled, by ``compile_tree``'s checks of every game: information
+players (a player count in the game string is refused before OpenSpiel loads it: some counts
+crash OpenSpiel), games without information-state strings (nashzoo keys information sets by
+them), mean-field games, games whose chance outcomes are only sampled (the tree must be
+enumerable), and parameters OpenSpiel loads but cannot play (``liars_dice(numdice=0)``: named
+with its range, :data:`PARAMETER_MINIMUMS`; any other game's error on its first path).
+Refused when compiled, by ``compile_tree``'s checks of every game: information
 states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) or that two
 players share (``phantom_ttt``'s empty board), and a game too big for the machine
 (:mod:`nashzoo.games.limits`). A perfect-information game without information-state tensors
@@ -132,7 +135,23 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
     for key, value in given.items():
         if isinstance(defaults.get(key), str) and not isinstance(value, (str, dict)):
             given[key] = str(value)
+    if name in kinds:
+        _refuse_other_than_two(kinds[name], given)
     return pyspiel.load_game(name, given)
+
+
+def _refuse_other_than_two(kind: Any, given: dict[str, Any]) -> None:
+    """Refuse a player count other than two before OpenSpiel loads the game: nashzoo plays
+    two-player games only, and OpenSpiel crashes the process (a segmentation fault) on some
+    counts it does not check (``universal_poker(numPlayers=3)`` with its two-player default
+    blinds, ``first_sealed_auction(players=0)``)."""
+    for parameter in ("players", "num_players", "numPlayers"):
+        value = given.get(parameter)
+        if parameter in kind.parameter_specification and value is not None and value != 2:
+            raise ValueError(
+                f"OpenSpiel's {kind.short_name} with {parameter}={value} has {value} players "
+                f"and nashzoo's games have exactly two: {_two(kind)}"
+            )
 
 
 @contextlib.contextmanager
@@ -173,6 +192,19 @@ def _load_error(spec: str, message: str) -> str:
     else:
         hint = "check the game string against the game's parameters in OpenSpiel's docs"
     return f"OpenSpiel cannot load {spec!r}: {first}; {hint}"
+
+
+def _two(kind: Any) -> str:
+    """How to load the game of ``kind`` (a ``pyspiel.GameType``) with two players: its own
+    parameter (``players``, ``num_players`` or universal_poker's ``numPlayers``) set to 2, or
+    that it cannot be."""
+    if not kind.min_num_players <= 2 <= kind.max_num_players:
+        return "it cannot be played by two, pick another game"
+    parameter = next(
+        (n for n in ("players", "num_players", "numPlayers") if n in kind.parameter_specification),
+        None,
+    )
+    return "load it with two players" if parameter is None else f"load it with {parameter}=2"
 
 
 def game_string(pyspiel_game: Any) -> str:
@@ -231,6 +263,7 @@ class OpenSpielGame(Game):
         pyspiel = import_pyspiel()
         kind = pyspiel_game.get_type()
         label = f"OpenSpiel's {kind.short_name}"
+        given = _given_parameters(pyspiel_game)  # before a conversion wraps them
         if kind.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
             pyspiel_game = pyspiel.convert_to_turn_based(pyspiel_game)
             kind = pyspiel_game.get_type()
@@ -246,28 +279,16 @@ class OpenSpielGame(Game):
                 "them (pyspiel.registered_games() lists provides_information_state_string)"
             )
         if pyspiel_game.num_players() != 2:
-            parameter = next(
-                (
-                    n
-                    for n in ("players", "num_players", "numPlayers")
-                    if n in kind.parameter_specification
-                ),
-                None,
-            )
-            fix = (
-                f"load it with {parameter}=2"
-                if parameter is not None and kind.min_num_players <= 2 <= kind.max_num_players
-                else "it cannot be played by two, pick another game"
-            )
             raise ValueError(
                 f"{label} is loaded with {pyspiel_game.num_players()} players and nashzoo's "
-                f"games have exactly two: {fix}"
+                f"games have exactly two: {_two(kind)}"
             )
         if kind.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
             raise ValueError(
                 f"{label} only samples its chance outcomes, so its tree cannot be enumerated; "
                 "nashzoo needs explicit chance probabilities"
             )
+        _check_playable(given, pyspiel_game, label)
         self.openspiel_game = pyspiel_game
         self.name = PREFIX + _reloadable_string(pyspiel, pyspiel_game, spec)
         self.num_actions = pyspiel_game.num_distinct_actions()
@@ -322,6 +343,79 @@ class OpenSpielGame(Game):
 
     def __reduce__(self) -> tuple:
         return (load_openspiel, (self.name,))
+
+
+PARAMETER_MINIMUMS: dict[str, dict[str, tuple[int, str]]] = {
+    "liars_dice": {"numdice": (1, "the dice each player rolls")},
+}
+"""Parameters that OpenSpiel loads below their range and then fails on, deep inside (its
+``liars_dice(numdice=0)`` fails when the first die is rolled, ``numdice=-1`` asks for a
+negative-sized vector): ``{game: {parameter: (minimum, what it counts)}}``, checked first so
+the message names the parameter and its range. Other such games are caught by
+:func:`_check_playable`'s first path."""
+
+FIRST_PATH_MOVES = 1_000
+"""Moves of the first path through a game that loading plays (:func:`_check_playable`)."""
+
+
+def _given_parameters(pyspiel_game: Any) -> dict[str, Any]:
+    """The parameters ``pyspiel_game`` was loaded with that differ from its defaults."""
+    defaults = pyspiel_game.get_type().parameter_specification
+    return {k: v for k, v in pyspiel_game.get_parameters().items() if defaults.get(k) != v}
+
+
+def _check_playable(given: dict[str, Any], pyspiel_game: Any, label: str) -> None:
+    """Refuse a game that OpenSpiel loads but cannot play, in one line at load, not as a
+    ``SpielError`` or a C++ length error from ``compile_tree``, the envs or a learner later:
+    first the parameters of :data:`PARAMETER_MINIMUMS` (named with their range), then the
+    game's first path (the first chance outcome and the first legal action at every node, up
+    to :data:`FIRST_PATH_MOVES` moves: microseconds a move), which OpenSpiel must play
+    without an error. A legal degenerate game (``liars_dice(dice_sides=1)``) plays it."""
+    name = pyspiel_game.get_type().short_name
+    for parameter, (minimum, meaning) in PARAMETER_MINIMUMS.get(name, {}).items():
+        value = given.get(parameter)
+        if isinstance(value, int) and value < minimum:
+            raise ValueError(
+                f"{label}: {parameter} ({meaning}) must be at least {minimum}, got {value}; "
+                f"e.g. openspiel:{name}({parameter}={minimum})"
+            )
+    problem = _first_path_error(pyspiel_game)
+    if problem is not None:
+        if not given:
+            raise ValueError(
+                f"{label} loads but OpenSpiel cannot play it: {problem}; the error is inside "
+                "OpenSpiel's game (loaded with its defaults), pick another game"
+            )
+        shown = ",".join(f"{k}={v}" for k, v in sorted(given.items()))
+        raise ValueError(
+            f"{label} loads with {shown} but OpenSpiel cannot play it: {problem}; one of these "
+            "parameters is outside the range the game plays: check them against the game's "
+            "parameters in OpenSpiel's docs"
+        )
+
+
+def _first_path_error(pyspiel_game: Any) -> str | None:
+    """OpenSpiel's error, on one line, when it plays the first path of ``pyspiel_game`` (see
+    :func:`_check_playable`); ``None`` when it plays it (or the first path is longer than
+    :data:`FIRST_PATH_MOVES`: a long game is not played out at every load)."""
+    try:
+        with _stderr_held_back():  # OpenSpiel prints its error before raising it
+            state = pyspiel_game.new_initial_state()
+            for _ in range(FIRST_PATH_MOVES):
+                if state.is_terminal():
+                    return None
+                if state.is_chance_node():
+                    actions = [a for a, _ in state.chance_outcomes()]
+                else:
+                    actions = state.legal_actions()
+                if not actions:  # compile_tree's checks name this one, with the history
+                    return None
+                state.apply_action(actions[0])
+    except Exception as err:  # SpielError, or a C++ error as ValueError or RuntimeError
+        text = str(err).strip()
+        first = text.splitlines()[0] if text else type(err).__name__
+        return f"{first} ({type(err).__name__})"
+    return None
 
 
 def _raw_ops(game: OpenSpielGame) -> fast_walk.StateOps:
