@@ -118,9 +118,10 @@ def same_plugins(first: Iterable[str], second: Iterable[str]) -> bool:
     """Whether two plugin lists name the same modules, order and repeats aside: a resume with
     ``--plugin b,a`` continues a run or race started with ``--plugin a,b``. What plugins do is
     register names, and a name registered by two of them is refused whichever comes first
-    (:func:`register`; :func:`~nashzoo.games.register_game` unless told ``replace=True``), so
-    the same modules make the same learners and games; a resume imports the stored list in the
-    stored order."""
+    (:func:`register`, :func:`~nashzoo.games.register_game`), so the same modules make the same
+    learners and games. The one way order tells: ``b`` replacing ``a``'s game with
+    ``register_game(..., replace=True)``; in the other order ``a``'s registration is refused
+    at import, loudly, unless it too says ``replace=True``."""
     return set(first) == set(second)
 
 
