@@ -617,8 +617,9 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         differences = game_difference(game, from_folder)
         if differences:
             raise resume_refusal(args.out, differences, from_folder)
+    specs = args.entrants if from_folder is None else _stored_specs(args.out, from_folder)
     try:
-        entrants = [load_entrant(game, spec) for spec in args.entrants]
+        entrants = [load_entrant(game, spec) for spec in specs]
     except ValueError as err:
         if from_folder is None:
             raise
@@ -634,7 +635,33 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         require_matplotlib(otherwise="or pass --no-plots")
     if args.out is None:
         return _play_tournament(args, game, entrants)
-    return _play_tournament_into(args, game, entrants)
+    directory = None if from_folder is None else from_folder.get("working_directory")
+    return _play_tournament_into(args, game, entrants, directory)
+
+
+def _stored_specs(out: str, stored: dict[str, Any]) -> list[str]:
+    """The stored entrants' specs as they read from here: a relative path in one leads from
+    the working directory it was typed in (stored beside them; the current one in a folder
+    written before it was), so the folder resumes from any directory. A file no longer
+    there is named, with the way on (type the entrants again)."""
+    from nashzoo.eval.tournament import spec_file, spec_from
+
+    directory = stored.get("working_directory") or os.getcwd()
+    specs = []
+    for spec in stored["specs"]:
+        found = spec_from(spec, directory)
+        path = spec_file(found)
+        if path is not None and not path.exists():
+            typed = spec_file(spec)
+            raise ValueError(
+                f"entrant {spec!r}, stored in {out}/tournament_config.json, names {path}"
+                + ("" if typed is None or typed.is_absolute() else f" (from {directory})")
+                + ", which is not there (moved or deleted?): type the entrants again, in the "
+                "order the tournament was started with, with the file where it is now: "
+                f"nashzoo tournament ENTRANT ... --out {out} --resume"
+            )
+        specs.append(found)
+    return specs
 
 
 _TOURNAMENT_DEFAULTS = {"game": "kuhn_poker", "episodes": 2000, "seed": 0}
@@ -669,11 +696,16 @@ def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
         names = ", ".join(entrant["name"] for entrant in stored["entrants"])
         command = ["nashzoo", "tournament", "ENTRANT", "...", "--game", stored["game"]]
         command += ["--episodes", str(stored["episodes"]), "--seed", str(stored["seed"])]
+        why = (
+            "was started by an older nashzoo, whose "
+            f"{CONFIG_FILE} does not store how its entrants were given"
+            if "specs" not in stored
+            else "was started (or grown) from Python with entrants that have no spec (built "
+            "by hand, not by load_entrant), so it stores none"
+        )
         raise UsageError(
-            f"the tournament in {args.out}/ was started by an older nashzoo, whose "
-            f"{CONFIG_FILE} does not store how its entrants were given: type them, in the "
-            f"order it was started with ({names}): "
-            + shlex.join([*command, "--out", args.out, "--resume"])
+            f"the tournament in {args.out}/ {why}: type them again, in the order it was "
+            f"started with ({names}): " + shlex.join([*command, "--out", args.out, "--resume"])
         )
     args.entrants = list(stored["specs"])
     return stored
@@ -707,10 +739,14 @@ def _print_tournament(result: Any, entrants: list) -> None:
         print(note)
 
 
-def _play_tournament_into(args: argparse.Namespace, game: Any, entrants: list) -> int:
+def _play_tournament_into(
+    args: argparse.Namespace, game: Any, entrants: list, directory: str | None
+) -> int:
     """The round robin of ``_cmd_tournament`` into ``--out``: each pairing kept as it
     finishes, the folder locked (a second tournament into it is refused at once instead of
-    leaving one's table beside the other's map) while it plays and writes its files."""
+    leaving one's table beside the other's map) while it plays and writes its files. The
+    specs are stored as typed, with ``directory``, where their relative paths lead from (the
+    stored one for stored specs, else the current one)."""
     from nashzoo.eval.tournament_folder import CONFIG_FILE, open_tournament
 
     with open_tournament(
@@ -722,6 +758,7 @@ def _play_tournament_into(args: argparse.Namespace, game: Any, entrants: list) -
         resume=args.resume,
         force=args.force,
         specs=args.entrants,
+        directory=directory,
     ) as tournament:
         if args.resume and not tournament.resumed:
             print(
@@ -729,12 +766,7 @@ def _play_tournament_into(args: argparse.Namespace, game: Any, entrants: list) -
                 "starting a new one"
             )
         if tournament.resumed:
-            left = tournament.total - tournament.kept
-            print(
-                f"resuming the tournament in {tournament.folder}/: {tournament.kept} of "
-                f"{tournament.total} pairings already played"
-                + (f", {left} to play" if left else "")
-            )
+            print(tournament.resume_note())
         try:
             result = tournament.play(progress=not args.no_progress)
         except KeyboardInterrupt:
@@ -1096,7 +1128,8 @@ def _add_tournament_parser(sub: Any) -> None:
         action="store_true",
         help="finish the tournament in --out: its finished pairings are kept, the rest are "
         "played; the entrants, --game, --episodes and --seed not typed are the stored ones "
-        "(nashzoo tournament --out DIR --resume), and any typed must match them",
+        "(nashzoo tournament --out DIR --resume), and any typed must match them, except that "
+        "entrants typed after the stored ones join the tournament (only their pairings play)",
     )
     tour.add_argument(
         "--force",

@@ -334,7 +334,8 @@ def test_a_folder_holding_a_tournament_is_refused_unless_resumed_or_replaced(tmp
         ({"episodes": 20}, r"--episodes 20 \(the tournament has 10\)"),
         ({"seed": 1}, r"--seed 1 \(the tournament has 0\)"),
         ({"entrants": ("equilibrium", "uniform")}, r"the entrants equilibrium, uniform \(the "),
-        ({"entrants": ("uniform", "equilibrium", "passer")}, "uniform, equilibrium, passer"),
+        ({"entrants": ("passer", "uniform", "equilibrium")}, "passer, uniform, equilibrium"),
+        ({"entrants": ("uniform", "equilibrium", "passer"), "seed": 1}, r"has --seed 1 \(the"),
         ({"policy": True}, "entrant 'equilibrium' with another policy"),
         ({"game": "leduc_poker"}, r"--game leduc_poker \(the tournament has kuhn_poker\)"),
     ],
@@ -355,6 +356,9 @@ def test_a_resume_of_another_tournament_is_refused_naming_the_difference(tmp_pat
     with pytest.raises(TournamentFolderError, match=named) as refused:
         round_robin(game, entrants, **options, out=tmp_path, resume=True)
     assert "or start a new tournament (--force, or another --out)" in str(refused.value)
+    assert "(new entrants may follow its own, in the same order: the tournament grows)" in str(
+        refused.value
+    )
     assert sorted(p.read_bytes() for p in tmp_path.rglob("*.json")) == before  # untouched
 
 

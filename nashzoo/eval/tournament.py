@@ -38,6 +38,9 @@ Entrants are built by :func:`load_entrant` from a spec:
     (:func:`nashzoo.agents.adapters.from_sb3`; the same network plays both seats).
 
 ``NAME=SPEC`` names an entrant explicitly (e.g. ``cfr=runs/cfr/policy.json``).
+
+An entrant built from a spec keeps it (:attr:`Entrant.spec`): a tournament kept in a folder stores
+its entrants' specs, so the folder alone resumes it (``nashzoo tournament --out DIR --resume``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,11 +70,16 @@ BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
 
 @dataclass(frozen=True)
 class Entrant:
-    """A named policy taking part in a tournament."""
+    """A named policy taking part in a tournament.
+
+    ``spec`` is the spec :func:`load_entrant` built it from, as given (``None`` for an entrant
+    built by hand): a tournament kept in a folder stores its entrants' specs when each has one,
+    so that it can be resumed from the folder alone."""
 
     name: str
     policy: TabularPolicy
     trained_seat: int | None = None  # one learner's checkpoint: the only seat it learned
+    spec: str | None = None
 
     def seat_note(self) -> str | None:
         """For an entrant loaded from one learner's checkpoint, a line saying that in its
@@ -99,19 +108,51 @@ def _equilibrium(game: Game) -> TabularPolicy:
     return solve_game(game).policy
 
 
-def load_entrant(game: Game | str, spec: str) -> Entrant:
-    """Build an entrant from a spec (see the module docstring); clear ValueError otherwise."""
-    game = load_game(game)
+def _split_spec(spec: str) -> tuple[str, str]:
+    """A spec's explicit name (``""`` when none) and its agent (``NAME=SPEC``, or ``SPEC``)."""
     name, sep, body = spec.partition("=")
     if not sep:
         name, body = "", spec
-    body = body.strip()
+    return name, body.strip()
+
+
+def spec_file(spec: str) -> Path | None:
+    """The file a spec names (as written: a relative path stays relative), or ``None`` for a
+    built-in agent (``uniform``, ``equilibrium``, ``fixed:...``)."""
+    body = _split_spec(spec)[1]
+    if not body or body in ("uniform", "equilibrium") or body.startswith("fixed:"):
+        return None
+    return Path(body)
+
+
+def _file_entrant_name(path: Path) -> str:
+    """The name of an entrant loaded from ``path`` without ``NAME=``: the file's stem, or its
+    folder's name for a run's ``average_policy.json`` / ``checkpoint.npz``."""
+    return path.parent.name if path.stem in ("average_policy", "checkpoint") else path.stem
+
+
+def spec_from(spec: str, directory: str | os.PathLike[str]) -> str:
+    """``spec`` as it reads from any working directory, where it was written in ``directory``:
+    a relative file path in it joined to ``directory``, under the name it gave the entrant
+    there (a built-in, or an absolute path, is returned unchanged)."""
+    path = spec_file(spec)
+    if path is None or path.is_absolute():
+        return spec
+    name = _split_spec(spec)[0]
+    return f"{name or _file_entrant_name(path)}={Path(directory) / path}"
+
+
+def load_entrant(game: Game | str, spec: str) -> Entrant:
+    """Build an entrant from a spec (see the module docstring); clear ValueError otherwise.
+    The entrant keeps ``spec`` (:attr:`Entrant.spec`)."""
+    game = load_game(game)
+    name, body = _split_spec(spec)
     if not body:
         raise ValueError(f"entrant {spec!r} names no agent; write NAME=SPEC, e.g. me=uniform")
     if body == "uniform":
-        return Entrant(name or "uniform", TabularPolicy.uniform(game))
+        return Entrant(name or "uniform", TabularPolicy.uniform(game), spec=spec)
     if body == "equilibrium":
-        return Entrant(name or "equilibrium", _equilibrium(game))
+        return Entrant(name or "equilibrium", _equilibrium(game), spec=spec)
     if body.startswith("fixed:"):
         try:
             probs = [float(x) for x in body[len("fixed:") :].split(",")]
@@ -119,7 +160,7 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
             raise ValueError(
                 f"bad fixed strategy {body!r}: write probabilities like fixed:0.3,0.3,0.4"
             ) from None
-        return Entrant(name or body, fixed_policy(game, probs))
+        return Entrant(name or body, fixed_policy(game, probs), spec=spec)
     path = Path(body)
     if not path.exists():
         raise ValueError(
@@ -127,8 +168,7 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
             "existing .json policy / .npz checkpoint / Stable-Baselines3 .zip file"
         )
     policy, trained_seat = load_policy_and_seat(path, game)
-    stem = path.parent.name if path.stem in ("average_policy", "checkpoint") else path.stem
-    return Entrant(name or stem, policy, trained_seat)
+    return Entrant(name or _file_entrant_name(path), policy, trained_seat, spec)
 
 
 @dataclass(frozen=True)
@@ -344,7 +384,11 @@ def round_robin(
     the missing ones, giving the uninterrupted tournament's result. A folder that holds a
     tournament already is refused unless ``resume`` (the same tournament: another game,
     entrants, ``episodes`` or ``seed`` is refused) or ``force`` (start over); it is locked
-    while the tournament plays."""
+    while the tournament plays. ``resume`` may also add entrants after the stored ones
+    (unchanged, in the same order): only the pairings with a new entrant are played, and the
+    result is the one of the whole list played at once. With ``progress``, a resume says what
+    it keeps and adds, on stderr. The folder stores the entrants' specs where each came from
+    :func:`load_entrant`, so ``nashzoo tournament --out DIR --resume`` can take it up."""
     game = load_game(game)
     check_entrants(game, entrants)
     _check_episodes(episodes)
@@ -356,6 +400,8 @@ def round_robin(
         with open_tournament(
             out, game, entrants, episodes=episodes, seed=seed, resume=resume, force=force
         ) as tournament:
+            if progress and tournament.resumed:
+                print(tournament.resume_note(), file=sys.stderr)
             return tournament.play(progress=progress)
     pairs = all_pairings(len(entrants))
     iterator: Any = pairs

@@ -9,11 +9,15 @@ The folder holds:
     its policy's table), ``episodes`` and ``seed``; written before the first pairing plays.
     Beside them, ``specs``: each entrant's spec as it was typed (``uniform``,
     ``me=runs/cfr/average_policy.json``, ...), when the tournament was given them (the command
-    line always is), so ``nashzoo tournament --out DIR --resume`` can rebuild the entrants
-    without their being typed again. The specs are not part of what makes two tournaments the
-    same one (a policy file is checked by its table's SHA-256, whatever path reaches it); a
-    resume that is given specs stores them in place of the earlier ones. A folder written
-    before specs were stored has none: its entrants must be typed to resume it.
+    line always is; in Python, when every entrant came from
+    :func:`~nashzoo.eval.tournament.load_entrant`, which keeps its spec), and
+    ``working_directory``, the folder a relative path in them is relative to, so ``nashzoo
+    tournament --out DIR --resume`` can rebuild the entrants from any working directory without
+    their being typed again. The specs are not part of what makes two tournaments the same one
+    (a policy file is checked by its table's SHA-256, whatever path reaches it); a resume that
+    is given specs stores them in place of the earlier ones. ``specs`` is ``null`` where the
+    tournament was started (or grown) from Python with an entrant that has no spec, and absent
+    from a folder written before specs were stored: then the entrants must be typed to resume.
 ``pairings/ROW-COL.json``
     one per finished pairing (entrant ROW in seat 0, entrant COL in seat 1), written atomically
     when it finishes: its exact returns, and the means and variances of its sampled matches
@@ -37,6 +41,14 @@ The rules, as for the folders of ``nashzoo train`` and ``race``:
   policy that changed since), other ``episodes`` or another ``seed`` is refused with the
   differences named; a damaged ``tournament_config.json`` is refused too (its pairings could not
   be checked against anything);
+* except that a resume may add entrants after the stored ones (unchanged, in the same order):
+  the tournament grows. Only the pairings with a new entrant in a seat are played (an entrant's
+  place is the same in both lists, so every earlier pairing, seeded by the places, is the one
+  the larger tournament plays); the earlier pairing files are kept as they are (a pairing file
+  names the config of the tournament that wrote it, and a config of the first entrants of this
+  one, with the same game, episodes and seed, is accepted), the config grows, and the earlier
+  ``tournament.json`` and heatmap go until the larger table is written: the one a fresh run of
+  the whole list writes, byte for byte;
 * a pairing file that is damaged, edited (its checksum) or left by another tournament is not
   trusted: that pairing is played again, with a warning naming the file (it plays the same
   matches, so the table is the same).
@@ -50,7 +62,7 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +109,13 @@ def _digest(payload: dict[str, Any]) -> str:
     """SHA-256 of ``payload`` without its ``checksum`` field (canonical JSON)."""
     body = {k: v for k, v in payload.items() if k != "checksum"}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def config_digest(config: dict[str, Any]) -> str:
+    """The checksum a pairing file names its tournament by: that of what makes the tournament
+    (:func:`tournament_config`), whatever else its stored config holds beside (its specs)."""
+    keys = ("format", "game", "entrants", "episodes", "seed")
+    return _digest({key: config[key] for key in keys if key in config})
 
 
 def policy_digest(entrant: Entrant) -> str:
@@ -148,11 +167,13 @@ def _differences(wanted: dict[str, Any], stored: dict[str, Any]) -> list[str]:
 def resume_refusal(
     folder: str | os.PathLike[str], differences: list[str], stored: dict[str, Any]
 ) -> TournamentFolderError:
-    """The refusal of a resume that is not the tournament ``stored`` in ``folder``."""
+    """The refusal of a resume that is not the tournament ``stored`` in ``folder`` (nor that
+    tournament with entrants added after its own)."""
     return TournamentFolderError(
         f"--resume continues the tournament in {folder} as it was started, but this one has "
         + "; ".join(differences)
-        + ": give the entrants and options it was started with"
+        + ": give the entrants and options it was started with (new entrants may follow its "
+        "own, in the same order: the tournament grows)"
         + (
             " (or none of them: nashzoo tournament --out DIR --resume takes the stored ones)"
             if stored.get("specs") is not None
@@ -192,13 +213,17 @@ def _read_config(path: Path) -> dict[str, Any]:
         raise TournamentFolderError(
             f"{name}: field 'specs' must be one string per entrant ({len(entrants)})"
         )
+    directory = payload.get("working_directory")
+    if directory is not None and not (isinstance(directory, str) and Path(directory).is_absolute()):
+        raise TournamentFolderError(f"{name}: field 'working_directory' must be an absolute path")
     return payload
 
 
 def stored_tournament(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The ``tournament_config.json`` stored in ``out``, every field checked (its ``specs``,
-    each entrant's spec as typed, absent from a folder written before they were stored), or
-    ``None`` when ``out`` holds none."""
+    each entrant's spec as typed, absent from a folder written before they were stored and
+    ``None`` where an entrant given in Python had none; its ``working_directory``, where
+    relative paths in them lead from), or ``None`` when ``out`` holds none."""
     path = Path(out) / CONFIG_FILE
     if not path.exists():
         return None
@@ -239,16 +264,23 @@ def _pairing_payload(pairing: Pairing, names: Sequence[str], config_digest: str)
 
 
 def _read_pairing(
-    path: Path, row: int, col: int, names: Sequence[str], config: dict[str, Any]
+    path: Path,
+    row: int,
+    col: int,
+    names: Sequence[str],
+    config: dict[str, Any],
+    accepted: Collection[str] | None = None,
 ) -> Pairing:
-    """The pairing stored at ``path``, if it is this tournament's pairing ROW-COL, whole."""
+    """The pairing stored at ``path``, if it is this tournament's pairing ROW-COL, whole: its
+    file names the checksum of ``config``, or one in ``accepted`` (those of the tournaments this
+    one grew from, which played the same pairing)."""
     where = str(path)
     payload = read_json(path, "tournament pairing", TournamentFolderError)
     if not isinstance(payload, dict) or payload.get("format") != PAIRING_FORMAT:
         raise TournamentFolderError(f"{where} is not a nashzoo tournament pairing (format tag)")
     if payload.get("checksum") != _digest(payload):
         raise TournamentFolderError(f"{where}: its checksum does not match its contents (edited?)")
-    if payload.get("tournament") != _digest(config):
+    if payload.get("tournament") not in ({config_digest(config)} if accepted is None else accepted):
         raise TournamentFolderError(f"{where} is a pairing of another tournament")
     expected = {"row": row, "col": col, "row_name": names[row], "col_name": names[col]}
     if any(payload.get(k) != v for k, v in expected.items()):
@@ -271,7 +303,10 @@ class TournamentFolder:
         folder: the folder.
         pairings: the finished pairings, by ``(row, col)``: those kept from an earlier run,
             then each one as it finishes and is written.
-        resumed: whether the folder held this tournament already (``resume``).
+        resumed: whether the folder held this tournament already (``resume``), or the one
+            it grows.
+        added: the names of the entrants this resume adds after the stored ones (the
+            tournament grows), else empty.
         kept: how many pairings were kept from an earlier run.
         total: how many the tournament has (every entrant against every one, itself included,
             on both seats).
@@ -285,11 +320,15 @@ class TournamentFolder:
         episodes: int,
         seed: int,
         specs: Sequence[str] | None = None,
+        directory: str | os.PathLike[str] | None = None,
     ) -> None:
         if specs is not None and len(specs) != len(entrants):
             raise ValueError(f"{len(specs)} specs for {len(entrants)} entrants: give one each")
+        if specs is None and all(entrant.spec is not None for entrant in entrants):
+            specs = [str(entrant.spec) for entrant in entrants]  # each came from load_entrant
         self.folder = folder
         self.specs = None if specs is None else [str(spec) for spec in specs]
+        self.directory = str(Path(os.getcwd() if directory is None else directory).absolute())
         self.game = game
         self.entrants = list(entrants)
         self.names = [entrant.name for entrant in entrants]
@@ -298,6 +337,7 @@ class TournamentFolder:
         self.config = tournament_config(game, entrants, episodes, seed)
         self.pairings: dict[tuple[int, int], Pairing] = {}
         self.resumed = False
+        self.added: list[str] = []
         self.kept = 0
         self.total = len(all_pairings(len(entrants)))
 
@@ -339,10 +379,24 @@ class TournamentFolder:
         self._write_config()
 
     def _write_config(self) -> None:
-        """Store the config, with the entrants' specs beside it where they were given."""
-        specs = self.specs
-        payload = self.config if specs is None else {**self.config, "specs": specs}
+        """Store the config, with the entrants' specs and the directory their relative paths
+        lead from where every entrant has a spec, else ``"specs": null`` (no entrant is lost:
+        the command line then says to type them)."""
+        where: dict[str, Any] = {"specs": None}
+        if self.specs is not None:
+            where = {"specs": self.specs, "working_directory": self.directory}
+        payload = {**self.config, **where}
         atomic_write_bytes(self.folder / CONFIG_FILE, json.dumps(payload, indent=1).encode())
+
+    def _accepted(self) -> list[set[str]]:
+        """For each pairing's ``max(row, col)``, the config checksums its file may name: this
+        tournament's, and those of its first ``k`` entrants for every ``k`` that holds both
+        (a tournament it grew from, with the same game, episodes and seed: the same pairing)."""
+        digests = [
+            config_digest({**self.config, "entrants": self.config["entrants"][:k]})
+            for k in range(1, len(self.entrants) + 1)
+        ]
+        return [set(digests[top:]) for top in range(len(self.entrants))]
 
     def _take_up(self) -> None:
         """Check the stored tournament is this one, and keep its intact pairings."""
@@ -354,24 +408,62 @@ class TournamentFolder:
                 f"{err}; its pairings cannot be checked against this tournament: start over "
                 "with --force (or choose another --out)"
             ) from None
-        differences = _differences(self.config, stored)
+        old = len(stored["entrants"])
+        stored_names = [entrant["name"] for entrant in stored["entrants"]]
+        grows = len(self.names) > old and self.names[:old] == stored_names
+        wanted = self.config  # when it grows: its first entrants must be the stored ones
+        if grows:
+            wanted = {**self.config, "entrants": self.config["entrants"][:old]}
+        differences = _differences(wanted, stored)
         if differences:
             raise resume_refusal(self.folder, differences, stored)
+        accepted = self._accepted()
         for row, col in all_pairings(len(self.entrants)):
             path = self._path(row, col)
             if not path.exists():
                 continue
             try:
-                self.pairings[row, col] = _read_pairing(path, row, col, self.names, self.config)
+                self.pairings[row, col] = _read_pairing(
+                    path, row, col, self.names, self.config, accepted[max(row, col)]
+                )
             except TournamentFolderError as err:
                 warnings.warn(
                     f"{err}: playing {self.names[row]} vs {self.names[col]} again",
                     stacklevel=2,
                 )
-        if self.specs is not None and stored.get("specs") != self.specs:
+        if grows:
+            self.added = self.names[old:]
+            for name in (RESULT_FILE, HEATMAP_FILE):  # the smaller table: no longer this one's
+                (self.folder / name).unlink(missing_ok=True)
+            self._write_config()
+        elif self.specs is not None and self._specs_differ(stored):
             self._write_config()  # the same tournament, its entrants given anew: keep how
         self.resumed = True
         self.kept = len(self.pairings)
+
+    def _specs_differ(self, stored: dict[str, Any]) -> bool:
+        """Whether the specs given (or where their paths lead from) differ from the stored."""
+        return (stored.get("specs"), stored.get("working_directory")) != (
+            self.specs,
+            self.directory,
+        )
+
+    def resume_note(self) -> str:
+        """What a resume does, in one line: the pairings kept and those left to play, and on a
+        tournament that grows, the entrants added and the pairings that brings."""
+        left = self.total - self.kept
+        if not self.added:
+            return (
+                f"resuming the tournament in {self.folder}/: {self.kept} of {self.total} "
+                "pairings already played" + (f", {left} to play" if left else "")
+            )
+        count = len(self.added)
+        new = self.total - len(all_pairings(len(self.entrants) - count))
+        return (
+            f"adding {count} entrant{'s' if count > 1 else ''} ({', '.join(self.added)}) to the "
+            f"tournament in {self.folder}/: {new} new pairings; {self.kept} kept"
+            + (f", {left} to play" if left != new else "")
+        )
 
     def _keep(self, pairing: Pairing, data: bytes) -> None:
         """Write ``pairing``'s file and count it as kept: also when an interruption lands
@@ -395,7 +487,7 @@ class TournamentFolder:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=self.total, initial=self.kept, desc="tournament", unit="pairing")
-        digest = _digest(self.config)
+        digest = config_digest(self.config)
         try:
             for row, col in missing:
                 pairing = play_pairing(self.game, self.entrants, row, col, self.episodes, self.seed)
@@ -423,13 +515,17 @@ def open_tournament(
     resume: bool = False,
     force: bool = False,
     specs: Sequence[str] | None = None,
+    directory: str | os.PathLike[str] | None = None,
 ) -> Iterator[TournamentFolder]:
     """The tournament in ``out``, claimed (see :meth:`TournamentFolder.claim`) and locked for
     the ``with`` block; temporary files a killed tournament left there are removed first.
     Entrants, ``episodes`` and ``seed`` are checked before the folder is made. ``specs``, each
-    entrant's spec as typed (for :func:`~nashzoo.eval.tournament.load_entrant`), are stored in
-    the config so the tournament can be resumed from the folder alone (see
-    :func:`stored_tournament`); without them a resume keeps the stored ones."""
+    entrant's spec as typed (for :func:`~nashzoo.eval.tournament.load_entrant`; by default the
+    entrants' own :attr:`~nashzoo.eval.tournament.Entrant.spec`, where each has one), are stored
+    in the config with ``directory``, the working directory their relative paths lead from (by
+    default the current one), so the tournament can be resumed from the folder alone (see
+    :func:`stored_tournament`); without them a resume keeps the stored ones. Entrants added
+    after the stored ones grow the tournament (see the module docstring)."""
     check_entrants(game, entrants)
     _check_episodes(episodes)
     if resume and force:
@@ -444,6 +540,6 @@ def open_tournament(
     folder = check_output_folder(out)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
-        tournament = TournamentFolder(folder, game, entrants, episodes, seed, specs)
+        tournament = TournamentFolder(folder, game, entrants, episodes, seed, specs, directory)
         tournament.claim(resume=resume, force=force)
         yield tournament
