@@ -654,9 +654,9 @@ def _stored_specs(out: str, stored: dict[str, Any]) -> list[str]:
         if path is not None and not path.exists():
             typed = spec_file(spec)
             raise ValueError(
-                f"entrant {spec!r}, stored in {out}/tournament_config.json, names {path}"
-                + ("" if typed is None or typed.is_absolute() else f" (from {directory})")
-                + ", which is not there (moved or deleted?): type the entrants again, in the "
+                f"entrant {spec!r} (stored in {out}/tournament_config.json"
+                + ("" if typed is None or typed.is_absolute() else f", typed in {directory}")
+                + f"): {path} is not there (moved or deleted?); type the entrants again, in the "
                 "order the tournament was started with, with the file where it is now: "
                 f"nashzoo tournament ENTRANT ... --out {out} --resume"
             )
