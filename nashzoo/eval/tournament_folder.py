@@ -280,7 +280,9 @@ def _read_pairing(
         raise TournamentFolderError(f"{where} is not a nashzoo tournament pairing (format tag)")
     if payload.get("checksum") != _digest(payload):
         raise TournamentFolderError(f"{where}: its checksum does not match its contents (edited?)")
-    if payload.get("tournament") not in ({config_digest(config)} if accepted is None else accepted):
+    tournament = payload.get("tournament")
+    wanted = {config_digest(config)} if accepted is None else accepted
+    if not isinstance(tournament, str) or tournament not in wanted:
         raise TournamentFolderError(f"{where} is a pairing of another tournament")
     expected = {"row": row, "col": col, "row_name": names[row], "col_name": names[col]}
     if any(payload.get(k) != v for k, v in expected.items()):
