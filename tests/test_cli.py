@@ -720,3 +720,129 @@ def test_a_tournament_into_a_folder_another_one_is_writing_is_refused(tmp_path, 
         assert not (out / "tournament.json").exists()
     assert main([*command, "--out", str(out), "--no-progress"]) == 0
     assert (out / "tournament.json").exists()
+
+
+def test_a_finished_tournament_grows_by_the_entrants_typed_after_its_own(
+    tmp_path, capsys, monkeypatch
+):
+    """--resume with the stored entrants followed by a new one was refused ("the entrants
+    uniform, equilibrium, a, rock (the tournament has uniform, equilibrium, a, in this
+    order)"); the tournament now grows: only the new entrant's 7 pairings play, the folder
+    then holds what a run of the whole list writes, byte for byte, its stored specs grow
+    (the short form resumes the larger tournament), and any other change is still refused,
+    the message saying that entrants may be added."""
+    import nashzoo.eval.tournament_folder as tournament_folder
+
+    grown = [*TOURNAMENT[:4], "rock=fixed:1,0,0", *TOURNAMENT[4:], "--no-plots"]
+    straight = tmp_path / "straight"
+    assert main([*grown, "--out", str(straight)]) == 0
+    out = tmp_path / "tour"
+    assert main([*TOURNAMENT, "--no-plots", "--out", str(out)]) == 0
+    earlier = {p.name: p.read_bytes() for p in (out / "pairings").iterdir()}
+    capsys.readouterr()
+    reordered = [*TOURNAMENT[:2], "rock=fixed:1,0,0", *TOURNAMENT[2:], "--no-plots"]
+    assert main([*reordered, "--out", str(out), "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert "the entrants uniform, rock, equilibrium, a (the tournament has" in err
+    assert "(new entrants may follow its own, in the same order: the tournament grows)" in err
+    real, played = tournament_folder.play_pairing, []
+
+    def play(game, entrants, row, col, episodes, seed):
+        played.append((row, col))
+        return real(game, entrants, row, col, episodes, seed)
+
+    monkeypatch.setattr(tournament_folder, "play_pairing", play)
+    assert main([*grown, "--out", str(out), "--resume"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith(
+        f"adding 1 entrant (rock) to the tournament in {out}/: 7 new pairings; 9 kept\n"
+    )
+    assert played == [(0, 3), (1, 3), (2, 3), (3, 0), (3, 1), (3, 2), (3, 3)]
+    assert (out / "tournament.json").read_bytes() == (straight / "tournament.json").read_bytes()
+    assert all((out / "pairings" / name).read_bytes() == data for name, data in earlier.items())
+    stored = json.loads((out / "tournament_config.json").read_text())
+    assert stored["specs"] == [*TOURNAMENT[1:4], "rock=fixed:1,0,0"]
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    assert main(short) == 0
+    assert "16 of 16 pairings already played" in capsys.readouterr().out
+    assert main([*TOURNAMENT, "--no-plots", "--out", str(out), "--resume"]) == 1  # one removed
+    assert "the entrants uniform, equilibrium, a (the tournament has" in capsys.readouterr().err
+
+
+def test_a_tournament_started_in_python_resumes_from_its_folder_alone(
+    tmp_path, capsys, monkeypatch
+):
+    """round_robin(out=...) stored no specs, so `nashzoo tournament --out DIR --resume` could
+    not take up a folder started from Python. Entrants made by load_entrant keep their specs
+    and the folder stores them; a folder whose Python entrants had none (built by hand) is
+    refused in the short form with what happened and the command to type."""
+    from nashzoo.agents.fixed import fixed_policy
+    from nashzoo.eval.tournament import Entrant, load_entrant, round_robin
+    from nashzoo.games import load_game
+
+    straight = tmp_path / "straight"
+    assert main([*TOURNAMENT, "--no-plots", "--out", str(straight)]) == 0
+    entrants = [load_entrant("rps", spec) for spec in TOURNAMENT[1:4]]
+    _interrupt_pairing(monkeypatch, call=3)
+    out = tmp_path / "tour"
+    with pytest.raises(KeyboardInterrupt):
+        round_robin("rps", entrants, episodes=25, seed=3, out=out)
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    capsys.readouterr()
+    assert main(short) == 0
+    assert f"resuming the tournament in {out}/: 2 of 9 pairings already played" in (
+        capsys.readouterr().out
+    )
+    assert (out / "tournament.json").read_bytes() == (straight / "tournament.json").read_bytes()
+    by_hand = [*entrants[:2], Entrant("a", fixed_policy(load_game("rps"), [0.3, 0.3, 0.4]))]
+    round_robin("rps", by_hand, episodes=25, seed=3, out=tmp_path / "hand")
+    short[2] = str(tmp_path / "hand")
+    assert main(short) == 2
+    err = capsys.readouterr().err
+    assert "was started (or grown) from Python with entrants that have no spec" in err
+    assert err.rstrip().endswith(
+        "type them again, in the order it was started with (uniform, equilibrium, a): nashzoo "
+        f"tournament ENTRANT ... --game rps --episodes 25 --seed 3 --out {tmp_path}/hand --resume"
+    )
+    assert main([*TOURNAMENT, "--no-plots", "--out", str(tmp_path / "hand"), "--resume"]) == 0
+    assert main(short) == 0  # typed once, the specs are stored
+
+
+def test_a_tournament_typed_with_relative_paths_resumes_from_another_directory(
+    tmp_path, capsys, monkeypatch
+):
+    """The stored specs were relative to the directory they were typed in, so the short form
+    run from another one could not find the policy files. The folder now stores that
+    directory; a file that has moved since is named, with the way on (type the entrants)."""
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (work / "runs" / "me").mkdir(parents=True)
+    elsewhere.mkdir()
+    _tilted_rps_policy(work / "tilted.json", 0.5)
+    _tilted_rps_policy(work / "runs" / "me" / "average_policy.json", 0.7)  # named "me"
+    monkeypatch.chdir(work)
+    argv = [*TOURNAMENT[:2], "tilted.json", "runs/me/average_policy.json", *TOURNAMENT[4:]]
+    argv += ["--no-plots"]
+    straight, out = tmp_path / "straight", tmp_path / "tour"
+    assert main([*argv, "--out", str(straight)]) == 0
+    _interrupt_pairing(monkeypatch, call=6)
+    assert main([*argv, "--out", str(out)]) == 130
+    stored = json.loads((out / "tournament_config.json").read_text())
+    assert stored["specs"] == argv[1:4] and stored["working_directory"] == str(work)
+    monkeypatch.chdir(elsewhere)
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    capsys.readouterr()
+    assert main(short) == 0
+    assert "5 of 9 pairings already played" in capsys.readouterr().out
+    assert (out / "tournament.json").read_bytes() == (straight / "tournament.json").read_bytes()
+    assert json.loads((out / "tournament_config.json").read_text()) == stored  # unchanged
+    (work / "tilted.json").rename(work / "moved.json")
+    assert main(short) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: entrant 'tilted.json' (stored in {out}/tournament_config.json, typed in "
+        f"{work}): {work}/tilted.json is not there (moved or deleted?); type the entrants again"
+    )
+    typed = [*argv[:2], f"tilted={work}/moved.json", f"{work}/runs/me/average_policy.json"]
+    assert main([*typed, *argv[4:], "--out", str(out), "--resume"]) == 0
+    assert "9 of 9 pairings already played" in capsys.readouterr().out
+    assert main(short) == 0  # the specs typed from here are stored with this directory

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -442,3 +444,68 @@ def test_an_interruption_inside_a_pairings_write_is_counted_as_the_folder_holds_
             tournament.play()
     kept = 1 if landed == "before the rename" else 2
     assert len(tournament.pairings) == kept == len(_pairing_files(tmp_path))
+
+
+def test_a_kept_tournament_grows_playing_only_the_pairings_of_the_entrant_added(
+    tmp_path, monkeypatch, capsys
+):
+    """A resume with the stored entrants followed by a new one was refused as another
+    tournament ("the entrants uniform, equilibrium, passer"); it now plays only the pairings
+    with the new entrant (on both seats, and against itself), keeps the earlier pairing files
+    as they are, and writes the tournament.json of the whole list played at once, byte for
+    byte, also when the growing is interrupted and resumed."""
+    import json
+
+    straight = tmp_path / "straight"
+    whole = round_robin("kuhn_poker", _kuhn_entrants(), episodes=30, seed=5, out=straight)
+    out = tmp_path / "tour"
+    round_robin("kuhn_poker", _kuhn_entrants(KUHN3[:2]), episodes=30, seed=5, out=out)
+    earlier = {p.name: p.read_bytes() for p in (out / "pairings").iterdir()}
+    played = _stop_at(monkeypatch, call=3)
+    with pytest.raises(KeyboardInterrupt):
+        round_robin("kuhn_poker", _kuhn_entrants(), episodes=30, seed=5, out=out, resume=True)
+    assert played == [(0, 2), (1, 2)]  # the new entrant's pairings only
+    assert not (out / "tournament.json").exists()  # the two-entrant table is not this one
+    config = json.loads((out / "tournament_config.json").read_text())
+    assert [e["name"] for e in config["entrants"]] == list(KUHN3)
+    assert config["specs"] is None  # passer was built by hand: no spec to store
+    played.clear()
+    capsys.readouterr()
+    grown = round_robin(
+        "kuhn_poker", _kuhn_entrants(), episodes=30, seed=5, out=out, resume=True, progress=True
+    )
+    assert played == [(2, 0), (2, 1), (2, 2)]
+    assert f"resuming the tournament in {out}/: 6 of 9 pairings already played, 3 to play" in (
+        capsys.readouterr().err
+    )
+    assert grown.to_dict() == whole.to_dict()
+    assert (out / "tournament.json").read_bytes() == (straight / "tournament.json").read_bytes()
+    assert all((out / "pairings" / name).read_bytes() == data for name, data in earlier.items())
+    # growing a finished tournament says what it adds
+    out = tmp_path / "finished"
+    round_robin("kuhn_poker", _kuhn_entrants(KUHN3[:2]), episodes=30, seed=5, out=out)
+    played.clear()
+    grown = round_robin(
+        "kuhn_poker", _kuhn_entrants(), episodes=30, seed=5, out=out, resume=True, progress=True
+    )
+    assert played == [(0, 2), (1, 2), (2, 0), (2, 1), (2, 2)]
+    err = capsys.readouterr().err
+    assert f"adding 1 entrant (passer) to the tournament in {out}/: 5 new pairings; 4 kept\n" in err
+    assert (out / "tournament.json").read_bytes() == (straight / "tournament.json").read_bytes()
+
+
+def test_round_robin_into_a_folder_stores_the_specs_of_entrants_built_from_one(tmp_path):
+    """round_robin(out=...) stored no specs, so the folder could not be resumed from the
+    command line without the entrants typed; an entrant made by load_entrant keeps its spec,
+    and when every entrant has one they are stored, as the command line stores them."""
+    import json
+
+    specs = ["uniform", "eq=equilibrium"]
+    entrants = [load_entrant("kuhn_poker", spec) for spec in specs]
+    assert [entrant.spec for entrant in entrants] == specs
+    round_robin("kuhn_poker", entrants, out=tmp_path / "specs")
+    stored = json.loads((tmp_path / "specs" / "tournament_config.json").read_text())
+    assert stored["specs"] == specs and stored["working_directory"] == str(Path.cwd())
+    round_robin("kuhn_poker", _kuhn_entrants(), out=tmp_path / "none")
+    stored = json.loads((tmp_path / "none" / "tournament_config.json").read_text())
+    assert stored["specs"] is None and "working_directory" not in stored
