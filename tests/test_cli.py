@@ -744,7 +744,7 @@ def test_a_finished_tournament_grows_by_the_entrants_typed_after_its_own(
     assert main([*reordered, "--out", str(out), "--resume"]) == 1
     err = capsys.readouterr().err
     assert "the entrants uniform, rock, equilibrium, a (the tournament has" in err
-    assert "(new entrants may follow its own, in the same order: the tournament grows)" in err
+    assert "; new entrants may follow its own, in the same order (the tournament grows); or" in err
     real, played = tournament_folder.play_pairing, []
 
     def play(game, entrants, row, col, episodes, seed):

@@ -358,7 +358,7 @@ def test_a_resume_of_another_tournament_is_refused_naming_the_difference(tmp_pat
     with pytest.raises(TournamentFolderError, match=named) as refused:
         round_robin(game, entrants, **options, out=tmp_path, resume=True)
     assert "or start a new tournament (--force, or another --out)" in str(refused.value)
-    assert "(new entrants may follow its own, in the same order: the tournament grows)" in str(
+    assert "; new entrants may follow its own, in the same order (the tournament grows); or" in str(
         refused.value
     )
     assert sorted(p.read_bytes() for p in tmp_path.rglob("*.json")) == before  # untouched

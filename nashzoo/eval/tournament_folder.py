@@ -172,14 +172,14 @@ def resume_refusal(
     return TournamentFolderError(
         f"--resume continues the tournament in {folder} as it was started, but this one has "
         + "; ".join(differences)
-        + ": give the entrants and options it was started with (new entrants may follow its "
-        "own, in the same order: the tournament grows)"
+        + ": give the entrants and options it was started with"
         + (
             " (or none of them: nashzoo tournament --out DIR --resume takes the stored ones)"
             if stored.get("specs") is not None
             else ""
         )
-        + ", or start a new tournament (--force, or another --out)"
+        + "; new entrants may follow its own, in the same order (the tournament grows); or "
+        "start a new tournament (--force, or another --out)"
     )
 
 
