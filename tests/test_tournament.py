@@ -49,6 +49,16 @@ def test_entrant_errors(tmp_path):
         round_robin("kuhn_poker", [u])
 
 
+def test_a_spec_string_given_as_an_entrant_names_the_call_that_builds_it():
+    """README's ``round_robin(game, entrants, ...)``: a spec passed as is was an AttributeError
+    ('str' object has no attribute 'name'); now it is refused with the call to make instead."""
+    with pytest.raises(TypeError, match=r"entrant 0 is a str.*load_entrant\(game, 'equilibrium'\)"):
+        round_robin("kuhn_poker", ["equilibrium", "uniform"])
+    u = load_entrant("kuhn_poker", "uniform")
+    with pytest.raises(TypeError, match=r"entrant 1 is a TabularPolicy.*Entrant\(name, policy\)"):
+        round_robin("kuhn_poker", [u, u.policy])
+
+
 def test_the_equilibrium_agent_names_itself_on_a_general_sum_game():
     """On the prisoner's dilemma it said 'solve_game needs a zero-sum ... Use nash_conv /
     exploitability instead', which is no agent to pick."""

@@ -466,6 +466,23 @@ def _check_episodes(episodes: Any) -> None:
         raise ValueError(f"episodes must be a non-negative integer, got {episodes!r}")
 
 
+def _check_entrant_types(entrants: Sequence[Any]) -> None:
+    """Every entrant is an :class:`Entrant`: a spec string such as ``"equilibrium"`` passed
+    straight to :func:`round_robin` is refused with the call that builds it (it failed with
+    ``AttributeError: 'str' object has no attribute 'name'``)."""
+    for index, entrant in enumerate(entrants):
+        if not isinstance(entrant, Entrant):
+            build = (
+                f"load_entrant(game, {entrant!r})"
+                if isinstance(entrant, str)
+                else "Entrant(name, policy) or load_entrant(game, spec)"
+            )
+            raise TypeError(
+                f"entrant {index} is a {type(entrant).__name__}, not an Entrant: build it with "
+                f"{build} (nashzoo.eval.tournament)"
+            )
+
+
 def check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
     """Raise unless ``game`` is two-player and ``entrants`` are at least two, uniquely named,
     all playing ``game`` (what :func:`round_robin` checks first; the command line checks it
@@ -476,6 +493,7 @@ def check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
         )
     if len(entrants) < 2:
         raise ValueError("a tournament needs at least two entrants")
+    _check_entrant_types(entrants)
     names = [entrant.name for entrant in entrants]
     if len(set(names)) != len(names):
         raise ValueError(f"entrant names must be unique, got {names}; name them with NAME=SPEC")
