@@ -47,7 +47,12 @@ def test_every_registry_id_in_the_docs_is_registered():
     import nashzoo.envs  # noqa: F401  (registers the envs)
 
     docs = {"README.md": README}
-    for path in [ROOT / "DEVELOPERS.md", *sorted((ROOT / "nashzoo").rglob("*.py"))]:
+    pages = [
+        ROOT / "DEVELOPERS.md",
+        ROOT / "docs" / "integrations.md",
+        ROOT / "docs" / "ARCHITECTURE.md",
+    ]
+    for path in [*pages, *sorted((ROOT / "nashzoo").rglob("*.py"))]:
         if path.exists():
             docs[str(path.relative_to(ROOT))] = path.read_text()
     ids = {(name, m) for name, text in docs.items() for m in ENV_ID.findall(text)}
