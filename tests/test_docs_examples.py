@@ -315,7 +315,7 @@ def _defines(path: Path, name: str) -> bool:
     return False
 
 
-READERS_FILES = {"coin_bluff.py"}  # README's game, which the reader saves under that name
+READERS_FILES = {"coin_bluff.py", "my_learners.py"}  # README's examples, saved by the reader
 
 
 def test_every_file_and_test_the_docs_point_to_exists():
