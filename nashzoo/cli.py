@@ -490,7 +490,10 @@ def _train_once(
         result.average_policy.save(folder / "average_policy.json")
         result.to_csv(folder / "history.csv")
         result.to_json(folder / "result.json")
-        print(f"wrote {folder}/checkpoint.npz, average_policy.json, history.csv, result.json")
+        print(
+            f"wrote {folder}/checkpoint.npz, average_policy.json, history.csv, result.json "
+            "(beside train_config.json, written at the start)"
+        )
     if stopper.interrupted:
         again = (
             f"; the same command with --resume trains on to {config.budget_text()}"
