@@ -292,15 +292,28 @@ def heatmap_figure(
     log: bool = False,
     missing: str = "n/a",
     diagonal: str | None = None,
+    spread: np.ndarray | None = None,
 ) -> Any:
     """Annotated heatmap. A ``nan`` cell (nothing measured) is grey and says ``missing``
     (``diagonal`` on the diagonal, when given: a cross-play matrix has no cell of a learner
     against itself, which is self-play);
     long names are shortened on the ticks (:func:`short_label`); a value that rounds to zero
-    is written as zero is (``fmt.format(0.0)``), never ``-0.000`` beside ``+0.000``."""
+    is written as zero is (``fmt.format(0.0)``), never ``-0.000`` beside ``+0.000``.
+
+    ``spread`` (``[rows, cols, 2]``, e.g. the lowest and highest seed of each cell) is written
+    under each value as ``[low, high]`` in smaller type, where both are numbers (a ``nan``
+    pair, as from a single seed, writes nothing); the title is the caller's to say what the
+    brackets are."""
     plt = _pyplot()
     matrix = np.asarray(matrix, dtype=float)
-    size = (1.2 + 0.9 * len(col_names), 1.0 + 0.6 * len(row_names))
+    spread = None if spread is None else np.asarray(spread, dtype=float)
+    if spread is not None and spread.shape != (*matrix.shape, 2):
+        raise ValueError(
+            f"heatmap spread has shape {spread.shape}; it needs {(*matrix.shape, 2)} "
+            "(a low and a high for each cell)"
+        )
+    wide = 1.15 if spread is not None else 0.9  # room for "[low, high]" under each value
+    size = (1.2 + wide * len(col_names), 1.0 + 0.6 * len(row_names))
     fig, ax = plt.subplots(figsize=(max(5.0, size[0]), max(3.5, size[1])))
     masked = np.ma.masked_invalid(matrix)
     scale: dict[str, Any] = {}
@@ -324,21 +337,32 @@ def heatmap_figure(
                 note = diagonal if diagonal is not None and i == j else missing
                 ax.text(j, i, note, ha="center", va="center", fontsize=7, color="0.4")
                 continue
-            text = fmt.format(value)
-            if text.lstrip("+-") == zero.lstrip("+-"):
-                text = zero
+            colour = _text_colour(image.cmap(image.norm(value)))
+            pair = None if spread is None else spread[i, j]
+            shown = pair is not None and bool(np.isfinite(pair).all())
+            # with a spread, the value sits just above the cell's middle and the spread below
             ax.text(
                 j,
                 i,
-                text,
+                _cell_text(fmt, value, zero),
                 ha="center",
-                va="center",
+                va="bottom" if shown else "center",
                 fontsize=8,
-                color=_text_colour(image.cmap(image.norm(value))),
+                color=colour,
             )
+            if shown and pair is not None:
+                low, high = (_cell_text(fmt, float(v), zero) for v in pair)
+                ax.text(j, i, f"[{low}, {high}]", ha="center", va="top", fontsize=6, color=colour)
     fig.colorbar(image, ax=ax, label=colorbar)
     ax.set_title(title)
     return fig
+
+
+def _cell_text(fmt: str, value: float, zero: str) -> str:
+    """``value`` as ``fmt`` writes it, but a value that rounds to zero as zero is written
+    (``zero``), never ``-0.000`` beside ``+0.000``."""
+    text = fmt.format(value)
+    return zero if text.lstrip("+-") == zero.lstrip("+-") else text
 
 
 def curves_from_rows(

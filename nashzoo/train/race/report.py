@@ -18,9 +18,11 @@ from nashzoo.io import (
 from nashzoo.train.race.config import RaceConfig
 from nashzoo.train.race.storage import _rows
 from nashzoo.train.race.summary import (
+    CrossPlay,
     cross_play,
     leaderboard,
     markdown_summary,
+    seed_counts_text,
 )
 from nashzoo.train.result import write_csv
 
@@ -153,7 +155,7 @@ PLOT_FILES = ("exploitability_vs_time.png", "exploitability_vs_work.png", "cross
 def _plots(
     out: Path,
     rows: list[dict[str, Any]],
-    cross: Any,
+    cross: CrossPlay | None,
     game_id: str,
     thresholds: Sequence[float] = (),
     note: str = "",
@@ -194,9 +196,20 @@ def _plots(
             cross.learners,
             out / PLOT_FILES[2],
             title=f"Cross-play on {game_id}\nseat exploitability of the row learner vs column"
+            + f"\n{_spread_caption(cross)}"
             + tail,
             colorbar="seat exploitability (lower is better)",
             log=True,
             missing="no runs",
             diagonal="self-play",
+            spread=cross.exploitability_range,
         )
+
+
+def _spread_caption(cross: CrossPlay) -> str:
+    """The heatmap's title line that says what a cell's number and its brackets are, and over
+    how many seeds."""
+    counts = seed_counts_text(cross)
+    if counts.startswith("one seed"):
+        return "one seed (both seatings pooled): no spread over seeds"
+    return f"mean over {counts} (both seatings pooled); under it: lowest to highest seed"

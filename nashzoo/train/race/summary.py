@@ -5,7 +5,9 @@ and seat). Everything here is a plain function of those rows, so a report can be
 CSV alone. Exploitability is NashConv / 2 throughout (OpenSpiel's convention).
 
 Statistics across seeds: means with a two-sided 95% Student-t confidence interval
-(``t_{0.975, n-1} * sd / sqrt(n)``; no interval from a single seed).
+(``t_{0.975, n-1} * sd / sqrt(n)``; no interval from a single seed). A cross-play cell's
+spread is the lowest and highest seed (min to max, as the self-play plots' bands are; none
+from a single seed).
 """
 
 from __future__ import annotations
@@ -191,23 +193,66 @@ class CrossPlay:
         wins: ``[n, n]`` fraction of the seats on which ``i`` ended closer to equilibrium than
             ``j`` on the same seat (means over seeds; 0, 0.5 or 1 in a two-player game); ``nan``
             where seat exploitability was not evaluated (a game too big for the LP).
+        seeds: ``[n, n]`` how many seeds each cell's numbers are over (0 where the pair never
+            met); ``None`` when not known.
+        exploitability_range, payoff_range: ``[n, n, 2]`` the lowest and highest seed of each
+            cell (a seed's number: its mean over the seatings it played); ``nan`` where there
+            is one seed or none, so a single seed shows no spread.
     """
 
     learners: tuple[str, ...]
     seat_exploitability: np.ndarray
     payoff: np.ndarray
     wins: np.ndarray
+    seeds: np.ndarray | None = None
+    exploitability_range: np.ndarray | None = None
+    payoff_range: np.ndarray | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form; the keys of earlier races are kept as they were, the seed counts and
+        spreads are added beside them (``null`` where a cell has no spread)."""
+
         def clean(a: np.ndarray) -> list[list[float | None]]:
             return [[_nan_none(float(v)) for v in row] for row in a]
 
-        return {
+        out: dict[str, Any] = {
             "learners": list(self.learners),
             "seat_exploitability": clean(self.seat_exploitability),
             "payoff_while_learning": clean(self.payoff),
             "closer_to_equilibrium_fraction": clean(self.wins),
         }
+        if self.seeds is not None:
+            out["seeds"] = [[int(v) for v in row] for row in self.seeds]
+            out["spread"] = SPREAD_TEXT
+        for key, spread in (
+            ("seat_exploitability", self.exploitability_range),
+            ("payoff_while_learning", self.payoff_range),
+        ):
+            if spread is not None:
+                out[f"{key}_min"] = clean(spread[..., 0])
+                out[f"{key}_max"] = clean(spread[..., 1])
+        return out
+
+
+SPREAD_TEXT = (
+    "cells are means over seeds (both seatings pooled); *_min and *_max are the lowest and "
+    "highest seed (each seed's mean over its seatings), null with a single seed"
+)
+
+
+def seed_counts_text(cross: CrossPlay) -> str:
+    """How many seeds the cells are over, in words, for captions: ``"3 seeds"``, ``"1 to 3
+    seeds"`` (a partial race), ``"one seed: no spread over seeds"`` (``""`` when unknown)."""
+    if cross.seeds is None:
+        return ""
+    counts = sorted({int(n) for n in cross.seeds.flat if n > 0})
+    if not counts:
+        return ""
+    if counts[-1] == 1:
+        return "one seed: no spread over seeds"
+    if len(counts) == 1:
+        return f"{counts[0]} seeds"
+    return f"{counts[0]} to {counts[-1]} seeds (a cell with one seed shows no spread)"
 
 
 def learning_payoff(points: Sequence[Mapping[str, Any]], seat: int) -> float:
@@ -233,18 +278,31 @@ def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
     exploit: dict[tuple[int, int], list[float]] = defaultdict(list)
     payoff: dict[tuple[int, int], list[float]] = defaultdict(list)
     on_seat: dict[tuple[int, int, int], list[float]] = defaultdict(list)  # (i, j, seat of i)
+    # (i, j) -> seed -> values, for the spread over seeds
+    exploit_by_seed: dict[tuple[int, int], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    payoff_by_seed: dict[tuple[int, int], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for run_rows in runs:
         points = _points(run_rows)
         last = points[-1]
         seat0, seat1 = index[str(last["learner_seat0"])], index[str(last["learner_seat1"])]
+        seed = str(last["seed"])
         exploit0 = _seat_number(last["seat_exploitability_seat0"])
         exploit1 = _seat_number(last["seat_exploitability_seat1"])
+        payoff0, payoff1 = learning_payoff(points, 0), learning_payoff(points, 1)
         exploit[seat0, seat1].append(exploit0)
         exploit[seat1, seat0].append(exploit1)
         on_seat[seat0, seat1, 0].append(exploit0)
         on_seat[seat1, seat0, 1].append(exploit1)
-        payoff[seat0, seat1].append(learning_payoff(points, 0))
-        payoff[seat1, seat0].append(learning_payoff(points, 1))
+        payoff[seat0, seat1].append(payoff0)
+        payoff[seat1, seat0].append(payoff1)
+        exploit_by_seed[seat0, seat1][seed].append(exploit0)
+        exploit_by_seed[seat1, seat0][seed].append(exploit1)
+        payoff_by_seed[seat0, seat1][seed].append(payoff0)
+        payoff_by_seed[seat1, seat0][seed].append(payoff1)
 
     def matrix(data: Mapping[tuple[int, int], list[float]]) -> np.ndarray:
         out = np.full((len(names), len(names)), np.nan)
@@ -264,7 +322,30 @@ def cross_play(rows: Sequence[Mapping[str, Any]]) -> CrossPlay | None:
                 scores.append(math.nan if math.isnan(a + b) else float(a < b) + 0.5 * (a == b))
         if scores:
             wins[i, j] = float(np.mean(scores))
-    return CrossPlay(tuple(names), matrix(exploit), matrix(payoff), wins)
+    seeds = np.zeros((len(names), len(names)), dtype=int)
+    for (i, j), per_seed in exploit_by_seed.items():
+        seeds[i, j] = len(per_seed)
+    return CrossPlay(
+        tuple(names),
+        matrix(exploit),
+        matrix(payoff),
+        wins,
+        seeds,
+        _seed_range(exploit_by_seed, len(names)),
+        _seed_range(payoff_by_seed, len(names)),
+    )
+
+
+def _seed_range(data: Mapping[tuple[int, int], Mapping[str, list[float]]], n: int) -> np.ndarray:
+    """``[n, n, 2]``: each cell's lowest and highest seed, a seed's number being its mean over
+    the seatings it played (so the spread is over seeds, not over the two seats, which are not
+    alike); ``nan`` for a cell with fewer than two seeds, or with a value not evaluated."""
+    out = np.full((n, n, 2), np.nan)
+    for (i, j), per_seed in data.items():
+        if len(per_seed) > 1:
+            means = np.array([np.mean(values) for values in per_seed.values()])
+            out[i, j] = (np.min(means), np.max(means))  # a nan seed makes both nan
+    return out
 
 
 def fmt_seconds(seconds: float) -> str:
@@ -368,28 +449,56 @@ def _leaderboard_section(
     return lines
 
 
-def _matrix_table(names: Sequence[str], values: np.ndarray, spec: str) -> list[str]:
-    """A row-by-column Markdown table of ``values`` (``—`` where there is no number)."""
+def _matrix_table(
+    names: Sequence[str], values: np.ndarray, spec: str, spread: np.ndarray | None = None
+) -> list[str]:
+    """A row-by-column Markdown table of ``values`` (``—`` where there is no number), each
+    followed by its ``[low, high]`` from ``spread`` (``[n, n, 2]``) where that is a number."""
     lines = ["| row \\ column | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
-    for name, row in zip(names, values, strict=True):
-        cells = ["—" if not math.isfinite(v) else format_number(v, spec) for v in row]
+    for i, (name, row) in enumerate(zip(names, values, strict=True)):
+        cells = []
+        for j, value in enumerate(row):
+            if not math.isfinite(value):
+                cells.append("—")
+                continue
+            cell = format_number(value, spec)
+            if spread is not None and np.isfinite(spread[i, j]).all():
+                low, high = (format_number(float(v), spec) for v in spread[i, j])
+                cell += f" [{low}, {high}]"
+            cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
+
+
+def _over_seeds(cross: CrossPlay) -> str:
+    """The sentence under the cross-play heading that says what a cell's number and its
+    brackets are, and over how many seeds ("" when the seeds are not known)."""
+    counts = seed_counts_text(cross)
+    if not counts:
+        return ""
+    if counts.startswith("one seed"):
+        return "Each cell is one seed's number (both seatings pooled); one seed: no spread."
+    return (
+        f"Each cell is the mean over {counts} (both seatings pooled), then in brackets the "
+        "lowest and highest seed (min to max)."
+    )
 
 
 def _cross_play_section(cross: CrossPlay) -> list[str]:
     """The seat-exploitability and payoff matrices, then one sentence per pair of learners."""
     names = cross.learners
+    over = _over_seeds(cross)
     lines = [
         "## Different algorithms: which side gets closer to equilibrium?",
         "",
         "Final seat exploitability of the row learner when the column learner holds the "
-        "other seat (both seatings and all seeds pooled; lower is closer to equilibrium):",
+        "other seat (both seatings and all seeds pooled; lower is closer to equilibrium).",
+        *([over] if over else []),
         "",
     ]
-    lines += _matrix_table(names, cross.seat_exploitability, ".3g")
+    lines += _matrix_table(names, cross.seat_exploitability, ".3g", cross.exploitability_range)
     lines += ["", "Payoff the row learner earned against the column learner while learning:", ""]
-    lines += _matrix_table(names, cross.payoff, "+.3f")
+    lines += _matrix_table(names, cross.payoff, "+.3f", cross.payoff_range)
     lines += ["", "In plain words:", ""]
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
