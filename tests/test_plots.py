@@ -187,6 +187,28 @@ def test_heatmap_cells_names_and_zeros():
         plt.close(fig)
 
 
+def test_heatmap_writes_each_cells_spread_under_its_value():
+    matrix = np.array([[np.nan, 0.1234], [0.02, np.nan]])
+    spread = np.array([[[np.nan, np.nan], [0.1, 0.15]], [[np.nan, np.nan], [np.nan, np.nan]]])
+    fig = heatmap_figure(
+        matrix, ["a", "b"], ["a", "b"], title="t", colorbar="c", spread=spread, diagonal="self"
+    )
+    try:
+        texts = {t.get_text(): t for t in fig.axes[0].texts}
+        value, below = texts["0.123"], texts["[0.1, 0.15]"]
+        assert value.get_position() == below.get_position() == (1, 0)
+        # the value sits above the cell's middle, the spread under it in smaller type
+        assert (value.get_va(), below.get_va()) == ("bottom", "top")
+        assert below.get_fontsize() < value.get_fontsize()
+        # a cell with no spread (one seed) writes its value alone, in the middle
+        assert texts["0.02"].get_va() == "center"
+        assert sorted(texts) == ["0.02", "0.123", "[0.1, 0.15]", "self"]
+    finally:
+        plt.close(fig)
+    with pytest.raises(ValueError, match=r"heatmap spread has shape \(2, 2\); it needs"):
+        heatmap_figure(matrix, ["a", "b"], ["a", "b"], title="t", colorbar="c", spread=matrix)
+
+
 def test_plot_note_names_a_partial_race():
     assert _plot_note([{}], [], None, False) == ""
     note = _plot_note([{}, {}], [{"run_id": "r", "error": "e"}], 6, True)

@@ -523,6 +523,103 @@ def test_cross_play_compares_each_learner_with_its_rival_on_the_same_seat():
     assert np.isnan(nan_cross.wins[1, 0])  # not evaluated: no winner named
 
 
+def _spy_heatmap(monkeypatch) -> dict:
+    """Capture the cross-play heatmap's title and cell texts as the race draws it."""
+    from nashzoo.eval import plots
+
+    captured: dict = {}
+    real = plots.heatmap_figure
+
+    def spy(matrix, rows, cols, **kw):
+        fig = real(matrix, rows, cols, **kw)
+        captured["title"] = fig.axes[0].get_title()
+        captured["texts"] = [t.get_text() for t in fig.axes[0].texts]
+        return fig
+
+    monkeypatch.setattr(plots, "heatmap_figure", spy)
+    return captured
+
+
+def test_cross_play_cells_carry_their_spread_over_seeds(tmp_path, monkeypatch):
+    """Each cross-play cell was a mean over seeds with no spread: summary.json, summary.md and
+    the heatmap now give the seed count and the lowest and highest seed (min to max)."""
+    pytest.importorskip("matplotlib")
+    drawn = _spy_heatmap(monkeypatch)
+    cfg = _config(
+        tmp_path,
+        learners=("cfr", "os_mccfr"),
+        seeds=3,
+        budget_iterations=20,
+        self_play=False,
+        cross_play=True,
+        plots=True,
+    )
+    outcome = run_race(cfg, progress=False)
+    assert not outcome.failures and len(outcome.results) == 6
+    cross = json.loads((Path(cfg.out) / "summary.json").read_text())["cross_play"]
+    assert cross["learners"] == ["cfr", "os_mccfr"] and cross["seeds"] == [[0, 3], [3, 0]]
+    low, high = cross["seat_exploitability_min"], cross["seat_exploitability_max"]
+    assert low[0][0] is None and high[1][1] is None  # the diagonal is self-play
+    assert (low[0][1], high[0][1]) == pytest.approx((0.0274513, 0.0312576), rel=1e-5)
+    assert (low[1][0], high[1][0]) == pytest.approx((0.0104884, 0.0180629), rel=1e-5)
+    for i, j in ((0, 1), (1, 0)):  # the mean (the key earlier races wrote) lies inside
+        assert low[i][j] < cross["seat_exploitability"][i][j] < high[i][j]
+        payoff = cross["payoff_while_learning"][i][j]
+        assert cross["payoff_while_learning_min"][i][j] < payoff
+        assert payoff < cross["payoff_while_learning_max"][i][j]
+    md = (Path(cfg.out) / "summary.md").read_text()
+    assert "mean over 3 seeds (both seatings pooled), then in brackets the lowest" in md
+    assert "| cfr | — | 0.0298 [0.0275, 0.0313] |" in md
+    assert "| os_mccfr | 0.0142 [0.0105, 0.0181] | — |" in md
+    assert "| cfr | — | -0.017 [-0.018, -0.016] |" in md
+    caption = "mean over 3 seeds (both seatings pooled); under it: lowest to highest seed"
+    assert caption in drawn["title"]
+    assert {"0.0298", "[0.0275, 0.0313]", "0.0142", "[0.0105, 0.0181]"} <= set(drawn["texts"])
+
+
+def test_a_one_seed_cross_play_shows_no_spread_and_says_so(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    drawn = _spy_heatmap(monkeypatch)
+    cfg = _config(
+        tmp_path,
+        learners=("cfr", "os_mccfr"),
+        seeds=1,
+        budget_iterations=20,
+        self_play=False,
+        cross_play=True,
+        plots=True,
+    )
+    run_race(cfg, progress=False)
+    cross = json.loads((Path(cfg.out) / "summary.json").read_text())["cross_play"]
+    assert cross["seeds"] == [[0, 1], [1, 0]]
+    for key in ("seat_exploitability", "payoff_while_learning"):
+        assert cross[f"{key}_min"] == cross[f"{key}_max"] == [[None, None], [None, None]]
+    md = (Path(cfg.out) / "summary.md").read_text()
+    assert "Each cell is one seed's number (both seatings pooled); one seed: no spread." in md
+    assert "[" not in md.split("In plain words")[0].split("## Different")[1]
+    assert "one seed (both seatings pooled): no spread over seeds" in drawn["title"]
+    assert not [text for text in drawn["texts"] if text.startswith("[")]
+
+
+def test_a_cross_play_matrix_without_seed_counts_keeps_the_old_keys():
+    """A CrossPlay built without seeds (as by an older caller) writes what it always wrote."""
+    from nashzoo.train.race.summary import CrossPlay
+
+    nan = float("nan")
+    cross = CrossPlay(
+        ("a", "b"),
+        np.array([[nan, 0.1], [0.2, nan]]),
+        np.array([[nan, 0.5], [-0.5, nan]]),
+        np.array([[nan, 1.0], [0.0, nan]]),
+    )
+    assert set(cross.to_dict()) == {
+        "learners",
+        "seat_exploitability",
+        "payoff_while_learning",
+        "closer_to_equilibrium_fraction",
+    }
+
+
 def test_a_cross_play_race_without_seat_values_still_reports(tmp_path, monkeypatch):
     # A game too big for the LP gives no seat exploitability: the race still writes its
     # leaderboard, and the cross-play matrix says n/a instead of failing.
