@@ -25,7 +25,7 @@ Outputs in ``OUT``: ``results.csv`` (long form: one row per run, evaluation poin
 ``summary.json`` and ``summary.md`` (leaderboard, plain-words answers, cross-play matrix),
 ``exploitability_vs_time.png``, ``exploitability_vs_work.png`` (each self-played learner's
 median over seeds with a min-to-max band, :func:`nashzoo.eval.plots.convergence_figure`) and
-``crossplay_heatmap.png``;
+``crossplay_heatmap.png`` (each cell's mean over seeds, the lowest and highest seed under it);
 per run: the final joint average policy (``average_policy.json``, re-checkable with
 ``nashzoo eval``) and the trainer checkpoint (``checkpoint.npz``).
 
