@@ -312,7 +312,7 @@ def heatmap_figure(
             f"heatmap spread has shape {spread.shape}; it needs {(*matrix.shape, 2)} "
             "(a low and a high for each cell)"
         )
-    wide = 1.15 if spread is not None else 0.9  # room for "[low, high]" under each value
+    wide = 1.5 if spread is not None else 0.9  # room for "[low, high]" under each value
     size = (1.2 + wide * len(col_names), 1.0 + 0.6 * len(row_names))
     fig, ax = plt.subplots(figsize=(max(5.0, size[0]), max(3.5, size[1])))
     masked = np.ma.masked_invalid(matrix)
