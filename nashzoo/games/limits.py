@@ -15,13 +15,19 @@ walk, the checking walk; see :class:`~nashzoo.games.progress.WalkProgress`):
   process, not a count. Where the available memory cannot be read (not Linux), only the cap
   below applies.
 * **a cap** on histories, set by the environment variable :data:`MAX_HISTORIES_VARIABLE`
-  (unset: none), for a shared machine or a job that should give up early.
+  (unset: none), for a shared machine or a job that should give up early, or for one block of
+  code by :func:`history_cap` (a caller that wants a tree only when it is quick to make, as
+  ``nashzoo games`` does to count a game's information sets); the smaller of the two applies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from nashzoo.games.base import GameTooLarge, display_id
@@ -80,6 +86,52 @@ def max_histories() -> int | None:
     return cap
 
 
+_BLOCK_CAP: ContextVar[tuple[int, float | None] | None] = ContextVar(
+    "nashzoo_history_cap", default=None
+)
+"""The histories and seconds set by :func:`history_cap` for the code running now."""
+
+_BLOCK_CAP_NAME = "nashzoo.games.limits.history_cap"
+
+_clock = time.monotonic
+"""The clock :func:`history_cap`'s seconds are measured on."""
+
+
+@contextlib.contextmanager
+def history_cap(histories: int, seconds: float | None = None) -> Iterator[None]:
+    """Compiles started inside the block give up past ``histories`` histories, or when a walk
+    has run ``seconds``, raising :class:`~nashzoo.games.base.GameTooLarge` as under
+    :data:`MAX_HISTORIES_VARIABLE` (the smaller cap wins): for a caller that wants a game's
+    tree only when it is quick to make, and otherwise says so (``nashzoo games`` counting
+    information sets; a deep game such as OpenSpiel's chess walks only tens of thousands of
+    histories a second). A game that counts its histories is refused before its compile starts;
+    a walk at its next look past either limit (looks are a quarter of a second apart at most,
+    :mod:`~nashzoo.games.progress`). A tree compiled inside is cached like any other."""
+    if not isinstance(histories, int) or histories <= 0:
+        raise ValueError(f"history_cap needs a positive whole number, got {histories!r}")
+    if seconds is not None and not seconds > 0:
+        raise ValueError(f"history_cap needs seconds > 0 or None, got {seconds!r}")
+    token = _BLOCK_CAP.set((histories, seconds))
+    try:
+        yield
+    finally:
+        _BLOCK_CAP.reset(token)
+
+
+def _cap() -> tuple[int | None, str]:
+    """The cap on one compile's histories, and what set it, as messages name it."""
+    cap, block = max_histories(), _BLOCK_CAP.get()
+    if block is not None and (cap is None or block[0] < cap):
+        return block[0], _BLOCK_CAP_NAME
+    return cap, MAX_HISTORIES_VARIABLE
+
+
+def _time_allowed() -> float | None:
+    """The seconds :func:`history_cap` allows a walk started now (``None``: no bound)."""
+    block = _BLOCK_CAP.get()
+    return None if block is None else block[1]
+
+
 def available_memory() -> int | None:
     """Bytes of memory available to start new work (``MemAvailable``), or ``None`` where this
     cannot be read (not Linux)."""
@@ -108,11 +160,11 @@ def _meminfo_bytes(field: str) -> int | None:
 def check_counted(game_id: str, histories: int) -> None:
     """Refuse, before compiling, a game that says it has ``histories`` histories when they
     pass the cap or would not fit in memory at :data:`BYTES_PER_HISTORY` each."""
-    cap = max_histories()
+    cap, source = _cap()
     if cap is not None and histories > cap:
         raise GameTooLarge(
             f"{display_id(game_id)} has {_count(histories)} histories, over the cap of {cap:,} "
-            f"set by {MAX_HISTORIES_VARIABLE}; {_ADVICE}"
+            f"set by {source}; {_ADVICE}"
         )
     available = available_memory()
     if available is not None and histories * BYTES_PER_HISTORY > MEMORY_SHARE * available:
@@ -133,7 +185,9 @@ class WalkLimits:
 
     def __init__(self, game_id: str) -> None:
         self.game_id = game_id
-        self.cap = max_histories()
+        self.cap, self.cap_source = _cap()
+        self.seconds = _time_allowed()
+        self.started = _clock()
         self.start: int | None = None  # resident bytes at the first look past the start
         self.available: int | None = None
         self._first = True
@@ -148,7 +202,12 @@ class WalkLimits:
         if self.cap is not None and visited > self.cap:
             raise GameTooLarge(
                 f"{display_id(self.game_id)} has more than the {self.cap:,} histories that "
-                f"{MAX_HISTORIES_VARIABLE} allows; {_ADVICE}"
+                f"{self.cap_source} allows; {_ADVICE}"
+            )
+        if self.seconds is not None and _clock() - self.started > self.seconds:
+            raise GameTooLarge(
+                f"{display_id(self.game_id)} was not compiled within the {self.seconds:g} s "
+                f"that {_BLOCK_CAP_NAME} allows ({visited:,} histories walked); {_ADVICE}"
             )
         if visited == 0:
             return None
