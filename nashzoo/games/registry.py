@@ -20,6 +20,7 @@ A spec string may carry parameters the way :attr:`Game.id` writes them, so
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 import threading
 from collections.abc import Callable
@@ -51,25 +52,43 @@ def _rps(**params: Any) -> Game:
     return MatrixGame(preset="rps", name="rps")
 
 
+_NONE = inspect.Signature()
+"""The signature of a factory that takes no parameters: what :func:`inspect.signature` reports
+for the factories below that check ``**params`` themselves (to name what is valid), so that a
+listing of the games (``nashzoo games``) shows the parameters each one takes."""
+
+_rps.__signature__ = _NONE  # type: ignore[attr-defined]
+
+
 def _no_params(cls: Callable[[], Game], name: str) -> GameFactory:
     def make(**params: Any) -> Game:
         if params:
             raise ValueError(f"{name} takes no parameters, got {sorted(params)}")
         return cls()
 
+    make.__signature__ = _NONE  # type: ignore[attr-defined]
     return make
 
 
+_MATRIX_PARAMETERS = ("preset", "row_payoffs", "col_payoffs", "action_names")
+
+
 def _matrix(**params: Any) -> Game:
-    allowed = {"preset", "row_payoffs", "col_payoffs", "action_names"}
-    unknown = set(params) - allowed
+    unknown = set(params) - set(_MATRIX_PARAMETERS)
     if unknown:
         raise ValueError(
-            f"unknown matrix parameters {sorted(unknown)}; valid: {sorted(allowed)} "
+            f"unknown matrix parameters {sorted(unknown)}; valid: {sorted(_MATRIX_PARAMETERS)} "
             f"(presets: {', '.join(PRESETS)})"
         )
     return MatrixGame(**params)
 
+
+_matrix.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for name in _MATRIX_PARAMETERS
+    ]
+)
 
 BUILTIN_GAMES: dict[str, GameFactory] = {
     "rps": _rps,
