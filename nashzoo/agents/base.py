@@ -129,6 +129,11 @@ class Learner(ABC):
     learns: ClassVar[bool] = True
     """False for baselines whose strategy never changes (``uniform``, ``fixed``): a race leaves
     them out unless they are named."""
+    kind: ClassVar[str] = ""
+    """What the learner is, as ``nashzoo learners`` lists it: ``"tabular"`` (a table per
+    information set, updated over the whole compiled tree every step), ``"sampling"`` (a table,
+    updated along sampled walks), ``"neural"`` (networks reading information-set tensors) or
+    ``"fixed"`` (a strategy that never changes); ``""``: not said (a plugin may say)."""
 
     def __init__(
         self,

@@ -105,6 +105,8 @@ class _FullWidthCFR(Learner):
     says how iteration ``t`` folds into the tables (:meth:`_iteration_weights`); the fused
     update itself is treemath's (:class:`~nashzoo.games.treemath.FullWidthStep`)."""
 
+    kind = "tabular"
+
     def _setup(self) -> None:
         tree = self._tree = self.tree
         self._num_nodes = tree.num_nodes

@@ -179,6 +179,7 @@ class UniformLearner(Learner):
     """Plays uniformly over the legal actions; ``step`` does no work."""
 
     name: ClassVar[str] = "uniform"
+    kind: ClassVar[str] = "fixed"
     Config: ClassVar[type[LearnerConfig]] = UniformConfig
     learns: ClassVar[bool] = False
 
@@ -240,6 +241,7 @@ class FixedLearner(Learner):
     """
 
     name: ClassVar[str] = "fixed"
+    kind: ClassVar[str] = "fixed"
     Config: ClassVar[type[LearnerConfig]] = FixedConfig
     learns: ClassVar[bool] = False
     config: FixedConfig

@@ -710,6 +710,7 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
     """Outcome-sampling MCCFR for one seat (algorithm in the module docstring)."""
 
     name: ClassVar[str] = "os_mccfr"
+    kind: ClassVar[str] = "sampling"
     Config: ClassVar[type[LearnerConfig]] = OSMCCFRConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     config: OSMCCFRConfig
@@ -771,6 +772,7 @@ class ExternalSamplingMCCFR(_MCCFRMixin, Learner):
     """External-sampling MCCFR for one seat (algorithm in the module docstring)."""
 
     name: ClassVar[str] = "es_mccfr"
+    kind: ClassVar[str] = "sampling"
     Config: ClassVar[type[LearnerConfig]] = ESMCCFRConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     config: ESMCCFRConfig

@@ -11,7 +11,7 @@ and counters stay in the subclass.
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -35,6 +35,8 @@ __all__ = ["NeuralLearner"]
 
 class NeuralLearner(Learner):
     """A learner whose policies are torch networks reading information-set tensors."""
+
+    kind: ClassVar[str] = "neural"
 
     @classmethod
     def check_game(cls, game: Game) -> None:

@@ -95,6 +95,7 @@ class RegretMatching(Learner):
     """Regret matching on one seat of a two-player matrix game (see the module docs)."""
 
     name = "regret_matching"
+    kind = "tabular"
     Config = RegretMatchingConfig
     config: RegretMatchingConfig
 

@@ -339,6 +339,7 @@ class _SB3Learner(Learner):
     """Shared machinery of the Stable-Baselines3 learners (not registered itself)."""
 
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    kind: ClassVar[str] = "neural"
     config: SB3Config
     model: BaseAlgorithm
 

@@ -46,6 +46,7 @@ class XFP(Learner):
     """Full-width extensive-form fictitious play on one seat (see the module docs)."""
 
     name = "xfp"
+    kind = "tabular"
     Config = XFPConfig
     opponent_view = "average"
 
