@@ -146,6 +146,13 @@ def registry_id(name: str) -> str:
     return f"{NAMESPACE}/{base}-v{version}"
 
 
+def env_ids() -> dict[str, str]:
+    """Game name -> the PettingZoo registry id of its own env (``kuhn_poker`` ->
+    ``nashzoo/kuhn_poker-v0``), for the built-in games that have one; every other game (a
+    plugin's, OpenSpiel's) plays through :func:`env`."""
+    return {module.GAME: registry_id(name) for name, module in ENV_MODULES.items()}
+
+
 _ACRONYMS = {"rps": "RPS"}
 
 
@@ -194,6 +201,7 @@ __all__ = [
     "SingleAgentEnv",
     "agent_name",
     "env",
+    "env_ids",
     "env_names",
     "gymnasium_id",
     "kuhn_poker_v0",
