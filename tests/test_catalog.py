@@ -16,9 +16,8 @@ import pytest
 from nashzoo.agents import learner_class, learner_names
 from nashzoo.agents.catalog import REQUIRED, config_fields, learner_facts
 from nashzoo.cli import main
-from nashzoo.games import GameTooLarge, LeducPokerGame, limits, load_game, unregister_game
+from nashzoo.games import GameTooLarge, LeducPokerGame, limits, load_game, progress, unregister_game
 from nashzoo.games import fast_walk as fw
-from nashzoo.games import progress
 from nashzoo.games.catalog import TOO_BIG, GameSize, game_size
 from nashzoo.train.settings import SettingsError, check_overrides, parse_value
 
@@ -212,6 +211,16 @@ def test_the_learners_table_lists_every_learner_with_its_kind_and_extra(capsys):
     assert rows["nfsp"]["summary"] == "Neural Fictitious Self-Play for one seat."
 
 
+def test_a_learner_whose_extra_is_missing_says_so(capsys, monkeypatch):
+    from nashzoo.agents import catalog
+
+    monkeypatch.setattr(catalog, "_installed", lambda distribution: distribution != "torch")
+    assert main(["learners"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "torch (nashzoo[neural]) (not installed)" in rows["nfsp"]
+    assert "(not installed)" not in rows["cfr"]
+
+
 def test_listing_the_learners_does_not_import_torch():
     code = (
         "import sys\nfrom nashzoo.cli import main\nassert main(['learners']) == 0\n"
@@ -279,3 +288,22 @@ def test_solve_refuses_a_game_without_a_value(capsys):
     err = _error(capsys, ["solve", "matrix:prisoners_dilemma"])
     assert "needs a two-player zero-sum (or constant-sum) game" in err
     assert "is general-sum" in err
+
+
+def test_a_slow_lp_is_skipped_by_games_and_solved_after_a_warning_by_solve(capsys, monkeypatch):
+    from nashzoo.eval import lp
+
+    monkeypatch.setattr(lp, "CHEAP_LP_TERMINALS", 5)
+    spec = "matrix(row_payoffs=[[1, -2, 3], [0, 4, -1]])"  # 6 terminals; solved nowhere else
+    facts = _json(capsys, ["games", spec, "--json"])
+    assert facts["value"] is None
+    assert facts["value_note"].startswith("not solved here: 6 terminal histories, over the 5 ")
+    assert main(["solve", spec, "--json"]) == 0
+    captured = capsys.readouterr()
+    solved = json.loads(captured.out)
+    assert solved["value"][0] == pytest.approx(4 / 7, abs=1e-12) and solved["nash_conv"] < 1e-12
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(
+        "warning: solve_game: matrix(row_payoffs=[[1.0, -2.0, 3.0], [0.0, 4.0, -1.0]]) has 6 "
+        "terminal histories, over the 5"
+    )

@@ -15,8 +15,9 @@ import dataclasses
 from typing import Any
 
 from nashzoo.agents.fixed import uniform_policy
+from nashzoo.eval import lp
 from nashzoo.eval.exact import exploitability, nash_conv
-from nashzoo.eval.lp import CHEAP_LP_TERMINALS, constant_sum, lp_is_cheap, solve_game
+from nashzoo.eval.lp import constant_sum, lp_is_cheap, solve_game
 from nashzoo.games import Game, compile_tree, load_game
 
 
@@ -61,7 +62,7 @@ def game_answers(game: Game | str) -> GameAnswers:
             None,
             uniform,
             f"not solved here: {terminals:,} terminal histories, over the "
-            f"{CHEAP_LP_TERMINALS:,} whose LP solves in seconds; nashzoo solve solves it "
+            f"{lp.CHEAP_LP_TERMINALS:,} whose LP solves in seconds; nashzoo solve solves it "
             "(it may take minutes)",
         )
     solution = solve_game(game)
