@@ -52,12 +52,17 @@ def _rps(**params: Any) -> Game:
     return MatrixGame(preset="rps", name="rps")
 
 
-_NONE = inspect.Signature()
-"""The signature of a factory that takes no parameters: what :func:`inspect.signature` reports
-for the factories below that check ``**params`` themselves (to name what is valid), so that a
-listing of the games (``nashzoo games``) shows the parameters each one takes."""
+def _declare(factory: Callable[..., Game], *parameters: str) -> None:
+    """Give ``factory``, which takes ``**params`` and checks them itself (to name what is
+    valid), the signature :func:`inspect.signature` reports: keyword-only ``parameters``, each
+    defaulting to ``None``; none for a game without parameters. A listing of the games
+    (``nashzoo games``) shows what each one takes."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    signature = inspect.Signature([inspect.Parameter(p, keyword, default=None) for p in parameters])
+    vars(factory)["__signature__"] = signature  # the attribute inspect reads on a function
 
-_rps.__signature__ = _NONE  # type: ignore[attr-defined]
+
+_declare(_rps)
 
 
 def _no_params(cls: Callable[[], Game], name: str) -> GameFactory:
@@ -66,7 +71,7 @@ def _no_params(cls: Callable[[], Game], name: str) -> GameFactory:
             raise ValueError(f"{name} takes no parameters, got {sorted(params)}")
         return cls()
 
-    make.__signature__ = _NONE  # type: ignore[attr-defined]
+    _declare(make)
     return make
 
 
@@ -83,12 +88,7 @@ def _matrix(**params: Any) -> Game:
     return MatrixGame(**params)
 
 
-_matrix.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
-        for name in _MATRIX_PARAMETERS
-    ]
-)
+_declare(_matrix, *_MATRIX_PARAMETERS)
 
 BUILTIN_GAMES: dict[str, GameFactory] = {
     "rps": _rps,
