@@ -86,7 +86,7 @@ def test_types_are_checked_and_coerced():
         SettingsError, match=r"nfsp.optimizer: expected one of 'adam', 'sgd', got 'rmsprop'"
     ):
         resolve_settings(["nfsp"], sets=["nfsp.optimizer=rmsprop"])
-    with pytest.raises(SettingsError, match=r"nfsp.hidden_sizes: expected a list, got 64"):
+    with pytest.raises(SettingsError, match=r"nfsp.hidden_sizes: expected a list of int, got 64 \(an int\)"):
         resolve_settings(["nfsp"], sets=["nfsp.hidden_sizes=64"])
 
 

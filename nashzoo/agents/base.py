@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
+from nashzoo.agents.config_fields import coerce_fields
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.base import check_player, checked_seed
@@ -193,7 +194,10 @@ class Learner(ABC):
     # --- public API --------------------------------------------------------------------------
     @classmethod
     def coerce_config(cls, config: LearnerConfig | dict[str, Any] | None) -> LearnerConfig:
-        """Accept a Config, a dict of its fields, or None (defaults)."""
+        """Accept a Config, a dict of its fields, or None (defaults). A dict's values are
+        checked against the fields' declared types first, as the command line's are
+        (:mod:`nashzoo.agents.config_fields`): ints for floats, lists for tuples, and a wrong
+        type is a :class:`~nashzoo.agents.config_fields.ConfigFieldError` (a ValueError)."""
         if config is None:
             cls._check_required(())
             return cls.Config()
@@ -207,7 +211,8 @@ class Learner(ABC):
                     f"unknown {cls.name} config fields {unknown}; valid: {sorted(fields)}"
                 )
             cls._check_required(config)
-            return cls.Config(**config)
+            # the command line's type check, so config={...} and --set give one config
+            return cls.Config(**coerce_fields(cls.Config, config, cls.name or cls.__name__))
         raise ValueError(
             f"{cls.name} expects a {cls.Config.__name__} or a dict, got {type(config).__name__}"
         )

@@ -218,7 +218,7 @@ class FixedConfig(LearnerConfig):
     """
 
     strategy: dict[str, list[float]] | list[float] | None = None
-    path: str | None = None
+    path: str | os.PathLike[str] | None = None  # stored as a str
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "strategy", _plain_strategy(self.strategy))

@@ -33,12 +33,11 @@ import json
 import os
 import re
 import sys
-import types
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from nashzoo.agents.config_fields import ConfigFieldError, coerce_fields
 from nashzoo.agents.registry import learner_class
 from nashzoo.games.base import one_line
 
@@ -149,10 +148,23 @@ def parse_learner_spec(spec: str) -> tuple[str, str, dict[str, Any]]:
                 f"learner spec {spec!r}: {name!r} is not a name (letters, digits, '_', '.', '-')"
             )
     overrides: dict[str, Any] = {}
-    for item in split_specs(args) if args.strip() else []:
+    try:
+        items = split_specs(args) if args.strip() else []
+    except SettingsError:
+        raise SettingsError(
+            f"learner spec {spec!r}: unbalanced brackets/quotes or an empty entry between commas"
+        ) from None
+    for item in items:
         field, sep, value = item.partition("=")
         if not sep or not field.strip():
-            raise SettingsError(f"learner spec {spec!r}: {item!r} is not field=value")
+            # a bare value after a comma: the rest of a list written without brackets
+            value_only = not sep and not isinstance(parse_value(item), str)
+            hint = "; a list value needs brackets: field=[64, 64]" if value_only else ""
+            raise SettingsError(f"learner spec {spec!r}: {item!r} is not field=value{hint}")
+        if field.strip() in overrides:
+            raise SettingsError(
+                f"learner spec {spec!r}: {field.strip()!r} is given twice; give it once"
+            )
         overrides[field.strip()] = parse_value(value)
     return label, algorithm, overrides
 
@@ -165,50 +177,59 @@ def parse_set(items: Iterable[str]) -> dict[str, dict[str, Any]]:
         label, dot, field = key.strip().rpartition(".")
         if not sep or not dot or not label or not field:
             raise SettingsError(f"--set {item!r}: write --set LEARNER.FIELD=VALUE")
-        out.setdefault(label, {})[field] = parse_value(value)
+        table = out.setdefault(label, {})
+        if field in table:
+            raise SettingsError(
+                f"--set {label}.{field} is given twice ({table[field]!r} and "
+                f"{parse_value(value)!r}); give it once"
+            )
+        table[field] = parse_value(value)
     return out
 
 
 # --- files -------------------------------------------------------------------------------------
 def load_settings_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The ``learners`` table of a YAML or TOML file: ``{label: {field: value}}`` (an
-    ``algorithm`` entry names the registered learner a label runs)."""
+    ``algorithm`` entry names the registered learner a label runs).
+
+    The text is UTF-8 (a byte-order mark is allowed, as editors on Windows write one). YAML
+    reads ``1e-3`` as a number (YAML 1.2; PyYAML's YAML 1.1 would read a string), and a key
+    written twice in one table is an error in both formats (YAML would keep the last one
+    silently)."""
     file = Path(path)
     path = one_line(str(path))  # as messages show it (the path may come from a damaged file)
+    if file.is_dir():
+        raise SettingsError(f"--config {path}: is a folder; give the YAML or TOML file in it")
     if not file.is_file():
         raise SettingsError(f"--config {path}: no such file")
     suffix = file.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".toml"):
+        raise SettingsError(f"--config {path}: expected a .yaml, .yml or .toml file")
     try:
-        if suffix in (".yaml", ".yml"):
-            try:
-                import yaml
-            except ImportError:
-                raise SettingsError(
-                    "--config: YAML files need PyYAML (pip install 'nashzoo[config]')"
-                ) from None
-            data = yaml.safe_load(file.read_text())
-        elif suffix == ".toml":
-            if sys.version_info >= (3, 11):
-                import tomllib
-            else:
-                try:
-                    import tomli as tomllib
-                except ImportError:
-                    raise SettingsError(
-                        "--config: TOML files need Python 3.11+ or tomli "
-                        "(pip install 'nashzoo[config]')"
-                    ) from None
-            data = tomllib.loads(file.read_text())
-        else:
-            raise SettingsError(f"--config {path}: expected a .yaml, .yml or .toml file")
-    except SettingsError:
-        raise
+        text = file.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise SettingsError(
+            f"--config {path}: not UTF-8 text (byte {err.object[err.start]:#04x} at offset "
+            f"{err.start}); save the file as UTF-8"
+        ) from None
+    except OSError as err:
+        raise SettingsError(f"--config {path}: cannot read it ({err.strerror or err})") from None
+    parse = _parse_yaml if suffix in (".yaml", ".yml") else _parse_toml
+    try:
+        data = parse(text)
+    except SettingsError as err:
+        raise SettingsError(f"--config {path}: {err}") from None
     except Exception as err:  # the parsers' own errors name line and column
         msg = " ".join(str(err).split())
         raise SettingsError(f"--config {path}: not valid {suffix[1:].upper()}: {msg}") from None
+    return _learners_table(data, path)
+
+
+def _learners_table(data: Any, path: str) -> dict[str, dict[str, Any]]:
+    """The ``learners`` table of a parsed file, checked for shape."""
     data = {} if data is None else data
     if not isinstance(data, dict) or set(data) - {"learners"}:
-        extra = sorted(set(data) - {"learners"}) if isinstance(data, dict) else data
+        extra = sorted(map(str, set(data) - {"learners"})) if isinstance(data, dict) else data
         raise SettingsError(f"--config {path}: expected only a 'learners' table, found {extra}")
     learners = data.get("learners") or {}
     if not isinstance(learners, dict) or not all(isinstance(v, dict) for v in learners.values()):
@@ -218,55 +239,61 @@ def load_settings_file(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]
     return {str(k): dict(v) for k, v in learners.items()}
 
 
-# --- checking ----------------------------------------------------------------------------------
-def _describe(hint: Any) -> str:
-    if typing.get_origin(hint) is typing.Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(hint))
-    return getattr(hint, "__name__", str(hint)).replace("typing.", "")
+_YAML_EXPONENT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+_YAML_MERGE = "tag:yaml.org,2002:merge"
 
 
-def _kind(value: Any) -> str:
-    return "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+def _parse_yaml(text: str) -> Any:
+    """YAML with PyYAML's safe loader, YAML 1.2 floats (``1e-3``, ``5E2``) and duplicate keys
+    refused."""
+    try:
+        import yaml
+    except ImportError:
+        raise SettingsError("YAML files need PyYAML (pip install 'nashzoo[config]')") from None
 
+    class Loader(yaml.SafeLoader):
+        """The safe loader, stricter about keys and YAML 1.2 about exponents."""
 
-def _coerce(value: Any, hint: Any, where: str) -> Any:
-    """``value`` as the declared type ``hint`` (ints for floats, lists for tuples), or a
-    SettingsError naming ``where``."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        for arg in (a for a in args if a is not type(None)):
+    def mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _YAML_MERGE:
+                continue  # merged keys (<<: *anchor) may be overridden: that is their use
+            key = loader.construct_object(key_node, deep=True)
             try:
-                return _coerce(value, arg, where)
-            except SettingsError:
-                continue
-        expected = " or ".join(map(_describe, args))
-        raise SettingsError(f"{where}: expected {expected}, got {value!r} ({_kind(value)})")
-    if origin is typing.Literal:
-        if value in args:
-            return value
-        raise SettingsError(f"{where}: expected {_describe(hint)}, got {value!r} ({_kind(value)})")
-    if origin is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise SettingsError(f"{where}: expected a list, got {value!r} ({_kind(value)})")
-        item = args[0] if args else Any
-        return tuple(_coerce(v, item, where) for v in value)
-    ok = {
-        bool: isinstance(value, bool),
-        int: isinstance(value, int) and not isinstance(value, bool),
-        float: isinstance(value, (int, float)) and not isinstance(value, bool),
-        str: isinstance(value, str),
-    }
-    if hint in ok:
-        if not ok[hint]:
+                twice = key in seen
+            except TypeError:
+                continue  # an unhashable key: the loader's own error names it
+            if twice:
+                line = key_node.start_mark.line + 1
+                raise SettingsError(f"{key!r} is given twice in one table (line {line})")
+            seen.add(key)
+        return dict(loader.construct_mapping(node, deep=deep))
+
+    def exponent_float(loader: Any, node: Any) -> float:
+        return float(loader.construct_scalar(node).replace("_", ""))
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    Loader.add_constructor("tag:nashzoo,2026:exponent", exponent_float)
+    Loader.add_implicit_resolver("tag:nashzoo,2026:exponent", _YAML_EXPONENT, None)
+    return yaml.load(text, Loader=Loader)
+
+
+def _parse_toml(text: str) -> Any:
+    """TOML with the standard library's reader (tomli before Python 3.11)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        try:
+            import tomli as tomllib
+        except ImportError:
             raise SettingsError(
-                f"{where}: expected {hint.__name__}, got {value!r} ({_kind(value)})"
-            )
-        return float(value) if hint is float else value
-    return value
+                "TOML files need Python 3.11+ or tomli (pip install 'nashzoo[config]')"
+            ) from None
+    return tomllib.loads(text)
 
 
+# --- checking ----------------------------------------------------------------------------------
 def check_overrides(label: str, algorithm: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """Overrides checked field by field against ``algorithm``'s config dataclass."""
     where = "" if label == algorithm else f"{label}: "  # the error names the algorithm itself
@@ -278,15 +305,16 @@ def check_overrides(label: str, algorithm: str, overrides: Mapping[str, Any]) ->
         raise SettingsError(f"{where}{err}") from None
     except ValueError as err:
         raise SettingsError(f"{where}{err}") from None
-    hints = typing.get_type_hints(cls.Config)
     fields = [f.name for f in dataclasses.fields(cls.Config)]
-    out = {}
-    for name, value in overrides.items():
+    for name in overrides:
         if name not in fields:
             who = label if label == algorithm else f"{label} ({algorithm})"
             valid = f"valid: {', '.join(fields)}" if fields else "it has no settings"
             raise SettingsError(f"{who} has no setting {name!r}; {valid}")
-        out[name] = _coerce(value, hints.get(name, Any), f"{label}.{name}")
+    try:
+        out = coerce_fields(cls.Config, overrides, label)
+    except ConfigFieldError as err:
+        raise SettingsError(str(err)) from None
     setting = LearnerSetting(label, algorithm, out)
     setting.config()  # the dataclass's own checks
     return out
@@ -302,6 +330,20 @@ def seat_settings(
     run names the same learner twice)."""
     settings = resolve_settings(seat_specs, config_file=config_file, sets=sets)
     return [settings[parse_learner_spec(spec)[0]] for spec in seat_specs]
+
+
+def _check_not_renamed(label: str, algorithm: str, config_file: Any) -> None:
+    """Refuse a file that runs another algorithm under a registered learner's name
+    (``cfr_plus: {algorithm: xfp}``): every table and plot would show xfp's numbers as
+    cfr_plus's."""
+    from nashzoo.agents.registry import learner_names
+
+    if label != algorithm and label in learner_names():
+        raise SettingsError(
+            f"--config {one_line(str(config_file))}: label {label!r} is a learner's name but "
+            f"runs algorithm {algorithm!r}; give it a label of its own (e.g. "
+            f"{algorithm}_{label}:) or remove its 'algorithm' entry"
+        )
 
 
 def resolve_settings(
@@ -326,6 +368,7 @@ def resolve_settings(
         filed_algorithm = filed.pop("algorithm", None)
         if "=" not in spec.split("(", 1)[0] and filed_algorithm is not None:
             algorithm = str(filed_algorithm)  # a bare label takes its algorithm from the file
+            _check_not_renamed(label, algorithm, config_file)
         if label in out:
             # The same spec again (self-play names it for both seats) or the bare label is the
             # same setting; another spec under one label would silently lose one of them.

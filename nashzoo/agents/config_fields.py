@@ -1,0 +1,142 @@
+"""Config field values checked against the types a learner's config dataclass declares.
+
+One check for every way a setting arrives (a ``config={...}`` dict in Python, a ``--config``
+file, ``--set``, ``NAME(FIELD=VALUE)``), so the same value gives the same config whichever way
+it came: a float field takes an int as a float, a tuple field takes a list as a tuple, numpy
+scalars become Python numbers, and a bool is never taken for a number (``True`` for a learning
+rate is a mistake, not ``1.0``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ConfigFieldError", "coerce_field", "coerce_fields", "field_hints"]
+
+
+class ConfigFieldError(ValueError):
+    """A config value of the wrong type (the message names the field and what is valid)."""
+
+
+def field_hints(config_cls: type) -> dict[str, Any]:
+    """The declared type of each field of ``config_cls`` (``Any`` where it cannot be read,
+    e.g. a plugin's annotation that names a type its module imports only for type checkers)."""
+    if not dataclasses.is_dataclass(config_cls):
+        return {}
+    try:
+        hints = typing.get_type_hints(config_cls)
+    except Exception:  # an unresolvable annotation: the dataclass's own checks still run
+        hints = {}
+    return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(config_cls)}
+
+
+def coerce_fields(config_cls: type, values: Mapping[str, Any], who: str) -> dict[str, Any]:
+    """``values`` (known fields of ``config_cls``) as their declared types; a
+    :class:`ConfigFieldError` names ``who.FIELD`` for the first that does not fit."""
+    hints = field_hints(config_cls)
+    return {
+        name: coerce_field(value, hints.get(name, Any), f"{who}.{name}")
+        for name, value in values.items()
+    }
+
+
+def describe(hint: Any) -> str:
+    """A declared type as the messages name it: ``a list of int``, ``None``, ``one of 'a'``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is type(None):
+        return "None"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(describe(a) for a in args)
+    if origin is tuple:
+        if not args or (len(args) == 2 and args[1] is Ellipsis):
+            return f"a list of {describe(args[0]) if args else 'values'}"
+        return f"a list of {len(args)} ({', '.join(describe(a) for a in args)})"
+    return getattr(hint, "__name__", str(hint)).replace("typing.", "")
+
+
+def _kind(value: Any) -> str:
+    """What ``value`` is, for a message: ``a list``, ``an int``, ``a str``."""
+    name = "list" if isinstance(value, list) else type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
+
+
+def _wrong(value: Any, hint: Any, where: str) -> ConfigFieldError:
+    return ConfigFieldError(f"{where}: expected {describe(hint)}, got {value!r} ({_kind(value)})")
+
+
+def coerce_field(value: Any, hint: Any, where: str) -> Any:
+    """``value`` as the declared type ``hint`` (ints for floats, lists for tuples, numpy
+    scalars as Python numbers), or a :class:`ConfigFieldError` naming ``where``. A type this
+    check does not know (a dict, a plugin's own class) passes unchanged to the dataclass."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _coerce_union(value, hint, args, where)
+    if origin is typing.Literal:
+        if not isinstance(value, bool) and value in args:
+            return value
+        raise _wrong(value, hint, where)
+    if origin is tuple:
+        return _coerce_tuple(value, hint, args, where)
+    if hint in _SCALARS:
+        fits, plain = _SCALARS[hint]
+        if not fits(value):
+            raise _wrong(value, hint, where)
+        try:
+            return plain(value)
+        except OverflowError:  # an int beyond a float's range (10**400)
+            digits = int(int(value).bit_length() * 0.30103)
+            raise ConfigFieldError(
+                f"{where}: expected float, got an integer of about 10**{digits}, beyond a "
+                "float's range"
+            ) from None
+    return value
+
+
+def _is_bool(value: Any) -> bool:
+    """A Python or numpy bool (never taken for a number)."""
+    return isinstance(value, bool) or type(value).__name__ == "bool_"
+
+
+_SCALARS: dict[Any, tuple[Any, Any]] = {
+    # declared type: (which values it takes, the plain Python value stored)
+    bool: (lambda v: _is_bool(v), bool),
+    int: (lambda v: isinstance(v, numbers.Integral) and not _is_bool(v), int),
+    float: (lambda v: isinstance(v, numbers.Real) and not _is_bool(v), float),
+    str: (lambda v: isinstance(v, str), str),
+}
+
+
+def _coerce_union(value: Any, hint: Any, args: tuple[Any, ...], where: str) -> Any:
+    """The first member of a union that takes ``value``; with one member besides ``None``,
+    that member's own message (it names the item of a list that does not fit)."""
+    if value is None and type(None) in args:
+        return None
+    members = [a for a in args if a is not type(None)]
+    for arg in members:
+        try:
+            return coerce_field(value, arg, where)
+        except ConfigFieldError as err:
+            if len(members) == 1 and isinstance(value, (list, tuple)):
+                raise ConfigFieldError(f"{err}; {where} takes {describe(hint)}") from None
+    raise _wrong(value, hint, where)
+
+
+def _coerce_tuple(value: Any, hint: Any, args: tuple[Any, ...], where: str) -> tuple[Any, ...]:
+    """A list or tuple as a tuple of the declared items (``tuple[int, ...]``: any length;
+    ``tuple[int, str]``: exactly these)."""
+    if not isinstance(value, (list, tuple)):
+        raise _wrong(value, hint, where)
+    if not args or (len(args) == 2 and args[1] is Ellipsis):
+        item = args[0] if args else Any
+        return tuple(coerce_field(v, item, f"{where}[{i}]") for i, v in enumerate(value))
+    if len(value) != len(args):
+        raise _wrong(value, hint, where)
+    pairs = enumerate(zip(value, args, strict=True))
+    return tuple(coerce_field(v, a, f"{where}[{i}]") for i, (v, a) in pairs)
