@@ -144,6 +144,8 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
     ):
         if hasattr(args, key):
             fields[key] = getattr(args, key)
+    if fields.get("config_file") is not None:  # as race_config.json stores it
+        fields["config_file"] = os.path.abspath(fields["config_file"])
     if hasattr(args, "sets"):
         fields["sets"] = tuple(args.sets)
     if hasattr(args, "budget_seconds"):
@@ -164,7 +166,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
     fields = _race_fields(args)
     if args.resume:
         out = fields.get("out", RaceConfig.out)
-        stored = stored_race_config(out)
+        stored = stored_race_config(out, fields.get("config_file"))
         if stored is None:
             print(f"no race to resume in {out}/ (no race_config.json): starting a new one")
         else:
@@ -207,6 +209,8 @@ _RACE_OPTIONS = {
     "self_play": "--no-self-play",
     "plots": "--no-plots",
     "plugins": "--plugin",
+    "config_file": "--config",
+    "sets": "--set",
 }
 
 
@@ -354,15 +358,19 @@ def _seat_settings(args: argparse.Namespace, seat0: str | None, seat1: str | Non
 
     if seat0 is None:
         if args.config_file or args.sets:
-            raise UsageError("--config and --set set up a new run; a resumed run keeps its own")
+            raise UsageError(
+                "--config and --set set up a new run; a resumed run keeps the settings in its "
+                "train_config.json (to change them, start a new run: --force or another --out)"
+            )
         return None
     seats = seat_settings(
         [seat0, seat1 or seat0], config_file=args.config_file, sets=args.sets or ()
     )
     if args.resume and (args.config_file or args.sets or any(s.overrides for s in seats)):
         raise UsageError(
-            "--config, --set and NAME(FIELD=VALUE) set up a new run; a resumed run "
-            "keeps its own settings"
+            "--config, --set and NAME(FIELD=VALUE) set up a new run; a resumed run keeps the "
+            "settings in its train_config.json (to change them, start a new run: --force or "
+            "another --out)"
         )
     return seats
 

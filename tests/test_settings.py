@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
-from nashzoo.agents import learner_class, learner_names
+from nashzoo.agents import learner_class, learner_names, make_learner
 from nashzoo.cli import main
 from nashzoo.train.settings import (
     LearnerSetting,
@@ -86,7 +91,9 @@ def test_types_are_checked_and_coerced():
         SettingsError, match=r"nfsp.optimizer: expected one of 'adam', 'sgd', got 'rmsprop'"
     ):
         resolve_settings(["nfsp"], sets=["nfsp.optimizer=rmsprop"])
-    with pytest.raises(SettingsError, match=r"nfsp.hidden_sizes: expected a list of int, got 64 \(an int\)"):
+    with pytest.raises(
+        SettingsError, match=r"nfsp.hidden_sizes: expected a list of int, got 64 \(an int\)"
+    ):
         resolve_settings(["nfsp"], sets=["nfsp.hidden_sizes=64"])
 
 
@@ -208,7 +215,10 @@ def test_train_and_duel_record_the_full_config(tmp_path, capsys):
     capsys.readouterr()
     resume = ["train", "--resume", "--out", str(tmp_path / "t"), "--iterations", "40"]
     assert main([*resume, "--set", "cfr_plus.averaging_delay=1"]) == 2  # a resumed run keeps its
-    assert "a resumed run keeps its own" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert (
+        "keeps the settings in its train_config.json" in err and "--force or another --out" in err
+    )
     assert main([*resume, "--no-progress"]) == 0
     result = json.loads((tmp_path / "t" / "result.json").read_text())
     assert result["iterations"] == 40 and result["configs"] == [{"averaging_delay": 4}, {}]
@@ -249,3 +259,216 @@ def test_race_runs_one_algorithm_under_two_configs(tmp_path, capsys):
     assert "2 of 2 runs already finished" in capsys.readouterr().out
     assert main([*argv[:5], "--set", "late.averaging_delay=oops", *argv[7:]]) == 1
     assert "late.averaging_delay: expected int" in capsys.readouterr().err
+
+
+# --- every way a setting arrives gives one config ------------------------------------------------
+def test_python_config_dicts_are_checked_as_the_command_line_checks_them(tmp_path):
+    """config={...} in Python takes the command line's type check: an int for a float field is
+    stored as a float (as --set stores it), numpy numbers as Python ones, and a bool is never a
+    number (it was stored as `true` in train_config.json, where --set refused it)."""
+    dcfr = learner_class("dcfr")
+    from_python = make_learner("dcfr", "kuhn_poker", 0, {"alpha": 2, "beta": np.int64(1)})
+    (from_cli,) = resolve_settings(["dcfr(alpha=2)"], sets=["dcfr.beta=1"]).values()
+    assert from_python.config == from_cli.config()
+    assert from_python.config.to_dict() == {"alpha": 2.0, "beta": 1.0, "gamma": 2.0}
+    assert type(from_python.config.alpha) is float and type(from_python.config.beta) is float
+    delay = learner_class("cfr_plus").coerce_config({"averaging_delay": np.int64(3)})
+    assert type(delay.averaging_delay) is int and delay.averaging_delay == 3
+    with pytest.raises(ValueError, match=r"^dcfr.alpha: expected float, got True \(a bool\)$"):
+        dcfr.coerce_config({"alpha": True})
+    with pytest.raises(ValueError, match=r"dcfr.gamma: expected float, got an integer of about"):
+        dcfr.coerce_config({"gamma": 10**400})  # was an OverflowError traceback
+    with pytest.raises(
+        ValueError,
+        match=r"^regret_matching.initial_regrets\[1\]: expected float, got 'a' \(a str\); "
+        r"regret_matching.initial_regrets takes a list of float or None$",
+    ):
+        learner_class("regret_matching").coerce_config({"initial_regrets": [1, "a"]})
+    policy = tmp_path / "p.json"
+    policy.write_text("{}")
+    fixed = learner_class("fixed").coerce_config({"path": policy})  # a Path is still a path
+    assert fixed.path == str(policy)
+
+
+def test_a_value_reads_back_the_same_through_every_way():
+    """The same value through --set, a learner spec, a YAML file, a TOML file and a Python dict
+    gives one config (checked over many values, the float text as repr writes it)."""
+    pytest.importorskip("yaml")
+    powers = st.integers(-320, 308).map(lambda e: float(f"1e{e}"))  # repr: 1e-05, 1e+16
+    finite = st.floats(allow_nan=False, allow_infinity=False, min_value=0) | powers
+
+    @given(alpha=finite, gamma=finite, delay=st.integers(0, 10**9))
+    @example(alpha=1e-05, gamma=1e16, delay=0)  # PyYAML read both as strings
+    @hypothesis_settings(max_examples=60, deadline=None)
+    def check(alpha, gamma, delay):
+        configs = _through_every_way({"alpha": alpha, "gamma": gamma}, "dcfr")
+        assert all(c == configs[0] for c in configs), configs
+        assert configs[0].alpha == alpha and configs[0].gamma == gamma
+        configs = _through_every_way({"averaging_delay": delay}, "cfr_plus")
+        assert all(c == configs[0] for c in configs) and configs[0].averaging_delay == delay
+
+    check()
+
+
+def _through_every_way(fields, name):
+    """``name``'s config with ``fields`` given each way there is."""
+    import tempfile
+
+    texts = {k: repr(v) for k, v in fields.items()}
+    sets = [f"{name}.{k}={t}" for k, t in texts.items()]
+    spec = f"{name}({', '.join(f'{k}={t}' for k, t in texts.items())})"
+    yaml_text = f"learners:\n  {name}:\n" + "".join(f"    {k}: {t}\n" for k, t in texts.items())
+    toml_text = f"[learners.{name}]\n" + "".join(f"{k} = {t}\n" for k, t in texts.items())
+    configs = [learner_class(name).coerce_config(dict(fields))]
+    configs.append(resolve_settings([name], sets=sets)[name].config())
+    configs.append(resolve_settings([spec])[name].config())
+    with tempfile.TemporaryDirectory() as folder:
+        for suffix, text in ((".yaml", yaml_text), (".toml", toml_text)):
+            path = Path(folder) / f"c{suffix}"
+            path.write_text(text)
+            configs.append(resolve_settings([name], config_file=path)[name].config())
+    return configs
+
+
+def test_the_same_setting_on_the_command_line_and_in_python_stores_one_train_config(tmp_path):
+    """train --set and train --config store what Trainer(configs=[{...}]) builds."""
+    (tmp_path / "c.yaml").write_text("learners:\n  dcfr:\n    alpha: 2\n    beta: 1e-1\n")
+    runs = {
+        "set": ["--set", "dcfr.alpha=2", "--set", "dcfr.beta=0.1"],
+        "file": ["--config", str(tmp_path / "c.yaml")],
+    }
+    stored = []
+    for name, options in runs.items():
+        out = tmp_path / name
+        argv = ["train", "--learner", "dcfr", "--iterations", "1", "--no-progress"]
+        assert main([*argv, *options, "--out", str(out)]) == 0
+        config = json.loads((out / "train_config.json").read_text())
+        stored.append(config["settings"])
+        assert json.loads((out / "result.json").read_text())["configs"][0]["beta"] == 0.1
+    python = make_learner("dcfr", "kuhn_poker", 0, {"alpha": 2, "beta": 0.1}).config
+    assert stored[0] == stored[1] == [{"alpha": 2.0, "beta": 0.1}] * 2
+    assert learner_class("dcfr").Config(**stored[0][0]) == python
+
+
+# --- files: encodings, shapes and YAML's traps ---------------------------------------------------
+def test_config_file_encodings_and_folders(tmp_path):
+    """A byte-order mark is read (TOML's reader refused it at line 1, column 1); text that is
+    not UTF-8 and a folder get messages that say so (they said 'not valid TOML' and 'no such
+    file')."""
+    pytest.importorskip("yaml")
+    for suffix, text in (
+        (".toml", "[learners.cfr_plus]\naveraging_delay = 3\n"),
+        (".yaml", "learners:\n  cfr_plus:\n    averaging_delay: 3\n"),
+    ):
+        path = tmp_path / f"bom{suffix}"
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert resolve_settings(["cfr_plus"], config_file=path)["cfr_plus"].overrides == {
+            "averaging_delay": 3
+        }
+        latin = tmp_path / f"latin{suffix}"
+        latin.write_bytes(text.encode() + "# café\n".encode("latin-1"))
+        with pytest.raises(
+            SettingsError, match=r"not UTF-8 text \(byte 0xe9 at offset \d+\); save"
+        ):
+            resolve_settings(["cfr_plus"], config_file=latin)
+    (tmp_path / "folder.toml").mkdir()
+    with pytest.raises(SettingsError, match=r"folder.toml: is a folder; give the YAML or TOML"):
+        resolve_settings(["cfr_plus"], config_file=tmp_path / "folder.toml")
+    for empty in ("empty.yaml", "empty.toml"):  # an empty file sets nothing
+        (tmp_path / empty).write_text("")
+        assert resolve_settings(["cfr"], config_file=tmp_path / empty)["cfr"].overrides == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("alpha: 1e-3", {"alpha": 0.001}),  # PyYAML's YAML 1.1 read the string '1e-3'
+        ("alpha: 2E+2\n    gamma: -1.5e1", None),  # the negative gamma: DCFR's own message
+        ("alpha: 1.0e3", {"alpha": 1000.0}),
+        ("alpha: 1_0.5e1", {"alpha": 105.0}),
+        ("alpha: 3", {"alpha": 3.0}),
+    ],
+)
+def test_yaml_reads_exponents_as_numbers(tmp_path, text, expected):
+    pytest.importorskip("yaml")
+    path = tmp_path / "c.yaml"
+    path.write_text(f"learners:\n  dcfr:\n    {text}\n")
+    if expected is None:
+        with pytest.raises(SettingsError, match="DCFR gamma must be >= 0"):
+            resolve_settings(["dcfr"], config_file=path)
+        return
+    assert resolve_settings(["dcfr"], config_file=path)["dcfr"].overrides == expected
+
+
+def test_yaml_duplicate_keys_are_refused_and_merge_keys_overridden(tmp_path):
+    """A key written twice kept the last value silently; a merged anchor's key may still be
+    overridden (that is what merge keys are for)."""
+    pytest.importorskip("yaml")
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("learners:\n  cfr_plus:\n    averaging_delay: 3\n    averaging_delay: 4\n")
+    with pytest.raises(
+        SettingsError, match=r"twice.yaml: 'averaging_delay' is given twice in one table \(line 4\)"
+    ):
+        resolve_settings(["cfr_plus"], config_file=twice)
+    merged = tmp_path / "merged.yaml"
+    merged.write_text(
+        "learners:\n  cfr_plus: &base\n    averaging_delay: 3\n"
+        "  late:\n    <<: *base\n    algorithm: cfr_plus\n    averaging_delay: 9\n"
+    )
+    settings = resolve_settings(["cfr_plus", "late"], config_file=merged)
+    assert settings["late"] == LearnerSetting("late", "cfr_plus", {"averaging_delay": 9})
+    assert settings["cfr_plus"].overrides == {"averaging_delay": 3}
+
+
+def test_a_file_cannot_run_another_algorithm_under_a_learners_name(tmp_path):
+    """`cfr_plus: {algorithm: xfp}` trained xfp and reported it as cfr_plus."""
+    path = tmp_path / "c.toml"
+    path.write_text('[learners.cfr_plus]\nalgorithm = "xfp"\n')
+    with pytest.raises(
+        SettingsError, match="label 'cfr_plus' is a learner's name but runs algorithm 'xfp'"
+    ):
+        resolve_settings(["cfr_plus"], config_file=path)
+    path.write_text('[learners.cfr_plus]\nalgorithm = "cfr_plus"\naveraging_delay = 2\n')
+    assert resolve_settings(["cfr_plus"], config_file=path)["cfr_plus"].overrides == {
+        "averaging_delay": 2
+    }
+
+
+@pytest.mark.parametrize(
+    ("spec", "sets", "match"),
+    [
+        ("dcfr(alpha=2, alpha=3)", (), r"learner spec .*: 'alpha' is given twice; give it once"),
+        ("dcfr", ("dcfr.alpha=2", "dcfr.alpha=3"), r"--set dcfr.alpha is given twice \(2 and 3\)"),
+        ("nfsp_x=cfr_plus(averaging_delay=64,64)", (), r"a list value needs brackets: field=\["),
+        ("dcfr(alpha=2,)", (), r"learner spec 'dcfr\(alpha=2,\)': unbalanced brackets/quotes or"),
+    ],
+)
+def test_a_field_given_twice_in_one_way_is_refused(spec, sets, match):
+    """The last of two values won silently; a list without brackets gets the fix."""
+    with pytest.raises(SettingsError, match=match) as err:
+        resolve_settings([spec], sets=sets)
+    assert "\n" not in str(err.value)
+
+
+def test_a_race_resumes_with_its_config_file_moved(tmp_path, capsys, monkeypatch):
+    """race_config.json stored --config as typed (relative), and a stored file that had moved
+    could not be replaced: the only way on was --force, which deletes the runs."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "s.yaml").write_text("learners:\n  cfr_plus:\n    averaging_delay: 3\n")
+    monkeypatch.chdir(tmp_path / "a")
+    argv = ["race", "--learners", "cfr_plus", "--config", "s.yaml", "--seeds", "1"]
+    argv += ["--budget-iterations", "2", "--backend", "serial", "--no-plots", "--no-progress"]
+    assert main([*argv, "--out", "../race"]) == 0
+    stored = json.loads((tmp_path / "race" / "race_config.json").read_text())
+    assert stored["config_file"] == str(tmp_path / "a" / "s.yaml")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a" / "s.yaml").rename(tmp_path / "moved.yaml")
+    resume = ["race", "--out", "race", "--resume", "--no-progress"]
+    capsys.readouterr()
+    assert main(resume) == 1
+    err = capsys.readouterr().err
+    assert "the race's --config file" in err and "--resume --config FILE" in err
+    assert main([*resume, "--config", "moved.yaml"]) == 0
+    out = capsys.readouterr().out
+    assert "--config " in out and "1 of 1 runs already finished" in out
+    assert main(resume) == 0  # the new place is stored

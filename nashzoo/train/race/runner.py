@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -155,12 +156,15 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
 
 
 def _write_race_config(out: Path, config: RaceConfig, jobs: Sequence[RaceJob]) -> None:
-    """``race_config.json``: the race's settings and its planned run ids (what resume checks)."""
+    """``race_config.json``: the race's settings and its planned run ids (what resume checks).
+    The ``--config`` file is stored as an absolute path, so a resume from another folder
+    reads the same file."""
+    fields = dataclasses.asdict(config)
+    if config.config_file is not None:
+        fields["config_file"] = os.path.abspath(config.config_file)
     atomic_write_bytes(
         out / RACE_CONFIG_FILE,
-        json.dumps(
-            {**dataclasses.asdict(config), "run_ids": [j.run_id for j in jobs]}, indent=1
-        ).encode(),
+        json.dumps({**fields, "run_ids": [j.run_id for j in jobs]}, indent=1).encode(),
     )
 
 

@@ -9,10 +9,12 @@ import dataclasses
 import hashlib
 import json
 import os
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nashzoo.games.base import one_line
 from nashzoo.io import (
     read_json,
 )
@@ -79,10 +81,14 @@ def _job_dict(job: RaceJob) -> dict[str, Any]:
 RACE_CONFIG_FILE = "race_config.json"
 
 
-def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+def stored_race_config(
+    out: str | os.PathLike[str], config_file: str | None = None
+) -> dict[str, Any] | None:
     """The :class:`RaceConfig` fields of the race last started in ``out`` (``None`` when
     there is none), so ``--resume`` can finish that race without repeating its options; every
-    field is checked as :class:`RaceConfig` checks it (the error names the file)."""
+    field is checked as :class:`RaceConfig` checks it (the error names the file).
+    ``config_file``: a ``--config`` typed with the resume, checked in place of the stored one
+    (which may have moved)."""
     path = Path(out) / RACE_CONFIG_FILE
     if not path.exists():
         return None
@@ -94,11 +100,24 @@ def stored_race_config(out: str | os.PathLike[str]) -> dict[str, Any] | None:
     for key in ("learners", "thresholds", "plugins", "sets"):
         if isinstance(config.get(key), list):
             config[key] = tuple(config[key])
+    _check_config_file_there(config if config_file is None else {}, path, out)
     try:
-        RaceConfig(**config)
+        RaceConfig(**{**config, **({} if config_file is None else {"config_file": config_file})})
     except (ValueError, TypeError, ImportError) as err:
         raise FileFormatError(f"{path}: {err}; fix it or start over with --force") from None
     return config
+
+
+def _check_config_file_there(config: dict[str, Any], path: Path, out: Any) -> None:
+    """A stored race whose ``--config`` file is gone: the error says how to resume it (the
+    file's new place typed with ``--resume``) instead of only that the file is missing."""
+    file = config.get("config_file")
+    if isinstance(file, str) and not Path(file).is_file():
+        raise FileFormatError(
+            f"{path}: the race's --config file {one_line(file)} is not there; give its new "
+            f"place: nashzoo race --out {shlex.quote(str(out))} --resume --config FILE "
+            "(or start over with --force)"
+        )
 
 
 def _rows(results: Sequence[dict[str, Any]], game: str) -> list[dict[str, Any]]:
