@@ -272,22 +272,39 @@ def test_python_config_dicts_are_checked_as_the_command_line_checks_them(tmp_pat
     assert from_python.config == from_cli.config()
     assert from_python.config.to_dict() == {"alpha": 2.0, "beta": 1.0, "gamma": 2.0}
     assert type(from_python.config.alpha) is float and type(from_python.config.beta) is float
+    regrets = learner_class("regret_matching").coerce_config({"initial_regrets": np.ones(2)})
+    assert regrets.initial_regrets == (1.0, 1.0)  # a numpy array for a list, as before
     delay = learner_class("cfr_plus").coerce_config({"averaging_delay": np.int64(3)})
     assert type(delay.averaging_delay) is int and delay.averaging_delay == 3
-    with pytest.raises(ValueError, match=r"^dcfr.alpha: expected float, got True \(a bool\)$"):
-        dcfr.coerce_config({"alpha": True})
-    with pytest.raises(ValueError, match=r"dcfr.gamma: expected float, got an integer of about"):
-        dcfr.coerce_config({"gamma": 10**400})  # was an OverflowError traceback
-    with pytest.raises(
-        ValueError,
+    with pytest.raises(ValueError, match="DCFR alpha must be a finite number, got True"):
+        dcfr.coerce_config({"alpha": True})  # the learner's own message, where it has one
+    with pytest.raises(SettingsError, match=r"dcfr.gamma: expected float, got an integer of abou"):
+        resolve_settings(["dcfr"], sets=["dcfr.gamma=1" + "0" * 400])  # was an OverflowError
+    with pytest.raises(  # the item that does not fit (was: "expected tuple or NoneType")
+        SettingsError,
         match=r"^regret_matching.initial_regrets\[1\]: expected float, got 'a' \(a str\); "
         r"regret_matching.initial_regrets takes a list of float or None$",
     ):
-        learner_class("regret_matching").coerce_config({"initial_regrets": [1, "a"]})
+        resolve_settings(["regret_matching"], sets=["regret_matching.initial_regrets=[1, 'a']"])
     policy = tmp_path / "p.json"
     policy.write_text("{}")
     fixed = learner_class("fixed").coerce_config({"path": policy})  # a Path is still a path
     assert fixed.path == str(policy)
+
+
+def test_python_config_dicts_refuse_what_the_learners_checks_let_through():
+    """True for an int or a float field, an int for a device: NFSPConfig took them (and stored
+    `true` in train_config.json, where --set refused it)."""
+    pytest.importorskip("torch")
+    nfsp = learner_class("nfsp")
+    for field, value, kind in (
+        ("min_buffer_to_learn", True, "int"),
+        ("discount", False, "float"),
+        ("device", 1, "str"),
+    ):
+        with pytest.raises(ValueError, match=rf"^nfsp.{field}: expected {kind}, got {value!r}"):
+            nfsp.coerce_config({field: value})
+    assert nfsp.coerce_config({"discount": 1}).discount == 1.0
 
 
 def test_a_value_reads_back_the_same_through_every_way():

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
-from nashzoo.agents.config_fields import coerce_fields
+from nashzoo.agents.config_fields import ConfigFieldError, coerce_fields
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.base import check_player, checked_seed
@@ -195,9 +195,10 @@ class Learner(ABC):
     @classmethod
     def coerce_config(cls, config: LearnerConfig | dict[str, Any] | None) -> LearnerConfig:
         """Accept a Config, a dict of its fields, or None (defaults). A dict's values are
-        checked against the fields' declared types first, as the command line's are
-        (:mod:`nashzoo.agents.config_fields`): ints for floats, lists for tuples, and a wrong
-        type is a :class:`~nashzoo.agents.config_fields.ConfigFieldError` (a ValueError)."""
+        checked against the fields' declared types, as the command line's are
+        (:mod:`nashzoo.agents.config_fields`): ints for floats, lists for tuples; a wrong type
+        is the config's own ValueError where its checks have one, else a
+        :class:`~nashzoo.agents.config_fields.ConfigFieldError` (a ValueError too)."""
         if config is None:
             cls._check_required(())
             return cls.Config()
@@ -212,7 +213,12 @@ class Learner(ABC):
                 )
             cls._check_required(config)
             # the command line's type check, so config={...} and --set give one config
-            return cls.Config(**coerce_fields(cls.Config, config, cls.name or cls.__name__))
+            try:
+                values = coerce_fields(cls.Config, config, cls.name or cls.__name__)
+            except ConfigFieldError as type_error:
+                cls.Config(**config)  # the learner's own message first, where it has one
+                raise type_error from None  # what its checks let through ("true" for a rate)
+            return cls.Config(**values)
         raise ValueError(
             f"{cls.name} expects a {cls.Config.__name__} or a dict, got {type(config).__name__}"
         )

@@ -130,7 +130,9 @@ def _coerce_union(value: Any, hint: Any, args: tuple[Any, ...], where: str) -> A
 
 def _coerce_tuple(value: Any, hint: Any, args: tuple[Any, ...], where: str) -> tuple[Any, ...]:
     """A list or tuple as a tuple of the declared items (``tuple[int, ...]``: any length;
-    ``tuple[int, str]``: exactly these)."""
+    ``tuple[int, str]``: exactly these); a 1-d numpy array as its items."""
+    if getattr(value, "ndim", None) == 1 and hasattr(value, "tolist"):
+        value = value.tolist()  # np.array([64, 64]) from a sweep: plain numbers
     if not isinstance(value, (list, tuple)):
         raise _wrong(value, hint, where)
     if not args or (len(args) == 2 and args[1] is Ellipsis):

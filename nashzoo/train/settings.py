@@ -20,9 +20,11 @@ Three sources, later ones winning field by field:
 3. ``--set LABEL.FIELD=VALUE`` (repeatable): ``--set nfsp_small.batch_size=64``.
 
 Values are JSON (``0.01``, ``true``, ``[32, 32]``, ``"text"``) or Python literals; anything
-else is a plain string (``mode=self_play``). Every field is checked against the type its
-dataclass declares and the dataclass's own checks run, so a typo or a bad value is a one-line
-:class:`SettingsError` naming the label, the field and what is valid, before any training.
+else is a plain string (``mode=self_play``). A field given twice in one source (a spec, the
+``--set`` options, one table of the file) is an error rather than a silent last-one-wins.
+Every field is checked against the type its dataclass declares and the dataclass's own checks
+run, so a typo or a bad value is a one-line :class:`SettingsError` naming the label, the field
+and what is valid, before any training.
 """
 
 from __future__ import annotations

@@ -55,7 +55,9 @@ class RaceConfig:
         force: start over in an ``out`` that already holds a race, deleting its runs (default
             False: such a folder is refused unless ``resume``).
         config_file: a YAML/TOML file of learner settings (``--config``), read when the race
-            is planned (and again on ``--resume``: runs whose settings changed are re-run).
+            is planned (and again on ``--resume``: runs whose settings changed are re-run);
+            ``race_config.json`` stores it as an absolute path, and a resume may name its new
+            place (``--resume --config FILE``).
         sets: ``LABEL.FIELD=VALUE`` overrides (``--set``), applied last.
         logger: ``"tensorboard"``, ``"wandb"`` (offline) or ``"csv"``: each run also logs its
             metrics in its folder ``out/runs/RUN_ID`` (:mod:`nashzoo.train.loggers`).
