@@ -149,14 +149,16 @@ def test_duel_and_tournament(tmp_path, capsys):
     checkpoint = tmp_path / "d" / "checkpoint.npz"
     assert main(["tournament", str(checkpoint), "uniform", "--episodes", "0"]) == 0
     assert "1. d " in capsys.readouterr().out  # named after its run folder
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
 
     args = build_parser().parse_args(["play", "--agent", str(checkpoint)])
     assert _cmd_play(args, stdin=io.StringIO("bet\n")) == 0
 
 
 def test_play_reasks_illegal_input(capsys):
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
 
     args = build_parser().parse_args(["play", "--game", "rps", "--agent", "uniform"])
     assert _cmd_play(args, stdin=io.StringIO("lizard\n7\nrock\n")) == 0
@@ -169,7 +171,8 @@ def test_play_against_uniform_on_a_game_too_big_to_compile(capsys):
     """A tournament's uniform entrant is a table over the whole tree, so play refused Liar's
     dice with two dice each (43 billion histories); uniform now plays from each position's
     legal actions, while an agent that needs the tree is still refused by name."""
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
     from nashzoo.games import GameTooLarge
 
     argv = ["play", "--game", "liars_dice(numdice=2)", "--agent", "u=uniform", "--hands", "2"]
@@ -184,7 +187,8 @@ def test_play_against_uniform_on_a_game_too_big_to_compile(capsys):
 def test_play_reasks_a_digit_that_is_no_number(capsys):
     """'²' passes str.isdigit but not int(): the game ended with 'error: invalid literal for
     int() with base 10'; it is refused and asked again like any other illegal input."""
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
 
     args = build_parser().parse_args(["play", "--game", "rps", "--agent", "uniform"])
     assert _cmd_play(args, stdin=io.StringIO("\u00b2\n\u0661\nrock\n")) == 0
@@ -196,7 +200,8 @@ def test_play_reasks_a_digit_that_is_no_number(capsys):
 def test_play_names_only_the_opponent_moves_the_human_sees(capsys):
     """In RPS seat 1 chooses without seeing seat 0's move; play printed 'uniform plays rock'
     before asking. A move the human's information set tells apart (Kuhn's bets) is named."""
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
 
     argv = ["play", "--game", "rps", "--agent", "uniform", "--seat", "1"]
     assert _cmd_play(build_parser().parse_args(argv), stdin=io.StringIO("paper\n")) == 0
@@ -213,7 +218,8 @@ def test_play_names_openspiel_moves_as_their_player_reads_them(capsys):
     """OpenSpiel names a move by who makes it; play named every move as seat 0 reads it, so
     the human playing o in tic-tac-toe was offered x(1,2) and told the opponent's x was o."""
     pytest.importorskip("pyspiel")
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
 
     argv = ["play", "--game", "openspiel:tic_tac_toe", "--agent", "uniform", "--seat", "1"]
     moves = "".join(f"{a}\n" for a in range(9))
@@ -370,7 +376,7 @@ def test_game_help_names_every_built_in_game():
     from nashzoo.games.registry import BUILTIN_GAMES
 
     missing = [name for name in BUILTIN_GAMES if name not in GAME_HELP]
-    assert not missing, f"add {missing} to GAME_HELP in nashzoo/cli.py"
+    assert not missing, f"add {missing} to GAME_HELP in nashzoo/cli/common.py"
 
 
 def test_eval_of_one_learner_names_its_seat_and_its_own_figure(tmp_path, capsys):
@@ -393,7 +399,8 @@ def test_tournament_and_play_name_a_one_seat_learners_other_seat(tmp_path, capsy
     """A single learner's checkpoint entered in a tournament plays both seats, one of them as
     it holds it (uniform): the table is followed by a note; play warns when the human takes
     the learner's own seat (leaving it the one it never learned)."""
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
     from nashzoo.train import Trainer
 
     trainer = Trainer("kuhn_poker", "cfr", "cfr")

@@ -274,7 +274,8 @@ def test_cli_runs_bridged_games(tmp_path, capsys) -> None:
     assert "openspiel:liars_dice(dice_sides=3): NashConv" in printed
     assert "| 1 | cfr_plus |" in printed
 
-    from nashzoo.cli import _cmd_play, build_parser
+    from nashzoo.cli import build_parser
+    from nashzoo.cli.play import _cmd_play
 
     args = build_parser().parse_args(["play", "--game", LIARS_DICE, "--agent", "equilibrium"])
     assert _cmd_play(args, stdin=io.StringIO("9\nliar\n2-3\n")) == 0  # OpenSpiel's names
