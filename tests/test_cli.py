@@ -776,6 +776,87 @@ def test_a_finished_tournament_grows_by_the_entrants_typed_after_its_own(
     assert "the entrants uniform, equilibrium, a (the tournament has" in capsys.readouterr().err
 
 
+def test_add_grows_a_kept_tournament_from_its_folder_alone(tmp_path, capsys, monkeypatch):
+    """To grow a kept tournament, its whole list had to be typed again (--add was "unrecognized
+    arguments"); `--out DIR --resume --add SPEC` now means the stored entrants, then these: only
+    the new pairings play and the folder holds what the whole list typed writes, byte for byte
+    (config included). A relative path added from another directory than the stored one is
+    stored absolute, so the short form still resumes from anywhere."""
+    import nashzoo.eval.tournament_folder as tournament_folder
+
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir()
+    elsewhere.mkdir()
+    _tilted_rps_policy(work / "tilted.json", 0.5)
+    _tilted_rps_policy(elsewhere / "heavy.json", 0.8)
+    monkeypatch.chdir(work)
+    options = [*TOURNAMENT[4:], "--no-plots"]
+    whole = [*TOURNAMENT[:4], "rock=fixed:1,0,0", "tilted.json", *options]
+    straight, out = tmp_path / "straight", tmp_path / "tour"
+    assert main([*whole, "--out", str(straight)]) == 0
+    assert main([*TOURNAMENT, "--no-plots", "--out", str(out)]) == 0
+    real, played = tournament_folder.play_pairing, []
+
+    def play(game, entrants, row, col, episodes, seed):
+        played.append((row, col))
+        return real(game, entrants, row, col, episodes, seed)
+
+    monkeypatch.setattr(tournament_folder, "play_pairing", play)
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    capsys.readouterr()
+    assert main([*short, "--add", "rock=fixed:1,0,0", "tilted.json"]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"adding 2 entrants (rock, tilted) to the tournament in {out}/: 16 new pairings; 9 kept\n"
+    )
+    assert len(played) == 16 and all(max(pair) >= 3 for pair in played)
+    for name in ("tournament.json", "tournament_config.json"):
+        assert (out / name).read_bytes() == (straight / name).read_bytes()
+    monkeypatch.chdir(elsewhere)
+    assert main([*short, "--add", "heavy.json"]) == 0
+    stored = json.loads((out / "tournament_config.json").read_text())
+    assert stored["working_directory"] == str(work)
+    assert stored["specs"][-2:] == ["tilted.json", f"heavy={elsewhere}/heavy.json"]
+    monkeypatch.chdir(tmp_path)
+    assert main(short) == 0
+    assert "36 of 36 pairings already played" in capsys.readouterr().out
+
+
+def test_add_is_refused_where_it_cannot_say_which_entrants_it_follows(tmp_path, capsys):
+    """--add needs --out DIR --resume and no entrants typed (a one-line usage error naming the
+    command), a name already in the tournament is refused as typing it in the whole list is,
+    and a folder that stores no specs says to type the whole list, the added ones in it; a
+    refusal leaves the folder as it was."""
+    out = tmp_path / "tour"
+    assert main([*TOURNAMENT, "--no-plots", "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    capsys.readouterr()
+    assert main(["tournament", "--add", "rock=fixed:1,0,0"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --add grows the tournament kept in a folder: nashzoo tournament --out DIR "
+        "--resume --add rock=fixed:1,0,0\n"
+    )
+    assert main(["tournament", "--out", str(out), "--add", "rock=fixed:1,0,0"]) == 2
+    assert f"nashzoo tournament --out {out} --resume --add rock" in capsys.readouterr().err
+    typed = [*TOURNAMENT, "--no-plots", "--out", str(out), "--resume", "--add", "rock=uniform"]
+    assert main(typed) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --add follows the entrants stored in --out, so type no entrants")
+    assert err.count("\n") == 1
+    short = ["tournament", "--out", str(out), "--no-plots", "--no-progress", "--resume"]
+    assert main([*short, "--add", "uniform"]) == 1
+    err = capsys.readouterr().err
+    assert "entrant names must be unique, got ['uniform', 'equilibrium', 'a', 'uniform']" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    config = out / "tournament_config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "specs": None}, indent=1))
+    assert main([*short, "--add", "rock=fixed:1,0,0"]) == 2
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith(
+        "nashzoo tournament ENTRANT ... rock=fixed:1,0,0 --game rps --episodes 25 --seed 3 "
+        f"--out {out} --resume"
+    )
+
+
 def test_a_tournament_started_in_python_resumes_from_its_folder_alone(
     tmp_path, capsys, monkeypatch
 ):

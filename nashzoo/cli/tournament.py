@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from nashzoo.cli.common import (
@@ -46,6 +47,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
             f"{err} (the entrants stored in {args.out}/tournament_config.json; to give them "
             "anew, type them as the tournament was started, in the same order, before --out)"
         ) from None
+    entrants += [load_entrant(game, spec) for spec in args.add or []]  # typed here: as typed
     check_entrants(game, entrants)  # a bad entrant leaves no --out folder behind
     if args.out is not None and not args.no_plots:
         from nashzoo.eval.plots import require_matplotlib
@@ -93,6 +95,7 @@ def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
     it, else ``None``."""
     from nashzoo.eval.tournament_folder import CONFIG_FILE, stored_tournament
 
+    _check_add(args)
     stored = stored_tournament(args.out) if args.resume else None
     for key, default in _TOURNAMENT_DEFAULTS.items():
         if getattr(args, key) is None:
@@ -113,7 +116,8 @@ def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
         import shlex
 
         names = ", ".join(entrant["name"] for entrant in stored["entrants"])
-        command = ["nashzoo", "tournament", "ENTRANT", "...", "--game", stored["game"]]
+        command = ["nashzoo", "tournament", "ENTRANT", "...", *(args.add or [])]
+        command += ["--game", stored["game"]]
         command += ["--episodes", str(stored["episodes"]), "--seed", str(stored["seed"])]
         why = (
             "was started by an older nashzoo, whose "
@@ -126,8 +130,39 @@ def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
             f"the tournament in {args.out}/ {why}: type them again, in the order it was "
             f"started with ({names}): " + shlex.join([*command, "--out", args.out, "--resume"])
         )
-    args.entrants = list(stored["specs"])
+    args.entrants = list(stored["specs"]) + _added_specs(args.add or [], stored)
     return stored
+
+
+def _check_add(args: argparse.Namespace) -> None:
+    """``--add`` grows the tournament kept in ``--out``, whose entrants come from the folder:
+    it needs ``--out DIR --resume``, and no entrants typed beside it (they would say the whole
+    list again, and which one meant what would be a guess)."""
+    if not args.add:
+        return
+    import shlex
+
+    short = shlex.join(["nashzoo", "tournament", "--out", args.out or "DIR", "--resume", "--add"])
+    short += " " + shlex.join(args.add)
+    if args.out is None or not args.resume:
+        raise UsageError(f"--add grows the tournament kept in a folder: {short}")
+    if args.entrants:
+        raise UsageError(
+            f"--add follows the entrants stored in --out, so type no entrants with it: {short} "
+            "(or type the whole list, the stored entrants then the new ones, without --add)"
+        )
+
+
+def _added_specs(added: list[str], stored: dict[str, Any]) -> list[str]:
+    """The ``--add`` specs as the folder stores them, beside its own, whose relative paths
+    lead from its ``working_directory``: as typed where that is the current directory (the
+    config the whole list typed there writes), else each relative path made absolute."""
+    from nashzoo.eval.tournament import spec_from
+
+    directory = stored.get("working_directory")
+    if directory is None or Path(directory) == Path.cwd().absolute():
+        return list(added)
+    return [spec_from(spec, os.getcwd()) for spec in added]
 
 
 def _play_tournament(args: argparse.Namespace, game: Any, entrants: list) -> int:
@@ -255,7 +290,7 @@ def add_tournament_parser(sub: Any) -> None:
         description="Entrants: uniform, equilibrium, fixed:P1,P2,... (matrix games), a policy "
         ".json, a checkpoint .npz or a Stable-Baselines3 .zip; NAME=SPEC names one. "
         "nashzoo tournament --out DIR --resume finishes the tournament in DIR with the entrants "
-        "and options stored there.",
+        "and options stored there; add --add SPEC ... to grow it by new entrants.",
     )
     game_arg(tour, default=None)
     tour.add_argument(
@@ -285,6 +320,15 @@ def add_tournament_parser(sub: Any) -> None:
         "played; the entrants, --game, --episodes and --seed not typed are the stored ones "
         "(nashzoo tournament --out DIR --resume), and any typed must match them, except that "
         "entrants typed after the stored ones join the tournament (only their pairings play)",
+    )
+    tour.add_argument(
+        "--add",
+        nargs="+",
+        action="extend",
+        metavar="SPEC",
+        help="with --out DIR --resume and no entrants typed: grow the tournament kept there by "
+        "these entrants, after its own (only their pairings play; the same as typing the stored "
+        "entrants, then these)",
     )
     tour.add_argument(
         "--force",
