@@ -307,6 +307,78 @@ def test_python_config_dicts_refuse_what_the_learners_checks_let_through():
     assert nfsp.coerce_config({"discount": 1}).discount == 1.0
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "kind"),
+    [("min_buffer_to_learn", True, "int"), ("discount", False, "float"), ("device", 1, "str")],
+)
+def test_a_python_config_instance_is_checked_as_its_dict_is(field, value, kind):
+    """make_learner("nfsp", game, 0, config=NFSPConfig(min_buffer_to_learn=True)) was taken
+    while the same value in a dict was refused; the instance now gets the dict's check, with
+    the dict's message."""
+    pytest.importorskip("torch")
+    nfsp = learner_class("nfsp")
+    with pytest.raises(ValueError) as from_dict:
+        make_learner("nfsp", "kuhn_poker", 0, config={field: value})
+    with pytest.raises(ValueError, match=rf"^nfsp.{field}: expected {kind}, got {value!r}") as err:
+        make_learner("nfsp", "kuhn_poker", 0, config=nfsp.Config(**{field: value}))
+    assert str(err.value) == str(from_dict.value)
+
+
+def test_a_python_config_instance_with_an_int_for_a_float_equals_the_dicts_config():
+    """DCFRConfig(alpha=2) kept the int 2 (written `2` in train_config.json, where the dict
+    and --set store `2.0`); it is now stored as the dict's config is, a float."""
+    dcfr = learner_class("dcfr")
+    from_instance = make_learner("dcfr", "kuhn_poker", 0, config=dcfr.Config(alpha=2)).config
+    from_dict = make_learner("dcfr", "kuhn_poker", 0, config={"alpha": 2}).config
+    assert type(from_instance.alpha) is float
+    assert json.dumps(from_instance.to_dict()) == json.dumps(from_dict.to_dict())
+    regrets = learner_class("regret_matching")
+    assert regrets.coerce_config(regrets.Config(initial_regrets=(1, np.int64(2)))) == (
+        regrets.coerce_config({"initial_regrets": [1, 2]})
+    )
+
+
+_EXTRA_MODULE = {"nfsp": "torch", "deep_cfr": "torch", "mmd_ppo": "torch"}
+_EXTRA_MODULE |= {"ppo": "stable_baselines3", "dqn": "stable_baselines3"}
+
+
+@pytest.mark.parametrize("name", learner_names())
+def test_every_learners_default_config_instance_passes_unchanged(name):
+    """A config instance now goes through the type check: every built-in learner's default
+    one passes as itself (fixed has no default: it is given a strategy)."""
+    if name in _EXTRA_MODULE:
+        pytest.importorskip(_EXTRA_MODULE[name])
+    cls = learner_class(name)
+    config = cls.Config(strategy=[0.5, 0.5]) if name == "fixed" else cls.Config()
+    assert cls.coerce_config(config) is config
+
+
+def test_a_plugin_config_instance_is_checked_where_its_types_can_be_read():
+    """coerce_instance on a frozen dataclass rebuilds it with the coerced values; a field whose
+    annotation cannot be resolved (a name imported only for type checkers) passes as given."""
+    import dataclasses
+
+    from nashzoo.agents.config_fields import ConfigFieldError, coerce_instance
+
+    @dataclasses.dataclass(frozen=True)
+    class Mine:
+        rate: float = 0.5
+        sizes: tuple[int, ...] = (4,)
+
+    @dataclasses.dataclass(frozen=True)
+    class Unreadable:
+        rate: float = 0.5
+        shape: NotImportedHere = None  # type: ignore[name-defined]  # noqa: F821
+
+    rebuilt = coerce_instance(Mine(rate=1, sizes=[2, np.int64(3)]), "mine")
+    assert rebuilt == Mine(1.0, (2, 3)) and type(rebuilt.rate) is float
+    assert type(rebuilt.sizes[1]) is int
+    with pytest.raises(ConfigFieldError, match=r"^mine.rate: expected float, got 'x' \(a str\)$"):
+        coerce_instance(Mine(rate="x"), "mine")
+    odd = Unreadable(rate=1, shape=object())
+    assert coerce_instance(odd, "plugin") is odd
+
+
 def test_a_value_reads_back_the_same_through_every_way():
     """The same value through --set, a learner spec, a YAML file, a TOML file and a Python dict
     gives one config (checked over many values, the float text as repr writes it)."""

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
-from nashzoo.agents.config_fields import ConfigFieldError, coerce_fields
+from nashzoo.agents.config_fields import ConfigFieldError, coerce_fields, coerce_instance
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games.base import check_player, checked_seed
@@ -194,16 +194,17 @@ class Learner(ABC):
     # --- public API --------------------------------------------------------------------------
     @classmethod
     def coerce_config(cls, config: LearnerConfig | dict[str, Any] | None) -> LearnerConfig:
-        """Accept a Config, a dict of its fields, or None (defaults). A dict's values are
-        checked against the fields' declared types, as the command line's are
-        (:mod:`nashzoo.agents.config_fields`): ints for floats, lists for tuples; a wrong type
-        is the config's own ValueError where its checks have one, else a
+        """Accept a Config, a dict of its fields, or None (defaults). A dict's values, and a
+        Config's, are checked against the fields' declared types, as the command line's are
+        (:mod:`nashzoo.agents.config_fields`): ints for floats, lists for tuples (a Config is
+        then rebuilt with them, so it equals the dict's config); a wrong type is the config's
+        own ValueError where its checks have one, else a
         :class:`~nashzoo.agents.config_fields.ConfigFieldError` (a ValueError too)."""
         if config is None:
             cls._check_required(())
             return cls.Config()
-        if isinstance(config, cls.Config):
-            return config
+        if isinstance(config, cls.Config):  # built already: its own checks have passed
+            return coerce_instance(config, cls.name or cls.__name__)
         if isinstance(config, dict):
             fields = {f.name for f in dataclasses.fields(cls.Config)}
             unknown = sorted(set(config) - fields)

@@ -1,10 +1,10 @@
 """Config field values checked against the types a learner's config dataclass declares.
 
-One check for every way a setting arrives (a ``config={...}`` dict in Python, a ``--config``
-file, ``--set``, ``NAME(FIELD=VALUE)``), so the same value gives the same config whichever way
-it came: a float field takes an int as a float, a tuple field takes a list as a tuple, numpy
-scalars become Python numbers, and a bool is never taken for a number (``True`` for a learning
-rate is a mistake, not ``1.0``).
+One check for every way a setting arrives (a ``config={...}`` dict or a config instance in
+Python, a ``--config`` file, ``--set``, ``NAME(FIELD=VALUE)``), so the same value gives the same
+config whichever way it came: a float field takes an int as a float, a tuple field takes a list
+as a tuple, numpy scalars become Python numbers, and a bool is never taken for a number
+(``True`` for a learning rate is a mistake, not ``1.0``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ConfigFieldError", "coerce_field", "coerce_fields", "field_hints"]
+__all__ = [
+    "ConfigFieldError",
+    "coerce_field",
+    "coerce_fields",
+    "coerce_instance",
+    "field_hints",
+]
 
 
 class ConfigFieldError(ValueError):
@@ -43,6 +49,32 @@ def coerce_fields(config_cls: type, values: Mapping[str, Any], who: str) -> dict
         name: coerce_field(value, hints.get(name, Any), f"{who}.{name}")
         for name, value in values.items()
     }
+
+
+def coerce_instance(config: Any, who: str) -> Any:
+    """A config dataclass instance checked as a dict of its fields is (:func:`coerce_fields`,
+    the same messages): ``config`` itself where every field already holds its declared type,
+    else a copy (:func:`dataclasses.replace`, so a frozen one too) with the coerced values, so an
+    instance and the equivalent dict give equal configs (an int for a float field is stored as
+    a float). Fields not set through ``__init__`` are left to the dataclass."""
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        return config
+    given = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
+    values = coerce_fields(type(config), given, who)
+    changed = {name: v for name, v in values.items() if not _same(v, given[name])}
+    return dataclasses.replace(config, **changed) if changed else config
+
+
+def _same(new: Any, old: Any) -> bool:
+    """Whether a coerced value is the value given: the same object, or equal with the same
+    type all the way down a tuple (``1.0`` for ``1``, or ``(1.0,)`` for ``(1,)``, is not)."""
+    if new is old:
+        return True
+    if type(new) is not type(old):
+        return False
+    if isinstance(new, tuple):
+        return len(new) == len(old) and all(_same(a, b) for a, b in zip(new, old, strict=True))
+    return bool(new == old)
 
 
 def describe(hint: Any) -> str:
