@@ -8,6 +8,10 @@ Statistics across seeds: means with a two-sided 95% Student-t confidence interva
 (``t_{0.975, n-1} * sd / sqrt(n)``; no interval from a single seed). A cross-play cell's
 spread is the lowest and highest seed (min to max, as the self-play plots' bands are; none
 from a single seed).
+
+Verdicts that name a winner (the cross-play pairs, the fastest learner) do so only when the
+seeds' ranges do not overlap (:func:`separated_by_seeds`): every seed of one learner beats every
+seed of the other. Means alone call winners inside seed noise.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -40,6 +44,26 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float]:
 
     half = float(stats.t.ppf(0.975, data.size - 1) * data.std(ddof=1) / math.sqrt(data.size))
     return float(data.mean()), half
+
+
+def separated_by_seeds(low_a: float, high_a: float, low_b: float, high_b: float) -> int | None:
+    """Which of two learners is lower on every seed: ``0`` when all of ``a``'s seeds (its
+    range ``[low_a, high_a]``) lie below all of ``b``'s, ``1`` when ``b``'s lie below ``a``'s,
+    ``None`` when the ranges overlap (touching counts: a shared value is no separation) or a
+    bound is not a number. Lower is better (exploitability, seconds). This is the race's one
+    rule for naming a winner: a gap between means that the seeds' own spread covers is noise."""
+    bounds = (low_a, high_a, low_b, high_b)
+    if not all(math.isfinite(v) for v in bounds):
+        return None
+    if low_a > high_a or low_b > high_b:
+        raise ValueError(
+            f"a seed range runs low to high: got [{low_a}, {high_a}] and [{low_b}, {high_b}]"
+        )
+    if high_a < low_b:
+        return 0
+    if high_b < low_a:
+        return 1
+    return None
 
 
 def _runs(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -95,6 +119,8 @@ class LeaderboardEntry:
     work_per_second: float
     slope: float | None
     verdict: str
+    time_range: dict[float, tuple[float, float]] = field(default_factory=dict)
+    """threshold -> the fastest and slowest seed that reached it (``nan`` when none did)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,13 +129,26 @@ class LeaderboardEntry:
             "final_exploitability_mean": self.final_exploitability[0],
             "final_exploitability_ci95": _nan_none(self.final_exploitability[1]),
             "time_to_threshold": {
-                str(t): {"mean_seconds": _nan_none(m), "ci95": _nan_none(c), "reached": n}
+                str(t): {
+                    "mean_seconds": _nan_none(m),
+                    "ci95": _nan_none(c),
+                    "reached": n,
+                    **self._seed_seconds(t),
+                }
                 for t, (m, c, n) in self.time_to.items()
             },
             "work_per_second": self.work_per_second,
             "trend_slope": self.slope,
             "verdict": self.verdict,
         }
+
+    def _seed_seconds(self, threshold: float) -> dict[str, float | None]:
+        """The fastest and slowest seed to ``threshold`` for summary.json (none when the entry
+        was built without them, as by an older caller)."""
+        if threshold not in self.time_range:
+            return {}
+        low, high = self.time_range[threshold]
+        return {"min_seconds": _nan_none(low), "max_seconds": _nan_none(high)}
 
 
 def _nan_none(value: float | None) -> float | None:
@@ -152,12 +191,13 @@ def leaderboard(
         runs = [run for run in runs if run]
         finals = [float(run[-1]["exploitability"]) for run in runs]
         firsts = [float(run[0]["exploitability"]) for run in runs]
-        reach = {}
+        reach, spread = {}, {}
         for threshold in thresholds:
             times = [time_to(run, threshold, "wall_seconds") for run in runs]
             reached = [seconds for seconds in times if seconds is not None]
             mean, ci = mean_ci(reached) if reached else (math.nan, math.nan)
             reach[threshold] = (mean, ci, len(reached))
+            spread[threshold] = (min(reached), max(reached)) if reached else (math.nan, math.nan)
         speed = [
             float(run[-1]["total_work"]) / float(run[-1]["wall_seconds"])
             for run in runs
@@ -175,6 +215,7 @@ def leaderboard(
                 work_per_second=float(np.mean(speed)) if speed else math.nan,
                 slope=slope,
                 verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds, max(finals)),
+                time_range=spread,
             )
         )
     entries.sort(key=lambda entry: (entry.final_exploitability[0], entry.learner))
@@ -426,27 +467,49 @@ def _leaderboard_section(
         )
     lines += ["", "## Same algorithm on both seats: do they reach equilibrium?", ""]
     lines += [f"- **{entry.learner}** {entry.verdict}." for entry in board]
-    first = thresholds[0]
+    fastest = _fastest_line(board, thresholds[0])
+    lines += [fastest, ""] if fastest else [""]
+    return lines
+
+
+def _fastest_line(board: Sequence[LeaderboardEntry], first: float) -> str:
+    """The sentence on which learner reaches exploitability ``first`` fastest ("" with fewer
+    than two learners that reached it in every run). A learner is named only when its 95%
+    interval is apart from the runner-up's and every one of its seeds got there before every
+    seed of each other learner, those that missed it in some run included
+    (:func:`separated_by_seeds`); otherwise the sentence says which test failed."""
     always_reached = [entry for entry in board if entry.time_to[first][2] == entry.runs]
     ranked = sorted(always_reached, key=lambda entry: entry.time_to[first][0])
-    if len(ranked) >= 2:
-        best, second = ranked[0], ranked[1]
-        (mean, ci, _), (mean2, ci2, _) = best.time_to[first], second.time_to[first]
-        if math.isfinite(ci) and math.isfinite(ci2) and mean + ci < mean2 - ci2:
-            lines.append(
-                f"- Fastest to exploitability {first:g} (every finished run reached it, and "
-                f"the 95% intervals do not overlap): **{best.learner}** "
-                f"({fmt_seconds(mean)} on average, next {second.learner} {fmt_seconds(mean2)})."
-            )
-        else:
-            lines.append(
+    if len(ranked) < 2:
+        return ""
+    best, second = ranked[0], ranked[1]
+    (mean, ci, _), (mean2, ci2, _) = best.time_to[first], second.time_to[first]
+    if not (math.isfinite(ci) and math.isfinite(ci2) and mean + ci < mean2 - ci2):
+        return (
+            f"- No learner is clearly fastest to exploitability {first:g}: "
+            f"{best.learner} ({fmt_seconds(mean)}) and {second.learner} "
+            f"({fmt_seconds(mean2)}) are within each other's 95% intervals, or have too "
+            "few runs for one."
+        )
+    others = [entry for entry in board if entry is not best and entry.time_to[first][2] > 0]
+    for other in sorted(others, key=lambda entry: entry.time_range.get(first, (0.0,))[0]):
+        if best.time_range.get(first) is None or other.time_range.get(first) is None:
+            continue  # built without seed ranges (an older caller): the intervals decide
+        if separated_by_seeds(*best.time_range[first], *other.time_range[first]) != 0:
+            slowest, quickest = best.time_range[first][1], other.time_range[first][0]
+            return (
                 f"- No learner is clearly fastest to exploitability {first:g}: "
-                f"{best.learner} ({fmt_seconds(mean)}) and {second.learner} "
-                f"({fmt_seconds(mean2)}) are within each other's 95% intervals, or have too "
-                "few runs for one."
+                f"{best.learner} ({fmt_seconds(mean)} on average) and {other.learner} "
+                f"({fmt_seconds(other.time_to[first][0])}) are level within seed noise: "
+                f"the seeds' ranges overlap ({best.learner}'s slowest seed "
+                f"{fmt_seconds(slowest)}, {other.learner}'s fastest {fmt_seconds(quickest)})."
             )
-    lines.append("")
-    return lines
+    return (
+        f"- Fastest to exploitability {first:g} (every finished run reached it, the 95% "
+        "intervals do not overlap, and every seed got there before every seed of the "
+        f"others): **{best.learner}** ({fmt_seconds(mean)} on average, next "
+        f"{second.learner} {fmt_seconds(mean2)})."
+    )
 
 
 def _matrix_table(
@@ -500,6 +563,8 @@ def _cross_play_section(cross: CrossPlay) -> list[str]:
     lines += ["", "Payoff the row learner earned against the column learner while learning:", ""]
     lines += _matrix_table(names, cross.payoff, "+.3f", cross.payoff_range)
     lines += ["", "In plain words:", ""]
+    if cross.seeds is not None:
+        lines += [NOISE_RULE_TEXT, ""]
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
             a, b = names[i], names[j]
@@ -516,9 +581,22 @@ def _cross_play_section(cross: CrossPlay) -> list[str]:
     return lines
 
 
+NOISE_RULE_TEXT = (
+    "A learner is named closer to equilibrium only when every seed of it is below every seed "
+    "of its rival (the bracketed ranges above: each seed's final seat exploitability against "
+    "the other, both seatings pooled, so both sides are scored on the same two seats); where "
+    "the ranges overlap or touch, the pair is level within seed noise, and with one seed the "
+    "means decide and the verdict says there was no spread to judge noise by."
+)
+"""The cross-play verdicts' rule, said once in summary.md above them."""
+
+
 def _closer_to_equilibrium(cross: CrossPlay, i: int, j: int) -> str:
     """Which of learners ``i`` and ``j`` ends closer to equilibrium, in words (the fraction of
-    runs it wins, and the means when they disagree with that count)."""
+    seats it wins, and the means when they disagree with that count). With seed ranges on both
+    cells a winner is named only when they do not overlap (:data:`NOISE_RULE_TEXT`); with one
+    seed the verdict says it had no spread to go by; a matrix without seed counts (an older
+    caller) gets the verdict it always got."""
     win_fraction = cross.wins[i, j]
     exploit_i, exploit_j = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
     if win_fraction == 0.5:
@@ -526,19 +604,69 @@ def _closer_to_equilibrium(cross: CrossPlay, i: int, j: int) -> str:
             f"each is closer to equilibrium on one seat ({exploit_i:.3g} vs {exploit_j:.3g} "
             "over both)"
         )
+    noise = _seed_noise(cross, i, j)
+    if noise.overlap:
+        return (
+            f"level within seed noise ({noise.shown_i} vs {noise.shown_j}: the seeds' ranges "
+            "overlap)"
+        )
+    return _named_winner(cross, i, j, noise)
+
+
+@dataclass(frozen=True)
+class _SeedNoise:
+    """What the seeds say about one cross-play pair: whether their ranges overlap, the two
+    cells as shown (``mean [low, high]``, or the mean alone where there is no range), and the
+    note a verdict that names a winner carries ("" for an older caller's matrix)."""
+
+    overlap: bool
+    shown_i: str
+    shown_j: str
+    note: str
+
+
+def _seed_noise(cross: CrossPlay, i: int, j: int) -> _SeedNoise:
+    """The pair's seed ranges judged by :func:`separated_by_seeds`, with the note that says
+    the ranges separate, or why there is no range to judge by."""
+    exploit_i, exploit_j = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
+    plain_i, plain_j = f"{exploit_i:.3g}", f"{exploit_j:.3g}"
+    if cross.seeds is None:
+        return _SeedNoise(False, plain_i, plain_j, "")
+    if cross.exploitability_range is None or min(cross.seeds[i, j], cross.seeds[j, i]) < 2:
+        return _SeedNoise(False, plain_i, plain_j, "one seed: no spread to judge noise by")
+    range_i, range_j = cross.exploitability_range[i, j], cross.exploitability_range[j, i]
+    if not (np.isfinite(range_i).all() and np.isfinite(range_j).all()):
+        return _SeedNoise(False, plain_i, plain_j, "no spread over seeds to judge noise by")
+    return _SeedNoise(
+        separated_by_seeds(*range_i, *range_j) is None,
+        f"{plain_i} [{range_i[0]:.3g}, {range_i[1]:.3g}]",
+        f"{plain_j} [{range_j[0]:.3g}, {range_j[1]:.3g}]",
+        "the seeds' ranges do not overlap",
+    )
+
+
+def _named_winner(cross: CrossPlay, i: int, j: int, noise: _SeedNoise) -> str:
+    """The verdict that names the learner closer to equilibrium on more seats (and the means
+    when they disagree with that count), with the seeds' note."""
+    win_fraction = cross.wins[i, j]
+    exploit_i, exploit_j = cross.seat_exploitability[i, j], cross.seat_exploitability[j, i]
     i_wins = win_fraction > 0.5
     winner, loser = (cross.learners[i], cross.learners[j])[:: 1 if i_wins else -1]
     winner_exploit, loser_exploit = (exploit_i, exploit_j) if i_wins else (exploit_j, exploit_i)
+    winner_shown, loser_shown = (
+        (noise.shown_i, noise.shown_j) if i_wins else (noise.shown_j, noise.shown_i)
+    )
     share = max(win_fraction, 1 - win_fraction)
+    note = f"; {noise.note}" if noise.note else ""
     if winner_exploit > loser_exploit:  # the run-by-run count and the means disagree
         return (
             f"**{winner}** is closer to equilibrium on {share:.0%} of the seats, but the mean "
-            f"favours {loser} ({loser_exploit:.3g} vs {winner_exploit:.3g}): {loser} won its "
+            f"favours {loser} ({loser_shown} vs {winner_shown}{note}): {loser} won its "
             "seat by more"
         )
     return (
-        f"**{winner}** gets closer to equilibrium ({winner_exploit:.3g} vs {loser_exploit:.3g}; "
-        f"on {share:.0%} of the seats, each compared with its rival on the same seat)"
+        f"**{winner}** gets closer to equilibrium ({winner_shown} vs {loser_shown}; "
+        f"on {share:.0%} of the seats, each compared with its rival on the same seat{note})"
     )
 
 
