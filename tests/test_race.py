@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -688,3 +689,133 @@ def test_a_long_game_id_is_shortened_where_people_read_it_and_whole_where_it_is_
     assert (out / "summary.md").read_text().startswith(f"# nashzoo race on {shown}\n")
     assert json.loads((out / "summary.json").read_text())["game"] == game.id
     assert load_game(json.loads((out / "race_config.json").read_text())["game"]) == game
+
+
+def test_seed_ranges_name_a_winner_only_when_they_do_not_overlap():
+    """The race's rule for a winner, on hand-made ranges: every seed of one below every seed
+    of the other; overlapping or touching ranges, or a bound that is not a number, name none."""
+    from nashzoo.train.race.summary import separated_by_seeds
+
+    nan = float("nan")
+    assert separated_by_seeds(0.1, 0.2, 0.3, 0.4) == 0
+    assert separated_by_seeds(0.3, 0.4, 0.1, 0.2) == 1
+    # kuhn_crossplay's cfr vs xfp: means 0.000762 vs 0.00107, but the seeds overlap
+    assert separated_by_seeds(0.000639, 0.000885, 0.000871, 0.00126) is None
+    assert separated_by_seeds(0.1, 0.2, 0.2, 0.3) is None  # touching is not apart
+    assert separated_by_seeds(0.1, 0.5, 0.2, 0.3) is None  # one inside the other
+    assert separated_by_seeds(0.1, nan, 0.3, 0.4) is None
+    assert separated_by_seeds(0.2, 0.2, 0.3, 0.3) == 0  # deterministic learners: points
+    with pytest.raises(ValueError, match="low to high"):
+        separated_by_seeds(0.2, 0.1, 0.3, 0.4)
+
+
+def _plain_words(md: str) -> str:
+    return md.split("In plain words:")[1]
+
+
+def test_cross_play_verdicts_name_no_winner_inside_seed_noise(tmp_path):
+    """Kuhn, 3 seeds, 20 iterations: es_mccfr's mean (0.0136) is below os_mccfr's (0.0143)
+    on both seats, but its seeds span [0.00757, 0.0203] and os_mccfr's [0.01, 0.0166], so the
+    pair is level within seed noise; against cfr, both MCCFR variants win on every seed."""
+    cfg = _config(
+        tmp_path,
+        learners=("cfr", "es_mccfr", "os_mccfr"),
+        seeds=3,
+        budget_iterations=20,
+        self_play=False,
+        cross_play=True,
+    )
+    outcome = run_race(cfg, progress=False)
+    assert not outcome.failures
+    words = _plain_words((Path(cfg.out) / "summary.md").read_text())
+    assert "A learner is named closer to equilibrium only when every seed of it is below" in words
+    assert (
+        "- es_mccfr vs os_mccfr: level within seed noise (0.0136 [0.00757, 0.0203] vs 0.0143 "
+        "[0.01, 0.0166]: the seeds' ranges overlap); es_mccfr earns 0.007 per game from "
+        "os_mccfr while learning." in words
+    )
+    assert (
+        "- cfr vs os_mccfr: **os_mccfr** gets closer to equilibrium (0.0142 [0.0105, 0.0181] "
+        "vs 0.0298 [0.0275, 0.0313]; on 100% of the seats, each compared with its rival on the "
+        "same seat; the seeds' ranges do not overlap); os_mccfr earns 0.017 per game from cfr "
+        "while learning." in words
+    )
+    assert "- cfr vs es_mccfr: **es_mccfr** gets closer to equilibrium (0.016 [" in words
+    # the tables keep their numbers: the means (and ranges) are as before
+    cross = json.loads((Path(cfg.out) / "summary.json").read_text())["cross_play"]
+    assert cross["closer_to_equilibrium_fraction"][1][2] == 1.0
+
+
+def test_a_one_seed_cross_play_verdict_says_it_had_no_spread(tmp_path):
+    cfg = _config(
+        tmp_path,
+        learners=("cfr", "os_mccfr"),
+        seeds=1,
+        budget_iterations=20,
+        self_play=False,
+        cross_play=True,
+    )
+    run_race(cfg, progress=False)
+    words = _plain_words((Path(cfg.out) / "summary.md").read_text())
+    assert (
+        "- cfr vs os_mccfr: **os_mccfr** gets closer to equilibrium (0.0181 vs 0.0313; on 100% "
+        "of the seats, each compared with its rival on the same seat; one seed: no spread to "
+        "judge noise by); os_mccfr earns 0.018 per game from cfr while learning." in words
+    )
+
+
+def _entry(learner: str, times: list[float], runs: int | None = None):
+    """A hand-made leaderboard entry whose seeds reached exploitability 0.1 after ``times``
+    (of ``runs`` seeds: the others never reached it)."""
+    from nashzoo.train.race.summary import LeaderboardEntry, mean_ci
+
+    mean, ci = mean_ci(times)
+    return LeaderboardEntry(
+        learner=learner,
+        runs=len(times) if runs is None else runs,
+        final_exploitability=(0.01, math.nan),
+        time_to={0.1: (mean, ci, len(times))},
+        work_per_second=1.0,
+        slope=None,
+        verdict="converges",
+        time_range={0.1: (min(times), max(times))},
+    )
+
+
+def test_the_fastest_learner_is_named_only_when_its_seeds_beat_the_others():
+    """Ten seeds make narrow 95% intervals that separate although one seed of the runner-up
+    was faster than the slowest seed of the leader: level within seed noise, not a winner."""
+    from nashzoo.train.race.summary import markdown_summary
+
+    quick = [1.0] * 9 + [1.5]
+    slow = [1.4] + [2.0] * 9
+    md = markdown_summary(
+        "kuhn_poker", [_entry("a", quick), _entry("b", slow)], None, budget="-", thresholds=(0.1,)
+    )
+    assert (
+        "- No learner is clearly fastest to exploitability 0.1: a (1.05 s on average) and b "
+        "(1.94 s) are level within seed noise: the seeds' ranges overlap (a's slowest seed "
+        "1.5 s, b's fastest 1.4 s)." in md
+    )
+    apart = [1.6] + [2.0] * 9
+    md = markdown_summary(
+        "kuhn_poker", [_entry("a", quick), _entry("b", apart)], None, budget="-", thresholds=(0.1,)
+    )
+    assert "every seed got there before every seed of the others): **a** (1.05 s on average" in md
+    board = [_entry("a", quick), _entry("b", apart), _entry("c", [1.2] + [3.0] * 9)]
+    md = markdown_summary(
+        "kuhn_poker", board, None, budget="-", thresholds=(0.1,)
+    )  # c's fastest seed beat a's
+    assert "a (1.05 s on average) and c (2.82 s) are level within seed noise" in md
+    # a learner that missed 0.1 in some runs is not ranked, but its quick seed still counts
+    board = [_entry("a", quick), _entry("b", apart), _entry("d", [1.3, 4.0], runs=10)]
+    md = markdown_summary("kuhn_poker", board, None, budget="-", thresholds=(0.1,))
+    assert "d's fastest 1.3 s" in md and "Fastest to" not in md
+    md = markdown_summary(
+        "kuhn_poker",
+        [_entry("a", [1.0, 1.1]), _entry("b", [5, 6])],
+        None,
+        budget="-",
+        thresholds=(0.1,),
+    )
+    assert "are within each other's 95% intervals, or have too few runs for one." in md
