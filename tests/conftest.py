@@ -6,6 +6,7 @@ import signal
 
 import pytest
 
+from nashzoo.agents import registry as learner_registry
 from nashzoo.games import _numba
 
 # A shell starts a background job (`.ci/run &`, `nohup make test &`) with SIGINT ignored, as
@@ -23,3 +24,21 @@ def layout_twin(request, monkeypatch) -> str:
         pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): the numpy twin only")
     monkeypatch.setattr(_numba, "ENABLED", request.param == "loop")
     return request.param
+
+
+def builtin_learner_names() -> list[str]:
+    """nashzoo's own learners (those needing an extra included), without the test plugins
+    that test modules register when imported and some tests take out again: a test
+    parametrized over every registered name at collection would find one gone when it runs."""
+    own = {
+        name
+        for name, cls in learner_registry._REGISTRY.items()
+        if cls.__module__.startswith("nashzoo.")
+    }
+    return sorted(own | set(learner_registry._LAZY))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes ``builtin_learner`` runs once for each of nashzoo's own learners."""
+    if "builtin_learner" in metafunc.fixturenames:
+        metafunc.parametrize("builtin_learner", builtin_learner_names())

@@ -342,10 +342,10 @@ _EXTRA_MODULE = {"nfsp": "torch", "deep_cfr": "torch", "mmd_ppo": "torch"}
 _EXTRA_MODULE |= {"ppo": "stable_baselines3", "dqn": "stable_baselines3"}
 
 
-@pytest.mark.parametrize("name", learner_names())
-def test_every_learners_default_config_instance_passes_unchanged(name):
+def test_every_learners_default_config_instance_passes_unchanged(builtin_learner):
     """A config instance now goes through the type check: every built-in learner's default
     one passes as itself (fixed has no default: it is given a strategy)."""
+    name = builtin_learner
     if name in _EXTRA_MODULE:
         pytest.importorskip(_EXTRA_MODULE[name])
     cls = learner_class(name)
