@@ -559,7 +559,7 @@ def vec_env_main(argv: list[str]) -> None:
 
 def _autograd_nfsp() -> type:
     """NFSP with its losses' gradients from autograd (the textbook way), for the comparison
-    with :class:`~nashzoo.agents._torch_utils.ManualMLP` in :func:`autograd_main`."""
+    with :class:`~nashzoo.agents.torch_networks.ManualMLP` in :func:`autograd_main`."""
     import torch.nn.functional as F
 
     from nashzoo.agents._torch_utils import check_loss
@@ -761,8 +761,8 @@ def br_gap_main(argv: list[str]) -> None:
     has no transition), that is of the Q-network's own regression targets without the network;
     and ``counts' average``, the exploitability of the best-response play's frequencies that
     the average network is fitted to (the network's where there is no play)."""
-    from nashzoo.agents._torch_utils import InfosetReplay
     from nashzoo.agents.nfsp import NFSPBehaviourPolicy
+    from nashzoo.agents.replay_memory import InfosetReplay
     from nashzoo.eval import best_response, expected_returns, exploitability
 
     parser = argparse.ArgumentParser(prog="bench_neural.py br-gap")

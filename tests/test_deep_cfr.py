@@ -13,8 +13,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
-from nashzoo.agents._torch_utils import InfosetMemory, TrainingDivergedError  # noqa: E402
+from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
 from nashzoo.agents.deep_cfr import DeepCFR, DeepCFRConfig  # noqa: E402
+from nashzoo.agents.replay_memory import InfosetMemory  # noqa: E402
 from nashzoo.eval import nash_conv  # noqa: E402
 from nashzoo.games import compile_tree, load_game  # noqa: E402
 from nashzoo.games import treemath as tm  # noqa: E402

@@ -346,7 +346,7 @@ def _module_has(path: Path, name: str) -> bool:
 
 
 def test_every_module_name_the_docs_point_to_is_defined_there():
-    """``games/tree.walk_states``, ``lp.lp_is_cheap``, ``_torch_utils.ManualMLP``: the name is
+    """``games/tree.walk_states``, ``lp.lp_is_cheap``, ``torch_networks.ManualMLP``: the name is
     defined in that nashzoo module (spans whose first part is no nashzoo module are others')."""
     missing = []
     checked = 0

@@ -13,9 +13,10 @@ torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
 from nashzoo.agents import CheckpointError, TabularPolicy, load_learner, make_learner  # noqa: E402
-from nashzoo.agents._torch_utils import CircularBuffer, TrainingDivergedError  # noqa: E402
+from nashzoo.agents._torch_utils import TrainingDivergedError  # noqa: E402
 from nashzoo.agents.nfsp import NFSP, NFSPConfig  # noqa: E402
 from nashzoo.agents.policy import Infoset, PolicyError  # noqa: E402
+from nashzoo.agents.replay_memory import CircularBuffer  # noqa: E402
 from nashzoo.eval import expected_returns, exploitability  # noqa: E402
 from nashzoo.games import compile_tree, load_game  # noqa: E402
 from nashzoo.train import train  # noqa: E402
@@ -522,7 +523,8 @@ def test_lean_adam_step_is_torchs_fused_step_bit_for_bit(options):
     # NFSP steps its optimiser through optimizer_step, which skips torch.optim's bookkeeping
     # around the fused Adam kernel; the parameters and moments must come out identical to
     # optimizer.step()'s, including steps where one group has no gradients (sl_every > 1).
-    from nashzoo.agents._torch_utils import _lean_adam, build_mlp, optimizer_step
+    from nashzoo.agents._torch_utils import _lean_adam, optimizer_step
+    from nashzoo.agents.torch_networks import build_mlp
 
     nets = [[build_mlp(5, (4,), 3, np.random.default_rng(k)) for k in range(2)] for _ in range(2)]
     optimizers = [
@@ -581,7 +583,7 @@ INFOSET = {**SMALL, "memory": "infoset"}
 def _ring(rng, num_sets, num_actions, batches):
     """Random transitions added to an InfosetReplay of capacity 50 (which wraps), and the
     list of them in order."""
-    from nashzoo.agents._torch_utils import InfosetReplay
+    from nashzoo.agents.replay_memory import InfosetReplay
 
     replay = InfosetReplay(50, num_sets, num_actions)
     transitions = []
@@ -634,7 +636,7 @@ def test_infoset_replay_window_sums_follow_any_sequence_of_adds_and_windows(step
     # the transitions entering and leaving it; after any sequence of adds (wrapping the ring of
     # 50) and windows (growing, shrinking, longer than the ring), they are the sums counted
     # afresh over the window's transitions.
-    from nashzoo.agents._torch_utils import InfosetReplay
+    from nashzoo.agents.replay_memory import InfosetReplay
 
     rng = np.random.default_rng(seed)
     num_sets, num_actions = 6, 3
@@ -671,7 +673,7 @@ def test_infoset_replay_pickles_its_held_transitions_only_and_goes_on_the_same()
     # original (same window sums after more adds that wrap the ring again).
     import pickle
 
-    from nashzoo.agents._torch_utils import InfosetReplay
+    from nashzoo.agents.replay_memory import InfosetReplay
 
     rng = np.random.default_rng(3)
     replay, _ = _ring(rng, 7, 3, (30, 25, 12))
@@ -851,7 +853,7 @@ def test_the_current_policy_plays_as_the_learner_does_with_one_mode_per_episode(
     materialised current policy reaches every history with the learner's own probability, so
     its value against any opponent is eta * V(best response) + (1 - eta) * V(average); the
     per-information-set mixture it used to be was off (Kuhn: -0.110 against -0.132)."""
-    from nashzoo.agents._torch_utils import masked_softmax_np
+    from nashzoo.agents.network_policy import masked_softmax_np
     from nashzoo.agents.nfsp import _epsilon_greedy_probs
     from nashzoo.eval import expected_returns
     from nashzoo.games import compile_tree, load_game

@@ -45,7 +45,7 @@ except ImportError as err:
         f"nashzoo.agents.adapters needs torch: pip install 'nashzoo[neural]' ({err})"
     ) from None
 
-from nashzoo.agents._torch_utils import NetworkPolicy, check_finite_on_legal, masked_softmax_np
+from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal, masked_softmax_np
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games import Game, load_game
 from nashzoo.games.base import is_finite_number, is_whole_number

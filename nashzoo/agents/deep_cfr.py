@@ -29,7 +29,7 @@ node.
 
 Memories: the paper keeps reservoirs of raw samples and regresses on minibatches of them
 (``memory="reservoir"``). By default each memory here keeps, per information set, the
-``t``-weighted sums of the targets (:class:`~nashzoo.agents._torch_utils.InfosetMemory`): the
+``t``-weighted sums of the targets (:class:`~nashzoo.agents.replay_memory.InfosetMemory`): the
 same weighted loss as a memory that never drops a sample, over the distinct inputs only, so a
 minibatch of up to ``batch_size`` visited information sets is the exact loss rather than a
 noisy estimate of it. This, with three hidden layers of 64 instead of one, is what moved Leduc
@@ -65,28 +65,28 @@ import torch
 from torch import nn
 
 from nashzoo.agents._torch_utils import (
-    InfosetMemory,
-    ManualMLP,
-    NetworkPolicy,
-    NumpyMLP,
-    ReservoirBuffer,
-    SoftmaxPolicy,
     TrainingDivergedError,
     as_tensors,
-    build_mlp,
     check_counts,
-    check_finite_on_legal,
     check_flags,
     check_hidden_sizes,
     check_loss,
     check_rates,
     optimizer_step,
-    reinitialise,
 )
 from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal
 from nashzoo.agents.neural_base import NeuralLearner
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
+from nashzoo.agents.replay_memory import InfosetMemory, ReservoirBuffer
+from nashzoo.agents.torch_networks import (
+    ManualMLP,
+    NumpyMLP,
+    SoftmaxPolicy,
+    build_mlp,
+    reinitialise,
+)
 from nashzoo.games.base import display_id
 from nashzoo.games.treemath import regret_matching, sampled_walks
 from nashzoo.io import ArraySpec

@@ -45,7 +45,7 @@ information set per step. Play alone, 128 episodes (``bench_neural.py vec-env GA
 2026-11-25): Kuhn 1.5 ms over the tree against 4.9 in the envs, Leduc 3.0 against 12.4, Liar's
 dice 4.7 against 27.2. The networks are fixed while a batch of episodes is played and trained
 right after it. Each update computes both networks' gradients without autograd
-(:class:`~nashzoo.agents._torch_utils.ManualMLP`: a few matrix products; 1.15x faster per
+(:class:`~nashzoo.agents.torch_networks.ManualMLP`: a few matrix products; 1.15x faster per
 Leduc iteration than autograd, ``bench_neural.py autograd``) and takes one fused Adam step
 without ``torch.optim``'s per-call bookkeeping (:func:`~nashzoo.agents._torch_utils.optimizer_step`,
 the same update bit for bit); minibatches are gathered with ``take``. On Leduc the updates are
@@ -204,31 +204,27 @@ import torch
 from torch import nn
 
 from nashzoo.agents._torch_utils import (
-    CircularBuffer,
-    InfosetMemory,
-    InfosetReplay,
-    ManualMLP,
-    NetworkPolicy,
-    NumpyMLP,
-    ReservoirBuffer,
-    SoftmaxPolicy,
     TrainingDivergedError,
     as_tensors,
-    build_mlp,
     check_counts,
-    check_finite_on_legal,
     check_flags,
     check_hidden_sizes,
     check_loss,
     check_rates,
-    hard_update,
-    masked_softmax_np,
     optimizer_step,
 )
 from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal, masked_softmax_np
 from nashzoo.agents.neural_base import NeuralLearner
 from nashzoo.agents.policy import BatchPolicy, Infoset, Policy, PolicyError
 from nashzoo.agents.registry import register
+from nashzoo.agents.replay_memory import (
+    CircularBuffer,
+    InfosetMemory,
+    InfosetReplay,
+    ReservoirBuffer,
+)
+from nashzoo.agents.torch_networks import ManualMLP, NumpyMLP, SoftmaxPolicy, build_mlp, hard_update
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games import treemath as tm
@@ -350,8 +346,8 @@ class NFSPConfig(LearnerConfig):
         memory: what the networks learn from. ``"samples"`` (the paper's): rows of sampled
             transitions and best-response decisions, minibatches of ``batch_size`` drawn from
             them. ``"infoset"``: the same data kept as information-set ids
-            (:class:`~nashzoo.agents._torch_utils.InfosetReplay` for the replay,
-            :class:`~nashzoo.agents._torch_utils.InfosetMemory` for the best-response play,
+            (:class:`~nashzoo.agents.replay_memory.InfosetReplay` for the replay,
+            :class:`~nashzoo.agents.replay_memory.InfosetMemory` for the best-response play,
             all of it, as a reservoir of unbounded capacity would hold), and every update
             takes the exact gradient of each network's loss over its whole memory (the
             Q-network's squared error over every transition of the replay window, the average

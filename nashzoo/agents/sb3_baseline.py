@@ -60,10 +60,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 from stable_baselines3.dqn.policies import DQNPolicy
 
 from nashzoo.agents._torch_utils import (
-    NetworkPolicy,
     TrainingDivergedError,
     check_counts,
-    check_finite_on_legal,
     check_flags,
     check_hidden_sizes,
     check_parameters,
@@ -73,6 +71,7 @@ from nashzoo.agents._torch_utils import (
     unpack_torch,
 )
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
 from nashzoo.agents.tree_vec_env import TreeVecEnv, fits
