@@ -541,20 +541,27 @@ def _spy_heatmap(monkeypatch) -> dict:
     return captured
 
 
+def _tiny_cross_play(
+    tmp_path, seeds: int, learners: tuple[str, ...] = ("cfr", "os_mccfr"), plots: bool = False
+) -> RaceConfig:
+    """A cross-play race on Kuhn of 20 iterations a run, without self-play."""
+    return _config(
+        tmp_path,
+        learners=learners,
+        seeds=seeds,
+        budget_iterations=20,
+        self_play=False,
+        cross_play=True,
+        plots=plots,
+    )
+
+
 def test_cross_play_cells_carry_their_spread_over_seeds(tmp_path, monkeypatch):
     """Each cross-play cell was a mean over seeds with no spread: summary.json, summary.md and
     the heatmap now give the seed count and the lowest and highest seed (min to max)."""
     pytest.importorskip("matplotlib")
     drawn = _spy_heatmap(monkeypatch)
-    cfg = _config(
-        tmp_path,
-        learners=("cfr", "os_mccfr"),
-        seeds=3,
-        budget_iterations=20,
-        self_play=False,
-        cross_play=True,
-        plots=True,
-    )
+    cfg = _tiny_cross_play(tmp_path, seeds=3, plots=True)
     outcome = run_race(cfg, progress=False)
     assert not outcome.failures and len(outcome.results) == 6
     cross = json.loads((Path(cfg.out) / "summary.json").read_text())["cross_play"]
@@ -581,15 +588,7 @@ def test_cross_play_cells_carry_their_spread_over_seeds(tmp_path, monkeypatch):
 def test_a_one_seed_cross_play_shows_no_spread_and_says_so(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     drawn = _spy_heatmap(monkeypatch)
-    cfg = _config(
-        tmp_path,
-        learners=("cfr", "os_mccfr"),
-        seeds=1,
-        budget_iterations=20,
-        self_play=False,
-        cross_play=True,
-        plots=True,
-    )
+    cfg = _tiny_cross_play(tmp_path, seeds=1, plots=True)
     run_race(cfg, progress=False)
     cross = json.loads((Path(cfg.out) / "summary.json").read_text())["cross_play"]
     assert cross["seeds"] == [[0, 1], [1, 0]]
@@ -717,14 +716,7 @@ def test_cross_play_verdicts_name_no_winner_inside_seed_noise(tmp_path):
     """Kuhn, 3 seeds, 20 iterations: es_mccfr's mean (0.0136) is below os_mccfr's (0.0143)
     on both seats, but its seeds span [0.00757, 0.0203] and os_mccfr's [0.01, 0.0166], so the
     pair is level within seed noise; against cfr, both MCCFR variants win on every seed."""
-    cfg = _config(
-        tmp_path,
-        learners=("cfr", "es_mccfr", "os_mccfr"),
-        seeds=3,
-        budget_iterations=20,
-        self_play=False,
-        cross_play=True,
-    )
+    cfg = _tiny_cross_play(tmp_path, seeds=3, learners=("cfr", "es_mccfr", "os_mccfr"))
     outcome = run_race(cfg, progress=False)
     assert not outcome.failures
     words = _plain_words((Path(cfg.out) / "summary.md").read_text())
@@ -747,14 +739,7 @@ def test_cross_play_verdicts_name_no_winner_inside_seed_noise(tmp_path):
 
 
 def test_a_one_seed_cross_play_verdict_says_it_had_no_spread(tmp_path):
-    cfg = _config(
-        tmp_path,
-        learners=("cfr", "os_mccfr"),
-        seeds=1,
-        budget_iterations=20,
-        self_play=False,
-        cross_play=True,
-    )
+    cfg = _tiny_cross_play(tmp_path, seeds=1)
     run_race(cfg, progress=False)
     words = _plain_words((Path(cfg.out) / "summary.md").read_text())
     assert (
