@@ -266,6 +266,34 @@ def test_every_listed_setting_is_one_the_command_line_takes(builtin_learner):
         assert name == "fixed" and "needs exactly one of strategy= " in str(err)
 
 
+def test_a_plugin_config_with_an_annotation_only_type_checkers_import_is_listed():
+    """A plugin config may name a type it imports only for type checkers: the command line
+    does not type-check such fields (config_fields.field_hints), and the listing says so
+    (``any``) rather than failing with the NameError of resolving the annotation."""
+    import dataclasses as dc
+
+    from nashzoo.agents import register
+    from nashzoo.agents.base import LearnerConfig
+    from nashzoo.agents.fixed import UniformLearner
+    from nashzoo.agents.registry import _REGISTRY
+
+    @dc.dataclass(frozen=True)
+    class UnreadableConfig(LearnerConfig):
+        shape: OnlyForTypeCheckers | None = None  # type: ignore[name-defined]  # noqa: F821
+        rate: float = 0.5
+
+    class Unreadable(UniformLearner):
+        name = "catalog_unreadable"
+        Config = UnreadableConfig
+
+    register(Unreadable)
+    try:
+        fields = {f.name: (f.type, f.default) for f in config_fields("catalog_unreadable")}
+    finally:
+        _REGISTRY.pop("catalog_unreadable", None)
+    assert fields == {"shape": ("any", "None"), "rate": ("any", "0.5")}
+
+
 def test_an_unknown_learner_is_one_line(capsys):
     message = _error(capsys, ["learners", "nope"])
     assert "unknown learner 'nope'; valid learners: " in message  # (others' test plugins too)

@@ -22,6 +22,7 @@ import typing
 from importlib import metadata
 from typing import Any
 
+from nashzoo.agents.config_fields import field_hints
 from nashzoo.agents.registry import _LAZY, _REGISTRY, learner_class, learner_names
 
 REQUIRED = "(required)"
@@ -127,7 +128,7 @@ def config_fields(name: str) -> list[ConfigField]:
     each with the type its value is checked against. Imports the learner's module (a missing
     extra is an ImportError naming it; an unknown name a ValueError listing the valid ones)."""
     config = learner_class(name).Config
-    hints = typing.get_type_hints(config)
+    hints = field_hints(config)  # Any where a plugin's annotation cannot be resolved
     docs = attribute_docs(config)
     return [
         ConfigField(
