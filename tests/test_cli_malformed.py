@@ -246,6 +246,20 @@ def test_an_unexpected_failure_is_one_line_with_a_hint_and_debug_shows_it(
         main(["--debug", "eval", str(policy)])
 
 
+def test_a_failure_whose_message_holds_control_characters_is_one_escaped_line(
+    tmp_path, capsys, monkeypatch
+):
+    """A plugin's (or any library's) error may carry a line break or a terminal escape
+    sequence: the command line's one line shows them escaped (games.base.error_text), as the
+    file readers' errors do."""
+    (tmp_path / "evil_plugin.py").write_text('raise ValueError("evil\\x1b[2J here\\nsecond")\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    assert main(["--plugin", "evil_plugin", "learners"]) == 1
+    err = capsys.readouterr().err
+    assert err == "error: evil\\x1b[2J here second\n"
+
+
 def test_the_installed_entry_point_prints_one_line_for_a_corrupt_checkpoint(tmp_path):
     from nashzoo.agents import CFR
 

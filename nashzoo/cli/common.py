@@ -115,12 +115,6 @@ EXPECTED_ERRORS = (ValueError, ImportError, OSError)
 """Errors that mean bad input or a missing extra (their message is the whole story)."""
 
 
-def error_line(err: BaseException) -> str:
-    """An error's message on one line (a ``KeyError``'s without its quotes)."""
-    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-    return " ".join(text.split()) or type(err).__name__
-
-
 def failure_hint(err: Exception) -> str:
     """After an unexpected error's line: that it may be a bug, and ``--debug``; nothing after
     bad input or a missing extra (:data:`EXPECTED_ERRORS`), whose message says it all."""

@@ -18,7 +18,6 @@ from nashzoo.cli.common import (
     EXIT_USAGE,
     Parser,
     UsageError,
-    error_line,
     failure_hint,
 )
 from nashzoo.cli.evaluate import add_eval_parser
@@ -26,6 +25,7 @@ from nashzoo.cli.play import add_play_parser
 from nashzoo.cli.race import add_race_parser
 from nashzoo.cli.tournament import add_tournament_parser
 from nashzoo.cli.train import add_duel_parser, add_train_parser
+from nashzoo.games.base import error_text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # inside the try: a reader that went away is handled below
         return code
     except UsageError as err:
-        print(f"error: {error_line(err)}", file=sys.stderr)
+        print(f"error: {error_text(err)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         if debug:
@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         if debug:
             raise
-        print(f"error: {error_line(err)}{failure_hint(err)}", file=sys.stderr)
+        print(f"error: {error_text(err)}{failure_hint(err)}", file=sys.stderr)
         return EXIT_FAILURE
 
 

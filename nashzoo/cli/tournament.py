@@ -12,12 +12,12 @@ from typing import Any
 from nashzoo.cli.common import (
     EXIT_FAILURE,
     UsageError,
-    error_line,
     failure_hint,
     game_arg,
     load_game_arg,
     non_negative_int,
 )
+from nashzoo.games.base import error_text
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
@@ -231,7 +231,7 @@ def _play_tournament_into(
         except Exception as err:
             if args.debug:
                 raise
-            print(f"error: {error_line(err)}{failure_hint(err)}", file=sys.stderr)
+            print(f"error: {error_text(err)}{failure_hint(err)}", file=sys.stderr)
             print(_kept(tournament, args), file=sys.stderr)
             return EXIT_FAILURE
         _print_tournament(result, entrants)

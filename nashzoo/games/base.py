@@ -331,6 +331,14 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
+def error_text(err: BaseException) -> str:
+    """An error's message for a one-line report: a ``KeyError``'s without the quotes its
+    ``str`` adds, runs of whitespace (line breaks) as one space, control characters escaped
+    (:func:`one_line`); the error's type name where it has no message."""
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    return one_line(" ".join(text.split())) or type(err).__name__
+
+
 DISPLAY_ID_LIMIT = 120
 """Game ids up to this many characters are shown whole; longer ones are shortened."""
 

@@ -17,7 +17,7 @@ import inspect
 from typing import Any
 
 from nashzoo.games import limits
-from nashzoo.games.base import Game, GameTooLarge, one_line
+from nashzoo.games.base import Game, GameTooLarge, error_text
 from nashzoo.games.registry import factory_of, game_names, load_game
 from nashzoo.games.tree import compile_tree
 
@@ -199,7 +199,9 @@ def game_catalog(cap: int = COUNT_CAP) -> list[GameFacts]:
 
 
 def _reason(err: BaseException) -> str:
-    text = one_line(str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err))
+    """Why a game could not be listed: a ValueError's message (the game's own refusal), any
+    other error with its type."""
+    text = error_text(err)
     return text if isinstance(err, ValueError) else f"{type(err).__name__}: {text}"
 
 
