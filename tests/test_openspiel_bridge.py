@@ -175,16 +175,81 @@ def test_parameters_outside_a_games_range_are_named_at_load(spec, message, capfd
 
 def test_a_game_openspiel_loads_but_cannot_play_is_refused_at_load(capfd) -> None:
     """Games without an entry of PARAMETER_MINIMUMS: OpenSpiel's error on the first path
-    through the game, with the parameters given (``goofspiel(num_cards=-1)`` failed in
-    compile_tree with ``ValueError: vector::reserve``)."""
+    through the game, with the parameters given (dots_and_boxes checks its sizes only when its
+    first state is made: checked under valgrind, it raises before touching memory)."""
     with pytest.raises(ValueError) as caught:
-        load_game("openspiel:goofspiel(imp_info=True,num_cards=-1)")
-    assert str(caught.value) == (
-        "OpenSpiel's goofspiel loads with imp_info=True,num_cards=-1 but OpenSpiel cannot play "
-        "it: vector::reserve (ValueError); one of these parameters is outside the range the "
-        "game plays: check them against the game's parameters in OpenSpiel's docs"
+        load_game("openspiel:dots_and_boxes(num_rows=0)")
+    assert str(caught.value).startswith(
+        "OpenSpiel's dots_and_boxes loads with num_rows=0 but OpenSpiel cannot play it: "
+    )
+    assert str(caught.value).endswith(
+        "num_rows_ >= 1 (SpielError); one of these parameters is outside the range the game "
+        "plays: check them against the game's parameters in OpenSpiel's docs"
     )
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("as_object", [False, True], ids=["string", "pyspiel_game"])
+def test_a_negative_count_is_refused_before_openspiel_touches_it(as_object) -> None:
+    """``goofspiel(num_cards=-1)`` wrote past a buffer when its first state was made (valgrind:
+    an invalid write in GoofspielState's constructor) and only then raised ``vector::reserve``,
+    which the first-path check used to report: the test run that did so aborted minutes later
+    in another test. A negative value of an integer parameter whose default is not negative
+    is refused before OpenSpiel loads the game, or plays a game loaded by the caller."""
+    spec = "goofspiel(imp_info=True,num_cards=-1)"
+    pyspiel = pytest.importorskip("pyspiel")
+    game = pyspiel.load_game(spec) if as_object else "openspiel:" + spec
+    with pytest.raises(ValueError) as caught:
+        load_game(game)
+    assert str(caught.value) == (
+        "OpenSpiel's goofspiel: num_cards must be at least 0, got -1; "
+        "e.g. openspiel:goofspiel(num_cards=13)"
+    )
+
+
+def test_counts_that_crash_openspiel_are_refused_before_it_loads_them() -> None:
+    """Each of these ended the process with a segmentation fault inside OpenSpiel (found by
+    loading every two-player game with each integer parameter at 0, one child process each);
+    run in a child process so that a crash fails the test instead of ending the test run."""
+    import subprocess
+
+    specs = [
+        "universal_poker(numRanks=0)",
+        "universal_poker(numSuits=0)",
+        "universal_poker(numRounds=0)",
+        "universal_poker(numHoleCards=0)",
+        "connect_four(rows=0)",
+    ]
+    code = (
+        "import sys\n"
+        "from nashzoo.games import load_game\n"
+        "for spec in sys.argv[1:]:\n"
+        "    try:\n"
+        "        load_game('openspiel:' + spec)\n"
+        "    except ValueError as err:\n"
+        "        print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *specs], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(specs)
+    for spec, line in zip(specs, lines, strict=True):
+        name, parameter = spec.split("(")[0], spec.split("(")[1].split("=")[0]
+        assert line.startswith(f"OpenSpiel's {name}: {parameter} (")
+        assert f"must be at least 1, got 0; e.g. openspiel:{name}({parameter}=1)" in line
+
+
+def test_parameters_defaulting_to_minus_one_and_scores_may_be_negative() -> None:
+    """-1 is goofspiel's 'not set' for num_turns (its default), and gin_rummy's gin_bonus is a
+    score: neither is a count, and both load as given."""
+    assert load_game("openspiel:goofspiel(imp_info=True,num_cards=3,num_turns=-1)").num_actions
+    from nashzoo.games.openspiel import _refuse_below_minimum
+
+    pyspiel = pytest.importorskip("pyspiel")
+    kinds = {kind.short_name: kind for kind in pyspiel.registered_games()}
+    _refuse_below_minimum(kinds["gin_rummy"], {"gin_bonus": -5})
+    with pytest.raises(ValueError, match="knock_card must be at least 0, got -1"):
+        _refuse_below_minimum(kinds["gin_rummy"], {"knock_card": -1})
 
 
 def test_a_players_count_other_than_two_is_refused_before_openspiel_loads_it() -> None:

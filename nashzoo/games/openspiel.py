@@ -24,8 +24,10 @@ Refused when loaded, each with a one-line ``ValueError`` naming why: games with 
 players (a player count in the game string is refused before OpenSpiel loads it: some counts
 crash OpenSpiel), games without information-state strings (nashzoo keys information sets by
 them), mean-field games, games whose chance outcomes are only sampled (the tree must be
-enumerable), and parameters OpenSpiel loads but cannot play (``liars_dice(numdice=0)``: named
-with its range, :data:`PARAMETER_MINIMUMS`; any other game's error on its first path).
+enumerable), and parameters OpenSpiel loads but cannot play: an integer parameter below its
+range is refused before OpenSpiel loads the game (``liars_dice(numdice=0)``, with its range,
+:data:`PARAMETER_MINIMUMS`; a negative count of any game: some write outside their memory), any
+other game's error on its first path.
 Refused when compiled, by ``compile_tree``'s checks of every game: information
 states that break perfect recall (``liars_dice_ir``, ``repeated_leduc_poker``) or that two
 players share (``phantom_ttt``'s empty board), and a game too big for the machine
@@ -137,6 +139,7 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
             given[key] = str(value)
     if name in kinds:
         _refuse_other_than_two(kinds[name], given)
+        _refuse_below_minimum(kinds[name], given)
     return pyspiel.load_game(name, given)
 
 
@@ -264,6 +267,7 @@ class OpenSpielGame(Game):
         kind = pyspiel_game.get_type()
         label = f"OpenSpiel's {kind.short_name}"
         given = _given_parameters(pyspiel_game)  # before a conversion wraps them
+        _refuse_below_minimum(kind, given)  # run by _load already for a game string
         if kind.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
             pyspiel_game = pyspiel.convert_to_turn_based(pyspiel_game)
             kind = pyspiel_game.get_type()
@@ -347,12 +351,60 @@ class OpenSpielGame(Game):
 
 PARAMETER_MINIMUMS: dict[str, dict[str, tuple[int, str]]] = {
     "liars_dice": {"numdice": (1, "the dice each player rolls")},
+    "universal_poker": {
+        "numRanks": (1, "the ranks in the deck"),
+        "numSuits": (1, "the suits in the deck"),
+        "numRounds": (1, "the betting rounds"),
+        "numHoleCards": (1, "the cards each player is dealt"),
+    },
+    "connect_four": {"rows": (1, "the board's rows")},
 }
 """Parameters that OpenSpiel loads below their range and then fails on, deep inside (its
 ``liars_dice(numdice=0)`` fails when the first die is rolled, ``numdice=-1`` asks for a
-negative-sized vector): ``{game: {parameter: (minimum, what it counts)}}``, checked first so
-the message names the parameter and its range. Other such games are caught by
-:func:`_check_playable`'s first path."""
+negative-sized vector; ``universal_poker`` with any of these at 0 and ``connect_four(rows=0)``
+end the process with a segmentation fault): ``{game: {parameter: (minimum, what it counts)}}``,
+checked before
+OpenSpiel loads the game so the message names the parameter and its range. Every other integer
+parameter whose default is not negative must be at least 0 (:func:`_refuse_below_minimum`);
+any other game OpenSpiel cannot play is caught by :func:`_check_playable`'s first path."""
+
+SIGNED_PARAMETER_WORDS = ("bonus",)
+"""Integer parameters named with one of these are scores a game may well take negative
+(``gin_rummy``'s ``gin_bonus``), not counts: :func:`_refuse_below_minimum` lets them be."""
+
+
+def _refuse_below_minimum(kind: Any, given: dict[str, Any]) -> None:
+    """Refuse an integer parameter below its range before OpenSpiel loads the game or plays it:
+    the minimum of :data:`PARAMETER_MINIMUMS` where the game has one, else 0 for a parameter
+    whose default is not negative (a count, a size, a seat or a seed; those that default to
+    -1 use it for 'not set', goofspiel's ``num_turns``). OpenSpiel checks few of them, and some
+    of its games write outside their memory with a negative one (``goofspiel(num_cards=-1)``
+    wrote past a buffer in its first state, then raised ``vector::reserve``: the process could
+    abort at any later moment), so playing the game to see is no check."""
+    name = kind.short_name
+    for parameter, value in given.items():
+        default = kind.parameter_specification.get(parameter)
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if parameter in PARAMETER_MINIMUMS.get(name, {}):
+            minimum, meaning = PARAMETER_MINIMUMS[name][parameter]
+            what = f"{parameter} ({meaning})"
+        elif (
+            isinstance(default, int)
+            and not isinstance(default, bool)
+            and default >= 0
+            and not any(word in parameter.lower() for word in SIGNED_PARAMETER_WORDS)
+        ):
+            minimum, what = 0, parameter
+        else:
+            continue
+        if value < minimum:
+            example = minimum if parameter in PARAMETER_MINIMUMS.get(name, {}) else default
+            raise ValueError(
+                f"OpenSpiel's {name}: {what} must be at least {minimum}, got {value}; "
+                f"e.g. openspiel:{name}({parameter}={example})"
+            )
+
 
 FIRST_PATH_MOVES = 1_000
 """Moves of the first path through a game that loading plays (:func:`_check_playable`)."""
@@ -367,18 +419,10 @@ def _given_parameters(pyspiel_game: Any) -> dict[str, Any]:
 def _check_playable(given: dict[str, Any], pyspiel_game: Any, label: str) -> None:
     """Refuse a game that OpenSpiel loads but cannot play, in one line at load, not as a
     ``SpielError`` or a C++ length error from ``compile_tree``, the envs or a learner later:
-    first the parameters of :data:`PARAMETER_MINIMUMS` (named with their range), then the
-    game's first path (the first chance outcome and the first legal action at every node, up
-    to :data:`FIRST_PATH_MOVES` moves: microseconds a move), which OpenSpiel must play
-    without an error. A legal degenerate game (``liars_dice(dice_sides=1)``) plays it."""
-    name = pyspiel_game.get_type().short_name
-    for parameter, (minimum, meaning) in PARAMETER_MINIMUMS.get(name, {}).items():
-        value = given.get(parameter)
-        if isinstance(value, int) and value < minimum:
-            raise ValueError(
-                f"{label}: {parameter} ({meaning}) must be at least {minimum}, got {value}; "
-                f"e.g. openspiel:{name}({parameter}={minimum})"
-            )
+    the game's first path (the first chance outcome and the first legal action at every node,
+    up to :data:`FIRST_PATH_MOVES` moves: microseconds a move), which OpenSpiel must play
+    without an error, once :func:`_refuse_below_minimum` has passed the parameters. A legal
+    degenerate game (``liars_dice(dice_sides=1)``) plays it."""
     problem = _first_path_error(pyspiel_game)
     if problem is not None:
         if not given:
