@@ -34,16 +34,21 @@ $(VENV)/.installed: pyproject.toml
 race: setup
 	$(BIN)/nashzoo race --force
 
+# A test process that dies of a signal leaves tests/conftest.py's .pytest-running behind: name
+# the test it died in, which the crash's own report (the last lines CI keeps) does not.
+DIED_IN = status=$$?; test ! -f .pytest-running || echo "the test process died (exit status \
+	$$status) in $$(cat .pytest-running)"; rm -f .pytest-running; exit $$status
+
 test: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS) || { $(DIED_IN); }
 
 # The core dependencies at exactly their declared lower bounds (pyproject.toml's `>=` read as
 # `==`), in a venv of their own, running the tests that need nothing else.
 test-min: $(MIN_VENV)/.installed
 	$(MIN_VENV)/bin/python --version
 	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm|threadpoolctl) '
-	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(MIN_TESTS)
+	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(MIN_TESTS) || { $(DIED_IN); }
 
 $(MIN_VENV)/.installed: pyproject.toml
 	$(MIN_PYTHON) -m venv $(MIN_VENV)
@@ -54,7 +59,7 @@ $(MIN_VENV)/.installed: pyproject.toml
 
 # RLlib pins its own Gymnasium, so its adapter is tested in a venv of its own (`rllib` extra).
 test-rllib: $(RLLIB_VENV)/.installed
-	$(RLLIB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_rllib.py
+	$(RLLIB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_rllib.py || { $(DIED_IN); }
 
 $(RLLIB_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(RLLIB_VENV)

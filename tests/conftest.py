@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,21 @@ from nashzoo.games import _numba
 # stop a run with Ctrl-C, in this process or in a child, need the usual handler: give it back.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+RUNNING_TEST = Path(__file__).resolve().parent.parent / ".pytest-running"
+"""The test now running, written as each one starts and removed when the session ends: when
+the process dies of a signal (a C library's abort or segmentation fault), the file is still
+there and the Makefile prints the test it died in. The crash's own report, the faulthandler
+dump, names only the outermost frames within the last lines CI keeps."""
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    RUNNING_TEST.write_text(nodeid + "\n")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    RUNNING_TEST.unlink(missing_ok=True)
 
 
 @pytest.fixture(params=["loop", "numpy"])
