@@ -777,7 +777,7 @@ def test_order_enforcing_wrapper_keeps_pettingzoo_checks() -> None:
 
 # --- tables or states --------------------------------------------------------------------
 def test_auto_mode_tabulates_small_games_and_steps_states_of_big_ones(monkeypatch) -> None:
-    from nashzoo.envs import aec
+    from nashzoo.envs import tables
 
     assert kuhn_poker_v0.env().unwrapped.tabulated
     assert leduc_holdem_v0.env().unwrapped.tabulated
@@ -786,7 +786,7 @@ def test_auto_mode_tabulates_small_games_and_steps_states_of_big_ones(monkeypatc
     def no_compiling(game: Any) -> None:
         raise AssertionError(f"{game.id} was compiled")
 
-    monkeypatch.setattr(aec, "compile_tree", no_compiling)
+    monkeypatch.setattr(tables, "compile_tree", no_compiling)
     env = liars_dice_v0.env()  # 294,883 histories: stepped through its states
     assert not env.unwrapped.tabulated
     env.reset(seed=0)

@@ -403,7 +403,7 @@ def test_matrix_custom_action_names_are_part_of_the_game_id() -> None:
     assert load_game("matrix", **named.params) == named  # params reload the same game
     # Env tables (cached per id, like compiled trees) carry each game's own names.
     from nashzoo.envs import matrix_game_v0
-    from nashzoo.envs.aec import env_tables
+    from nashzoo.envs.tables import env_tables
 
     assert "p0:rock" in env_tables(plain).view_key
     assert "p0:stone" in env_tables(named).view_key
