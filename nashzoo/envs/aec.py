@@ -5,13 +5,12 @@ The environment holds no rules. Everything it knows comes from the game, in one 
 
 * **tables** (``tabulate=True``, :mod:`nashzoo.envs.tables`): the game tree (who moves, which
   actions are legal, where each action leads, chance probabilities, payoffs) gathered in bulk
-  from the arrays of
-  :func:`nashzoo.games.compile_tree`, and what each player sees at each node
+  from the arrays of :func:`nashzoo.games.compile_tree`, and what each player sees at each node
   (``State.infoset_key(player)`` and ``State.infoset_tensor(player)``), read from the ``State``
   once per node when the env tables for a game are first built (cached per ``game.id``; the
-  States are made one depth at a time, so only two levels of them are alive). Stepping then only
-  follows integer node indices through pre-built Python lists (no ``State`` is built during
-  play);
+  States are made one depth at a time, so only two levels of them are alive). Stepping then
+  only follows integer node indices through pre-built Python lists (no ``State`` is built
+  during play);
 * **states** (``tabulate=False``, :mod:`nashzoo.envs.lazy`): the env steps the game's
   ``State`` objects, asking them for keys, tensors, masks and returns as the game goes, and
   remembers the histories reached (at most :data:`~nashzoo.envs.lazy.MEMO_MAX_NODES`, then it
