@@ -271,13 +271,20 @@ def test_race_resume_finishes_the_stored_race(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "resuming: 2 of 2 runs already finished" in printed and "race on rps" in printed
     assert main(["race", "--resume", "--budget-iterations", "10", *common]) == 0
-    assert "2 stored run(s) had other settings" in capsys.readouterr().out
+    assert (
+        "resuming: 2 stored run(s) had other settings and will be run again: "
+        "budget_iterations 20 -> 10 (2 runs)\n"
+    ) in capsys.readouterr().out
     # A learner setting that differs from the stored runs' (as a newer nashzoo's changed
-    # default would) makes them run again too: each job keeps its full config.
+    # default would) makes them run again too, and is named: each job keeps its full config.
     changed = ["--set", "regret_matching.mode=sampled", "--budget-iterations", "10"]
     assert main(["race", "--resume", *changed, *common]) == 0
     printed = capsys.readouterr().out
-    assert "2 stored run(s) had other settings" in printed and "learner setting" in printed
+    assert "--set regret_matching.mode=sampled (the stored race has none)" in printed
+    assert (
+        "2 stored run(s) had other settings and will be run again: "
+        "regret_matching.mode 'full' -> 'sampled' (2 runs)\n"
+    ) in printed
 
 
 def test_train_with_a_work_budget(tmp_path, capsys):

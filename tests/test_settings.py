@@ -561,3 +561,22 @@ def test_a_race_resumes_with_its_config_file_moved(tmp_path, capsys, monkeypatch
     out = capsys.readouterr().out
     assert "--config " in out and "1 of 1 runs already finished" in out
     assert main(resume) == 0  # the new place is stored
+
+
+def test_a_race_resumed_with_its_config_file_edited_names_what_changed(tmp_path, capsys):
+    """The runs a changed file changes run again, and the resume says which setting changed
+    (it said only that some runs 'had other settings')."""
+    config = tmp_path / "s.yaml"
+    config.write_text("learners:\n  cfr_plus:\n    averaging_delay: 3\n")
+    argv = ["race", "--learners", "cfr_plus,xfp", "--config", str(config), "--seeds", "1"]
+    argv += ["--budget-iterations", "2", "--backend", "serial", "--no-plots", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "race")]) == 0
+    config.write_text("learners:\n  cfr_plus:\n    averaging_delay: 1\n")
+    capsys.readouterr()
+    assert main(["race", "--out", str(tmp_path / "race"), "--resume", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "resuming: 1 of 2 runs already finished" in out
+    assert (
+        "resuming: 1 stored run(s) had other settings and will be run again: "
+        "cfr_plus.averaging_delay 3 -> 1 (1 run)\n"
+    ) in out

@@ -114,6 +114,8 @@ def _changed_option(key: str, value: Any, stored: Any) -> str:
     option = _RACE_OPTIONS.get(key, key)
     if isinstance(value, bool):  # an on/off flag (--cross-play, --no-plots): typed = changed
         return f"{option} (the stored race was started without it)"
+    if stored is None or (isinstance(stored, (list, tuple)) and not stored):
+        return f"{option} {_race_value(value)} (the stored race has none)"
     return f"{option} {_race_value(value)} (the stored race has {_race_value(stored)})"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from nashzoo.agents.registry import same_plugins
 from nashzoo.extras import require
-from nashzoo.games.base import display_id
+from nashzoo.games.base import display_id, short_repr
 from nashzoo.io import (
     atomic_write_bytes,
     check_output_folder,
@@ -174,26 +174,65 @@ def _stored_and_todo(
     """The runs a resumed race keeps (stored, intact, same job) and the jobs left to run."""
     results: dict[str, dict[str, Any]] = {}
     todo = []
-    outdated = 0
+    changes: dict[str, int] = {}  # what changed -> how many stored runs it changed
     for job in jobs:
         stored, problem = _stored(out, job) if config.resume else (None, "")
         if stored is not None and _same_job(stored.get("job"), _job_dict(job)):
             results[job.run_id] = stored
             continue
-        outdated += stored is not None
+        if stored is not None:
+            change = _job_changes(stored.get("job"), _job_dict(job))
+            changes[change] = changes.get(change, 0) + 1
         if problem:
             print(f"resuming: {problem}; running {job.run_id} again", file=stream)
         todo.append(job)
     if config.resume and results:
         print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
-    if outdated:
+    if changes:
+        shown = [f"{change} ({n} run{'s' * (n != 1)})" for change, n in list(changes.items())[:3]]
+        more = f"; and {len(changes) - 3} other changes" if len(changes) > 3 else ""
         print(
-            f"resuming: {outdated} stored run(s) had other settings (game, budget, "
-            "evaluation points, or a learner setting, defaults of a newer nashzoo included) "
-            "and will be run again",
+            f"resuming: {sum(changes.values())} stored run(s) had other settings and will be "
+            f"run again: {'; '.join(shown)}{more}",
             file=stream,
         )
     return results, todo
+
+
+def _job_changes(stored: Any, job: dict[str, Any]) -> str:
+    """What differs between a stored run's job and ``job``, for the resume's message:
+    ``budget_iterations 20 -> 10``, or a learner's setting as ``regret_matching.mode
+    'full' -> 'sampled'`` (a default changed by a newer nashzoo shows up the same way)."""
+    if not isinstance(stored, dict):
+        return "its stored job is unreadable"
+    parts: list[str] = []
+    for key, now in job.items():
+        before = stored.get(key)
+        if before == now or (
+            key == "plugins" and isinstance(before, list) and same_plugins(before, now)
+        ):
+            continue
+        if key == "configs" and isinstance(before, list) and len(before) == len(now):
+            for name, old, new in zip(job["learners"], before, now, strict=True):
+                if not isinstance(old, dict):
+                    parts.append(f"{name}'s settings")
+                    continue
+                for field in sorted(set(old) | set(new), key=str):
+                    if old.get(field, _UNSET) != new.get(field, _UNSET):
+                        parts.append(
+                            f"{name}.{field} {_shown(old.get(field, _UNSET))} -> "
+                            f"{_shown(new.get(field, _UNSET))}"
+                        )
+            continue
+        parts.append(f"{key} {short_repr(before)} -> {short_repr(now)}")
+    return ", ".join(dict.fromkeys(parts)) or "its stored job"  # a self-play run's seats agree
+
+
+_UNSET = object()
+
+
+def _shown(value: Any) -> str:
+    return "unset" if value is _UNSET else short_repr(value)
 
 
 def _same_job(stored: Any, job: dict[str, Any]) -> bool:
