@@ -239,6 +239,39 @@ def test_counts_that_crash_openspiel_are_refused_before_it_loads_them() -> None:
         assert f"must be at least 1, got 0; e.g. openspiel:{name}({parameter}=1)" in line
 
 
+def test_a_universal_poker_deck_short_of_its_deal_is_refused_before_openspiel_loads_it() -> None:
+    """OpenSpiel's universal_poker ended the process (a segmentation fault) on a deck with
+    fewer cards than it deals; a deck of exactly the cards dealt plays. In a child process, so
+    that a crash fails the test instead of ending the test run."""
+    import subprocess
+
+    specs = [
+        "universal_poker(numRanks=2,numSuits=1)",  # 2 hole cards + 1 board card (its default)
+        "universal_poker(numRanks=4,numSuits=1,numHoleCards=2)",
+        "universal_poker(numRanks=3,numSuits=1)",  # exactly the 3 cards dealt: plays
+    ]
+    code = (
+        "import sys\n"
+        "from nashzoo.games import load_game\n"
+        "for spec in sys.argv[1:]:\n"
+        "    try:\n"
+        "        print(load_game('openspiel:' + spec).num_actions)\n"
+        "    except ValueError as err:\n"
+        "        print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *specs], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "OpenSpiel's universal_poker: a deck of numRanks x numSuits = 2 x 1 = 2 cards cannot "
+        "deal 2 hole cards and 1 board card(s) (3 cards), and OpenSpiel would end the process; "
+        "give more ranks or suits, e.g. openspiel:universal_poker(numRanks=3,numSuits=1)",
+        "OpenSpiel's universal_poker: a deck of numRanks x numSuits = 4 x 1 = 4 cards cannot "
+        "deal 4 hole cards and 1 board card(s) (5 cards), and OpenSpiel would end the process; "
+        "give more ranks or suits, e.g. openspiel:universal_poker(numRanks=5,numSuits=1)",
+        "4",
+    ]
+
+
 def test_parameters_defaulting_to_minus_one_and_scores_may_be_negative() -> None:
     """-1 is goofspiel's 'not set' for num_turns (its default), and gin_rummy's gin_bonus is a
     score: neither is a count, and both load as given."""

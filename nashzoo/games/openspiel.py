@@ -139,7 +139,7 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
             given[key] = str(value)
     if name in kinds:
         _refuse_other_than_two(kinds[name], given)
-        _refuse_below_minimum(kinds[name], given)
+        _refuse_out_of_range(kinds[name], given)
     return pyspiel.load_game(name, given)
 
 
@@ -267,7 +267,7 @@ class OpenSpielGame(Game):
         kind = pyspiel_game.get_type()
         label = f"OpenSpiel's {kind.short_name}"
         given = _given_parameters(pyspiel_game)  # before a conversion wraps them
-        _refuse_below_minimum(kind, given)  # run by _load already for a game string
+        _refuse_out_of_range(kind, given)  # run by _load already for a game string
         if kind.dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
             pyspiel_game = pyspiel.convert_to_turn_based(pyspiel_game)
             kind = pyspiel_game.get_type()
@@ -371,6 +371,42 @@ any other game OpenSpiel cannot play is caught by :func:`_check_playable`'s firs
 SIGNED_PARAMETER_WORDS = ("bonus",)
 """Integer parameters named with one of these are scores a game may well take negative
 (``gin_rummy``'s ``gin_bonus``), not counts: :func:`_refuse_below_minimum` lets them be."""
+
+
+def _refuse_out_of_range(kind: Any, given: dict[str, Any]) -> None:
+    """Refuse, before OpenSpiel loads or plays the game, the parameters known to take OpenSpiel
+    outside its memory: integers below their range (:func:`_refuse_below_minimum`) and a
+    universal_poker deck short of the cards it deals (:func:`_refuse_a_short_deck`)."""
+    _refuse_below_minimum(kind, given)
+    if kind.short_name == "universal_poker":
+        _refuse_a_short_deck(kind, given)
+
+
+def _refuse_a_short_deck(kind: Any, given: dict[str, Any]) -> None:
+    """universal_poker's deck must hold every card dealt: both players' hole cards and the
+    board cards of its rounds. OpenSpiel does not check it and ends the process with a
+    segmentation fault (decks of 2 to 5 cards tried, one child process each: every deck short
+    of the cards dealt crashed, every deck holding them played, a deck of exactly the cards
+    dealt included). Unreadable values are left to OpenSpiel's own checks."""
+    spec = kind.parameter_specification
+    try:
+        ranks, suits, hole, rounds = (
+            int(given.get(key, spec[key]))
+            for key in ("numRanks", "numSuits", "numHoleCards", "numRounds")
+        )
+        boards = str(given.get("numBoardCards", spec["numBoardCards"])).split()[:rounds]
+        board = sum(int(n) for n in boards)
+    except (KeyError, TypeError, ValueError):
+        return
+    needed = 2 * hole + board
+    if ranks * suits < needed:
+        raise ValueError(
+            f"OpenSpiel's universal_poker: a deck of numRanks x numSuits = {ranks} x {suits} "
+            f"= {ranks * suits} cards cannot deal {2 * hole} hole cards and {board} board "
+            f"card(s) ({needed} cards), and OpenSpiel would end the process; give more ranks "
+            f"or suits, e.g. openspiel:universal_poker(numRanks={-(-needed // suits)},"
+            f"numSuits={suits})"
+        )
 
 
 def _refuse_below_minimum(kind: Any, given: dict[str, Any]) -> None:
