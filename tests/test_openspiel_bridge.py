@@ -272,6 +272,38 @@ def test_a_universal_poker_deck_short_of_its_deal_is_refused_before_openspiel_lo
     ]
 
 
+def test_every_integer_parameter_at_0_1_and_minus_1_loads_or_is_refused_never_crashes() -> None:
+    """Every two-player turn-based OpenSpiel game with each integer parameter (default above 0)
+    set to 0, 1 and -1, loaded one after another in a child process: each loads or is refused
+    with a ValueError. Six of these ended the process before the bridge refused them before
+    OpenSpiel runs; a new OpenSpiel release that crashes on another fails here, naming it."""
+    import subprocess
+
+    code = (
+        "import pyspiel\n"
+        "from nashzoo.games import load_game\n"
+        "for kind in pyspiel.registered_games():\n"
+        "    if not kind.min_num_players <= 2 <= kind.max_num_players:\n"
+        "        continue\n"
+        "    if kind.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:\n"
+        "        continue\n"
+        "    for key, default in kind.parameter_specification.items():\n"
+        "        if type(default) is not int or default <= 0:\n"
+        "            continue\n"
+        "        for value in (0, 1, -1):\n"
+        "            spec = f'openspiel:{kind.short_name}({key}={value})'\n"
+        "            print(spec, flush=True)\n"
+        "            try:\n"
+        "                load_game(spec)\n"
+        "            except ValueError:\n"
+        "                pass\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    tried = done.stdout.splitlines()
+    assert done.returncode == 0, f"ended with {done.returncode} at {tried[-1:]}: {done.stderr}"
+    assert len(tried) > 300
+
+
 def test_parameters_defaulting_to_minus_one_and_scores_may_be_negative() -> None:
     """-1 is goofspiel's 'not set' for num_turns (its default), and gin_rummy's gin_bonus is a
     score: neither is a count, and both load as given."""
