@@ -304,6 +304,69 @@ def test_every_integer_parameter_at_0_1_and_minus_1_loads_or_is_refused_never_cr
     assert len(tried) > 300
 
 
+def test_universal_pokers_lists_out_of_shape_or_range_are_refused_before_openspiel_reads_them():
+    """universal_poker reads its per-player and per-round lists unchecked: each of these ended
+    the process with a segmentation fault (``stack=100 100``, equal to the blind, hung). Also
+    a number OpenSpiel's C++ cannot read (``stoi``) and an OpenSpiel error whose message is not
+    UTF-8 (``boardCards=-1`` prints a rank as a raw byte: the message read 'utf-8 codec can't
+    decode byte 0xff'). In a child process, so that a crash fails the test instead of ending
+    the test run."""
+    import subprocess
+
+    expected = {
+        "numBoardCards=0": "numBoardCards (the board cards dealt in each round) needs a number "
+        "for each of the 2 rounds, got '0' (OpenSpiel reads past a short list",
+        "numBoardCards=0 x": "numBoardCards (the board cards dealt in each round) must be whole "
+        "numbers separated by spaces, got '0 x'; e.g. openspiel:universal_poker(numBoardCards=1 1)",
+        "firstPlayer=1 3": "firstPlayer (who acts first in each round, counted from 1) must be "
+        "from 1 to 2, got '1 3' (OpenSpiel does not check it",
+        "blind=100": "blind (the chips each player puts in before the cards) needs a number for "
+        "each of the 2 players, got '100'",
+        "stack=100 100": "player 1's stack (100) must be more than their blind (100), or OpenSpiel "
+        "ends the process (or, with the two equal, never returns); e.g. "
+        "openspiel:universal_poker(stack=1200 1200)",
+        "betting=limit,raiseSize=2": "raiseSize (the size of each round's raises) needs a number "
+        "for each of the 2 rounds, got '2'",
+        "blind=x 1": "blind (the chips each player puts in before the cards) must be whole "
+        "numbers separated by spaces, got 'x 1'",
+        "boardCards=-1": "OpenSpiel's universal_poker loads with boardCards=-1 but OpenSpiel "
+        "cannot play it: /project/open_spiel/games/universal_poker/logic/card_set.cc:",
+    }
+    code = (
+        "import sys\n"
+        "from nashzoo.games import load_game\n"
+        "for given in sys.argv[1:]:\n"
+        "    try:\n"
+        "        load_game(f'openspiel:universal_poker({given})')\n"
+        "        print('loaded')\n"
+        "    except ValueError as err:\n"
+        "        print(err)\n"
+    )
+    specs = [*expected, "stack=150 150", "betting=limit,raiseSize=2 4"]
+    done = subprocess.run([sys.executable, "-c", code, *specs], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(specs) and done.stderr == ""
+    for (given, message), line in zip(expected.items(), lines, strict=False):
+        assert message in line, (given, line)
+        assert "OpenSpiel" in line and "\ufffd" not in line
+    assert lines[-2:] == ["loaded", "loaded"]
+
+
+def test_a_cpp_conversion_error_says_a_number_was_expected() -> None:
+    """OpenSpiel's C++ raises ``std::invalid_argument("stoi")`` on a number it cannot read,
+    which arrived as the whole message: 'stoi'."""
+    from nashzoo.games.openspiel import _error_text
+
+    assert _error_text(ValueError("stoi"), []) == (
+        "stoi (ValueError: a parameter that must be a number is not one)"
+    )
+    assert _error_text(RuntimeError("vector::reserve"), []) == "vector::reserve (RuntimeError)"
+    undecodable = UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+    printed = ["OpenSpiel exception: card_set.cc:60 rank < 13\nrank = \ufffd, 13 = 13\n"]
+    assert _error_text(undecodable, printed).splitlines()[0] == "card_set.cc:60 rank < 13"
+
+
 def test_parameters_defaulting_to_minus_one_and_scores_may_be_negative() -> None:
     """-1 is goofspiel's 'not set' for num_turns (its default), and gin_rummy's gin_bonus is a
     score: neither is a count, and both load as given."""

@@ -106,12 +106,7 @@ def load_openspiel(game: Any, **params: Any) -> OpenSpielGame:
                 f"pass OpenSpiel parameters either in the game string or as keywords, not both "
                 f"(got {spec!r} and {sorted(params)})"
             )
-        try:
-            with _stderr_held_back():
-                loaded = _load(pyspiel, spec, params)
-        except pyspiel.SpielError as err:
-            raise ValueError(_load_error(spec, str(err))) from None
-        return OpenSpielGame(loaded, None if params else spec)
+        return OpenSpielGame(_load(pyspiel, spec, params), None if params else spec)
     if params:
         raise ValueError("parameters cannot be applied to an already loaded OpenSpiel game")
     if not is_pyspiel_game(game):
@@ -129,8 +124,10 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
     parameter whose default is a string is passed as a string.
     """
     if not params and "(" not in spec:
-        return pyspiel.load_game(spec)
-    given = dict(params) if params else pyspiel.game_parameters_from_string(spec)
+        return _openspiel_call(spec, pyspiel.load_game, spec)
+    given = (
+        dict(params) if params else _openspiel_call(spec, pyspiel.game_parameters_from_string, spec)
+    )
     name = given.pop("name", spec)
     kinds = {kind.short_name: kind for kind in pyspiel.registered_games()}
     defaults = kinds[name].parameter_specification if name in kinds else {}
@@ -140,7 +137,20 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
     if name in kinds:
         _refuse_other_than_two(kinds[name], given)
         _refuse_out_of_range(kinds[name], given)
-    return pyspiel.load_game(name, given)
+    return _openspiel_call(spec, pyspiel.load_game, name, given)
+
+
+def _openspiel_call(spec: str, function: Any, *args: Any) -> Any:
+    """``function(*args)``, one of OpenSpiel's loading calls for ``spec``, with what it prints
+    held back and any error it raises turned into :func:`_load_error`'s one line: its
+    ``SpielError``, a C++ error as ``ValueError`` (``universal_poker(blind=x)``: ``stoi``) or
+    ``RuntimeError``, or a message pybind could not decode (:func:`_error_text`)."""
+    written: list[str] = []
+    try:
+        with _stderr_held_back(written):
+            return function(*args)
+    except Exception as err:
+        raise ValueError(_load_error(spec, _error_text(err, written))) from None
 
 
 def _refuse_other_than_two(kind: Any, given: dict[str, Any]) -> None:
@@ -158,13 +168,14 @@ def _refuse_other_than_two(kind: Any, given: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _stderr_held_back() -> Iterator[None]:
+def _stderr_held_back(written: list[str] | None = None) -> Iterator[None]:
     """Hold back what is written to the process's stderr (file descriptor 2) inside the block.
 
     OpenSpiel prints every error to stderr itself before raising it (for an unknown game,
     the names of all its games: over a hundred lines) and then raises the same text, which
-    :func:`_load_error` turns into one line; this keeps the first copy off the terminal. What
-    the block wrote is passed on if it raises anything but ``SpielError``."""
+    :func:`_load_error` turns into one line; this keeps the first copy off the terminal. When
+    the block raises, what it wrote is appended to ``written`` (as text, undecodable bytes
+    replaced) and, unless the error is OpenSpiel's (:func:`_is_openspiel_error`), passed on."""
     try:
         sys.stderr.flush()
         saved = os.dup(2)
@@ -176,14 +187,44 @@ def _stderr_held_back() -> Iterator[None]:
         try:
             yield
         except BaseException as err:
-            if type(err).__name__ != "SpielError":
-                os.dup2(saved, 2)
-                held.seek(0)
-                os.write(2, held.read())
+            os.dup2(saved, 2)
+            held.seek(0)
+            text = held.read()
+            if written is not None:
+                written.append(text.decode("utf-8", errors="replace"))
+            if not _is_openspiel_error(err):
+                os.write(2, text)
             raise
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+
+
+def _is_openspiel_error(err: BaseException) -> bool:
+    """OpenSpiel's ``SpielError``, or the ``UnicodeDecodeError`` pybind raises instead when
+    that error's message is not UTF-8 (``universal_poker(boardCards=-1)`` prints a rank as a
+    raw byte); in both, OpenSpiel has printed the message to stderr first."""
+    return type(err).__name__ == "SpielError" or isinstance(err, UnicodeDecodeError)
+
+
+_CONVERSIONS = ("stoi", "stol", "stoll", "stoul", "stod", "stof")
+"""C++'s text-to-number functions: their error's whole message is the function's name."""
+
+
+def _error_text(err: Exception, written: list[str]) -> str:
+    """The message of an error OpenSpiel raised, for one line: a message pybind could not
+    decode is read from what OpenSpiel printed to stderr (:func:`_stderr_held_back`), and a
+    C++ error that is not OpenSpiel's own says its type (``stoi (ValueError: a parameter
+    that must be a number is not one)``)."""
+    if isinstance(err, UnicodeDecodeError):
+        printed = "".join(written).strip().removeprefix("OpenSpiel exception:").strip()
+        return printed or "an error whose message is not UTF-8 text"
+    text = str(err).strip() or type(err).__name__
+    if type(err).__name__ == "SpielError":
+        return text
+    if text in _CONVERSIONS:
+        return f"{text} ({type(err).__name__}: a parameter that must be a number is not one)"
+    return f"{text} ({type(err).__name__})"
 
 
 def _load_error(spec: str, message: str) -> str:
@@ -227,12 +268,11 @@ def _reloadable_string(pyspiel: Any, pyspiel_game: Any, spec: str | None) -> str
         if candidate is None:
             continue
         try:
-            with _stderr_held_back():
-                loaded = _load(pyspiel, candidate, {})
-                if loaded.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
-                    loaded = pyspiel.convert_to_turn_based(loaded)
-        except pyspiel.SpielError:
+            loaded = _load(pyspiel, candidate, {})
+        except ValueError:  # OpenSpiel's refusal, in one line
             continue
+        if loaded.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+            loaded = pyspiel.convert_to_turn_based(loaded)
         if str(loaded) == str(pyspiel_game):
             return candidate
     raise ValueError(
@@ -375,11 +415,82 @@ SIGNED_PARAMETER_WORDS = ("bonus",)
 
 def _refuse_out_of_range(kind: Any, given: dict[str, Any]) -> None:
     """Refuse, before OpenSpiel loads or plays the game, the parameters known to take OpenSpiel
-    outside its memory: integers below their range (:func:`_refuse_below_minimum`) and a
-    universal_poker deck short of the cards it deals (:func:`_refuse_a_short_deck`)."""
+    outside its memory: integers below their range (:func:`_refuse_below_minimum`), and
+    universal_poker's lists out of shape or range (:func:`_refuse_bad_poker_lists`) or a deck
+    short of the cards it deals (:func:`_refuse_a_short_deck`)."""
     _refuse_below_minimum(kind, given)
     if kind.short_name == "universal_poker":
+        _refuse_bad_poker_lists(kind, given)
         _refuse_a_short_deck(kind, given)
+
+
+POKER_LISTS: dict[str, tuple[str, int, int | None, str]] = {
+    "blind": ("player", 0, None, "the chips each player puts in before the cards"),
+    "stack": ("player", 1, None, "each player's chips, more than their blind"),
+    "numBoardCards": ("round", 0, None, "the board cards dealt in each round"),
+    "firstPlayer": ("round", 1, 2, "who acts first in each round, counted from 1"),
+    "raiseSize": ("round", 0, None, "the size of each round's raises"),
+}
+"""universal_poker's parameters that are lists of whole numbers in one string, one per player
+or per round: ``{parameter: (per what, minimum, maximum, meaning)}``. OpenSpiel reads them
+unchecked, and a short list or a value out of range ended the process (a segmentation fault:
+``numBoardCards=0`` with two rounds, ``numBoardCards=-1``, ``firstPlayer=1 3``, ``blind=100``,
+``stack=1200``, ``stack=99 1200`` under a blind of 100, limit betting's ``raiseSize=2`` or
+``-1``; ``stack=100 100``, a stack equal to its blind, hung). ``raiseSize`` is read only by
+limit betting, and checked only there."""
+
+
+def _refuse_bad_poker_lists(kind: Any, given: dict[str, Any]) -> None:
+    """Refuse universal_poker's list parameters (:data:`POKER_LISTS`) that are not whole
+    numbers separated by spaces, are shorter than its players (2) or rounds, or hold a value
+    out of range, before OpenSpiel reads them; and a stack not above its blind."""
+    spec = kind.parameter_specification
+    try:
+        rounds = int(given.get("numRounds", spec["numRounds"]))
+    except (KeyError, TypeError, ValueError):
+        return
+    betting = str(given.get("betting", spec.get("betting", "")))
+    lists: dict[str, list[int]] = {}
+    for name, (per, minimum, maximum, meaning) in POKER_LISTS.items():
+        if name not in spec or (name == "raiseSize" and betting != "limit"):
+            continue
+        text = str(given.get(name, spec[name]))
+        count = 2 if per == "player" else rounds
+        example = " ".join([str(max(minimum, 1))] * count)
+        fix = f"e.g. openspiel:universal_poker({name}={example})"
+        try:
+            values = [int(v) for v in text.split()]
+        except ValueError:
+            raise ValueError(
+                f"OpenSpiel's universal_poker: {name} ({meaning}) must be whole numbers "
+                f"separated by spaces, got {text!r}; {fix}"
+            ) from None
+        if len(values) < count:
+            raise ValueError(
+                f"OpenSpiel's universal_poker: {name} ({meaning}) needs a number for each of "
+                f"the {count} {per}s, got {text!r} (OpenSpiel reads past a short list: it "
+                f"ended the process on several); {fix}"
+            )
+        wrong = [v for v in values[:count] if v < minimum or (maximum is not None and v > maximum)]
+        if wrong:
+            bounds = (
+                f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
+            )
+            raise ValueError(
+                f"OpenSpiel's universal_poker: {name} ({meaning}) must be {bounds}, got "
+                f"{text!r} (OpenSpiel does not check it, and ended the process on such "
+                f"values); {fix}"
+            )
+        lists[name] = values
+    if "stack" in lists and "blind" in lists:
+        for seat, (stack, blind) in enumerate(zip(lists["stack"], lists["blind"], strict=False)):
+            if stack <= blind:
+                raise ValueError(
+                    f"OpenSpiel's universal_poker: player {seat + 1}'s stack ({stack}) must be "
+                    f"more than their blind ({blind}), or OpenSpiel ends the process (or, with "
+                    "the two equal, never returns); e.g. openspiel:universal_poker(stack="
+                    f"{' '.join(str(b * 12) for b in lists['blind'][:2])})"
+                )
 
 
 def _refuse_a_short_deck(kind: Any, given: dict[str, Any]) -> None:
@@ -478,8 +589,9 @@ def _first_path_error(pyspiel_game: Any) -> str | None:
     """OpenSpiel's error, on one line, when it plays the first path of ``pyspiel_game`` (see
     :func:`_check_playable`); ``None`` when it plays it (or the first path is longer than
     :data:`FIRST_PATH_MOVES`: a long game is not played out at every load)."""
+    written: list[str] = []
     try:
-        with _stderr_held_back():  # OpenSpiel prints its error before raising it
+        with _stderr_held_back(written):  # OpenSpiel prints its error before raising it
             state = pyspiel_game.new_initial_state()
             for _ in range(FIRST_PATH_MOVES):
                 if state.is_terminal():
@@ -491,10 +603,9 @@ def _first_path_error(pyspiel_game: Any) -> str | None:
                 if not actions:  # compile_tree's checks name this one, with the history
                     return None
                 state.apply_action(actions[0])
-    except Exception as err:  # SpielError, or a C++ error as ValueError or RuntimeError
-        text = str(err).strip()
-        first = text.splitlines()[0] if text else type(err).__name__
-        return f"{first} ({type(err).__name__})"
+    except Exception as err:  # SpielError, a C++ error as ValueError or RuntimeError, ...
+        text = _error_text(err, written).splitlines()[0]  # a C++ error's type is in it
+        return f"{text} (SpielError)" if _is_openspiel_error(err) else text
     return None
 
 
