@@ -207,12 +207,37 @@ def test_a_negative_count_is_refused_before_openspiel_touches_it(as_object) -> N
     )
 
 
-def test_counts_that_crash_openspiel_are_refused_before_it_loads_them() -> None:
-    """Each of these ended the process with a segmentation fault inside OpenSpiel (found by
-    loading every two-player game with each integer parameter at 0, one child process each);
-    run in a child process so that a crash fails the test instead of ending the test run."""
+_LOAD_EACH = (
+    "import sys\n"
+    "from nashzoo.games import load_game\n"
+    "for spec in sys.argv[1:]:\n"
+    "    try:\n"
+    "        load_game(spec)\n"
+    "        print('loaded')\n"
+    "    except ValueError as err:\n"
+    "        print(err)\n"
+)
+
+
+def _load_in_a_child(specs: list[str]) -> list[str]:
+    """Load each of ``specs`` in one child process, one after another: ``'loaded'`` or the
+    ValueError's message for each. For inputs that crashed OpenSpiel: a crash fails the test
+    (naming the child's stderr) instead of ending the test run."""
     import subprocess
 
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_EACH, *specs], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(specs)
+    return lines
+
+
+def test_counts_that_crash_openspiel_are_refused_before_it_loads_them() -> None:
+    """Each of these ended the process with a segmentation fault inside OpenSpiel (found by
+    loading every two-player game with each integer parameter at 0, one child process each)."""
     specs = [
         "universal_poker(numRanks=0)",
         "universal_poker(numSuits=0)",
@@ -220,19 +245,7 @@ def test_counts_that_crash_openspiel_are_refused_before_it_loads_them() -> None:
         "universal_poker(numHoleCards=0)",
         "connect_four(rows=0)",
     ]
-    code = (
-        "import sys\n"
-        "from nashzoo.games import load_game\n"
-        "for spec in sys.argv[1:]:\n"
-        "    try:\n"
-        "        load_game('openspiel:' + spec)\n"
-        "    except ValueError as err:\n"
-        "        print(err)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code, *specs], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert len(lines) == len(specs)
+    lines = _load_in_a_child(["openspiel:" + spec for spec in specs])
     for spec, line in zip(specs, lines, strict=True):
         name, parameter = spec.split("(")[0], spec.split("(")[1].split("=")[0]
         assert line.startswith(f"OpenSpiel's {name}: {parameter} (")
@@ -241,34 +254,20 @@ def test_counts_that_crash_openspiel_are_refused_before_it_loads_them() -> None:
 
 def test_a_universal_poker_deck_short_of_its_deal_is_refused_before_openspiel_loads_it() -> None:
     """OpenSpiel's universal_poker ended the process (a segmentation fault) on a deck with
-    fewer cards than it deals; a deck of exactly the cards dealt plays. In a child process, so
-    that a crash fails the test instead of ending the test run."""
-    import subprocess
-
+    fewer cards than it deals; a deck of exactly the cards dealt plays."""
     specs = [
         "universal_poker(numRanks=2,numSuits=1)",  # 2 hole cards + 1 board card (its default)
         "universal_poker(numRanks=4,numSuits=1,numHoleCards=2)",
         "universal_poker(numRanks=3,numSuits=1)",  # exactly the 3 cards dealt: plays
     ]
-    code = (
-        "import sys\n"
-        "from nashzoo.games import load_game\n"
-        "for spec in sys.argv[1:]:\n"
-        "    try:\n"
-        "        print(load_game('openspiel:' + spec).num_actions)\n"
-        "    except ValueError as err:\n"
-        "        print(err)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code, *specs], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
+    assert _load_in_a_child(["openspiel:" + spec for spec in specs]) == [
         "OpenSpiel's universal_poker: a deck of numRanks x numSuits = 2 x 1 = 2 cards cannot "
         "deal 2 hole cards and 1 board card(s) (3 cards), and OpenSpiel would end the process; "
         "give more ranks or suits, e.g. openspiel:universal_poker(numRanks=3,numSuits=1)",
         "OpenSpiel's universal_poker: a deck of numRanks x numSuits = 4 x 1 = 4 cards cannot "
         "deal 4 hole cards and 1 board card(s) (5 cards), and OpenSpiel would end the process; "
         "give more ranks or suits, e.g. openspiel:universal_poker(numRanks=5,numSuits=1)",
-        "4",
+        "loaded",
     ]
 
 
@@ -309,10 +308,7 @@ def test_universal_pokers_lists_out_of_shape_or_range_are_refused_before_openspi
     the process with a segmentation fault (``stack=100 100``, equal to the blind, hung). Also
     a number OpenSpiel's C++ cannot read (``stoi``) and an OpenSpiel error whose message is not
     UTF-8 (``boardCards=-1`` prints a rank as a raw byte: the message read 'utf-8 codec can't
-    decode byte 0xff'). In a child process, so that a crash fails the test instead of ending
-    the test run."""
-    import subprocess
-
+    decode byte 0xff')."""
     expected = {
         "numBoardCards=0": "numBoardCards (the board cards dealt in each round) needs a number "
         "for each of the 2 rounds, got '0' (OpenSpiel reads past a short list",
@@ -332,21 +328,8 @@ def test_universal_pokers_lists_out_of_shape_or_range_are_refused_before_openspi
         "boardCards=-1": "OpenSpiel's universal_poker loads with boardCards=-1 but OpenSpiel "
         "cannot play it: /project/open_spiel/games/universal_poker/logic/card_set.cc:",
     }
-    code = (
-        "import sys\n"
-        "from nashzoo.games import load_game\n"
-        "for given in sys.argv[1:]:\n"
-        "    try:\n"
-        "        load_game(f'openspiel:universal_poker({given})')\n"
-        "        print('loaded')\n"
-        "    except ValueError as err:\n"
-        "        print(err)\n"
-    )
     specs = [*expected, "stack=150 150", "betting=limit,raiseSize=2 4"]
-    done = subprocess.run([sys.executable, "-c", code, *specs], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert len(lines) == len(specs) and done.stderr == ""
+    lines = _load_in_a_child([f"openspiel:universal_poker({given})" for given in specs])
     for (given, message), line in zip(expected.items(), lines, strict=False):
         assert message in line, (given, line)
         assert "OpenSpiel" in line and "\ufffd" not in line
@@ -382,23 +365,11 @@ def test_parameters_defaulting_to_minus_one_and_scores_may_be_negative() -> None
 
 def test_a_players_count_other_than_two_is_refused_before_openspiel_loads_it() -> None:
     """``universal_poker(numPlayers=3)`` (its default blinds are for two) crashed the process
-    inside ``pyspiel.load_game`` (a segmentation fault); run in a child process so that a
-    crash fails the test instead of ending the test run."""
-    import subprocess
-
-    code = (
-        "from nashzoo.games import load_game\n"
-        "try:\n"
-        "    load_game('openspiel:universal_poker(numPlayers=3)')\n"
-        "except ValueError as err:\n"
-        "    print(err)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == (
+    inside ``pyspiel.load_game`` (a segmentation fault)."""
+    assert _load_in_a_child(["openspiel:universal_poker(numPlayers=3)"]) == [
         "OpenSpiel's universal_poker with numPlayers=3 has 3 players and nashzoo's games have "
         "exactly two: load it with numPlayers=2"
-    )
+    ]
 
 
 @pytest.mark.parametrize("spec", ["openspiel:liars_dice(dice_sides=1)"])
