@@ -207,7 +207,8 @@ def _reason(err: BaseException) -> str:
 
 # --- OpenSpiel ---------------------------------------------------------------------------------
 OPENSPIEL_LOAD_CHECKS = (
-    "parameters OpenSpiel loads but cannot play (checked on the game's first path)",
+    "parameters out of range (negative counts, and universal_poker's deck and lists, refused "
+    "before OpenSpiel reads them; the rest checked on the game's first path)",
     "perfect recall of its information states, and a tree small enough for this machine "
     "(checked when it is compiled)",
 )
