@@ -403,10 +403,10 @@ PARAMETER_MINIMUMS: dict[str, dict[str, tuple[int, str]]] = {
 ``liars_dice(numdice=0)`` fails when the first die is rolled, ``numdice=-1`` asks for a
 negative-sized vector; ``universal_poker`` with any of these at 0 and ``connect_four(rows=0)``
 end the process with a segmentation fault): ``{game: {parameter: (minimum, what it counts)}}``,
-checked before
-OpenSpiel loads the game so the message names the parameter and its range. Every other integer
-parameter whose default is not negative must be at least 0 (:func:`_refuse_below_minimum`);
-any other game OpenSpiel cannot play is caught by :func:`_check_playable`'s first path."""
+checked before OpenSpiel loads the game so the message names the parameter and its range.
+Every other integer parameter whose default is not negative must be at least 0
+(:func:`_refuse_below_minimum`); any other game OpenSpiel cannot play is caught by
+:func:`_check_playable`'s first path."""
 
 SIGNED_PARAMETER_WORDS = ("bonus",)
 """Integer parameters named with one of these are scores a game may well take negative
@@ -529,12 +529,13 @@ def _refuse_below_minimum(kind: Any, given: dict[str, Any]) -> None:
     wrote past a buffer in its first state, then raised ``vector::reserve``: the process could
     abort at any later moment), so playing the game to see is no check."""
     name = kind.short_name
+    minimums = PARAMETER_MINIMUMS.get(name, {})
     for parameter, value in given.items():
         default = kind.parameter_specification.get(parameter)
         if isinstance(value, bool) or not isinstance(value, int):
             continue
-        if parameter in PARAMETER_MINIMUMS.get(name, {}):
-            minimum, meaning = PARAMETER_MINIMUMS[name][parameter]
+        if parameter in minimums:
+            minimum, meaning = minimums[parameter]
             what = f"{parameter} ({meaning})"
         elif (
             isinstance(default, int)
@@ -546,7 +547,7 @@ def _refuse_below_minimum(kind: Any, given: dict[str, Any]) -> None:
         else:
             continue
         if value < minimum:
-            example = minimum if parameter in PARAMETER_MINIMUMS.get(name, {}) else default
+            example = minimum if parameter in minimums else default
             raise ValueError(
                 f"OpenSpiel's {name}: {what} must be at least {minimum}, got {value}; "
                 f"e.g. openspiel:{name}({parameter}={example})"
@@ -568,7 +569,7 @@ def _check_playable(given: dict[str, Any], pyspiel_game: Any, label: str) -> Non
     ``SpielError`` or a C++ length error from ``compile_tree``, the envs or a learner later:
     the game's first path (the first chance outcome and the first legal action at every node,
     up to :data:`FIRST_PATH_MOVES` moves: microseconds a move), which OpenSpiel must play
-    without an error, once :func:`_refuse_below_minimum` has passed the parameters. A legal
+    without an error, once :func:`_refuse_out_of_range` has passed the parameters. A legal
     degenerate game (``liars_dice(dice_sides=1)``) plays it."""
     problem = _first_path_error(pyspiel_game)
     if problem is not None:
