@@ -854,7 +854,7 @@ def test_the_current_policy_plays_as_the_learner_does_with_one_mode_per_episode(
     its value against any opponent is eta * V(best response) + (1 - eta) * V(average); the
     per-information-set mixture it used to be was off (Kuhn: -0.110 against -0.132)."""
     from nashzoo.agents.network_policy import masked_softmax_np
-    from nashzoo.agents.nfsp import _epsilon_greedy_probs
+    from nashzoo.agents.nfsp_behaviour import epsilon_greedy_probs
     from nashzoo.eval import expected_returns
     from nashzoo.games import compile_tree, load_game
 
@@ -870,7 +870,7 @@ def test_the_current_policy_plays_as_the_learner_does_with_one_mode_per_episode(
     tensors, masks = tree.infoset_tensors[mine], tree.legal_mask[mine]
     modes = []
     for rows in (
-        _epsilon_greedy_probs(play.q_net(tensors), masks, play.epsilon),
+        epsilon_greedy_probs(play.q_net(tensors), masks, play.epsilon),
         masked_softmax_np(play.avg_net(tensors), masks),
     ):
         probs = np.array(TabularPolicy.uniform(game).probs)
