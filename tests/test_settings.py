@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -580,3 +581,21 @@ def test_a_race_resumed_with_its_config_file_edited_names_what_changed(tmp_path,
         "resuming: 1 stored run(s) had other settings and will be run again: "
         "cfr_plus.averaging_delay 3 -> 1 (1 run)\n"
     ) in out
+
+
+@pytest.mark.parametrize(
+    ("hint", "message", "listing"),
+    [
+        (int, "int", "int"),
+        (tuple[int, ...], "a list of int", "list of int"),
+        (tuple[int, float], "a list of 2 (int, float)", "list of 2 (int, float)"),
+        (float | None, "float or None", "float | None"),
+        (int | Literal["auto"], "int or one of 'auto'", "int | 'auto'"),
+    ],
+)
+def test_a_type_is_put_into_words_one_way_for_messages_and_one_for_listings(hint, message, listing):
+    """One function words every declared type, in the two styles its readers need."""
+    from nashzoo.agents.config_fields import describe
+
+    assert describe(hint) == message
+    assert describe(hint, listing=True) == listing

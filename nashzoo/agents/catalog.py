@@ -17,12 +17,10 @@ import dataclasses
 import importlib.util
 import inspect
 import re
-import types
-import typing
 from importlib import metadata
 from typing import Any
 
-from nashzoo.agents.config_fields import field_hints
+from nashzoo.agents.config_fields import describe, field_hints
 from nashzoo.agents.registry import _LAZY, _REGISTRY, learner_class, learner_names
 
 REQUIRED = "(required)"
@@ -133,7 +131,7 @@ def config_fields(name: str) -> list[ConfigField]:
     return [
         ConfigField(
             field.name,
-            type_text(hints.get(field.name, Any)),
+            describe(hints.get(field.name, Any), listing=True),
             _default_text(field),
             docs.get(field.name, ""),
         )
@@ -204,20 +202,6 @@ def _plain(text: str) -> str:
 _ENTRY = re.compile(r"(\w+(?:\s*,\s*\w+)*)(?:\s*\([^)]*\))?:\s*(.*)")
 """An ``Attributes:`` entry's first line: ``name: text``, ``name (type): text`` or
 ``name, other: text`` (one text for several fields)."""
-
-
-def type_text(hint: Any) -> str:
-    """A config field's type as the command line takes it (see :class:`ConfigField`)."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return " | ".join("None" if arg is type(None) else type_text(arg) for arg in args)
-    if origin is typing.Literal:
-        return " | ".join(repr(arg) for arg in args)
-    if origin is tuple:
-        return f"list of {type_text(args[0])}" if args else "list"
-    if hint is Any:
-        return "any"
-    return str(getattr(hint, "__name__", hint)).replace("typing.", "")
 
 
 def _default_text(field: dataclasses.Field[Any]) -> str:
@@ -304,5 +288,4 @@ __all__ = [
     "config_fields",
     "learner_catalog",
     "learner_facts",
-    "type_text",
 ]

@@ -77,19 +77,26 @@ def _same(new: Any, old: Any) -> bool:
     return bool(new == old)
 
 
-def describe(hint: Any) -> str:
-    """A declared type as the messages name it: ``a list of int``, ``None``, ``one of 'a'``."""
+def describe(hint: Any, *, listing: bool = False) -> str:
+    """A declared type as text, the one place types are put into words: as the messages name it
+    (``a list of int``, ``one of 'a', 'b'``, ``int or None``) or, with ``listing``, as the
+    learners' settings are listed (``list of int``, ``'a' | 'b'``, ``int | None``)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is type(None):
         return "None"
+    if hint is Any:
+        return "any"
     if origin is typing.Literal:
-        return "one of " + ", ".join(repr(a) for a in args)
+        values = [repr(a) for a in args]
+        return " | ".join(values) if listing else "one of " + ", ".join(values)
     if origin in (typing.Union, types.UnionType):
-        return " or ".join(describe(a) for a in args)
+        return (" | " if listing else " or ").join(describe(a, listing=listing) for a in args)
     if origin is tuple:
+        a_list = "list" if listing else "a list"
         if not args or (len(args) == 2 and args[1] is Ellipsis):
-            return f"a list of {describe(args[0]) if args else 'values'}"
-        return f"a list of {len(args)} ({', '.join(describe(a) for a in args)})"
+            return f"{a_list} of {describe(args[0], listing=listing) if args else 'values'}"
+        items = ", ".join(describe(a, listing=listing) for a in args)
+        return f"{a_list} of {len(args)} ({items})"
     return getattr(hint, "__name__", str(hint)).replace("typing.", "")
 
 
