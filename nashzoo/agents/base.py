@@ -135,6 +135,9 @@ class Learner(ABC):
     information set, updated over the whole compiled tree every step), ``"sampling"`` (a table,
     updated along sampled walks), ``"neural"`` (networks reading information-set tensors) or
     ``"fixed"`` (a strategy that never changes); ``""``: not said (a plugin may say)."""
+    reads_tensors: ClassVar[bool] = False
+    """Whether the learner reads the game's information-set tensors (the neural and RL ones):
+    :meth:`check_game` then refuses a game that defines none."""
 
     def __init__(
         self,
@@ -159,11 +162,16 @@ class Learner(ABC):
     # --- hooks for subclasses ----------------------------------------------------------------
     @classmethod
     def check_game(cls, game: Game) -> None:
-        """Raise ValueError if this learner cannot handle ``game`` (default: any 2-player game)."""
+        """Raise ValueError if this learner cannot handle ``game`` (default: any 2-player game,
+        with information-set tensors where the learner :attr:`reads_tensors`)."""
         if game.num_players != 2:
             raise ValueError(
                 f"{cls.name} supports two-player games; {game.display_id} has {game.num_players} "
                 "players"
+            )
+        if cls.reads_tensors and int(getattr(game, "infoset_tensor_size", 0)) <= 0:
+            raise ValueError(
+                f"{cls.name} reads information-set tensors; {game.display_id} defines none"
             )
 
     def _setup(self) -> None:  # noqa: B027 - optional hook

@@ -28,7 +28,6 @@ from nashzoo.agents._torch_utils import (
 )
 from nashzoo.agents.base import CheckpointError, Learner
 from nashzoo.agents.policy import PolicyError
-from nashzoo.games import Game
 
 __all__ = ["NeuralLearner"]
 
@@ -37,14 +36,7 @@ class NeuralLearner(Learner):
     """A learner whose policies are torch networks reading information-set tensors."""
 
     kind: ClassVar[str] = "neural"
-
-    @classmethod
-    def check_game(cls, game: Game) -> None:
-        super().check_game(game)
-        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
-            raise ValueError(
-                f"{cls.name} reads information-set tensors; {game.display_id} defines none"
-            )
+    reads_tensors: ClassVar[bool] = True
 
     def _setup_device(self) -> None:
         """``device`` from the config's ``device`` field; ``input_size`` and ``num_actions``

@@ -76,7 +76,6 @@ from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
 from nashzoo.agents.tree_vec_env import TreeVecEnv, fits
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
-from nashzoo.games import Game
 from nashzoo.io import ArraySpec
 
 __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
@@ -339,16 +338,9 @@ class _SB3Learner(Learner):
 
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     kind: ClassVar[str] = "neural"
+    reads_tensors: ClassVar[bool] = True
     config: SB3Config
     model: BaseAlgorithm
-
-    @classmethod
-    def check_game(cls, game: Game) -> None:
-        super().check_game(game)
-        if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
-            raise ValueError(
-                f"{cls.name} reads information-set tensors; {game.display_id} defines none"
-            )
 
     # --- hooks ------------------------------------------------------------------------------------
     def _make_model(self) -> BaseAlgorithm:
