@@ -111,7 +111,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -680,11 +680,15 @@ class _SeatTables:
         self.changed()
 
 
-class _MCCFRMixin:
-    """Policy and checkpoint plumbing shared by both MCCFR learners."""
+class _MCCFRLearner(Learner):
+    """What both MCCFR learners share (not registered itself): this seat's tables, the policies
+    read from them and the checkpoint plumbing; each subclass adds its sampling ``_step``."""
 
-    game: Game
+    kind: ClassVar[str] = "sampling"
     _tables: _SeatTables
+
+    def _setup(self) -> None:
+        self._tables = _SeatTables(self.tree, self.seat)
 
     def current_policy(self) -> TabularPolicy:
         """Regret matching of the regrets on this seat's rows, uniform on the opponent's.
@@ -701,22 +705,16 @@ class _MCCFRMixin:
         return self._tables.arrays()
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        learner = cast(Learner, self)
-        self._tables.load(learner.checked_state_arrays(arrays, self._tables.array_specs()))
+        self._tables.load(self.checked_state_arrays(arrays, self._tables.array_specs()))
 
 
 @register
-class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
+class OutcomeSamplingMCCFR(_MCCFRLearner):
     """Outcome-sampling MCCFR for one seat (algorithm in the module docstring)."""
 
     name: ClassVar[str] = "os_mccfr"
-    kind: ClassVar[str] = "sampling"
     Config: ClassVar[type[LearnerConfig]] = OSMCCFRConfig
-    opponent_view: ClassVar[Literal["current", "average"]] = "current"
     config: OSMCCFRConfig
-
-    def _setup(self) -> None:
-        self._tables = _SeatTables(self.tree, self.seat)
 
     def _step(self, opponent: Policy) -> dict[str, Any]:
         tables = self._tables
@@ -768,17 +766,12 @@ class OutcomeSamplingMCCFR(_MCCFRMixin, Learner):
 
 
 @register
-class ExternalSamplingMCCFR(_MCCFRMixin, Learner):
+class ExternalSamplingMCCFR(_MCCFRLearner):
     """External-sampling MCCFR for one seat (algorithm in the module docstring)."""
 
     name: ClassVar[str] = "es_mccfr"
-    kind: ClassVar[str] = "sampling"
     Config: ClassVar[type[LearnerConfig]] = ESMCCFRConfig
-    opponent_view: ClassVar[Literal["current", "average"]] = "current"
     config: ESMCCFRConfig
-
-    def _setup(self) -> None:
-        self._tables = _SeatTables(self.tree, self.seat)
 
     def _step(self, opponent: Policy) -> dict[str, Any]:
         tables = self._tables
