@@ -314,6 +314,21 @@ def test_solve_writes_an_equilibrium_that_eval_and_tournament_read(tmp_path, cap
     assert "value: player 0 0, player 1 0" in capsys.readouterr().out
 
 
+def test_solve_and_games_take_the_game_as_every_other_command_does_too(capsys):
+    """``--game SPEC`` (how train, race, eval and play name a game) works for solve and games as
+    their positional GAME_SPEC does; two different games, or none for solve, are one line."""
+    assert _json(capsys, ["solve", "--game", "kuhn_poker", "--json"])["game"] == "kuhn_poker"
+    assert _json(capsys, ["solve", "rps", "--game", "rps", "--json"])["game"] == "rps"
+    assert main(["games", "--game", "leduc_poker"]) == 0
+    assert "9,457" in capsys.readouterr().out
+    err = _error(capsys, ["solve", "kuhn_poker", "--game", "leduc_poker"], code=2)
+    assert "two games given, 'kuhn_poker' and --game 'leduc_poker'; give one" in err
+    err = _error(capsys, ["solve"], code=2)
+    assert "which game? e.g. nashzoo solve kuhn_poker" in err and len(err.splitlines()) == 1
+    err = _error(capsys, ["games", "--game", "kuhn_poker", "--openspiel"], code=2)
+    assert "give no GAME_SPEC with it" in err
+
+
 def test_solve_refuses_a_game_without_a_value(capsys):
     err = _error(capsys, ["solve", "matrix:prisoners_dilemma"])
     assert "needs a two-player zero-sum (or constant-sum) game" in err
