@@ -15,8 +15,9 @@ from nashzoo.agents import (
     learner_names,
     load_learner,
     make_learner,
-    mccfr,
+    mccfr_sampling,
 )
+from nashzoo.agents.mccfr_sampling import CountSampler
 from nashzoo.agents.policy import check_distributions
 from nashzoo.eval import nash_conv
 from nashzoo.games import compile_tree, load_game
@@ -39,7 +40,7 @@ def es_sampler(request, monkeypatch) -> str:
     """Run external sampling with either exact sampler: one multinomial over the walk outcomes
     (the default on small trees) or one multinomial per sampled depth (forced here)."""
     if request.param == "levels":
-        monkeypatch.setattr(mccfr, "_MAX_SCENARIOS", 0)
+        monkeypatch.setattr(mccfr_sampling, "MAX_SCENARIOS", 0)
     return request.param
 
 
@@ -221,8 +222,8 @@ def test_es_samplers_are_chosen_by_the_number_of_walk_outcomes() -> None:
     # 6 deals x (bet, or check then (seat 1 checks, or bets and seat 0 answers 2 ways)) = 18.
     assert kuhn.regret_pass.reach.shape[0] == 24
     assert kuhn.average_pass.reach.shape[0] == 18
-    assert isinstance(leduc.regret_pass, mccfr._CountSampler)
-    assert isinstance(leduc.average_pass, mccfr._CountSampler)
+    assert isinstance(leduc.regret_pass, CountSampler)
+    assert isinstance(leduc.average_pass, CountSampler)
 
 
 @pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])

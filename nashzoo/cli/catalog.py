@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nashzoo.cli.common import UsageError, game_spec, game_spec_arg, load_game_arg
+from nashzoo.cli.common import (
+    UsageError,
+    game_spec,
+    game_spec_arg,
+    load_game_arg,
+    required_game_spec,
+)
 
 
 def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
@@ -206,7 +212,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     from nashzoo.eval import nash_conv, solve_game
     from nashzoo.eval.answers import no_value_reason
 
-    game = load_game_arg(game_spec(args, "solve"))
+    game = load_game_arg(required_game_spec(args, "solve"))
     reason = no_value_reason(game)
     if reason is not None:
         raise ValueError(
@@ -246,7 +252,7 @@ def add_games_parser(sub: Any) -> None:
         "with these parameters, plus each player's exact value (sequence-form LP, where it "
         "solves in seconds) and the exploitability of uniform play.",
     )
-    game_spec_arg(games, optional=True)
+    game_spec_arg(games)
     games.add_argument(
         "--openspiel",
         action="store_true",
@@ -284,7 +290,7 @@ def add_solve_parser(sub: Any) -> None:
         "Two-player zero-sum (or constant-sum) games only; a game with over 300,000 terminal "
         "histories is solved after a warning (it may take minutes).",
     )
-    game_spec_arg(solve, optional=False)
+    game_spec_arg(solve)
     solve.add_argument("--out", metavar="FILE", help="write the equilibrium policy here (.json)")
     solve.add_argument("--json", action="store_true", help="print JSON")
     solve.set_defaults(func=_cmd_solve)

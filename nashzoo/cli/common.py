@@ -95,26 +95,30 @@ GAME_HELP = (
 )
 
 
-def game_spec_arg(parser: argparse.ArgumentParser, *, optional: bool) -> None:
+def game_spec_arg(parser: argparse.ArgumentParser) -> None:
     """``GAME_SPEC`` as the command's positional argument, which ``--game GAME_SPEC`` gives too
     (every other command names its game with ``--game``); :func:`game_spec` reads either."""
     parser.add_argument("game", nargs="?", metavar="GAME_SPEC", help=GAME_HELP)
     parser.add_argument(
         "--game", dest="game_option", metavar="GAME_SPEC", help="the same as GAME_SPEC"
     )
-    parser.set_defaults(game_optional=optional)
 
 
 def game_spec(args: argparse.Namespace, command: str) -> str | None:
-    """The game :func:`game_spec_arg` read, given as ``GAME_SPEC`` or as ``--game``; a usage error
-    where both differ, or where neither is given to a command that needs one."""
+    """The game :func:`game_spec_arg` read, given as ``GAME_SPEC`` or as ``--game`` (``None``
+    where neither is); a usage error where the two differ."""
     spec, option = args.game, args.game_option
     if spec is not None and option is not None and spec != option:
         raise UsageError(
             f"nashzoo {command}: two games given, {spec!r} and --game {option!r}; give one"
         )
-    spec = spec if spec is not None else option
-    if spec is None and not args.game_optional:
+    return spec if spec is not None else option
+
+
+def required_game_spec(args: argparse.Namespace, command: str) -> str:
+    """:func:`game_spec` for a command that needs a game: a usage error where none is given."""
+    spec = game_spec(args, command)
+    if spec is None:
         raise UsageError(
             f"nashzoo {command}: which game? e.g. nashzoo {command} kuhn_poker (or --game "
             "kuhn_poker; nashzoo games lists them)"

@@ -1,0 +1,296 @@
+"""How the external-sampling MCCFR passes draw their walks: the reach counts of ``B`` walks
+that sample the nodes of some kinds and take every action elsewhere, drawn all at once
+(:mod:`nashzoo.agents.mccfr` says why each sampler is used where it is). Also each node's kind
+seen from one seat, and the table of the distributions sampled at each node."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nashzoo.games import CHANCE, CompiledTree
+
+__all__ = [
+    "CHANCE_NODE",
+    "MAX_SCENARIOS",
+    "OPPONENT",
+    "OWN",
+    "TERMINAL",
+    "CountSampler",
+    "ScenarioSampler",
+    "distribution_table",
+    "make_sampler",
+    "node_kinds",
+]
+
+TERMINAL, OWN, OPPONENT, CHANCE_NODE = 0, 1, 2, 3
+"""Node kinds seen from one seat (:func:`node_kinds`)."""
+
+
+class CountSampler:
+    """Draws the reach counts of ``B`` independent walks that sample the nodes of some kinds
+    and take every action elsewhere (the external-sampling passes), top-down by multinomials:
+    the sampler for trees too big for :class:`ScenarioSampler`.
+
+    Counts live in a flat vector of *slots*: slot 0 holds ``B`` (nodes no sampled move leads
+    to); then one slot per node of the chance prefix's frontier (the chance moves at the top of
+    the tree drawn as one multinomial over their outcomes); then, for each sampled depth, one
+    slot per (sampled node, action). ``slot[n]`` is where node ``n``'s count is read: the
+    deepest sampled move on its path.
+    """
+
+    def __init__(
+        self,
+        tree: CompiledTree,
+        kind: np.ndarray,
+        is_sampled: np.ndarray,
+        table_row: np.ndarray,
+        chance_reach: np.ndarray,
+        targets: np.ndarray,
+    ) -> None:
+        n_nodes, width = tree.num_nodes, int(tree.children.shape[1])
+        parent = tree.parent.astype(np.int64)
+        levels = [
+            np.arange(tree.level_starts[d], tree.level_starts[d + 1])
+            for d in range(1, len(tree.level_starts) - 1)
+        ]  # the nodes of each depth below the root (breadth-first order: parents first)
+        # Chance prefix: the root, if a chance node, and every chance node reached from it
+        # through chance nodes only. Its frontier is drawn as one multinomial (chance reach).
+        prefix = np.zeros(n_nodes, dtype=bool)
+        prefix[0] = kind[0] == CHANCE_NODE
+        for nodes in levels:
+            prefix[nodes] = prefix[parent[nodes]] & (kind[nodes] == CHANCE_NODE)
+        frontier = np.flatnonzero(~prefix & prefix[np.maximum(parent, 0)])
+        frontier = frontier[frontier > 0]
+        # Sampled depth: sampled moves on the path (the whole prefix counts as one).
+        depth = np.zeros(n_nodes, dtype=np.int64)
+        for nodes in levels:
+            up = parent[nodes]
+            depth[nodes] = np.where(prefix[up], 1, depth[up] + is_sampled[up])
+        # Slots: 0, the frontier, then per sampled depth one run of width slots per node.
+        inner = np.flatnonzero(is_sampled & ~prefix)
+        edge = np.full(n_nodes, -1, dtype=np.int64)  # first slot of each inner sampled node
+        offset = 1 + frontier.size
+        runs = []
+        for d in np.unique(depth[inner]):
+            nodes = inner[depth[inner] == d]
+            edge[nodes] = offset + width * np.arange(nodes.size)
+            runs.append((nodes, slice(offset, offset + width * nodes.size)))
+            offset += width * nodes.size
+        slot = np.full(n_nodes, -1, dtype=np.int64)
+        slot[frontier] = 1 + np.arange(frontier.size)
+        if not prefix[0]:
+            slot[0] = 0
+        for nodes in levels:
+            todo = nodes[(slot[nodes] < 0) & ~prefix[nodes]]
+            up = parent[todo]
+            slot[todo] = np.where(is_sampled[up], edge[up] + tree.action[todo], slot[up])
+        self.slot = slot
+        self.num_slots = offset
+        self.width = width
+        self.levels = [(slot[nodes], table_row[nodes], where) for nodes, where in runs]
+        self.prefix_slots = slice(1, 1 + frontier.size)
+        self.prefix_probs = chance_reach[frontier] / max(chance_reach[frontier].sum(), 1e-300)
+        # Nodes counted by each slot (prefix nodes count once per frontier node below them).
+        size = np.bincount(slot[~prefix], minlength=offset)
+        size[self.prefix_slots] += tree.depth[frontier]
+        self.slot_size = size
+        self.target_slot = slot[targets]
+
+    def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
+        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node.
+
+        Only the nodes some walk reaches are drawn: on a big tree most sampled nodes of a level
+        see no walk (Liar's dice, 1024 walks: about one in ten), and a multinomial of zero
+        trials is all zeros and consumes no random numbers, so skipping them changes neither
+        the distribution nor the draws."""
+        out = np.zeros(self.num_slots, dtype=np.int64)
+        out[0] = walks
+        if self.prefix_probs.size:
+            out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
+        for count_slots, rows, where in self.levels:
+            reached = out[count_slots]
+            hit = np.flatnonzero(reached)
+            block = out[where].reshape(-1, self.width)  # a view: one row per sampled node
+            block[hit] = rng.multinomial(reached[hit], probs[rows[hit]])
+        return out
+
+    def sample(
+        self, probs: np.ndarray, walks: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, int]:
+        """How many of ``walks`` walks reach each target node, and the nodes they visit."""
+        out = self.counts(probs, walks, rng)
+        # Both integer: numpy's integer dot is a plain loop (no BLAS threads, no temporary).
+        return out[self.target_slot], int(np.dot(out, self.slot_size))
+
+
+def _scenarios(
+    tree: CompiledTree, is_sampled: np.ndarray, limit: int
+) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] | None:
+    """The distinct outcomes of one walk of an external-sampling pass, or None past ``limit``.
+
+    A walk's *scenario* is what it does at every sampled node it reaches: a tuple of ``(node,
+    action)`` choices, with the tuple of nodes it visits. At a sampled node the scenarios are
+    those of one child per action; elsewhere (every action taken) they are all combinations of
+    one scenario per child. Counted first (:func:`_walk_outcomes`, a few array operations per
+    depth), so a big tree is turned down without a Python walk.
+    """
+    if _walk_outcomes(tree, is_sampled, limit) > limit:
+        return None
+    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
+
+    def walk(node: int) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
+        if not kids[node]:
+            return [((), (node,))]
+        if is_sampled[node]:
+            return [
+                (((node, int(tree.action[child])), *choices), (node, *nodes))
+                for child in kids[node]
+                for choices, nodes in walk(child)
+            ]
+        combos: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = [((), (node,))]
+        for child in kids[node]:
+            below = walk(child)
+            combos = [
+                (choices + more_choices, nodes + more_nodes)
+                for choices, nodes in combos
+                for more_choices, more_nodes in below
+            ]
+        return combos
+
+    return walk(0)
+
+
+def _walk_outcomes(tree: CompiledTree, is_sampled: np.ndarray, limit: int) -> int:
+    """How many distinct outcomes one walk has (capped at ``limit + 1``), counted bottom-up,
+    one depth at a time: a node's count is the sum of its children's where a walk samples one
+    action, their product where it takes every action, 1 at a terminal."""
+    count = np.ones(tree.num_nodes)
+    starts = tree.level_starts
+    for d in range(len(starts) - 3, -1, -1):  # the deepest parents first
+        nodes = np.arange(starts[d], starts[d + 1])
+        kids = tree.children[nodes]
+        has = kids >= 0
+        below = count[np.maximum(kids, 0)]
+        with np.errstate(over="ignore"):  # past the float range is past the cap: inf is fine
+            total = np.where(
+                is_sampled[nodes],
+                np.where(has, below, 0.0).sum(axis=1),
+                np.where(has, below, 1.0).prod(axis=1),
+            )
+        count[nodes] = np.where(has.any(axis=1), np.minimum(total, limit + 1), 1.0)
+    return int(count[0])
+
+
+class ScenarioSampler:
+    """Draws the same reach counts as :class:`CountSampler` with ONE multinomial, for trees
+    whose pass has few distinct walk outcomes (Kuhn: 18-24 per pass; see :func:`_scenarios`).
+
+    ``B`` independent walks fall into the scenarios as ``Multinomial(B, p)``, ``p[s]`` being the
+    product of the probabilities of the choices of scenario ``s`` (the chance factors are
+    constant, so multiplied out once here); the count of a node is the sum over the scenarios
+    that visit it (a fixed 0/1 matrix product). Same distribution as drawing level by level,
+    at a handful of numpy calls per step however deep the tree.
+    """
+
+    def __init__(
+        self,
+        scenarios: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]],
+        table: np.ndarray,
+        num_infosets: int,
+        table_row: np.ndarray,
+        pad: int,
+        targets: np.ndarray,
+    ) -> None:
+        width = table.shape[1]
+        flat = table.reshape(-1)
+        self.chance_factor = np.ones(len(scenarios))
+        # moves[k][s]: flat index into the distribution table of the k-th player choice of
+        # scenario s; ``pad`` (a cell holding 1.0) fills the rest.
+        depth = max(1, max(sum(table_row[n] < num_infosets for n, _ in ch) for ch, _ in scenarios))
+        moves = np.full((depth, len(scenarios)), pad, dtype=np.int64)
+        column = {int(node): j for j, node in enumerate(targets)}
+        # reach[s, j]: 1 if scenario s visits target j; the last column counts its nodes.
+        # Integers: exact counts, and an integer product never goes through (threaded) BLAS.
+        reach = np.zeros((len(scenarios), len(targets) + 1), dtype=np.int64)
+        for s, (choices, nodes) in enumerate(scenarios):
+            k = 0
+            for node, action in choices:
+                cell = table_row[node] * width + action
+                if table_row[node] < num_infosets:
+                    moves[k, s] = cell
+                    k += 1
+                else:
+                    self.chance_factor[s] *= flat[cell]
+            for node in nodes:
+                if node in column:
+                    reach[s, column[node]] = 1
+            reach[s, -1] = len(nodes)
+        self.moves = list(moves)
+        self.reach = reach
+
+    def sample(
+        self, probs: np.ndarray, walks: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, int]:
+        """How many of ``walks`` walks reach each target node, and the nodes they visit."""
+        flat = probs.reshape(-1)
+        p = self.chance_factor * flat[self.moves[0]]
+        for index in self.moves[1:]:
+            p *= flat[index]
+        out = rng.multinomial(walks, p) @ self.reach
+        return out[:-1], int(out[-1])
+
+
+MAX_SCENARIOS = 4096
+"""Passes with at most this many walk outcomes use :class:`ScenarioSampler` (one multinomial
+per pass); bigger ones :class:`CountSampler` (one per sampled depth)."""
+
+
+def make_sampler(
+    tree: CompiledTree,
+    kind: np.ndarray,
+    sampled: tuple[int, ...],
+    table: np.ndarray,
+    table_row: np.ndarray,
+    chance_reach: np.ndarray,
+    targets: np.ndarray,
+) -> CountSampler | ScenarioSampler:
+    """The cheaper exact sampler of the pass that samples the nodes of the ``sampled`` kinds.
+
+    ``table`` is the distribution table (infoset rows, chance rows, then a padding row of
+    ones); its chance rows must already hold the chance distributions.
+    """
+    is_sampled = np.isin(kind, sampled)
+    scenarios = _scenarios(tree, is_sampled, MAX_SCENARIOS)
+    if scenarios is None:
+        return CountSampler(tree, kind, is_sampled, table_row, chance_reach, targets)
+    pad = (table.shape[0] - 1) * table.shape[1]
+    return ScenarioSampler(scenarios, table, tree.num_infosets, table_row, pad, targets)
+
+
+def node_kinds(tree: CompiledTree, seat: int) -> np.ndarray:
+    """Every node's kind seen from ``seat``: ``OWN``, ``OPPONENT``, ``CHANCE_NODE`` or
+    ``TERMINAL``."""
+    player = tree.player.astype(np.int64)
+    kind = np.full(tree.num_nodes, TERMINAL, dtype=np.int64)
+    kind[player >= 0] = np.where(player[player >= 0] == seat, OWN, OPPONENT)
+    kind[player == CHANCE] = CHANCE_NODE
+    return kind
+
+
+def distribution_table(tree: CompiledTree, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution at every non-terminal node: a table with one row per infoset (zeros,
+    filled with strategies later), then one per chance node (its outcome probabilities), then
+    a row of ones (the padding cell of the scenario samplers' products); and every node's row
+    in it (-1 at terminals)."""
+    n_i = tree.num_infosets
+    player = tree.player.astype(np.int64)
+    chance = np.flatnonzero(kind == CHANCE_NODE)
+    table_row = np.full(tree.num_nodes, -1, dtype=np.int64)
+    table_row[player >= 0] = tree.infoset.astype(np.int64)[player >= 0]
+    table_row[chance] = n_i + np.arange(chance.size)
+    table = np.zeros((n_i + chance.size + 1, int(tree.children.shape[1])))
+    kids = tree.children[chance]
+    chance_probs = np.where(kids >= 0, tree.chance_prob[np.maximum(kids, 0)], 0.0)
+    table[n_i:-1] = chance_probs / chance_probs.sum(axis=1, keepdims=True)
+    table[-1] = 1.0
+    return table, table_row
