@@ -941,3 +941,13 @@ def test_a_tournament_typed_with_relative_paths_resumes_from_another_directory(
     assert main([*typed, *argv[4:], "--out", str(out), "--resume"]) == 0
     assert "9 of 9 pairings already played" in capsys.readouterr().out
     assert main(short) == 0  # the specs typed from here are stored with this directory
+
+
+def test_a_run_that_diverged_is_not_called_a_bug():
+    """A TrainingDivergedError's message names the cause and the fix: the command line adds no
+    'perhaps a bug in nashzoo' to it, as it does for an unexpected error."""
+    from nashzoo.agents.base import TrainingDivergedError
+    from nashzoo.cli.common import failure_hint
+
+    assert failure_hint(TrainingDivergedError("the loss became inf; lower the rate")) == ""
+    assert "perhaps a bug" in failure_hint(RuntimeError("boom"))

@@ -254,3 +254,18 @@ def test_config_validation_and_registry_names():
 def test_ppo_fields_out_of_range_are_refused(field, value, message):
     with pytest.raises(ValueError, match=message):
         PPOConfig(**{field: value})
+
+
+def test_a_ppo_batch_size_that_leaves_a_minibatch_of_one_is_refused():
+    """MaskablePPO normalises each minibatch's advantages by their spread: a minibatch of one
+    sample turned the network into NaN (512 decisions in minibatches of 73 leave 1)."""
+    from nashzoo.agents.sb3_baseline import PPOConfig
+
+    for settings in ({"batch_size": 73}, {"steps_per_iteration": 2, "batch_size": 1}):
+        with pytest.raises(ValueError, match="leaves a minibatch of one decision") as caught:
+            PPOConfig(**settings)
+        assert "choose a batch_size of at least 2 that does not leave 1 over" in str(caught.value)
+    with pytest.raises(ValueError, match=r"\(e\.g\. 74\)"):
+        PPOConfig(batch_size=73)
+    assert PPOConfig(batch_size=74).batch_size == 74
+    assert PPOConfig(batch_size=73, masked=False).batch_size == 73  # plain PPO skips a single

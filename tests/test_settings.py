@@ -599,3 +599,34 @@ def test_a_type_is_put_into_words_one_way_for_messages_and_one_for_listings(hint
 
     assert describe(hint) == message
     assert describe(hint, listing=True) == listing
+
+
+def test_the_command_that_started_a_run_resumes_it_when_typed_again(tmp_path, capsys):
+    """Rerunning the same command with --resume (settings typed as at the start) continues the
+    run; other settings are refused naming both; a duel resumes from its folder alone."""
+    out = str(tmp_path / "t")
+    argv = ["train", "--game", "kuhn_poker", "--learner", "cfr_plus(averaging_delay=2)"]
+    assert main([*argv, "--iterations", "2", "--out", out, "--no-progress"]) == 0
+    assert main([*argv, "--iterations", "4", "--out", out, "--resume", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "t" / "result.json").read_text())["iterations"] == 4
+    capsys.readouterr()
+    changed = ["train", "--learner", "cfr_plus", "--set", "cfr_plus.averaging_delay=3"]
+    assert main([*changed, "--iterations", "5", "--out", out, "--resume"]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "you typed the learners' settings cfr_plus(averaging_delay=3) vs "
+        "cfr_plus(averaging_delay=3) (the run has cfr_plus(averaging_delay=2) vs "
+        "cfr_plus(averaging_delay=2))" in err
+    )
+    assert json.loads((tmp_path / "t" / "result.json").read_text())["iterations"] == 4
+
+    duel = str(tmp_path / "d")
+    start = ["duel", "cfr_plus(averaging_delay=2)", "xfp", "--out", duel, "--no-progress"]
+    assert main([*start, "--iterations", "2"]) == 0
+    assert main(["duel", "--resume", "--out", duel, "--iterations", "3", "--no-progress"]) == 0
+    assert main([*start, "--iterations", "4", "--resume"]) == 0
+    result = json.loads((tmp_path / "d" / "result.json").read_text())
+    assert result["iterations"] == 4 and result["configs"] == [{"averaging_delay": 2}, {}]
+    capsys.readouterr()
+    assert main(["duel", "cfr_plus", "--out", duel, "--iterations", "5"]) == 2
+    assert "nashzoo duel needs two learners" in capsys.readouterr().err

@@ -519,3 +519,24 @@ def test_round_robin_into_a_folder_stores_the_specs_of_entrants_built_from_one(t
     round_robin("kuhn_poker", _kuhn_entrants(), out=tmp_path / "none")
     stored = json.loads((tmp_path / "none" / "tournament_config.json").read_text())
     assert stored["specs"] is None and "working_directory" not in stored
+
+
+def test_a_fixed_entrant_takes_one_strategy_per_seat_where_the_seats_differ():
+    """A 2x3 matrix game: ``fixed:P;Q`` plays P as the row player and Q as the column player
+    (exact payoff by hand); one strategy that fits only one seat says how to give two."""
+    from nashzoo.agents import PolicyError
+    from nashzoo.games import load_game
+
+    game = load_game("matrix(row_payoffs=[[1,-2,3],[0,4,-1]])")
+    entrant = load_entrant(game, "fixed:0.5,0.5;0.2,0.3,0.5")
+    result = round_robin(game, [entrant, load_entrant(game, "fixed:1,0;0,0,1")], episodes=0)
+    # Seat 0 of the first entrant (0.5, 0.5) against seat 1 of the second (always a2): row
+    # payoff 0.5 * 3 + 0.5 * -1 = 1. Seat 1 (0.2, 0.3, 0.5) against the row player's a0:
+    # -(0.2 * 1 + 0.3 * -2 + 0.5 * 3) = -1.1. Mean over the two seats: -0.05.
+    assert result.exact_seat[0, 1, 0] == pytest.approx(1.0)
+    assert result.exact_seat[1, 0, 1] == pytest.approx(-1.1)
+    assert result.exact[0, 1] == pytest.approx(-0.05)
+    with pytest.raises(PolicyError, match="give one strategy per seat, separated by ';'"):
+        load_entrant(game, "fixed:0.2,0.3,0.5")
+    with pytest.raises(ValueError, match="3 strategies separated by ';' for 2 seats"):
+        load_entrant(game, "fixed:0.5,0.5;0.2,0.3,0.5;1")

@@ -31,12 +31,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from nashzoo.agents.base import TrainingDivergedError
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games.base import is_finite_number, is_whole_number
-
-
-class TrainingDivergedError(RuntimeError):
-    """A loss or a parameter became NaN/inf; the learner stopped before applying it."""
 
 
 # --- devices, config checks -----------------------------------------------------------------------
@@ -202,7 +199,7 @@ def check_parameters(nets: Mapping[str, nn.Module], *, learner: str) -> None:
             if not bool(torch.isfinite(param).all()):
                 raise TrainingDivergedError(
                     f"{learner}: network {name!r} has non-finite values in {pname}; refusing to "
-                    "write a checkpoint of it (the last good checkpoint is kept)"
+                    "write a checkpoint of it (any checkpoint written before is kept)"
                 )
 
 

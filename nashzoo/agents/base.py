@@ -86,6 +86,12 @@ def _on_device(config: Any, device: str | None, name: str) -> Any:
     return config
 
 
+class TrainingDivergedError(RuntimeError):
+    """A loss or a parameter became NaN/inf; the learner stopped before applying it. Its message
+    names the cause and the fix (here, not in the torch helpers, so the command line can tell it
+    from a bug without importing torch)."""
+
+
 class NoCudaHereError(CheckpointError):
     """A checkpoint trained on a CUDA device, read where torch sees none without a ``device``
     to rebuild it on; the message names the fix (``nashzoo train --resume`` names its own

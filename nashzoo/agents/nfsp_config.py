@@ -176,8 +176,8 @@ class NFSPConfig(LearnerConfig):
             ``"auto"``: 0.2 with ``memory="infoset"``, 0.1 (the paper's) with ``"samples"``.
         episodes_per_step: episodes one ``step()`` plays (the learner's native unit of work);
             ``"auto"``: 512 with ``memory="infoset"``, 128 with ``"samples"``.
-        lanes: envs stepped in lock step (episodes in flight at once); at most
-            ``episodes_per_step``.
+        lanes: envs stepped in lock step (episodes in flight at once) when play is over envs;
+            more lanes than ``episodes_per_step`` play as ``episodes_per_step`` of them.
         replay_capacity: circular replay memory size (transitions) for the Q-network;
             ``"auto"``: 5,000,000 with ``memory="infoset"``, 200,000 with ``"samples"``.
         replay_fraction: a fraction ``f`` (``"auto"``: 0.1 with ``memory="infoset"``, 0.02

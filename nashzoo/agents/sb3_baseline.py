@@ -201,6 +201,25 @@ class PPOConfig(SB3Config):
                 f"{label}.steps_per_iteration ({self.steps_per_iteration}) must be a multiple of "
                 f"n_envs ({self.n_envs}): every copy of the env plays the same number of decisions"
             )
+        left = self.steps_per_iteration % self.batch_size
+        if self.masked and (self.batch_size == 1 or left == 1):
+            raise ValueError(
+                f"{label}.batch_size {self.batch_size} leaves a minibatch of one decision of the "
+                f"{self.steps_per_iteration} a step collects, and MaskablePPO normalises each "
+                "minibatch's advantages by their spread, which one sample has not (the network "
+                "would become NaN); choose a batch_size of at least 2 that does not leave 1 "
+                f"over (e.g. {_batch_without_a_single(self.steps_per_iteration, self.batch_size)})"
+            )
+
+
+def _batch_without_a_single(steps: int, batch: int) -> int:
+    """The batch size nearest ``batch`` (at least 2) whose last minibatch of ``steps`` is not a
+    single sample: what the refusal above suggests."""
+    for distance in range(steps + batch):
+        for candidate in (batch + distance, batch - distance):
+            if candidate >= 2 and steps % candidate != 1:
+                return candidate
+    return steps
 
 
 @dataclasses.dataclass(frozen=True)
@@ -516,8 +535,8 @@ class _SB3Learner(Learner):
             if not bool(torch.isfinite(param).all()):
                 raise TrainingDivergedError(
                     f"{self.name}: parameter {name} became NaN/inf during learner step "
-                    f"{self.iterations + 1}; training stopped (the last good checkpoint is kept). "
-                    "Lower the learning rate."
+                    f"{self.iterations + 1}; training stopped (any checkpoint written before is "
+                    "kept). Lower the learning rate."
                 ) from cause
 
     # --- checkpoints ------------------------------------------------------------------------------

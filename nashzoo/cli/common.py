@@ -143,13 +143,16 @@ def logger_option(parser: argparse.ArgumentParser, where: str) -> None:
 
 
 EXPECTED_ERRORS = (ValueError, ImportError, OSError)
-"""Errors that mean bad input or a missing extra (their message is the whole story)."""
+"""Errors that mean bad input or a missing extra (their message is the whole story); a training
+run that diverged (:class:`~nashzoo.agents.base.TrainingDivergedError`) is one too."""
 
 
 def failure_hint(err: Exception) -> str:
     """After an unexpected error's line: that it may be a bug, and ``--debug``; nothing after
     bad input or a missing extra (:data:`EXPECTED_ERRORS`), whose message says it all."""
-    if isinstance(err, EXPECTED_ERRORS):
+    from nashzoo.agents.base import TrainingDivergedError  # not at start-up: the CLI starts light
+
+    if isinstance(err, (*EXPECTED_ERRORS, TrainingDivergedError)):
         return ""
     return (
         f" ({type(err).__name__}: an unexpected failure, perhaps a bug in nashzoo or a plugin; "

@@ -145,7 +145,8 @@ def add_play_parser(sub: Any) -> None:
         "--agent",
         default="equilibrium",
         help="opponent: uniform, equilibrium, fixed:P1,P2,... (one strategy at every information "
-        "set), a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip",
+        "set; fixed:P1,P2;Q1,Q2,Q3 one per seat), a policy .json, a checkpoint .npz or a "
+        "Stable-Baselines3 .zip",
     )
     play.add_argument(
         "--seat", type=non_negative_int, choices=(0, 1), default=0, help="your seat (0)"

@@ -287,8 +287,9 @@ def add_tournament_parser(sub: Any) -> None:
     tour = sub.add_parser(
         "tournament",
         help="round robin between agents",
-        description="Entrants: uniform, equilibrium, fixed:P1,P2,... (matrix games), a policy "
-        ".json, a checkpoint .npz or a Stable-Baselines3 .zip; NAME=SPEC names one. "
+        description="Entrants: uniform, equilibrium, fixed:P1,P2,... (matrix games; "
+        "fixed:P1,P2;Q1,Q2,Q3 one strategy per seat), a policy .json, a checkpoint .npz or a "
+        "Stable-Baselines3 .zip; NAME=SPEC names one. "
         "nashzoo tournament --out DIR --resume finishes the tournament in DIR with the entrants "
         "and options stored there; add --add SPEC ... to grow it by new entrants.",
     )

@@ -127,7 +127,11 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
     with folder_lock(folder, "--out folder"):
         remove_stale_temp_files(folder)
         if args.resume:
-            # built from the run's own settings (a learner typed again names only its name)
+            # Built from the run's own settings. A learner typed again by its name alone keeps
+            # them; settings typed too (the command that started the run, typed again) must be
+            # the run's.
+            if seats is not None and any(seat.overrides for seat in seats):
+                typed["settings"] = tuple(dict(seat.overrides) for seat in seats)
             return _train_once(args, run_folder.resume(folder, typed), folder, None)
         if seats is not None:
             typed["settings"] = tuple(dict(seat.overrides) for seat in seats)
@@ -152,12 +156,6 @@ def _seat_settings(args: argparse.Namespace, seat0: str | None, seat1: str | Non
     seats = seat_settings(
         [seat0, seat1 or seat0], config_file=args.config_file, sets=args.sets or ()
     )
-    if args.resume and (args.config_file or args.sets or any(s.overrides for s in seats)):
-        raise UsageError(
-            "--config, --set and NAME(FIELD=VALUE) set up a new run; a resumed run keeps the "
-            "settings in its train_config.json (to change them, start a new run: --force or "
-            "another --out)"
-        )
     return seats
 
 
@@ -366,7 +364,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_duel(args: argparse.Namespace) -> int:
-    if args.seat0 == args.seat1:
+    if args.seat1 is None and (args.seat0 is not None or not args.resume):
+        raise UsageError(
+            "nashzoo duel needs two learners, e.g. nashzoo duel cfr_plus nfsp (or --resume --out "
+            "FOLDER, which continues a run with its own)"
+        )
+    if args.seat0 is not None and args.seat0 == args.seat1:
         print(
             "note: the same algorithm on both seats is self-play; a duel is usually between "
             "two different ones"
@@ -391,7 +394,7 @@ def add_duel_parser(sub: Any) -> None:
     """``nashzoo duel``: two different algorithms learning against each other."""
     duel = sub.add_parser("duel", help="two different algorithms learning against each other")
     game_arg(duel, default=None)
-    duel.add_argument("seat0", help="learner on seat 0")
-    duel.add_argument("seat1", help="learner on seat 1")
+    duel.add_argument("seat0", nargs="?", help="learner on seat 0 (required unless --resume)")
+    duel.add_argument("seat1", nargs="?", help="learner on seat 1 (required unless --resume)")
     _train_common(duel)
     duel.set_defaults(func=_cmd_duel)

@@ -27,7 +27,8 @@ Entrants are built by :func:`load_entrant` from a spec:
 ``equilibrium``
     the exact equilibrium from the sequence-form LP (two-player zero-sum games).
 ``fixed:P1,P2,...``
-    one mixed strategy for every seat of a matrix game, e.g. ``fixed:0.3,0.3,0.4`` in RPS.
+    one mixed strategy for every seat of a matrix game, e.g. ``fixed:0.3,0.3,0.4`` in RPS;
+    ``fixed:P1,P2;Q1,Q2,Q3`` gives one per seat (players with different numbers of actions).
 ``PATH.json``
     a saved :class:`~nashzoo.agents.TabularPolicy`.
 ``PATH.npz``
@@ -62,7 +63,7 @@ from nashzoo.agents.loading import load_policy_and_seat
 from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import constant_sum, solve_game
-from nashzoo.games import Game, load_game
+from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import display_id, is_whole_number
 
 BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
@@ -154,13 +155,7 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
     if body == "equilibrium":
         return Entrant(name or "equilibrium", _equilibrium(game), spec=spec)
     if body.startswith("fixed:"):
-        try:
-            probs = [float(x) for x in body[len("fixed:") :].split(",")]
-        except ValueError:
-            raise ValueError(
-                f"bad fixed strategy {body!r}: write probabilities like fixed:0.3,0.3,0.4"
-            ) from None
-        return Entrant(name or body, fixed_policy(game, probs), spec=spec)
+        return Entrant(name or body, _fixed_entrant(game, body), spec=spec)
     path = Path(body)
     if not path.exists():
         raise ValueError(
@@ -169,6 +164,39 @@ def load_entrant(game: Game | str, spec: str) -> Entrant:
         )
     policy, trained_seat = load_policy_and_seat(path, game)
     return Entrant(name or _file_entrant_name(path), policy, trained_seat, spec)
+
+
+def _fixed_entrant(game: Game, body: str) -> TabularPolicy:
+    """``fixed:P1,P2,...``: one mixed strategy on every seat; ``fixed:P1,P2;Q1,Q2,Q3``: one per
+    seat (a matrix game whose players have different numbers of actions)."""
+    try:
+        strategies = [[float(x) for x in part.split(",")] for part in body[6:].split(";")]
+    except ValueError:
+        raise ValueError(
+            f"bad fixed strategy {body!r}: write probabilities like fixed:0.3,0.3,0.4 (one "
+            "strategy for every seat) or fixed:0.5,0.5;0.2,0.3,0.5 (one per seat)"
+        ) from None
+    if len(strategies) == 1:
+        try:
+            return fixed_policy(game, strategies[0])
+        except PolicyError as err:
+            sizes = {int(np.count_nonzero(row)) for row in compile_tree(game).legal_mask}
+            if len(sizes) > 1:  # the seats have different numbers of actions
+                raise PolicyError(
+                    f"{err}; the seats of {game.display_id} have different numbers of actions: "
+                    "give one strategy per seat, separated by ';' (fixed:0.5,0.5;0.2,0.3,0.5)"
+                ) from None
+            raise
+    if len(strategies) != game.num_players:
+        raise ValueError(
+            f"bad fixed strategy {body!r}: {len(strategies)} strategies separated by ';' for "
+            f"{game.num_players} seats; give one for every seat, or one for all"
+        )
+    tree = compile_tree(game)
+    probs, owner = np.zeros((tree.num_infosets, tree.num_actions)), tree.infoset_player
+    for seat, strategy in enumerate(strategies):
+        probs[owner == seat] = fixed_policy(game, strategy, seats=seat).probs[owner == seat]
+    return TabularPolicy(game, probs)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +39,13 @@ CONFIG_FILE = "train_config.json"
 CHECKPOINT_FILE = "checkpoint.npz"
 OUTPUT_FILES = ("average_policy.json", "history.csv", "result.json")
 RUN_FILES = (CONFIG_FILE, CHECKPOINT_FILE, *OUTPUT_FILES)
-IDENTITY = ("plugins", "game", "learners", "seed", "eval_every")
-"""The fields that define a run (a resume may not change them)."""
+IDENTITY = ("plugins", "game", "learners", "settings", "seed", "eval_every")
+"""The fields that define a run (a resume may not change them; the learners' settings are
+compared only where some are typed: a learner typed by its name alone keeps the run's)."""
 _OPTION_NAMES = {
     "game": "--game",
     "learners": "the learners",
+    "settings": "the learners' settings",
     "seed": "--seed",
     "eval_every": "--eval-every",
     "plugins": "--plugin",
@@ -247,8 +250,8 @@ def _refuse_changes(
 ) -> None:
     """Refuse options typed with ``--resume`` (among ``keys``) that differ from the run's."""
     differences = [
-        f"{_OPTION_NAMES[key]} {_show(key, typed[key])} (the run has "
-        f"{_show(key, getattr(stored, key))})"
+        f"{_OPTION_NAMES[key]} {_show(key, typed[key], stored.learners)} (the run has "
+        f"{_show(key, getattr(stored, key), stored.learners)})"
         for key in keys
         if key in typed and not _same(key, typed[key], getattr(stored, key))
     ]
@@ -279,12 +282,19 @@ def _same(key: str, typed: Any, stored: Any) -> bool:
         return same_plugins(typed, stored or ())
     if key == "learners":
         return tuple(typed) == tuple(stored or ())
+    if key == "settings":
+        return bool(_plain(list(typed)) == _plain(list(stored)))
     return typed == stored
 
 
-def _show(key: str, value: Any) -> str:
+def _show(key: str, value: Any, learners: Sequence[str] = ("", "")) -> str:
     if key == "learners":
         return " vs ".join(value)
+    if key == "settings":  # as NAME(FIELD=VALUE) types them
+        return " vs ".join(
+            name + (f"({', '.join(f'{k}={v!r}' for k, v in _plain(seat).items())})" if seat else "")
+            for name, seat in zip(learners, value, strict=True)
+        )
     if key == "plugins":
         return ",".join(value) if value else "no --plugin"
     return str(value)
