@@ -722,6 +722,33 @@ def test_a_game_chance_ends_before_anyone_moves_plays_through_the_envs(tabulate)
     assert env.unwrapped.history == [2]
 
 
+def test_a_tournament_counts_the_games_chance_ends_before_anyone_moves():
+    """Sampled matches skipped the misdeals the env draws again at reset (uniform against
+    uniform sampled 0.0 where the game's expected return is 0.1): now each is a match, and the
+    env lists each reset's misdeals one by one (last_zero_move_returns)."""
+    from nashzoo.eval.tournament import play_matches
+
+    game = _Misdeal()
+    uniform = TabularPolicy.uniform(game)
+    matches = play_matches(game, [uniform, uniform], 4000, np.random.default_rng(0))
+    assert matches.shape == (4000, 2)
+    misdeals = int(np.count_nonzero((matches == [1.0, -1.0]).all(axis=1)))
+    # A misdeal (0.1) or a high card passed twice (0.45 / 4): 850 expected, 500 without misdeals.
+    assert misdeals == pytest.approx(850, abs=80)
+    # Exact 0.1; the sd of a match is about 1.5, so that of the mean about 0.024.
+    assert matches[:, 0].mean() == pytest.approx(0.1, abs=0.08)
+    env = make_env(game)
+    raw = env.unwrapped
+    env.reset(seed=0)
+    seen = 0
+    for _ in range(200):
+        env.reset()
+        assert len(raw.last_zero_move_returns) == raw.zero_move_games - seen
+        assert all(paid == (1.0, -1.0) for paid in raw.last_zero_move_returns)
+        seen = raw.zero_move_games
+    assert seen > 0
+
+
 @pytest.mark.parametrize("seat", [0, 1])
 def test_single_agent_env_counts_the_games_chance_ends_before_anyone_moves(seat):
     """SingleAgentEnv.reset() failed on the first misdeal; now return_sum / episodes, which

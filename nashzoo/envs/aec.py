@@ -66,7 +66,8 @@ Conventions (those of PettingZoo's classic environments):
 * a game that chance ends before any player moves (a "misdeal" outcome) is no episode:
   PettingZoo's agents are live after ``reset()`` (``api_test`` asserts that no agent is
   terminated there), so ``reset()`` draws again, counting such games in ``zero_move_games``
-  and their returns in ``zero_move_returns`` (sums since the env was made). The average game
+  and their returns in ``zero_move_returns`` (sums since the env was made; those of the last
+  ``reset()`` one by one in ``last_zero_move_returns``). The average game
   return is then ``(sum of episode rewards + zero_move_returns) / (episodes +
   zero_move_games)``, which is ``nashzoo.eval.expected_returns``; the episodes alone average
   the return given that someone moves. Forced chance outcomes that end the game at once are
@@ -256,6 +257,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         # (no episode: drawn again; module docstring), and each agent's returns summed over them.
         self.zero_move_games = 0
         self.zero_move_returns = dict.fromkeys(self.possible_agents, 0.0)
+        # Those the last reset() drew, each game's returns by seat (a match count needs them one
+        # by one: nashzoo.eval.tournament).
+        self.last_zero_move_returns: list[tuple[float, ...]] = []
         self._root_can_move = False  # known once the first reset() without forced outcomes checks
         self._node = -1
 
@@ -493,6 +497,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
         :attr:`zero_move_games` and :attr:`zero_move_returns` and drawn again."""
         tables = self._tables
         returns: Sequence[float]
+        self.last_zero_move_returns = []
         for _ in range(ZERO_MOVE_MAX_DRAWS):
             if tables is not None:
                 end = self._sample_chance(tables, node)
@@ -507,6 +512,7 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             self.zero_move_games += 1
             for p, agent in self._seats:
                 self.zero_move_returns[agent] += returns[p]
+            self.last_zero_move_returns.append(tuple(float(r) for r in returns))
         raise ValueError(
             f"{self.game.display_id} ended before any player moved in {ZERO_MOVE_MAX_DRAWS:,} "
             "draws of its chance outcomes: an env needs a decision (PettingZoo's agents are "

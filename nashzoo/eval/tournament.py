@@ -312,16 +312,28 @@ def _episodes(
     game: Game, seat_policies: Sequence[TabularPolicy], episodes: int, rng: np.random.Generator
 ) -> Iterator[np.ndarray]:
     """The returns of ``episodes`` matches, one array per match as it ends (a tournament sums
-    them as they come: no array of every match, whatever ``episodes`` is)."""
+    them as they come: no array of every match, whatever ``episodes`` is). A game that chance
+    ends before anyone moves is a match too: the env draws again at ``reset()`` (PettingZoo's
+    agents are live after it), and its returns come from ``last_zero_move_returns``, so the
+    mean is the game's expected return, not the return given that someone moves."""
     from nashzoo.envs.aec import GameAECEnv, wrap_env
 
-    env = wrap_env(GameAECEnv(game))
+    raw = GameAECEnv(game)
+    env = wrap_env(raw)
     names = list(env.possible_agents)
     index = {a: p for p, a in enumerate(names)}
-    env.reset(seed=int(rng.integers(2**31)))
-    for episode in range(episodes):
-        if episode:
+    played = 0
+    while played < episodes:
+        if played:
             env.reset()
+        else:
+            env.reset(seed=int(rng.integers(2**31)))
+        for paid in raw.last_zero_move_returns:
+            yield np.asarray(paid, dtype=np.float64)
+            played += 1
+            if played == episodes:
+                env.close()
+                return
         returns = np.zeros(len(names))
         for agent in env.agent_iter():
             obs, reward, terminated, truncated, info = env.last()
@@ -335,6 +347,7 @@ def _episodes(
             probs = seat_policies[player].action_probabilities(infoset)
             env.step(sample_action(probs, rng))
         yield returns
+        played += 1
     env.close()
 
 
