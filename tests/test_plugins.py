@@ -334,3 +334,50 @@ def test_a_race_resumed_with_its_plugins_in_another_order_keeps_its_runs(two_plu
     printed = capsys.readouterr().out
     assert "resuming: 2 of 2 runs already finished" in printed
     assert "other settings" not in printed
+
+
+def test_a_race_over_a_plugins_game_resumes_without_the_plugin_typed(tmp_path, monkeypatch, capsys):
+    """The stored race's game was checked before its stored --plugin modules were imported:
+    `race --out DIR --resume` over a game a plugin registers said "unknown game ...; fix it or
+    start over with --force" (a fine file, and --force would delete the finished runs)."""
+    import contextlib
+    import json
+    import sys
+
+    from nashzoo.cli import main
+    from nashzoo.games import unregister_game
+
+    base_path = list(sys.path)
+    (tmp_path / "my_game_plugin.py").write_text(
+        "from nashzoo.games import KuhnPokerGame, register_game\n"
+        "class MyKuhn(KuhnPokerGame):\n"
+        "    name = '_plugin_kuhn'\n"
+        "register_game('_plugin_kuhn', MyKuhn)\n"
+    )
+    monkeypatch.setattr(sys, "path", list(base_path))
+    monkeypatch.chdir(tmp_path)
+
+    def forget():  # as in a new process: the module and its game unknown
+        with contextlib.suppress(KeyError):  # not registered again since the last forget()
+            unregister_game("_plugin_kuhn")
+        sys.modules.pop("my_game_plugin", None)
+
+    race = ["race", "--out", "r", "--learners", "cfr", "--seeds", "1", "--no-plots"]
+    try:
+        first = ["--plugin", "my_game_plugin", *race, "--game", "_plugin_kuhn"]
+        assert main([*first, "--budget-iterations", "3", "--no-progress"]) == 0
+        forget()
+        assert main(["race", "--out", "r", "--resume", "--no-progress"]) == 0
+        summary = json.loads((tmp_path / "r" / "race_config.json").read_text())
+        assert summary["game"] == "_plugin_kuhn" and summary["plugins"] == ["my_game_plugin"]
+        forget()
+        (tmp_path / "elsewhere").mkdir()
+        monkeypatch.chdir(tmp_path / "elsewhere")
+        monkeypatch.setattr(sys, "path", list(base_path))
+        capsys.readouterr()
+        assert main(["race", "--out", "../r", "--resume", "--no-progress"]) == 1
+        err = capsys.readouterr().err
+        assert "the race in ../r was started with --plugin my_game_plugin" in err
+        assert "--force" not in err
+    finally:
+        forget()

@@ -87,8 +87,8 @@ class RaceConfig:
 
     def __post_init__(self) -> None:
         self._check_types()
+        import_plugins(self.plugins)  # first: the game may be one of theirs
         load_game(self.game)  # raises a ValueError naming the valid games
-        import_plugins(self.plugins)
         if (
             self.budget_seconds is None
             and self.budget_iterations is None

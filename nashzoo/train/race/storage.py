@@ -103,7 +103,15 @@ def stored_race_config(
     _check_config_file_there(config if config_file is None else {}, path, out)
     try:
         RaceConfig(**{**config, **({} if config_file is None else {"config_file": config_file})})
-    except (ValueError, TypeError, ImportError) as err:
+    except ImportError as err:
+        plugins = ",".join(config.get("plugins") or ())
+        if not plugins:  # an extra this machine lacks, say
+            raise FileFormatError(f"{path}: {err}; fix it or start over with --force") from None
+        raise ImportError(
+            f"the race in {out} was started with --plugin {plugins}: {err}; resume it from the "
+            "folder it was started in, or where that module can be imported"
+        ) from None
+    except (ValueError, TypeError) as err:
         raise FileFormatError(f"{path}: {err}; fix it or start over with --force") from None
     return config
 
