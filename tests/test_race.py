@@ -634,6 +634,36 @@ def test_a_cross_play_race_without_seat_values_still_reports(tmp_path, monkeypat
     assert "Self-play leaderboard" in (Path(cfg.out) / "summary.md").read_text()
 
 
+@pytest.mark.parametrize(
+    ("game", "words"),
+    [
+        (
+            "matrix:prisoners_dilemma",
+            [
+                "closeness to equilibrium not evaluated (seat exploitability needs the game value,"
+                " and matrix(preset='prisoners_dilemma') is general-sum",
+                "cfr averages +1.000 per game and xfp +1.000 while learning",
+            ],
+        ),
+        (
+            "matrix(row_payoffs=[[1,2],[3,0]],col_payoffs=[[2,1],[0,3]])",
+            ["the two seats' payoffs sum to 3, so an even split is 1.5 each", "per game from"],
+        ),
+    ],
+)
+def test_cross_play_words_fit_a_general_sum_and_a_constant_sum_game(tmp_path, game, words):
+    """A general-sum game was said to be 'too big for the LP' (it has no value at all) and its
+    learners to earn 'from' each other; a constant-sum game's +1.5 each read as a win."""
+    cfg = _config(
+        tmp_path, game=game, learners=("cfr", "xfp"), seeds=1, cross_play=True, budget_iterations=5
+    )
+    run_race(cfg, progress=False)
+    text = (Path(cfg.out) / "summary.md").read_text()
+    for phrase in words:
+        assert phrase in text
+    assert "too big for the LP" not in text
+
+
 def test_a_game_defined_in_a_notebook_is_refused_before_workers_start(tmp_path, monkeypatch):
     """Worker processes import modules; a game registered from an interactive __main__ (a
     notebook, python -c) is in none, so the race says so up front and writes nothing."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nashzoo.games import load_game
+from nashzoo.games import GameTooLarge, load_game
 from nashzoo.games.base import display_id
 from nashzoo.io import (
     atomic_write_bytes,
@@ -40,6 +40,27 @@ class RaceOutcome:
     interrupted: bool = False
 
 
+def _value_facts(spec: str, shown: str) -> dict[str, Any]:
+    """What the cross-play words need to know of the game's payoffs: why closeness to
+    equilibrium cannot be judged where the game has no value (general-sum), and the constant a
+    constant-sum game's payoffs sum to. A game too big to compile keeps the defaults (the LP's
+    size is then the reason)."""
+    from nashzoo.eval.answers import no_value_reason
+    from nashzoo.eval.lp import constant_sum
+
+    try:
+        game = load_game(spec)
+        reason, constant = no_value_reason(game), constant_sum(game)
+    except GameTooLarge:
+        return {}
+    if reason is not None:
+        return {
+            "not_judged": f"seat exploitability needs the game value, and {shown} {reason}",
+            "general_sum": True,
+        }
+    return {"constant": constant or 0.0}
+
+
 def write_reports(
     config: RaceConfig,
     results: Sequence[dict[str, Any]],
@@ -67,6 +88,7 @@ def write_reports(
         thresholds=config.thresholds,
         budget=config.budget_text(),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
+        **(_value_facts(config.game, shown) if cross is not None else {}),
     )
     markdown = _partial_note(out, len(results), planned, interrupted) + markdown
     markdown += _skipped_section(skipped)

@@ -419,6 +419,12 @@ def _earned(a: str, b: str, payoff_a: float) -> str:
     return f"{earner} earns {abs(payoff_a):.3f} per game from {other} while learning"
 
 
+NOT_JUDGED_TOO_BIG = (
+    "seat exploitability needs the game value, and this game is too big for the LP that gives it"
+)
+"""Why a cross-play pair is not judged, where the game has a value the LP could not reach."""
+
+
 def markdown_summary(
     game_id: str,
     board: Sequence[LeaderboardEntry],
@@ -427,8 +433,14 @@ def markdown_summary(
     thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     budget: str,
     failures: Sequence[Mapping[str, Any]] = (),
+    not_judged: str = NOT_JUDGED_TOO_BIG,
+    constant: float = 0.0,
+    general_sum: bool = False,
 ) -> str:
-    """The human summary: leaderboard, plain-words answers, cross-play matrix."""
+    """The human summary: leaderboard, plain-words answers, cross-play matrix. ``not_judged``:
+    why closeness to equilibrium was not evaluated where it was not; ``constant``: what the
+    payoffs sum to (a constant-sum game's payoffs are read against an even split of it);
+    ``general_sum``: nobody earns from the other, so each side's payoff is said on its own."""
     lines = [
         f"# nashzoo race on {game_id}",
         "",
@@ -438,7 +450,7 @@ def markdown_summary(
     if board:
         lines += _leaderboard_section(board, thresholds)
     if cross is not None:
-        lines += _cross_play_section(cross)
+        lines += _cross_play_section(cross, not_judged, constant, general_sum)
     if failures:
         lines += ["## Failed runs", ""]
         lines += [f"- {failure['run_id']}: {failure['error']}" for failure in failures]
@@ -547,8 +559,11 @@ def _over_seeds(cross: CrossPlay) -> str:
     )
 
 
-def _cross_play_section(cross: CrossPlay) -> list[str]:
-    """The seat-exploitability and payoff matrices, then one sentence per pair of learners."""
+def _cross_play_section(
+    cross: CrossPlay, not_judged: str, constant: float, general_sum: bool
+) -> list[str]:
+    """The seat-exploitability and payoff matrices, then one sentence per pair of learners
+    (:func:`markdown_summary` says what the other arguments are)."""
     names = cross.learners
     over = _over_seeds(cross)
     lines = [
@@ -562,6 +577,12 @@ def _cross_play_section(cross: CrossPlay) -> list[str]:
     lines += _matrix_table(names, cross.seat_exploitability, ".3g", cross.exploitability_range)
     lines += ["", "Payoff the row learner earned against the column learner while learning:", ""]
     lines += _matrix_table(names, cross.payoff, "+.3f", cross.payoff_range)
+    if constant:
+        lines += [
+            "",
+            f"(A constant-sum game: the two seats' payoffs sum to {constant:g}, so an even "
+            f"split is {constant / 2:g} each; the words below read the payoffs against it.)",
+        ]
     lines += ["", "In plain words:", ""]
     if cross.seeds is not None:
         lines += [NOISE_RULE_TEXT, ""]
@@ -573,10 +594,15 @@ def _cross_play_section(cross: CrossPlay) -> list[str]:
             closer = (
                 _closer_to_equilibrium(cross, i, j)
                 if math.isfinite(cross.wins[i, j])
-                else "closeness to equilibrium not evaluated (seat exploitability needs the "
-                "game value, and this game is too big for the LP that gives it)"
+                else f"closeness to equilibrium not evaluated ({not_judged})"
             )
-            lines.append(f"- {a} vs {b}: {closer}; {_earned(a, b, cross.payoff[i, j])}.")
+            earned = (
+                f"{a} averages {cross.payoff[i, j]:+.3f} per game and {b} "
+                f"{cross.payoff[j, i]:+.3f} while learning"
+                if general_sum
+                else _earned(a, b, cross.payoff[i, j] - constant / 2)
+            )
+            lines.append(f"- {a} vs {b}: {closer}; {earned}.")
     lines.append("")
     return lines
 
