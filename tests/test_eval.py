@@ -279,6 +279,18 @@ def test_evaluate_leaves_out_a_slow_lp_unless_asked_and_solve_game_warns_before_
     assert evaluate(game, uniform, seats=False).seat_note is None
 
 
+def test_seats_asked_for_on_a_general_sum_game_say_why_there_are_none() -> None:
+    """evaluate(seats=True) on a general-sum game left the per-seat numbers out without a word
+    (and nashzoo eval --seats printed nothing about them); by default it stays silent."""
+    game = load_game("matrix:prisoners_dilemma")
+    uniform = TabularPolicy.uniform(game)
+    asked = evaluate(game, uniform, seats=True)
+    assert asked.seat_exploitability is None and asked.game_value is None
+    assert asked.seat_note is not None and "is general-sum" in asked.seat_note
+    assert "no game value to measure a seat against" in str(asked)
+    assert evaluate(game, uniform).seat_note is None
+
+
 def test_seat_policies_equal_joint_policy() -> None:
     a, b = random_policy("kuhn_poker", 1), random_policy("kuhn_poker", 2)
     joint = a.with_rows(1, b)

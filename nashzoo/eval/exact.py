@@ -210,8 +210,9 @@ class EvalReport:
             LP was too slow to solve unasked (then ``seat_note`` says so).
         game_value: the game value per player from the sequence-form LP, or ``None`` when
             seat exploitability was not computed.
-        seat_note: why the per-seat numbers of a two-player constant-sum game were left out
-            when they were not asked for by name (``seats=None`` on a large game); else ``None``.
+        seat_note: why the per-seat numbers were left out: a two-player constant-sum game's
+            when they were not asked for by name (``seats=None`` on a large game), any other
+            game's when they were (``seats=True``); else ``None``.
     """
 
     game_id: str
@@ -327,8 +328,9 @@ def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool | None = None)
     per-seat part where that LP is quick (:func:`nashzoo.eval.lp_is_cheap`: up to 300,000
     terminals) and otherwise leaves it out, saying why in
     ``seat_note``: on 13-rank Leduc the LP takes minutes where NashConv takes a fraction of a
-    second. ``seats=True`` always solves it; ``seats=False`` never does. The per-seat part is
-    also skipped, silently, for games that are not two-player constant-sum.
+    second. ``seats=True`` always solves it; ``seats=False`` never does. A game that is not
+    two-player constant-sum has no value to measure a seat against: the per-seat part is left
+    out, silently by default, and with ``seats=True`` ``seat_note`` says why.
     """
     game, tree, table = _setup(game, policy)
     conv, br_values, on_policy = tm.nash_conv(tree, table.probs)
@@ -344,6 +346,13 @@ def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool | None = None)
                 f"{tree.num_terminals:,} terminal histories, which may take many minutes; ask for "
                 "it with seats=True (nashzoo eval --seats); it is solved once per process"
             )
+    if seats and c is None:
+        from nashzoo.eval.answers import no_value_reason
+
+        note = (
+            f"not computed: {game.display_id} {no_value_reason(game)}, so it has no game value "
+            "to measure a seat against (NashConv above is the measure for it)"
+        )
     if seats and c is not None:
         value = solve_game(game).value
         seat_values = tuple(float(value[s] + br_values[1 - s] - c) for s in range(2))
