@@ -951,3 +951,13 @@ def test_a_run_that_diverged_is_not_called_a_bug():
 
     assert failure_hint(TrainingDivergedError("the loss became inf; lower the rate")) == ""
     assert "perhaps a bug" in failure_hint(RuntimeError("boom"))
+
+
+def test_plugin_typed_after_the_command_says_where_it_goes(capsys):
+    """`nashzoo eval FILE --plugin mod` was 'unrecognized arguments: --plugin mod' alone."""
+    for argv in (["games", "--plugin", "json"], ["games", "--plugin=json"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "--plugin goes before the command: nashzoo --plugin MODULE COMMAND ..." in err
+    assert main(["games", "--bogus"]) == 2
+    assert "goes before" not in capsys.readouterr().err

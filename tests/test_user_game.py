@@ -221,6 +221,11 @@ def _legal_in_another_order(self):
 
 MALFORMED = [
     ("chance_outcomes", _chance_not_one, "sum to"),
+    (  # summing to one: the negative entry is what is wrong
+        "chance_outcomes",
+        lambda self: [(0, 1.5), (1, -0.5)],
+        "[1.5, -0.5] include a negative or non-finite one",
+    ),
     ("legal_actions", _legal_in_another_order, "return legal_actions() sorted"),
     ("infoset_key", lambda self, player: ["a", "list"], "return a str"),
     ("infoset_key", lambda self, player: None, "infoset_key(0) returned None (NoneType)"),

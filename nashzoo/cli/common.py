@@ -16,6 +16,11 @@ class UsageError(Exception):
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
+        words = message.split()
+        if words[:2] == ["unrecognized", "arguments:"] and any(
+            word == "--plugin" or word.startswith("--plugin=") for word in words
+        ):  # nashzoo's own option, typed after the command
+            message += "; --plugin goes before the command: nashzoo --plugin MODULE COMMAND ..."
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 

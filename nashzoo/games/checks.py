@@ -91,14 +91,19 @@ def check_chance(game: Game, state: State, outcomes: Any) -> list[tuple[int, flo
         )
     probs = [p for _, p in pairs]
     total = math.fsum(probs)
-    if not all(math.isfinite(p) and p >= 0.0 for p in probs) or (
-        abs(total - 1.0) > CHANCE_TOLERANCE
-    ):
+    if not all(math.isfinite(p) and p >= 0.0 for p in probs):
+        raise fail(
+            game,
+            state,
+            f"chance probabilities {probs} include a negative or non-finite one",
+            "make every probability a non-negative number, the whole summing to one",
+        )
+    if abs(total - 1.0) > CHANCE_TOLERANCE:
         raise fail(
             game,
             state,
             f"chance probabilities {probs} sum to {total!r}, not 1",
-            "make them non-negative and sum to one",
+            "make them sum to one",
         )
     if total != 1.0:
         pairs = [(o, p / total) for o, p in pairs]
