@@ -70,6 +70,43 @@ def test_a_walk_that_grows_fast_per_history_is_looked_at_before_the_limit():
         assert limits_.check(128 + room) == int(472 * 268 / 64 / 2)
 
 
+@pytest.mark.parametrize(
+    ("spec", "histories", "within"),
+    [("kuhn_poker", 58, 1.15), ("leduc_poker", 9_457, 1.5), ("liars_dice(dice_sides=4)", 4_665, 3)],
+)
+def test_a_sample_of_random_paths_estimates_the_trees_size(spec, histories, within):
+    """Knuth's estimator, averaged over the sampled paths (seeded: the same every run)."""
+    game = load_game(spec)
+    estimate = limits.sampled_size(game.new_initial_state(), fw.state_ops(game))
+    assert histories / within < estimate < histories * within
+    assert estimate == limits.sampled_size(game.new_initial_state(), fw.state_ops(game))
+
+
+@pytest.mark.parametrize(("estimate", "stops"), [(1e12, True), (2e6, False)])
+def test_a_long_walk_stops_where_its_estimated_tree_would_need_far_more_memory(
+    estimate, stops, monkeypatch
+):
+    """OpenSpiel's 3x3 dark_hex (about 1.7e10 histories) walked for half an hour until the
+    memory limit stopped it; now, past ESTIMATE_AFTER histories, a tree estimated to need more
+    than ten times the memory the walk may take stops it at once. Here 100 bytes a history:
+    1e12 histories need 100 TB of 600 MB; 2e6 need 200 MB, and the walk goes on."""
+    after = limits.ESTIMATE_AFTER
+    readings = iter([0, 100 * after, 100 * after + 1])
+    monkeypatch.setattr(limits, "resident_memory", lambda: next(readings))
+    monkeypatch.setattr(limits, "available_memory", lambda: 1000 * 10**6)
+    asked = []
+    walk = limits.WalkLimits("huge", estimate=lambda: asked.append(1) or estimate)
+    assert walk.check(64) is None  # the baseline
+    if stops:
+        message = r"about 1,000,000,000,000 histories \(Knuth's estimate\), some 93,132 GiB"
+        with pytest.raises(GameTooLarge, match=message):
+            walk.check(after + 64)
+    else:
+        assert walk.check(after + 64) is not None
+        walk.check(after + 128)
+    assert asked == [1]  # asked once, however long the walk
+
+
 def test_without_memory_figures_only_the_cap_applies(monkeypatch):
     monkeypatch.setattr(limits, "resident_memory", lambda: None)
     monkeypatch.setattr(limits, "available_memory", lambda: None)

@@ -38,6 +38,7 @@ from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game
 from nashzoo.games.compiled import CompiledTree
 from nashzoo.games.layout import Unexplained, lay_out
+from nashzoo.games.limits import sampled_size
 from nashzoo.games.progress import WalkProgress
 
 
@@ -75,7 +76,9 @@ def walk(game: Game, root: Any, ops: StateOps) -> CompiledTree:
     """Every history from ``root``, as the checking walk would compile it; raises on anything
     wrong (see the module docstring)."""
     records = _Records()
-    with WalkProgress(game.id) as progress:
+    clone = getattr(root, "clone", None)  # an OpenSpiel state: the walk advances some in place
+    start = clone() if clone is not None else root
+    with WalkProgress(game.id, lambda: sampled_size(start, ops)) as progress:
         _visit_all(game, root, ops, records, progress)
     return lay_out(game, records)
 

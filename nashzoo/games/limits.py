@@ -18,6 +18,12 @@ walk, the checking walk; see :class:`~nashzoo.games.progress.WalkProgress`):
   (unset: none), for a shared machine or a job that should give up early, or for one block of
   code by :func:`history_cap` (a caller that wants a tree only when it is quick to make, as
   ``nashzoo games`` does to count a game's information sets); the smaller of the two applies.
+
+A walk that reaches :data:`ESTIMATE_AFTER` histories also estimates the whole tree's size from a
+sample of random paths (:func:`sampled_size`, Knuth's estimator) and stops at once where that
+many histories, at the memory per history the walk has used so far, would need more than
+:data:`ESTIMATE_MARGIN` times its share of the memory: OpenSpiel's 3x3 ``dark_hex`` (some 1e10
+histories) otherwise walked for half an hour before the memory limit stopped it.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import random
+import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
-from nashzoo.games.base import GameTooLarge, display_id
+from nashzoo.games.base import CHANCE, TERMINAL, GameTooLarge, display_id
 
 MEMORY_SHARE = 0.6
 """The share of the memory available early in a walk (at its first look) that it may take."""
@@ -39,6 +48,18 @@ BYTES_PER_HISTORY = 200
 """The peak memory of a compile per history, for the check made before compiling a game that
 counts itself: the ladder in BENCHMARKS.md measures 78-132 bytes a history (rungs 2-5), and
 this leaves room above it."""
+
+ESTIMATE_AFTER = 1_000_000
+"""A walk that has visited this many histories estimates the tree's size (:func:`sampled_size`)."""
+
+ESTIMATE_MARGIN = 10.0
+"""A walk stops early only where the estimated tree would need this many times the memory it
+may take, so a game it stops is far too big, not a borderline one: the estimate is a mean over
+random paths, unbiased but noisy on uneven trees (on Liar's dice, the worst of 20 seeds was 3.7
+times the true size; on Leduc, Kuhn, tic-tac-toe and 13-rank Leduc within 1.5 times)."""
+
+SAMPLED_PATHS = 256
+"""Random paths behind one :func:`sampled_size` (fewer where they take over two seconds)."""
 
 MAX_HISTORIES_VARIABLE = "NASHZOO_MAX_HISTORIES"
 """The environment variable that caps the histories of one compile (a positive integer)."""
@@ -175,6 +196,33 @@ def check_counted(game_id: str, histories: int) -> None:
         )
 
 
+def sampled_size(root: Any, ops: Any, paths: int = SAMPLED_PATHS, seconds: float = 2.0) -> float:
+    """The number of histories below ``root`` (itself included), estimated from random paths
+    without enumerating them: along a path that picks uniformly among each node's moves (chance
+    outcomes included), ``1 + b1 + b1 b2 + ...`` with ``b_d`` the number of moves at depth ``d``
+    is an unbiased estimate of the tree's size (Knuth 1975, "Estimating the efficiency of
+    backtrack programs"). The mean over ``paths`` paths (as many as fit in ``seconds``, at
+    least one), from a fixed seed so the same game gets the same estimate. ``ops``: how to ask
+    a state of the walk (:class:`~nashzoo.games.fast_walk.StateOps`)."""
+    rng = random.Random(0)
+    estimates: list[float] = []
+    deadline = time.perf_counter() + seconds
+    while len(estimates) < paths and (not estimates or time.perf_counter() < deadline):
+        state, width, total = root, 1.0, 1.0
+        while (player := ops.player(state)) != TERMINAL:
+            if player == CHANCE:
+                moves = [outcome for outcome, _ in ops.outcomes(state)]
+            else:
+                moves = list(ops.legal(state))
+            if not moves:
+                break  # a broken node: the walk itself names it
+            width *= len(moves)
+            total += width
+            state = ops.child(state, rng.choice(moves))
+        estimates.append(total)
+    return statistics.fmean(estimates)
+
+
 class WalkLimits:
     """The limits of one walk: :meth:`check` raises
     :class:`~nashzoo.games.base.GameTooLarge` once the walk has passed either. The memory
@@ -183,8 +231,10 @@ class WalkLimits:
     but the cap (reading them costs about
     40 us, a third of a bridged Kuhn poker's whole compile)."""
 
-    def __init__(self, game_id: str) -> None:
+    def __init__(self, game_id: str, estimate: Callable[[], float] | None = None) -> None:
         self.game_id = game_id
+        self.estimate = estimate  # the tree's size from a sample of paths, asked once
+        self.first_visited = 0
         self.cap, self.cap_source = _cap()
         self.seconds = _time_allowed()
         self.started = _clock()
@@ -214,6 +264,7 @@ class WalkLimits:
         if self._first:
             self._first = False
             self.start, self.available = resident_memory(), available_memory()
+            self.first_visited = visited
             if self.start is not None:
                 self._last = (visited, self.start)
             return None
@@ -230,12 +281,32 @@ class WalkLimits:
                 f"{MEMORY_SHARE:.0%} of the {_size(self.available)} that was available; "
                 f"{_ADVICE}"
             )
+        if self.estimate is not None and visited >= ESTIMATE_AFTER:
+            self._refuse_by_estimate(visited, now - self.start, limit)
         before, then = self._last or (visited, now)
         self._last = (visited, now)
         if visited <= before or now <= then:
             return None
         per_history = (now - then) / (visited - before)
         return max(1, int((limit - (now - self.start)) / per_history / 2))
+
+    def _refuse_by_estimate(self, visited: int, grown: int, limit: float) -> None:
+        """Raise where the tree's estimated size, at the bytes per history walked so far, would
+        need :data:`ESTIMATE_MARGIN` times the memory the walk may take (asked once)."""
+        estimate, self.estimate = self.estimate, None
+        walked = visited - self.first_visited
+        if estimate is None or walked <= 0 or grown <= 0:
+            return
+        histories = estimate()
+        needed = histories * grown / walked
+        if needed > ESTIMATE_MARGIN * limit:
+            raise GameTooLarge(
+                f"{display_id(self.game_id)} is too big to compile on this machine: random paths "
+                f"through it put it at about {_count(histories)} histories (Knuth's estimate), "
+                f"some {_size(needed)} at the "
+                f"memory the first {visited:,} took, against the {_size(limit)} the walk may "
+                f"take ({MEMORY_SHARE:.0%} of what was available); {_ADVICE}"
+            )
 
 
 _ADVICE = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from nashzoo.games.limits import WalkLimits
@@ -42,13 +43,15 @@ class WalkProgress:
     millions of histories) says how far it is and how fast it goes. Every look also checks
     the walk's :class:`~nashzoo.games.limits.WalkLimits`."""
 
-    def __init__(self, game_id: str) -> None:
+    def __init__(self, game_id: str, estimate: Callable[[], float] | None = None) -> None:
+        """``estimate``: the tree's size from a sample of its paths, asked once if the walk
+        grows long (:class:`~nashzoo.games.limits.WalkLimits`)."""
         self.game_id = game_id
         self.watching = sys.stderr.isatty()
         self.start = time.perf_counter()
         self.bar: Any = None
         self.shown = 0
-        self.limits = WalkLimits(game_id)
+        self.limits = WalkLimits(game_id, estimate)
         self.last_look = (self.start, 0)
         self.step = FIRST_LOOK
 

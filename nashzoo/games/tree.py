@@ -113,7 +113,11 @@ def walk_states(game: Game) -> CompiledTree:
             0,
         )
     ]
-    with WalkProgress(game.id) as progress:
+
+    def estimate() -> float:
+        return limits.sampled_size(game.new_initial_state(), fast_walk.state_ops(game))
+
+    with WalkProgress(game.id, estimate) as progress:
         look_again = progress(0)
         while stack:
             stack.extend(reversed(walk.visit(*stack.pop())))
