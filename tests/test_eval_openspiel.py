@@ -82,3 +82,29 @@ def test_policies_round_trip_through_openspiel() -> None:
 def test_unsupported_game_is_refused() -> None:
     with pytest.raises(ValueError, match="no OpenSpiel twin for rps"):
         infoset_map("rps")
+
+
+def test_a_policy_of_a_simultaneous_game_says_it_must_be_built_on_the_turn_based_one():
+    """nashzoo plays OpenSpiel's simultaneous-move games turn by turn; a TabularPolicy built on
+    the raw game has other information states, and the refusal now says which game to use."""
+    from open_spiel.python import policy as os_policy
+
+    from nashzoo.agents import PolicyError
+    from nashzoo.eval.openspiel import from_openspiel
+
+    game = load_game("openspiel:matrix_rps")
+    with pytest.raises(PolicyError, match=r"build the policy on game\.openspiel_game"):
+        from_openspiel(game, os_policy.TabularPolicy(pyspiel.load_game("matrix_rps")))
+    converted = from_openspiel(game, os_policy.TabularPolicy(game.openspiel_game))
+    assert nash_conv(game, converted) == pytest.approx(0.0, abs=1e-12)  # uniform RPS
+
+
+def test_nashzoo_games_offers_no_env_for_a_game_without_tensors(capsys):
+    """`nashzoo games openspiel:coordinated_mp` printed an env call that raises."""
+    from nashzoo.cli import main
+
+    assert main(["games", "openspiel:coordinated_mp"]) == 0
+    out = capsys.readouterr().out
+    assert "none: the game defines no information-set tensors to observe" in out
+    assert main(["games", "openspiel:coordinated_mp", "--json"]) == 0
+    assert '"pettingzoo_env": null' in capsys.readouterr().out

@@ -107,11 +107,15 @@ class RegretMatching(Learner):
                 f"{game.num_players} players (every nashzoo learner plays two-player games)"
             )
         if not isinstance(game, MatrixGame):
+            bridged_matrix = game.id.startswith(
+                "openspiel:turn_based_simultaneous_game(game=matrix"
+            )
+            why = " (an OpenSpiel matrix game is played turn by turn)" if bridged_matrix else ""
             raise ValueError(
                 f"regret_matching plays two-player matrix games (load_game('rps') or "
-                f"load_game('matrix', ...)); {game.display_id} is not a nashzoo matrix game (an "
-                "OpenSpiel matrix game is played turn by turn): use 'cfr', 'cfr_plus', 'dcfr', "
-                "'os_mccfr' or 'es_mccfr' instead, which play any game"
+                f"load_game('matrix', ...)); {game.display_id} is not a nashzoo matrix game{why}: "
+                "use 'cfr', 'cfr_plus', 'dcfr', 'os_mccfr' or 'es_mccfr' instead, which play any "
+                "game"
             )
 
     def _setup(self) -> None:

@@ -89,7 +89,9 @@ def _describe_game(args: argparse.Namespace) -> int:
 
     game = load_game_arg(args.game)
     facts = game_facts(game)
-    env = env_ids().get(game.name) or f"nashzoo.envs.env({game.id!r})"
+    env: str | None = env_ids().get(game.name) or f"nashzoo.envs.env({game.id!r})"
+    if int(getattr(game, "infoset_tensor_size", 0)) <= 0:
+        env = None  # an env observes information-set tensors, which the game does not define
     answers = None
     if facts.size.note is None:
         from nashzoo.eval.answers import game_answers
@@ -107,7 +109,7 @@ def _describe_game(args: argparse.Namespace) -> int:
         ("histories", _count_cell(size.histories, size.note)),
         ("information sets", _count_cell(size.infosets, size.note)),
         ("terminal histories", _count_cell(size.terminals, size.note)),
-        ("PettingZoo env", env),
+        ("PettingZoo env", env or "none: the game defines no information-set tensors to observe"),
     ]
     if size.note is not None:
         lines.append(("value", "not computed: the tree was not compiled"))

@@ -224,6 +224,17 @@ def from_openspiel(game: Game | str | Any, policy: Any = None) -> TabularPolicy:
     return TabularPolicy(game, probs)
 
 
+def _simultaneous_hint(game: Game) -> str:
+    """For a simultaneous-move OpenSpiel game, which nashzoo plays turn by turn: that its
+    information states are the turn-based game's, on which the policy must be built."""
+    if not game.id.startswith("openspiel:turn_based_simultaneous_game("):
+        return ""
+    return (
+        " (a simultaneous-move game is played turn by turn, with the information states of "
+        "pyspiel.convert_to_turn_based(game): build the policy on game.openspiel_game)"
+    )
+
+
 def _from_rows(
     game: Game, tree: CompiledTree, mapping: InfosetMap, rows: dict[str, Any]
 ) -> TabularPolicy:
@@ -234,7 +245,7 @@ def _from_rows(
         if i is None:
             raise PolicyError(
                 f"the OpenSpiel policy has information state {key!r}, which {game.display_id} does "
-                "not have; convert a policy of this game"
+                "not have; convert a policy of this game" + _simultaneous_hint(game)
             )
         _fill(probs, i, row if isinstance(row, dict) else dict(enumerate(row)), tree, game)
         seen[i] = True
