@@ -506,3 +506,10 @@ def test_an_env_over_a_game_whose_tensors_hold_chip_counts_passes_pettingzoos_te
     api_test(game_env, num_cycles=20)
     box = game_env.observation_space("player_0")["observation"]
     assert box.low.min() == -np.inf and box.high.max() == np.inf
+
+
+@pytest.mark.parametrize("spec", ["openspiel:efg_game", "openspiel:nfg_game(filename=)"])
+def test_a_game_read_from_a_file_is_refused_without_one(spec):
+    """Bare efg_game and nfg_game gave OpenSpiel's `file.cc:51 CHECK_TRUE(fd_)` and `map::at`."""
+    with pytest.raises(ValueError, match=r"reads its game from a file: give filename=PATH"):
+        load_game(spec)

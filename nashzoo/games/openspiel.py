@@ -124,6 +124,7 @@ def _load(pyspiel: Any, spec: str, params: dict[str, Any]) -> Any:
     parameter whose default is a string is passed as a string.
     """
     if not params and "(" not in spec:
+        _refuse_without_file(spec, {})
         return _openspiel_call(spec, pyspiel.load_game, spec)
     given = (
         dict(params) if params else _openspiel_call(spec, pyspiel.game_parameters_from_string, spec)
@@ -419,10 +420,25 @@ def _refuse_out_of_range(kind: Any, given: dict[str, Any]) -> None:
     universal_poker's lists out of shape or range (:func:`_refuse_bad_poker_lists`) or a deck
     short of the cards it deals (:func:`_refuse_a_short_deck`)."""
     _refuse_below_minimum(kind, given)
+    _refuse_without_file(kind.short_name, given)
     if kind.short_name == "universal_poker":
         _refuse_bad_poker_lists(kind, given)
         _refuse_a_short_deck(kind, given)
 
+
+GAMES_FROM_FILES = {"efg_game": ".efg", "nfg_game": ".nfg"}
+"""OpenSpiel games read from a file named by ``filename`` (without it: OpenSpiel's
+``file.cc CHECK_TRUE(fd_)``, or ``map::at``)."""
+
+
+def _refuse_without_file(name: str, given: dict[str, Any]) -> None:
+    """Refuse a game of :data:`GAMES_FROM_FILES` loaded without its file."""
+    if name in GAMES_FROM_FILES and not given.get("filename"):
+        suffix = GAMES_FROM_FILES[name]
+        raise ValueError(
+            f"OpenSpiel's {name} reads its game from a file: give filename=PATH (a Gambit "
+            f"{suffix} file), e.g. openspiel:{name}(filename=/path/to/game{suffix})"
+        )
 
 POKER_LISTS: dict[str, tuple[str, int, int | None, str]] = {
     "blind": ("player", 0, None, "the chips each player puts in before the cards"),
