@@ -76,11 +76,16 @@ def walk(game: Game, root: Any, ops: StateOps) -> CompiledTree:
     """Every history from ``root``, as the checking walk would compile it; raises on anything
     wrong (see the module docstring)."""
     records = _Records()
-    clone = getattr(root, "clone", None)  # an OpenSpiel state: the walk advances some in place
-    start = clone() if clone is not None else root
-    with WalkProgress(game.id, lambda: sampled_size(start, ops)) as progress:
+    with WalkProgress(game.id, lambda: estimated_size(game)) as progress:
         _visit_all(game, root, ops, records, progress)
     return lay_out(game, records)
+
+
+def estimated_size(game: Game) -> float:
+    """``game``'s histories estimated from random paths through its States
+    (:func:`~nashzoo.games.limits.sampled_size`), from a fresh root: a walk may have advanced
+    its own in place. What a long walk asks once (:class:`~nashzoo.games.limits.WalkLimits`)."""
+    return sampled_size(game.new_initial_state(), state_ops(game))
 
 
 class _Records:

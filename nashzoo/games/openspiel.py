@@ -440,6 +440,7 @@ def _refuse_without_file(name: str, given: dict[str, Any]) -> None:
             f"{suffix} file), e.g. openspiel:{name}(filename=/path/to/game{suffix})"
         )
 
+
 POKER_LISTS: dict[str, tuple[str, int, int | None, str]] = {
     "blind": ("player", 0, None, "the chips each player puts in before the cards"),
     "stack": ("player", 1, None, "each player's chips, more than their blind"),

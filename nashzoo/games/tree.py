@@ -113,11 +113,7 @@ def walk_states(game: Game) -> CompiledTree:
             0,
         )
     ]
-
-    def estimate() -> float:
-        return limits.sampled_size(game.new_initial_state(), fast_walk.state_ops(game))
-
-    with WalkProgress(game.id, estimate) as progress:
+    with WalkProgress(game.id, lambda: fast_walk.estimated_size(game)) as progress:
         look_again = progress(0)
         while stack:
             stack.extend(reversed(walk.visit(*stack.pop())))
