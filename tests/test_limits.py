@@ -107,6 +107,20 @@ def test_a_long_walk_stops_where_its_estimated_tree_would_need_far_more_memory(
     assert asked == [1]  # asked once, however long the walk
 
 
+@pytest.mark.parametrize("walk", [_fast, walk_states], ids=["fast walk", "checking walk"])
+def test_both_walks_ask_for_the_estimate_once_they_grow_long(walk, monkeypatch):
+    """The wiring: each walk hands WalkLimits an estimate of its game (here made to refuse any
+    tree, and asked from 1,000 histories on)."""
+    grows = itertools.count(0, 2**10)
+    monkeypatch.setattr(limits, "resident_memory", lambda: next(grows))
+    monkeypatch.setattr(limits, "available_memory", lambda: 10**12)
+    monkeypatch.setattr(limits, "ESTIMATE_AFTER", 1_000)
+    monkeypatch.setattr(limits, "ESTIMATE_MARGIN", 1e-12)
+    monkeypatch.setattr(progress, "PROGRESS_EVERY", 64)
+    with pytest.raises(GameTooLarge, match=r"histories \(Knuth's estimate\)"):
+        walk(load_game("leduc_poker"))
+
+
 def test_without_memory_figures_only_the_cap_applies(monkeypatch):
     monkeypatch.setattr(limits, "resident_memory", lambda: None)
     monkeypatch.setattr(limits, "available_memory", lambda: None)

@@ -50,7 +50,7 @@ def _value_facts(spec: str, shown: str) -> dict[str, Any]:
 
     try:
         game = load_game(spec)
-        reason, constant = no_value_reason(game), constant_sum(game)
+        reason = no_value_reason(game)  # compiles the tree, whose constant sum is then kept
     except GameTooLarge:
         return {}
     if reason is not None:
@@ -58,7 +58,7 @@ def _value_facts(spec: str, shown: str) -> dict[str, Any]:
             "not_judged": f"seat exploitability needs the game value, and {shown} {reason}",
             "general_sum": True,
         }
-    return {"constant": constant or 0.0}
+    return {"constant": constant_sum(game) or 0.0}
 
 
 def write_reports(
