@@ -107,7 +107,7 @@ def test_tournament_inputs_are_checked():
 def test_payoffs_that_round_to_zero_show_as_plus_zero():
     """A draw computed as -1e-17 is not a loss: tables (the tournament's, the race report's)
     never print -0.000."""
-    from nashzoo.eval.tournament import format_number
+    from nashzoo.eval.numbers import format_number
 
     assert [format_number(v, "+.3f") for v in (-1e-17, -0.0004, -0.0006, 0.25)] == [
         "+0.000",

@@ -79,6 +79,14 @@ non_negative_float = number_type(float, 0, strict=False)
 positive_int = number_type(int, 0, strict=True)
 
 
+def positive_float_list(text: str) -> tuple[float, ...]:
+    """Comma-separated numbers > 0 (``0.1,0.01``), for ``race --thresholds``."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"expected numbers > 0 separated by commas, got {text!r}")
+    return tuple(positive_float(part) for part in parts)
+
+
 non_negative_int = number_type(int, 0, strict=False)
 
 

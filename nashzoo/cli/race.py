@@ -14,6 +14,7 @@ from nashzoo.cli.common import (
     learner_list,
     logger_option,
     non_negative_float,
+    positive_float_list,
     positive_int,
     settings_options,
 )
@@ -36,6 +37,7 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
         "address",
         "config_file",
         "logger",
+        "thresholds",
     ):
         if hasattr(args, key):
             fields[key] = getattr(args, key)
@@ -106,6 +108,7 @@ _RACE_OPTIONS = {
     "plugins": "--plugin",
     "config_file": "--config",
     "sets": "--set",
+    "thresholds": "--thresholds",
 }
 
 
@@ -120,7 +123,9 @@ def _changed_option(key: str, value: Any, stored: Any) -> str:
 
 
 def _race_value(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(_race_value, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def add_race_parser(sub: Any) -> None:
@@ -159,6 +164,13 @@ def add_race_parser(sub: Any) -> None:
         help="also race every ordered pair of different learners",
     )
     race.add_argument("--no-self-play", action="store_true", help="only cross-play")
+    race.add_argument(
+        "--thresholds",
+        type=positive_float_list,
+        metavar="E1,E2,...",
+        help="exploitability levels of the time-to columns, in the game's payoff units "
+        "(default 0.1,0.05,0.01,0.001; a game paying thousands or thousandths wants its own)",
+    )
     _race_output_options(race)
     settings_options(race)
     logger_option(race, "in each run's folder, --out/runs/RUN_ID")

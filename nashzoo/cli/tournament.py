@@ -236,6 +236,7 @@ def _play_tournament_into(
             return EXIT_FAILURE
         _print_tournament(result, entrants)
         if not args.no_plots:
+            from nashzoo.eval.numbers import payoff_spec
             from nashzoo.eval.plots import heatmap
             from nashzoo.eval.tournament_folder import HEATMAP_FILE
             from nashzoo.games import display_id
@@ -248,7 +249,7 @@ def _play_tournament_into(
                 title=f"Tournament on {display_id(result.game_id)}: exact payoff of row vs column",
                 colorbar="expected payoff (both seats averaged)",
                 cmap="RdBu",
-                fmt="{:+.3f}",
+                fmt="{:" + payoff_spec(result.exact.ravel()) + "}",
                 center_zero=True,
             )
         print(

@@ -353,7 +353,14 @@ def heatmap_figure(
             if shown and pair is not None:
                 low, high = (_cell_text(fmt, float(v), zero) for v in pair)
                 ax.text(j, i, f"[{low}, {high}]", ha="center", va="top", fontsize=6, color=colour)
-    fig.colorbar(image, ax=ax, label=colorbar)
+    bar = fig.colorbar(image, ax=ax, label=colorbar)
+    if "norm" not in scale:
+        from matplotlib.ticker import FuncFormatter
+
+        # each tick says its own size: matplotlib's default writes tiny or huge payoffs as
+        # multiples of a "1e-7" above the bar, where it runs into the title
+        bar.formatter = FuncFormatter(lambda v, _: f"{v:.3g}")
+        bar.update_ticks()
     ax.set_title(title)
     return fig
 

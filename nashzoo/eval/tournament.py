@@ -63,6 +63,7 @@ from nashzoo.agents.loading import load_policy_and_seat
 from nashzoo.agents.policy import sample_action
 from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import constant_sum, solve_game
+from nashzoo.eval.numbers import format_number, payoff_spec, rank_by
 from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import display_id, is_whole_number
 
@@ -245,39 +246,40 @@ class TournamentResult:
         }
 
     def table(self) -> str:
-        """Plain-text ranking and payoff matrix."""
+        """Plain-text ranking and payoff matrix, with as many decimals as the payoffs' size
+        needs (:func:`~nashzoo.eval.numbers.payoff_decimals`: three for payoffs of 1 or more)
+        and columns as wide as their widest cell."""
         width = max(12, *(len(n) for n in self.names))
+        spec = payoff_spec([*self.exact.ravel(), *self.sampled.ravel()])
         lines = [
             f"Ranking on {display_id(self.game_id)} (mean exact payoff against the others, both "
             "seats):"
         ]
+        score_spec = payoff_spec(self.exact.ravel(), extra=1)
         for place, i in enumerate(self.ranking, 1):
-            score = format_number(self.score(i), "+.4f")
+            score = format_number(self.score(i), score_spec)
             lines.append(f"  {place}. {self.names[i]:<{width}} {score}")
+        n = len(self.names)
+        rows = [[self._cell(i, j, spec) for j in range(n)] for i in range(n)]
+        column = max(26, *(len(cell) + 4 for row in rows for cell in row))
         lines.append("")
         lines.append("Payoff of row against column, exact [sampled +- 95% CI]:")
-        lines.append(" " * (width + 2) + "".join(f"{n[:22]:>26}" for n in self.names))
-        for i, row_name in enumerate(self.names):
-            cells = []
-            for j in range(len(self.names)):
-                cell = format_number(self.exact[i, j], "+.3f")
-                if not math.isnan(self.sampled[i, j]):
-                    sampled = format_number(self.sampled[i, j], "+.3f")
-                    if math.isnan(self.ci95[i, j]):  # one match per seating: no interval
-                        cell += f" [{sampled}]"
-                    else:
-                        cell += f" [{sampled}+-{self.ci95[i, j]:.3f}]"
-                cells.append(f"{cell:>26}")
-            lines.append(f"  {row_name:<{width}}" + "".join(cells))
+        heads = "".join(f"{name[: column - 4]:>{column}}" for name in self.names)
+        lines.append(" " * (width + 2) + heads)
+        for row_name, row in zip(self.names, rows, strict=True):
+            lines.append(f"  {row_name:<{width}}" + "".join(f"{cell:>{column}}" for cell in row))
         return "\n".join(lines)
 
-
-def format_number(value: float, spec: str) -> str:
-    """``format(value, spec)``, except that under a fixed-point ``spec`` (``"+.3f"``) what
-    rounds to zero shows as zero, never as ``-0.000`` (a draw worth -1e-17 is not a loss)."""
-    if spec.endswith("f"):
-        value = round(float(value), int(spec.rsplit(".", 1)[1][:-1])) + 0.0
-    return format(value, spec)
+    def _cell(self, i: int, j: int, spec: str) -> str:
+        """One cell of :meth:`table`: the exact payoff, then the sampled one and its interval
+        where matches were played."""
+        cell = format_number(self.exact[i, j], spec)
+        if math.isnan(self.sampled[i, j]):
+            return cell
+        sampled = format_number(self.sampled[i, j], spec)
+        if math.isnan(self.ci95[i, j]):  # one match per seating: no interval
+            return f"{cell} [{sampled}]"
+        return f"{cell} [{sampled}+-{format_number(self.ci95[i, j], spec.lstrip('+'))}]"
 
 
 def play_matches(
@@ -485,9 +487,8 @@ def assemble(
     exact = 0.5 * (exact_seat[:, :, 0] + exact_seat[:, :, 1].T)
     ci95 = 1.96 * np.sqrt(variance)
     scores = [float(np.mean([exact[i, j] for j in range(n) if j != i])) for i in range(n)]
-    # Equal scores computed along different paths differ by rounding (1e-17 in RPS, where every
-    # strategy scores 0 against uniform): that noise must not rank one entrant above another.
-    ranking = tuple(sorted(range(n), key=lambda i: (-round(scores[i], 12), names[i])))
+    payoffs = compile_tree(game).terminal_utility
+    ranking = rank_by(scores, names, scale=float(np.abs(payoffs).max(initial=0.0)))
     for array in (exact_seat, exact, mean, ci95):
         array.setflags(write=False)
     return TournamentResult(

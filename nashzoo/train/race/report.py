@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nashzoo.games import GameTooLarge, load_game
+import numpy as np
+
+from nashzoo.games import GameTooLarge, compile_tree, load_game
 from nashzoo.games.base import display_id
 from nashzoo.io import (
     atomic_write_bytes,
@@ -41,10 +43,11 @@ class RaceOutcome:
 
 
 def _value_facts(spec: str, shown: str) -> dict[str, Any]:
-    """What the cross-play words need to know of the game's payoffs: why closeness to
-    equilibrium cannot be judged where the game has no value (general-sum), and the constant a
-    constant-sum game's payoffs sum to. A game too big to compile keeps the defaults (the LP's
-    size is then the reason)."""
+    """What the report's words need to know of the game's payoffs: their largest size (for the
+    decimals that show them and the thresholds' fit), why closeness to equilibrium cannot be
+    judged where the game has no value (general-sum), and the constant a constant-sum game's
+    payoffs sum to. A game too big to compile keeps the defaults (the LP's size is then the
+    reason)."""
     from nashzoo.eval.answers import no_value_reason
     from nashzoo.eval.lp import constant_sum
 
@@ -53,12 +56,14 @@ def _value_facts(spec: str, shown: str) -> dict[str, Any]:
         reason = no_value_reason(game)  # compiles the tree, whose constant sum is then kept
     except GameTooLarge:
         return {}
+    scale = float(np.abs(compile_tree(game).terminal_utility).max(initial=0.0))
     if reason is not None:
         return {
             "not_judged": f"seat exploitability needs the game value, and {shown} {reason}",
             "general_sum": True,
+            "payoff_scale": scale,
         }
-    return {"constant": constant_sum(game) or 0.0}
+    return {"constant": constant_sum(game) or 0.0, "payoff_scale": scale}
 
 
 def write_reports(
@@ -88,7 +93,7 @@ def write_reports(
         thresholds=config.thresholds,
         budget=config.budget_text(),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
-        **(_value_facts(config.game, shown) if cross is not None else {}),
+        **_value_facts(config.game, shown),
     )
     markdown = _partial_note(out, len(results), planned, interrupted) + markdown
     markdown += _skipped_section(skipped)

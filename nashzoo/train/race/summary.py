@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.eval.tournament import format_number
+from nashzoo.eval.numbers import format_number, payoff_spec
 
 DEFAULT_THRESHOLDS = (0.1, 0.05, 0.01, 0.001)
 MIN_TREND_POINTS = 5
@@ -408,15 +408,18 @@ def _fmt_time(entry: tuple[float, float, int], runs: int) -> str:
     return text + (f" ({hit}/{runs})" if hit < runs else "")
 
 
-def _earned(a: str, b: str, payoff_a: float) -> str:
-    """Who earned what while learning, in words (``payoff_a``: ``a``'s mean payoff vs ``b``)."""
+def _earned(a: str, b: str, payoff_a: float, spec: str = "+.3f") -> str:
+    """Who earned what while learning, in words (``payoff_a``: ``a``'s mean payoff vs ``b``,
+    shown with ``spec``, whose decimals suit the game's payoffs: what rounds to zero there is
+    nobody's gain)."""
     if not math.isfinite(payoff_a):
         return "no payoff recorded"
-    if abs(payoff_a) < 5e-4:
-        shown = format_number(payoff_a, "+.3f")  # +0.000, never -0.000
+    shown = format_number(payoff_a, spec)  # +0.000, never -0.000
+    if float(shown) == 0.0:
         return f"neither earns from the other while learning ({shown} per game)"
     earner, other = (a, b) if payoff_a > 0 else (b, a)
-    return f"{earner} earns {abs(payoff_a):.3f} per game from {other} while learning"
+    amount = format_number(abs(payoff_a), spec.lstrip("+"))
+    return f"{earner} earns {amount} per game from {other} while learning"
 
 
 NOT_JUDGED_TOO_BIG = (
@@ -436,11 +439,14 @@ def markdown_summary(
     not_judged: str = NOT_JUDGED_TOO_BIG,
     constant: float = 0.0,
     general_sum: bool = False,
+    payoff_scale: float | None = None,
 ) -> str:
     """The human summary: leaderboard, plain-words answers, cross-play matrix. ``not_judged``:
     why closeness to equilibrium was not evaluated where it was not; ``constant``: what the
     payoffs sum to (a constant-sum game's payoffs are read against an even split of it);
-    ``general_sum``: nobody earns from the other, so each side's payoff is said on its own."""
+    ``general_sum``: nobody earns from the other, so each side's payoff is said on its own;
+    ``payoff_scale``: the game's largest absolute payoff, where it is known (the payoffs are
+    then shown with decimals that suit it, and thresholds far from it are pointed out)."""
     lines = [
         f"# nashzoo race on {game_id}",
         "",
@@ -449,13 +455,46 @@ def markdown_summary(
     ]
     if board:
         lines += _leaderboard_section(board, thresholds)
+        lines += _thresholds_note(thresholds, payoff_scale)
     if cross is not None:
-        lines += _cross_play_section(cross, not_judged, constant, general_sum)
+        spec = payoff_spec([payoff_scale] if payoff_scale else cross.payoff.ravel())
+        lines += _cross_play_section(cross, not_judged, constant, general_sum, spec)
     if failures:
         lines += ["## Failed runs", ""]
         lines += [f"- {failure['run_id']}: {failure['error']}" for failure in failures]
         lines.append("")
     return "\n".join(lines)
+
+
+THRESHOLD_FIT = (1e-5, 0.5)
+"""Default thresholds suit a game whose largest payoff is within these multiples of the
+largest threshold's: Kuhn (2), Leduc (13), Liar's dice (1), a 1,000-chip game would not."""
+
+
+def _thresholds_note(thresholds: Sequence[float], payoff_scale: float | None) -> list[str]:
+    """A warning under the leaderboard where the thresholds do not suit the game's payoffs
+    (every one at least half the largest payoff: each is reached at the first evaluation; the
+    largest below 1e-5 of it: none is reached), naming the option that sets them; [] where
+    they suit it or the scale is not known."""
+    if not payoff_scale:
+        return []
+    low, high = THRESHOLD_FIT
+    largest = max(thresholds)
+    if low * payoff_scale <= largest <= high * payoff_scale:
+        return []
+    levels = ", ".join(f"{t:g}" for t in thresholds)
+    what = (
+        "too coarse for it (likely met at the first evaluation)"
+        if largest > high * payoff_scale
+        else "too fine for it (likely never met)"
+    )
+    return [
+        f"Note: the thresholds ({levels}) are exploitability in this game's payoff units, and its "
+        f"largest payoff is {payoff_scale:.3g}: they are {what}. `nashzoo race --thresholds "
+        "E1,E2,...` (or `RaceConfig(thresholds=...)`) sets levels that suit it; `--resume` with "
+        "new thresholds rewrites the report without running anything again.",
+        "",
+    ]
 
 
 def _leaderboard_section(
@@ -560,7 +599,7 @@ def _over_seeds(cross: CrossPlay) -> str:
 
 
 def _cross_play_section(
-    cross: CrossPlay, not_judged: str, constant: float, general_sum: bool
+    cross: CrossPlay, not_judged: str, constant: float, general_sum: bool, spec: str
 ) -> list[str]:
     """The seat-exploitability and payoff matrices, then one sentence per pair of learners
     (:func:`markdown_summary` says what the other arguments are)."""
@@ -576,7 +615,7 @@ def _cross_play_section(
     ]
     lines += _matrix_table(names, cross.seat_exploitability, ".3g", cross.exploitability_range)
     lines += ["", "Payoff the row learner earned against the column learner while learning:", ""]
-    lines += _matrix_table(names, cross.payoff, "+.3f", cross.payoff_range)
+    lines += _matrix_table(names, cross.payoff, spec, cross.payoff_range)
     if constant:
         lines += [
             "",
@@ -597,10 +636,10 @@ def _cross_play_section(
                 else f"closeness to equilibrium not evaluated ({not_judged})"
             )
             earned = (
-                f"{a} averages {cross.payoff[i, j]:+.3f} per game and {b} "
-                f"{cross.payoff[j, i]:+.3f} while learning"
+                f"{a} averages {format_number(cross.payoff[i, j], spec)} per game and {b} "
+                f"{format_number(cross.payoff[j, i], spec)} while learning"
                 if general_sum
-                else _earned(a, b, cross.payoff[i, j] - constant / 2)
+                else _earned(a, b, cross.payoff[i, j] - constant / 2, spec)
             )
             lines.append(f"- {a} vs {b}: {closer}; {earned}.")
     lines.append("")

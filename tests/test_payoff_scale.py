@@ -1,0 +1,88 @@
+"""Numbers in words at any payoff scale: a game paying 1e-6 or 1e6 ranks, prints and reports
+as the same game paying 1 does (the tables' decimals and the ties follow the payoffs' size)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nashzoo.eval.numbers import format_number, payoff_decimals, payoff_spec, rank_by
+from nashzoo.eval.tournament import load_entrant, round_robin
+
+BIASED_RPS = [[0, -1, 2], [1, 0, -1], [-1, 1, 0]]
+
+
+def _scaled(scale: float) -> str:
+    rows = [[v * scale for v in row] for row in BIASED_RPS]
+    return f"matrix(row_payoffs={rows})"
+
+
+@pytest.mark.parametrize(
+    ("values", "decimals"),
+    [([2.0], 3), ([13.0, -1.0], 3), ([2e-6], 8), ([-0.04], 4), ([1e6], 3), ([0.0], 3), ([], 3)],
+)
+def test_decimals_show_three_significant_digits_of_the_largest_payoff(values, decimals):
+    assert payoff_decimals(values) == decimals
+    assert payoff_decimals([1e-30]) == 12  # at most twelve, however small
+    assert payoff_spec([2e-6]) == "+.8f" and payoff_spec([2e-6], sign=False, extra=1) == ".9f"
+    assert format_number(float("nan"), "+.3f") == "+nan"  # no rounding of what is not a number
+
+
+def test_ties_are_relative_to_the_scores_size():
+    # 1e6 apart by rounding noise: a tie, ordered by name; 1e-13 apart at a 1e-13 scale: not
+    assert rank_by([1e6 + 2e-9, 1e6, -2e6], ["b", "a", "c"], scale=2e6) == (1, 0, 2)
+    assert rank_by([1e-13, 3e-13, -4e-13], ["a", "b", "c"], scale=4e-13) == (1, 0, 2)
+    assert rank_by([5.6e-17, -5.6e-17, 0.0], ["b", "c", "a"], scale=1.0) == (2, 0, 1)
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-6, 1e6])
+def test_a_tournament_ranks_and_prints_a_scaled_game_as_the_unscaled_one(scale):
+    """Tie-breaking by ``round(score, 12)`` ranked uniform above the equilibrium once payoffs
+    were 1e-13 (every score rounded to 0, then names decided); the table printed every cell of
+    a 1e-6 game as +0.000 and ran the cells of a 1e6 one into each other."""
+    specs = ("uniform", "z_equilibrium=equilibrium", "rock=fixed:1,0,0")
+
+    def ranked(game: str) -> list[str]:
+        result = round_robin(game, [load_entrant(game, s) for s in specs])
+        return [result.names[i] for i in result.ranking]
+
+    assert ranked(_scaled(scale)) == ranked(_scaled(1.0)) == ["rock", "z_equilibrium", "uniform"]
+    game = _scaled(scale)
+    result = round_robin(game, [load_entrant(game, s) for s in specs], episodes=4, seed=0)
+    table = result.table()
+    shown = format_number(result.exact[2, 0], payoff_spec(result.exact.ravel()))
+    assert float(shown) == pytest.approx(scale / 6, rel=1e-2) and shown in table  # rock-uniform
+    rows = table.splitlines()[-3:]
+    assert len({len(row) for row in rows}) == 1  # columns as wide as their widest cell
+    for row in rows:  # each cell stands apart from the next
+        assert all(cell.strip() for cell in row.split("  ") if cell)
+
+
+@pytest.mark.parametrize(
+    ("scale", "note"),
+    [(1.0, None), (1e-6, "too coarse for it"), (1e6, "too fine for it")],
+)
+def test_a_race_report_reads_the_payoffs_at_their_own_scale(tmp_path, scale, note):
+    """At 1e-6 the cross-play table was all +0.000 and "neither earns from the other"; at
+    either end the thresholds (0.1 ... 0.001, payoff units) were all met at once or never, and
+    nothing said so. Now the decimals follow the game's largest payoff and the report names
+    ``--thresholds`` where the defaults do not suit it."""
+    from nashzoo.train.race import RaceConfig, run_race
+
+    cfg = RaceConfig(
+        game=_scaled(scale),
+        learners=("cfr", "xfp"),
+        seeds=1,
+        budget_seconds=None,
+        budget_iterations=3,
+        cross_play=True,
+        out=str(tmp_path / "race"),
+        backend="serial",
+        plots=False,
+    )
+    text = run_race(cfg, progress=False).markdown
+    assert ("--thresholds E1,E2" in text) == (note is not None)
+    if note is not None:
+        assert note in text and f"largest payoff is {2 * scale:.3g}" in text
+    assert "neither earns" not in text  # three iterations: one side is still ahead
+    earned = text.split(" earns ")[1].split(" per game")[0]
+    assert float(earned) > 0.01 * scale and len(earned.split(".")[1]) == payoff_decimals([scale])
