@@ -12,6 +12,7 @@ from nashzoo.games import CHANCE, CompiledTree
 __all__ = [
     "CHANCE_NODE",
     "MAX_SCENARIOS",
+    "MAX_SCENARIO_CELLS",
     "OPPONENT",
     "OWN",
     "TERMINAL",
@@ -124,9 +125,12 @@ class CountSampler:
 
 
 def _scenarios(
-    tree: CompiledTree, is_sampled: np.ndarray, limit: int
+    tree: CompiledTree, is_sampled: np.ndarray, limit: int, columns: int = 0
 ) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] | None:
-    """The distinct outcomes of one walk of an external-sampling pass, or None past ``limit``.
+    """The distinct outcomes of one walk of an external-sampling pass, or None past ``limit``
+    outcomes, or where the sampler's tables of them would pass :data:`MAX_SCENARIO_CELLS`
+    (one row per outcome of the tree's depth plus ``columns`` cells: a game a thousand moves
+    deep, or a 1000x1000 matrix game's million targets, has few outcomes but huge rows).
 
     A walk's *scenario* is what it does at every sampled node it reaches: a tuple of ``(node,
     action)`` choices, with the tuple of nodes it visits. At a sampled node the scenarios are
@@ -134,30 +138,35 @@ def _scenarios(
     one scenario per child. Counted first (:func:`_walk_outcomes`, a few array operations per
     depth), so a big tree is turned down without a Python walk.
     """
-    if _walk_outcomes(tree, is_sampled, limit) > limit:
+    outcomes = _walk_outcomes(tree, is_sampled, limit)
+    if outcomes > limit or outcomes * (len(tree.level_starts) + columns) > MAX_SCENARIO_CELLS:
         return None
     kids = [[int(child) for child in row if child >= 0] for row in tree.children]
-
-    def walk(node: int) -> list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]:
+    Scenarios = list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]
+    # Bottom-up, deepest node first (a child's index is above its parent's in the compiled
+    # tree's breadth-first order): a recursive walk overflowed Python's stack on a game a few
+    # hundred moves deep, which is exactly where few outcomes bring it here.
+    below: dict[int, Scenarios] = {}
+    for node in range(tree.num_nodes - 1, -1, -1):
         if not kids[node]:
-            return [((), (node,))]
-        if is_sampled[node]:
-            return [
+            below[node] = [((), (node,))]
+        elif is_sampled[node]:
+            below[node] = [
                 (((node, int(tree.action[child])), *choices), (node, *nodes))
                 for child in kids[node]
-                for choices, nodes in walk(child)
+                for choices, nodes in below.pop(child)
             ]
-        combos: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]] = [((), (node,))]
-        for child in kids[node]:
-            below = walk(child)
-            combos = [
-                (choices + more_choices, nodes + more_nodes)
-                for choices, nodes in combos
-                for more_choices, more_nodes in below
-            ]
-        return combos
-
-    return walk(0)
+        else:
+            combos: Scenarios = [((), (node,))]
+            for child in kids[node]:
+                under = below.pop(child)
+                combos = [
+                    (choices + more_choices, nodes + more_nodes)
+                    for choices, nodes in combos
+                    for more_choices, more_nodes in under
+                ]
+            below[node] = combos
+    return below[0]
 
 
 def _walk_outcomes(tree: CompiledTree, is_sampled: np.ndarray, limit: int) -> int:
@@ -244,6 +253,10 @@ MAX_SCENARIOS = 4096
 """Passes with at most this many walk outcomes use :class:`ScenarioSampler` (one multinomial
 per pass); bigger ones :class:`CountSampler` (one per sampled depth)."""
 
+MAX_SCENARIO_CELLS = 1 << 20
+"""...and whose :class:`ScenarioSampler` tables (outcomes x (depth + targets), 8 bytes a cell)
+stay within 8 MB: Kuhn's take 24 x 35, goofspiel(num_cards=3)'s 576 x 1,000 or so."""
+
 
 def make_sampler(
     tree: CompiledTree,
@@ -260,7 +273,7 @@ def make_sampler(
     ones); its chance rows must already hold the chance distributions.
     """
     is_sampled = np.isin(kind, sampled)
-    scenarios = _scenarios(tree, is_sampled, MAX_SCENARIOS)
+    scenarios = _scenarios(tree, is_sampled, MAX_SCENARIOS, len(targets) + 1)
     if scenarios is None:
         return CountSampler(tree, kind, is_sampled, table_row, chance_reach, targets)
     pad = (table.shape[0] - 1) * table.shape[1]
