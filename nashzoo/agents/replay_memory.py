@@ -449,7 +449,7 @@ class InfosetReplay:
         """What :meth:`state_arrays` stores, for :meth:`Learner.checked_state_arrays`."""
         return {
             f"{prefix}keys": ArraySpec((None,), "integer", nonnegative=True),
-            f"{prefix}rewards": ArraySpec((None,)),
+            f"{prefix}rewards": ArraySpec((None,), dtype=self.rewards.dtype.type),
             f"{prefix}next": ArraySpec((None,), "integer"),
             f"{prefix}__counters": ArraySpec((2,), "integer", nonnegative=True),
         }

@@ -46,7 +46,7 @@ class CheckpointError(FileFormatError):
 # --- state arrays -------------------------------------------------------------------------------
 ArrayKind = Literal["real", "integer", "bool", "blob", "text"]
 _DTYPE_KINDS: dict[str, str] = {"real": "iuf", "integer": "iu", "bool": "b", "text": "U"}
-_CAST: dict[str, Any] = {"real": np.float64, "integer": np.int64, "bool": np.bool_}
+_CAST: dict[str, Any] = {"integer": np.int64, "bool": np.bool_}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,19 +56,23 @@ class ArraySpec:
     Attributes:
         shape: the exact shape; ``None`` in a dimension allows any length there (buffers that
             fill up), ``shape=None`` any shape at all.
-        kind: ``"real"`` (finite numbers; floats keep their precision, integers become
-            ``float64``), ``"integer"`` (``int64``),
+        kind: ``"real"`` (finite numbers, loaded as ``dtype``), ``"integer"`` (``int64``),
             ``"bool"``, ``"blob"`` (a 1-D ``uint8`` byte string: a serialised network) or
             ``"text"`` (a string, e.g. JSON).
         nonnegative: every entry ``>= 0`` (average-strategy sums, counters).
         support: boolean mask of ``shape``; entries outside it must be exactly zero (e.g. the
             opponent's information sets, illegal actions).
+        dtype: the float type a ``"real"`` array is loaded as, whatever the file holds:
+            ``float64`` (default: the tabular learners' tables, which a file shrunk to float32
+            would otherwise have carried on in float32, and whose kernels refuse float16 or
+            longdouble deep inside), or a replay buffer's own ``float32``.
     """
 
     shape: tuple[int | None, ...] | None = None
     kind: ArrayKind = "real"
     nonnegative: bool = False
     support: np.ndarray | None = None
+    dtype: Any = np.float64
 
     @classmethod
     def blob(cls) -> ArraySpec:
@@ -79,6 +83,8 @@ class ArraySpec:
     def of(cls, shape: tuple[int | None, ...], dtype: Any) -> ArraySpec:
         """The spec of an array with ``dtype`` (bool, integer or real) and ``shape``."""
         kind = np.dtype(dtype).kind
+        if kind == "f":
+            return cls(shape, "real", dtype=np.dtype(dtype).type)
         return cls(shape, "bool" if kind == "b" else "integer" if kind in "iu" else "real")
 
 
@@ -117,8 +123,9 @@ def _check_array(value: np.ndarray, spec: ArraySpec, where: str) -> np.ndarray:
     ):
         wanted = tuple("any" if n is None else n for n in spec.shape)
         raise CheckpointError(f"{where} has shape {value.shape}, expected {wanted}")
-    keep = spec.kind == "real" and value.dtype.kind == "f"  # float32 buffers stay float32
-    out = np.array(value, dtype=value.dtype if keep else _CAST.get(spec.kind), copy=True)
+    wanted = spec.dtype if spec.kind == "real" else _CAST.get(spec.kind)
+    with np.errstate(over="ignore"):  # a value past the type's range becomes inf: refused below
+        out = np.array(value, dtype=wanted, copy=True)
     if spec.kind == "real":
         bad = ~np.isfinite(out)
         if bad.any():
