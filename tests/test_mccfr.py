@@ -496,3 +496,15 @@ def test_three_player_games_are_refused() -> None:
 class _ThreePlayers:
     num_players = 3
     id = display_id = "three"
+
+
+@pytest.mark.parametrize("game", ["kuhn_poker", "leduc_poker"])  # scenario and count samplers
+def test_the_largest_batch_counts_its_work_past_64_bits(game):
+    """At 2**60 walks a step touches more than 2**63 nodes: the int64 count wrapped to a
+    negative number and the step was refused as if the learner had miscounted."""
+    from nashzoo.train import train
+
+    result = train(game, "es_mccfr", iterations=1, config={"trajectories_per_step": 2**62})
+    touched = result.history[-1].work[0]["nodes_touched"]
+    assert isinstance(touched, int) and touched > 2**64  # every walk touches 4+ nodes
+    assert result.exploitability < 2.5

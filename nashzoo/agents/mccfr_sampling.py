@@ -95,6 +95,7 @@ class CountSampler:
         size = np.bincount(slot[~prefix], minlength=offset)
         size[self.prefix_slots] += tree.depth[frontier]
         self.slot_size = size
+        self.most_per_walk = int(size.sum())  # no walk counts a slot twice
         self.target_slot = slot[targets]
 
     def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
@@ -120,8 +121,21 @@ class CountSampler:
     ) -> tuple[np.ndarray, int]:
         """How many of ``walks`` walks reach each target node, and the nodes they visit."""
         out = self.counts(probs, walks, rng)
-        # Both integer: numpy's integer dot is a plain loop (no BLAS threads, no temporary).
-        return out[self.target_slot], int(np.dot(out, self.slot_size))
+        return out[self.target_slot], work_done(out, self.slot_size, walks * self.most_per_walk)
+
+
+_INT64_SAFE = 2**63
+
+
+def work_done(counts: np.ndarray, sizes: np.ndarray, bound: int) -> int:
+    """``counts . sizes``, the nodes a pass's walks touched, exactly: numpy's int64 dot (a
+    plain loop: no BLAS threads, no temporary) where ``bound`` (walks times the most nodes one
+    walk can touch, a Python int) says it cannot overflow, Python's integers past that (a
+    batch near the largest allowed, 2**62, touches more than 2**63 nodes)."""
+    if bound < _INT64_SAFE:
+        return int(np.dot(counts, sizes))
+    hit = np.flatnonzero(counts)
+    return sum(c * n for c, n in zip(counts[hit].tolist(), sizes[hit].tolist(), strict=True))
 
 
 def _scenarios(
@@ -236,6 +250,7 @@ class ScenarioSampler:
             reach[s, -1] = len(nodes)
         self.moves = list(moves)
         self.reach = reach
+        self.most_per_walk = int(reach[:, -1].max(initial=0))
 
     def sample(
         self, probs: np.ndarray, walks: int, rng: np.random.Generator
@@ -245,8 +260,11 @@ class ScenarioSampler:
         p = self.chance_factor * flat[self.moves[0]]
         for index in self.moves[1:]:
             p *= flat[index]
-        out = rng.multinomial(walks, p) @ self.reach
-        return out[:-1], int(out[-1])
+        counts = rng.multinomial(walks, p)
+        if walks * self.most_per_walk < _INT64_SAFE:
+            out = counts @ self.reach
+            return out[:-1], int(out[-1])
+        return counts @ self.reach[:, :-1], work_done(counts, self.reach[:, -1], _INT64_SAFE)
 
 
 MAX_SCENARIOS = 4096
