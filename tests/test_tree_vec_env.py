@@ -374,6 +374,21 @@ def test_episodes_where_the_learner_never_moves_are_counted_paid_and_skipped():
         TreeVecEnv(_SeatOneOnlyGame(), 2, 0, seed=0)  # named at once, from the tree
 
 
+@pytest.mark.parametrize("learner", ["ppo", "dqn"])
+def test_the_single_agent_env_names_a_seat_that_never_moves_at_once(learner):
+    """PPO and DQN train on SingleAgentEnv, which drew 100,000 episodes (a minute) before
+    saying the seat never got to move, where the compiled tree (a tabulated env has it) tells
+    at once; TreePlay and so NFSP already said so."""
+    from nashzoo.agents import make_learner
+    from nashzoo.envs.single_agent import SingleAgentEnv
+
+    with pytest.raises(ValueError, match="seat 0 of coin_seat_one_only never moves"):
+        SingleAgentEnv(_SeatOneOnlyGame(), 0)
+    with pytest.raises(ValueError, match="seat 0 of coin_seat_one_only never moves"):
+        make_learner(learner, _SeatOneOnlyGame(), 0)
+    assert SingleAgentEnv(_SeatOneOnlyGame(), "random").reset(seed=0)  # seat 1 moves
+
+
 def test_a_smaller_pool_set_mid_episode_takes_over_at_once():
     # Copies in the middle of an episode play on against the new pool; one whose drawn
     # opponent is gone draws again from it (no index past the pool's end).

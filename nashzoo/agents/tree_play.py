@@ -30,6 +30,7 @@ from nashzoo.envs.single_agent import opponent_pool
 from nashzoo.games import compile_tree, load_game
 from nashzoo.games import treemath as tm
 from nashzoo.games.base import CHANCE, TERMINAL, Game, is_whole_number
+from nashzoo.games.checks import check_seat_moves
 from nashzoo.games.infoset import Policy, UniformPolicy
 
 __all__ = ["MAX_HISTORIES", "TreePlay", "fits"]
@@ -98,13 +99,7 @@ class TreePlay:
         self.seat_mode = seat
         self.copies = int(copies)
         tree = self.tree = compile_tree(self.game)
-        movers = set(tree.infoset_player.tolist())
-        for s in (0, 1) if seat == "random" else (seat,):
-            if s not in movers and (seat != "random" or not movers):
-                raise ValueError(
-                    f"seat {s} of {self.game.display_id} never moves (the game has no information "
-                    f"set of player {s}): there is nothing to learn by playing it"
-                )
+        check_seat_moves(self.game, tree.infoset_player, seat)
         self._player = tree.player
         self._infoset = tree.infoset
         self._children = tree.children

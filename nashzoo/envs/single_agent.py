@@ -52,8 +52,9 @@ import numpy as np
 from gymnasium import spaces
 
 from nashzoo.envs.aec import GameAECEnv, agent_name, render_mode_error
-from nashzoo.games import Game, IllegalActionError, load_game
+from nashzoo.games import Game, IllegalActionError, compile_tree, load_game
 from nashzoo.games.base import action_index, is_whole_number, legal_actions_text
+from nashzoo.games.checks import check_seat_moves
 from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, widen_mask
 
 __all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
@@ -197,6 +198,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.observation_space = spaces.Box(low, high, (size,), dtype=np.float32)
         self.action_space = spaces.Discrete(self.game.num_actions)
         self._aec = GameAECEnv(self.game, render_mode="ansi")
+        if self._aec.tabulated:  # the tree is compiled: a seat that never moves is known now
+            check_seat_moves(self.game, compile_tree(self.game).infoset_player, self.seat_mode)
         self._opponents: tuple[Policy, ...]  # set by set_opponent
         self.set_opponent(UniformPolicy() if opponent is None else opponent)
         self.seat = 0 if seat == "random" else int(seat)

@@ -301,3 +301,16 @@ def _sequence(game: Game, keys: Sequence[str], sequence: int) -> str:
     if infoset >= len(keys):
         return repr(sequence)
     return f"action {action} at {keys[infoset]!r}"
+
+
+def check_seat_moves(game: Game, infoset_player: np.ndarray, seat: int | str) -> None:
+    """Refuse to learn by playing seat ``seat`` (``"random"``: either) of ``game`` when the
+    compiled tree (its ``infoset_player``) gives that seat no decision: every episode would end
+    before it moves, and an env that draws episodes until it does would draw for ever."""
+    movers = set(np.asarray(infoset_player).tolist())
+    for s in (0, 1) if seat == "random" else (seat,):
+        if s not in movers and (seat != "random" or not movers):
+            raise ValueError(
+                f"seat {s} of {game.display_id} never moves (the game has no information set "
+                f"of player {s}): there is nothing to learn by playing it"
+            )
