@@ -218,7 +218,7 @@ def test_q_target_options_are_validated():
     with pytest.raises(ValueError, match="q_targets must be 'one_step', 'greedy_return'"):
         NFSPConfig(q_targets="n_step")
     for bad in (0.0, -1.0, float("inf"), True, "13"):
-        with pytest.raises(ValueError, match="reward_scale must be a positive finite number"):
+        with pytest.raises(ValueError, match="reward_scale must be 'auto'"):
             NFSPConfig(reward_scale=bad)
     assert NFSP("leduc_poker", 0, {"reward_scale": "game"}).reward_scale == 13.0
     assert NFSP("kuhn_poker", 0, {"reward_scale": "game"}).reward_scale == 2.0

@@ -80,6 +80,7 @@ from nashzoo.agents.neural_base import NeuralLearner
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
 from nashzoo.agents.replay_memory import InfosetMemory, ReservoirBuffer
+from nashzoo.agents.reward_scale import RewardScale, check_reward_scale, resolve_reward_scale
 from nashzoo.agents.torch_networks import (
     ManualMLP,
     NumpyMLP,
@@ -133,6 +134,11 @@ class DeepCFRConfig(LearnerConfig):
             infoset memory at 0.32 (0.19 with three), and tabular external sampling with the
             same walks, the level the sampling allows, at 0.14: the networks' fit of their
             memory, not the sampling, was what held Deep CFR back (a plateau near 0.23).
+        reward_scale: the advantage network learns regrets divided by this (regret matching
+            reads them alike). ``"auto"`` (default): the game's largest absolute payoff where
+            that is below 0.01 or above 100, else 1 (Kuhn, Leduc: 1); ``"game"``: always that
+            payoff; or a number (:mod:`nashzoo.agents.reward_scale`). Unscaled, Kuhn with
+            payoffs times 1e6 was at NashConv/1e6 0.61 after 10 iterations, against 0.08.
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
@@ -149,9 +155,11 @@ class DeepCFRConfig(LearnerConfig):
     reinitialize_advantage: bool = False
     max_grad_norm: float | None = None
     memory: Literal["infoset", "reservoir"] = "infoset"
+    reward_scale: RewardScale = "auto"
     device: str = "cpu"
 
     def __post_init__(self) -> None:
+        check_reward_scale(self.reward_scale, "DeepCFRConfig.reward_scale")
         if self.memory not in ("infoset", "reservoir"):
             raise ValueError(
                 f"DeepCFRConfig.memory must be 'infoset' or 'reservoir', got {self.memory!r}"
@@ -218,6 +226,9 @@ class DeepCFR(NeuralLearner):
     def _setup(self) -> None:
         cfg = self.config
         self._setup_device()
+        self.reward_scale = resolve_reward_scale(
+            cfg.reward_scale, self.game, "DeepCFRConfig.reward_scale"
+        )
         self._init_rng = np.random.default_rng([self.seed, 0x64636672])  # "dcfr": init stream
         self.advantage_net = build_mlp(
             self.input_size, cfg.advantage_hidden, self.num_actions, self._init_rng
@@ -304,6 +315,8 @@ class DeepCFR(NeuralLearner):
         # 2. advantage samples: this seat explores
         levels = walker.walk(seat, strategy, cfg.traversals, self.rng)
         isets, regrets = walker.sampled_regrets(levels, seat)
+        if self.reward_scale != 1.0:
+            regrets = regrets / self.reward_scale
         nodes = sum(level.node.size for level in levels)
         self._remember(self.advantage_buffer, isets, regrets, t)
         # 3. strategy samples: the opponent explores, this seat samples from sigma_t

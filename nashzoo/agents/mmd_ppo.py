@@ -30,7 +30,10 @@ How it is built on Stable-Baselines3 (sb3-contrib's MaskablePPO, with action mas
 regulariser ``ent_coef * H(pi) - alpha * KL(pi || rho)`` computed exactly from the masked action
 distributions, and :class:`MMDPPO` runs PPO with an entropy coefficient of one, so PPO's own
 ``loss = policy_loss - mean(regulariser) + vf_coef * value_loss`` is MMD's. Advantages are not
-normalised (SB3's default normalises them), so ``alpha`` is in chips, the unit of the payoffs.
+normalised (SB3's default normalises them), so ``alpha`` is in the units of the rewards the
+networks learn: chips, the unit of the payoffs, unless ``reward_scale`` divides them (its
+``"auto"`` default does only for a game whose largest payoff is below 0.01 or above 100, where
+an ``alpha`` in chips would swamp the rewards or vanish beside them).
 
 Self-play: one network plays both seats (the seat is drawn per episode) against a frozen copy of
 itself taken at the start of each learner step (``snapshot_every=1``, ``snapshot_pool=1``),
@@ -202,7 +205,8 @@ class MMDPPOConfig(PPOConfig):
         mode: ``"self_play"`` (default; MMD is a self-play method) or ``"opponent"``.
         snapshot_every, snapshot_pool: 1 and 1: the opponent is the policy as it was at the
             start of the current learner step (simultaneous updates of both seats).
-        alpha: weight of the reverse KL toward the magnet, in chips, at the first learner step
+        alpha: weight of the reverse KL toward the magnet, in reward units (chips unless
+            ``reward_scale`` divides the payoffs, see :class:`PPOConfig`), at the first learner step
             (1.0; see the table below).
         alpha_decay: the annealing of ``alpha`` and of the learning rate: learner step ``t``
             (from 0) uses ``alpha * sqrt(alpha_decay / (alpha_decay + t))`` and the learning

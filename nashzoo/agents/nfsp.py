@@ -100,6 +100,7 @@ from nashzoo.agents.replay_memory import (
     InfosetReplay,
     ReservoirBuffer,
 )
+from nashzoo.agents.reward_scale import resolve_reward_scale
 from nashzoo.agents.torch_networks import ManualMLP, NumpyMLP, SoftmaxPolicy, build_mlp, hard_update
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
@@ -218,10 +219,8 @@ class NFSP(NeuralLearner):
         if on_tree:
             self._tree_play = TreePlay(self.game, self.episodes_per_step, self.seat, rng=self.rng)
         self._setup_memories()
-        self.reward_scale = (
-            float(np.abs(self.tree.terminal_utility).max())
-            if cfg.reward_scale == "game"
-            else float(cfg.reward_scale)
+        self.reward_scale = resolve_reward_scale(
+            cfg.reward_scale, self.game, "NFSPConfig.reward_scale"
         )
         self.own_steps = 0  # own transitions so far (drives epsilon and the update schedule)
         self.rl_updates = 0

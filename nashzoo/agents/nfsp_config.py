@@ -101,8 +101,9 @@ double_q                   False      Double DQN's bootstrap, Leduc, 600 s, seed
                                       and 0.279 against the defaults' 0.303 and 0.263 (no
                                       better: the max's upward bias is not what holds the
                                       Q-networks back)
-reward_scale               1.0        13 (Leduc's largest payoff) with the window held 0.298 at
-                                      600 s against 0.256 without (3 seeds, median): worse
+reward_scale               auto       1 on Kuhn, Leduc and Liar's dice; 13 (Leduc's largest
+                                      payoff) with the window held 0.298 at 600 s against
+                                      0.256 without (3 seeds, median): worse
 rl_/sl_lr_decay_updates    None       a Q rate falling from 5,000 updates: 0.725 at 150 s
                                       (worse); the average network's: 0.538 (no different);
                                       the Q rate from 50,000: 0.268 at 600 s on seed 0
@@ -137,6 +138,7 @@ import numpy as np
 
 from nashzoo.agents._torch_utils import check_counts, check_flags, check_hidden_sizes, check_rates
 from nashzoo.agents.base import LearnerConfig
+from nashzoo.agents.reward_scale import RewardScale, check_reward_scale
 from nashzoo.games.base import is_finite_number, is_whole_number
 
 __all__ = ["AUTO_SETTINGS", "NFSPConfig", "needs_samples"]
@@ -219,9 +221,10 @@ class NFSPConfig(LearnerConfig):
             estimates is biased upwards).
         reward_scale: the Q-network learns rewards divided by this (its outputs are values in
             these units); greedy actions do not change, but the targets' size relative to
-            Adam's step sizes does. ``"game"``: the game's largest absolute payoff (13 chips in
-            Leduc, 2 in Kuhn; read once from the compiled game tree at setup, so only for games
-            small enough to compile).
+            Adam's step sizes does. ``"auto"`` (default): the game's largest absolute payoff
+            where that is below 0.01 or above 100, else 1; ``"game"``: always that payoff (13
+            chips in Leduc, 2 in Kuhn); both read it from the compiled tree
+            (:mod:`nashzoo.agents.reward_scale`).
         rl_lr_decay_updates: ``None`` (default): a constant Q-network learning rate. ``T``: the
             rate is ``rl_learning_rate * sqrt(T / max(T, updates))``, falling like
             ``1/sqrt(updates)`` after ``T`` updates (with a growing replay window, the
@@ -289,7 +292,7 @@ class NFSPConfig(LearnerConfig):
     rl_loss: Literal["mse", "huber"] = "mse"
     q_targets: Literal["one_step", "greedy_return", "monte_carlo"] = "one_step"
     double_q: bool = False
-    reward_scale: float | Literal["game"] = 1.0
+    reward_scale: RewardScale = "auto"
     rl_lr_decay_updates: int | None = None
     sl_lr_decay_updates: int | None = None
     greedy_sl_targets: bool = True
@@ -408,12 +411,7 @@ def _check_q_target_options(cfg: NFSPConfig) -> None:
             "NFSPConfig.q_targets must be 'one_step', 'greedy_return' or 'monte_carlo', got "
             f"{cfg.q_targets!r}"
         )
-    scale = cfg.reward_scale
-    if scale != "game" and not (is_finite_number(scale) and scale > 0):
-        raise ValueError(
-            "NFSPConfig.reward_scale must be a positive finite number or 'game' (the game's "
-            f"largest absolute payoff), got {scale!r}"
-        )
+    check_reward_scale(cfg.reward_scale, "NFSPConfig.reward_scale")
     for name in ("rl_lr_decay_updates", "sl_lr_decay_updates"):
         value = getattr(cfg, name)
         if value is not None and not is_whole_number(value, 1):

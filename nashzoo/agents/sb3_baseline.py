@@ -56,7 +56,7 @@ from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.policies import ActorCriticPolicy, BasePolicy
 from stable_baselines3.common.utils import ConstantSchedule, polyak_update
-from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 from stable_baselines3.dqn.policies import DQNPolicy
 
 from nashzoo.agents._torch_utils import (
@@ -74,6 +74,7 @@ from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal
 from nashzoo.agents.policy import Policy
 from nashzoo.agents.registry import register
+from nashzoo.agents.reward_scale import RewardScale, check_reward_scale, resolve_reward_scale
 from nashzoo.agents.tree_vec_env import TreeVecEnv, fits
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
 from nashzoo.io import ArraySpec
@@ -83,6 +84,23 @@ __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
 Mode = Literal["opponent", "self_play"]
 _P = TypeVar("_P", bound=BasePolicy)
 _KIND_MISMATCH = "SB3Policy's kind names another class of policy than the one it holds"
+
+
+class ScaledRewards(VecEnvWrapper):
+    """A VecEnv whose rewards are the wrapped one's divided by ``scale`` (the learner's reward
+    scale): what the networks learn from. The envs' own episode totals, which the learner's
+    metrics read, stay in the game's units."""
+
+    def __init__(self, venv: VecEnv, scale: float) -> None:
+        super().__init__(venv)
+        self.scale = float(scale)
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, rewards / self.scale, dones, infos
 
 
 class SB3Config(LearnerConfig):
@@ -99,6 +117,7 @@ class SB3Config(LearnerConfig):
     net_arch: tuple[int, ...]
     learning_rate: float
     gamma: float
+    reward_scale: RewardScale
     device: str
 
     def __post_init__(self) -> None:
@@ -111,6 +130,7 @@ class SB3Config(LearnerConfig):
         check_rates(self, ("learning_rate",))
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"{label}.gamma must be in [0, 1], got {self.gamma!r}")
+        check_reward_scale(self.reward_scale, f"{label}.reward_scale")
         self._check_own()
 
     def _check_own(self) -> None:
@@ -158,6 +178,11 @@ class PPOConfig(SB3Config):
             million histories), else as ``"copies"``: ``SingleAgentEnv`` copies under
             Stable-Baselines3's ``DummyVecEnv`` (each move through the PettingZoo env);
             ``"tree"`` insists on the tree (even for one copy).
+        reward_scale: the networks learn rewards divided by this. ``"auto"`` (default): the
+            game's largest absolute payoff where that is below 0.01 or above 100, else 1
+            (Kuhn, Leduc: 1); ``"game"``: always that payoff; or a number
+            (:mod:`nashzoo.agents.reward_scale`). Unscaled, payoffs of 1e6 made the value loss
+            swamp the policy's gradient under SB3's clipping: PPO stayed at uniform.
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
@@ -176,6 +201,7 @@ class PPOConfig(SB3Config):
     ent_coef: float = 0.0
     n_envs: int = 1
     vec_env: Literal["auto", "tree", "copies"] = "auto"
+    reward_scale: RewardScale = "auto"
     device: str = "cpu"
 
     def _check_own(self) -> None:
@@ -241,6 +267,7 @@ class DQNConfig(SB3Config):
         exploration_steps: env steps over which epsilon decays linearly (updated once per
             learner step).
         gamma: discount (1.0, see :class:`PPOConfig`).
+        reward_scale: as in :class:`PPOConfig`.
         device: ``"cpu"`` (default), ``"cuda"`` or ``"auto"``.
     """
 
@@ -259,6 +286,7 @@ class DQNConfig(SB3Config):
     exploration_final_eps: float = 0.05
     exploration_steps: int = 20_000
     gamma: float = 1.0
+    reward_scale: RewardScale = "auto"
     device: str = "cpu"
 
     def _check_own(self) -> None:
@@ -396,6 +424,9 @@ class _SB3Learner(Learner):
         self.num_actions = int(self.game.num_actions)
         seat: int | Literal["random"] = "random" if cfg.mode == "self_play" else self.seat
         copies = getattr(cfg, "n_envs", 1)
+        self.reward_scale = resolve_reward_scale(
+            cfg.reward_scale, self.game, f"{type(cfg).__name__}.reward_scale"
+        )
         self.vec_env = TreeVecEnv(self.game, copies, seat) if self._on_tree(copies) else None
         on_tree = self.vec_env is not None
         self.envs = [] if on_tree else [SingleAgentEnv(self.game, seat) for _ in range(copies)]
@@ -445,12 +476,16 @@ class _SB3Learner(Learner):
         return choice == "auto" and copies > 1 and fits(self.game)
 
     def _training_env(self) -> SingleAgentEnv | VecEnv:
-        """What Stable-Baselines3 trains on: the env itself, or the copies side by side."""
+        """What Stable-Baselines3 trains on: the env itself, or the copies side by side, their
+        rewards divided by the reward scale where it is not 1 (:class:`ScaledRewards`)."""
+        env: SingleAgentEnv | VecEnv
         if self.vec_env is not None:
-            return self.vec_env
-        if len(self.envs) == 1:
+            env = self.vec_env
+        elif len(self.envs) == 1 and self.reward_scale == 1.0:
             return self.envs[0]
-        return DummyVecEnv([functools.partial(Monitor, env) for env in self.envs])
+        else:
+            env = DummyVecEnv([functools.partial(Monitor, env) for env in self.envs])
+        return env if self.reward_scale == 1.0 else ScaledRewards(env, self.reward_scale)
 
     def _env_totals(self) -> np.ndarray:
         """Moves, episodes and the sum of the learner's returns, over every copy of the env."""

@@ -123,9 +123,9 @@ def _check_array(value: np.ndarray, spec: ArraySpec, where: str) -> np.ndarray:
     ):
         wanted = tuple("any" if n is None else n for n in spec.shape)
         raise CheckpointError(f"{where} has shape {value.shape}, expected {wanted}")
-    wanted = spec.dtype if spec.kind == "real" else _CAST.get(spec.kind)
+    load_as = spec.dtype if spec.kind == "real" else _CAST.get(spec.kind)
     with np.errstate(over="ignore"):  # a value past the type's range becomes inf: refused below
-        out = np.array(value, dtype=wanted, copy=True)
+        out = np.array(value, dtype=load_as, copy=True)
     if spec.kind == "real":
         bad = ~np.isfinite(out)
         if bad.any():
