@@ -287,10 +287,10 @@ def add_solve_parser(sub: Any) -> None:
         "solve",
         help="exact equilibrium and value of a two-player zero-sum game, to a policy file",
         description="Solve the game's sequence-form linear program: print each player's "
-        "value and the equilibrium's NashConv (about 1e-15), and with --out write the "
-        "equilibrium as a policy JSON file that nashzoo eval and nashzoo tournament read. "
-        "Two-player zero-sum (or constant-sum) games only; a game with over 300,000 terminal "
-        "histories is solved after a warning (it may take minutes).",
+        "value and the equilibrium's NashConv (about 1e-15 times the largest payoff), and with "
+        "--out write the equilibrium as a policy JSON file that nashzoo eval and nashzoo "
+        "tournament read. Two-player zero-sum (or constant-sum) games only; a game with over "
+        "300,000 terminal histories is solved after a warning (it may take minutes).",
     )
     game_spec_arg(solve)
     solve.add_argument("--out", metavar="FILE", help="write the equilibrium policy here (.json)")

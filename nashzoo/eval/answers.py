@@ -27,8 +27,8 @@ class GameAnswers:
 
     Attributes:
         value: the game value for each player (``None``: not solved, see ``note``).
-        equilibrium_nash_conv: the NashConv of the equilibrium the LP found (about 1e-15;
-            ``None`` when not solved).
+        equilibrium_nash_conv: the NashConv of the equilibrium the LP found (about 1e-15
+            times the largest payoff; ``None`` when not solved).
         uniform_exploitability: the exploitability (NashConv / players) of uniform play.
         note: why ``value`` is missing, or ``None``.
     """
