@@ -461,6 +461,23 @@ def test_long_game_ids_are_shortened_for_display() -> None:
 
 
 @pytest.mark.parametrize(
+    ("payoffs", "match"),
+    [
+        ([["1e6", 0], [0, 1]], "must hold numbers, got text: write them without quotes"),
+        ([[True, False], [False, True]], "must hold numbers, got True/False: write 1 and 0"),
+        ([[1, 0], [0]], "rectangular 2-D array of numbers"),
+        ([[1, float("nan")]], "only finite numbers"),
+    ],
+)
+def test_matrix_payoffs_must_be_numbers(payoffs: object, match: str) -> None:
+    """Text and booleans were read as numbers without a word ("1e6" as 1e6, True as 1)."""
+    with pytest.raises(ValueError, match=match):
+        load_game("matrix", row_payoffs=payoffs)
+    with pytest.raises(ValueError, match=match):
+        load_game("matrix", row_payoffs=[[0, 1], [1, 0]], col_payoffs=payoffs)
+
+
+@pytest.mark.parametrize(
     ("names", "match"),
     [
         (["x", "x", "y"], "distinct.*'x'"),

@@ -59,9 +59,14 @@ ZERO_SUM_TOLERANCE = 1e-9
 
 def _as_matrix(values: Any, what: str) -> np.ndarray:
     try:
+        kind = np.asarray(values).dtype.kind
         mat = np.array(values, dtype=np.float64)  # a copy: the game makes it read-only
     except (TypeError, ValueError, OverflowError) as err:  # 10**400 overflows a float
         raise ValueError(f"{what} must be a rectangular 2-D array of numbers: {err}") from None
+    if kind == "b":  # numpy would read True as 1.0
+        raise ValueError(f"{what} must hold numbers, got True/False: write 1 and 0")
+    if kind in "US":  # ... and "1e6" as 1e6
+        raise ValueError(f"{what} must hold numbers, got text: write them without quotes")
     if mat.ndim != 2 or mat.shape[0] < 1 or mat.shape[1] < 1:
         raise ValueError(f"{what} must be a non-empty 2-D array, got shape {mat.shape}")
     if not np.all(np.isfinite(mat)):
