@@ -635,3 +635,21 @@ def test_tree_matches_openspiel(name: str) -> None:
     tree = compile_tree(ours_game)
     assert counts == {"nodes": tree.num_nodes, "terminals": tree.num_terminals}
     assert len(ours_to_theirs) == tree.num_infosets
+
+
+def test_plain_parameters_read_back_without_the_parser() -> None:
+    """A 1000x1000 matrix game's payoffs went through ``ast.literal_eval(repr(...))`` (7 s,
+    1 GB) to learn what their types say: plain numbers in lists read back. Anything else still
+    goes through the parser."""
+    from nashzoo.games.base import _plain_literal, _reads_back
+
+    class Tagged(float):
+        def __repr__(self) -> str:
+            return f"Tagged({float(self)})"
+
+    plain = {"a": [[1.5, -2], (0, "x")], "b": None, "c": True}
+    assert _plain_literal(plain) and _reads_back(plain)
+    for odd in ([1.0, float("inf")], [float("nan")], [Tagged(1.0)], [np.float64(1.0)]):
+        assert not _plain_literal(odd)
+        assert not _reads_back(odd)  # the parser agrees: none of them reads back
+    assert _reads_back([[1, 2], [3, 4]]) and not _plain_literal({1, 2})

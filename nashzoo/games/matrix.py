@@ -59,10 +59,10 @@ ZERO_SUM_TOLERANCE = 1e-9
 
 def _as_matrix(values: Any, what: str) -> np.ndarray:
     try:
-        kind = np.asarray(values).dtype.kind
         mat = np.array(values, dtype=np.float64)  # a copy: the game makes it read-only
     except (TypeError, ValueError, OverflowError) as err:  # 10**400 overflows a float
         raise ValueError(f"{what} must be a rectangular 2-D array of numbers: {err}") from None
+    kind = np.asarray(values).dtype.kind  # rectangular, as the conversion above found
     if kind == "b":  # numpy would read True as 1.0
         raise ValueError(f"{what} must hold numbers, got True/False: write 1 and 0")
     if kind in "US":  # ... and "1e6" as 1e6
