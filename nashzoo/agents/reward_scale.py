@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
-
 from nashzoo.agents.tree_play import fits
 from nashzoo.games import Game, compile_tree
 from nashzoo.games.base import is_finite_number
@@ -61,7 +59,7 @@ def resolve_reward_scale(setting: Any, game: Game, label: str) -> float:
                 f"{game.display_id} is too big to compile: give the scale as a number"
             )
         return 1.0
-    largest = float(np.abs(compile_tree(game).terminal_utility).max(initial=0.0))
+    largest = compile_tree(game).largest_payoff
     if largest == 0.0:  # nothing to learn, and nothing to divide by
         return 1.0
     if setting == "game":

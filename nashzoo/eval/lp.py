@@ -70,8 +70,8 @@ def constant_sum(game: Game | str) -> float | None:
 
 def _constant_sum(tree: CompiledTree) -> float | None:
     sums = tree.terminal_utility.sum(axis=1)
-    scale = float(np.abs(tree.terminal_utility).max(initial=0.0))  # relative at every scale
-    if sums.size and float(np.ptp(sums)) <= CONSTANT_SUM_TOLERANCE * scale:
+    # relative at every scale
+    if sums.size and float(np.ptp(sums)) <= CONSTANT_SUM_TOLERANCE * tree.largest_payoff:
         return float(sums.mean())
     return None
 

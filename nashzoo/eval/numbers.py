@@ -56,10 +56,10 @@ def format_number(value: float, spec: str) -> str:
     return format(value, spec)
 
 
-def tie_tolerance(payoffs: Iterable[float]) -> float:
-    """How far apart two numbers computed from a game whose payoffs are ``payoffs`` (or just
-    their largest) may be and still count as equal: :data:`TIE_RELATIVE` of the largest."""
-    return TIE_RELATIVE * _largest(payoffs)
+def tie_tolerance(scale: float) -> float:
+    """How far apart two numbers computed from a game whose largest payoff is ``scale`` may be
+    and still count as equal: :data:`TIE_RELATIVE` of it."""
+    return TIE_RELATIVE * abs(scale)
 
 
 def rank_by(scores: Sequence[float], names: Sequence[str], *, scale: float) -> tuple[int, ...]:
@@ -68,7 +68,7 @@ def rank_by(scores: Sequence[float], names: Sequence[str], *, scale: float) -> t
     group are a tie, ordered by ``names``: equal scores computed along different paths (every
     strategy's 0 against uniform in RPS, off by 1e-17, or by 1e-10 when the payoffs are 1e6)
     never rank one entrant above another, and scores of a game paying 1e-13 are not all tied."""
-    tolerance = tie_tolerance([scale])
+    tolerance = tie_tolerance(scale)
     order = sorted(range(len(scores)), key=lambda i: -scores[i])
     ranking: list[int] = []
     group: list[int] = []

@@ -487,8 +487,7 @@ def assemble(
     exact = 0.5 * (exact_seat[:, :, 0] + exact_seat[:, :, 1].T)
     ci95 = 1.96 * np.sqrt(variance)
     scores = [float(np.mean([exact[i, j] for j in range(n) if j != i])) for i in range(n)]
-    payoffs = compile_tree(game).terminal_utility
-    ranking = rank_by(scores, names, scale=float(np.abs(payoffs).max(initial=0.0)))
+    ranking = rank_by(scores, names, scale=compile_tree(game).largest_payoff)
     for array in (exact_seat, exact, mean, ci95):
         array.setflags(write=False)
     return TournamentResult(

@@ -129,6 +129,13 @@ class CompiledTree:
         return readonly(np.repeat(np.arange(sizes.size, dtype=np.int32), sizes))
 
     @functools.cached_property
+    def largest_payoff(self) -> float:
+        """The largest absolute payoff of any player at any terminal (0.0 for a game that pays
+        nothing): the size every payoff tolerance, table format and reward scale is read
+        against."""
+        return float(np.abs(self.terminal_utility).max(initial=0.0))
+
+    @functools.cached_property
     def children(self) -> np.ndarray:
         """``[N, B]`` int32 child node per action/outcome id, -1 where none."""
         branching = max(self.num_actions, int(self.action.max(initial=-1)) + 1)

@@ -261,7 +261,7 @@ def _build_sequence_form(tree: CompiledTree) -> SequenceForm:
         num_actions=tree.num_actions,
         parent_sequence=frozen(tree.infoset_parent_sequence.astype(np.int64)),
         last_sequence=tuple(frozen(row) for row in tree.terminal_last_sequence),  # the tree's
-        payoff_scale=float(np.abs(tree.terminal_utility).max(initial=0.0)),
+        payoff_scale=tree.largest_payoff,
         tree=_TreeArrays(
             tree.infoset_player,
             tree.infoset_depth,

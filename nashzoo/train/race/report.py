@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from nashzoo.games import GameTooLarge, compile_tree, load_game
 from nashzoo.games.base import display_id
 from nashzoo.io import (
@@ -56,7 +54,7 @@ def _value_facts(spec: str, shown: str) -> dict[str, Any]:
         reason = no_value_reason(game)  # compiles the tree, whose constant sum is then kept
     except GameTooLarge:
         return {}
-    scale = float(np.abs(compile_tree(game).terminal_utility).max(initial=0.0))
+    scale = compile_tree(game).largest_payoff
     if reason is not None:
         return {
             "not_judged": f"seat exploitability needs the game value, and {shown} {reason}",
