@@ -99,6 +99,11 @@ def test_reward_scale_auto_leaves_the_tuned_games_alone_and_divides_the_far_ones
     assert scale("auto", "kuhn_poker") == scale("auto", "leduc_poker") == 1.0
     assert scale("game", "leduc_poker") == 13.0 and scale(4, "kuhn_poker") == 4.0
     assert scale("auto", _scaled(1e6)) == 2e6 and scale("auto", _scaled(1e-6)) == 2e-6
+    from nashzoo.agents import make_learner
+
+    for name in ("nfsp", "deep_cfr", "ppo", "dqn", "mmd_ppo"):  # "auto" is every default
+        assert make_learner(name, _scaled(1e6), 0).reward_scale == 2e6
+        assert make_learner(name, "kuhn_poker", 0).reward_scale == 1.0
     for bad in (0, -1.0, float("inf"), True, "big"):
         with pytest.raises(ValueError, match=r"X\.reward_scale must be 'auto'"):
             check_reward_scale(bad, "X.reward_scale")
@@ -108,7 +113,6 @@ def test_reward_scale_auto_leaves_the_tuned_games_alone_and_divides_the_far_ones
     ("learner", "config"),
     [
         ("deep_cfr", {"traversals": 50, "strategy_traversals": 20, "advantage_steps": 8}),
-        ("nfsp", {}),
         ("ppo", {"steps_per_iteration": 64, "batch_size": 32, "n_epochs": 2}),
         ("dqn", {"steps_per_iteration": 64, "learning_starts": 16}),
         ("mmd_ppo", {"steps_per_iteration": 64, "batch_size": 32, "n_epochs": 2}),
