@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from nashzoo.games import CHANCE, CompiledTree
+from nashzoo.games.treemath import child_ranges
 
 __all__ = [
     "CHANCE_NODE",
@@ -48,7 +49,7 @@ class CountSampler:
         chance_reach: np.ndarray,
         targets: np.ndarray,
     ) -> None:
-        n_nodes, width = tree.num_nodes, int(tree.children.shape[1])
+        n_nodes, width = tree.num_nodes, tree.branching
         parent = tree.parent.astype(np.int64)
         levels = [
             np.arange(tree.level_starts[d], tree.level_starts[d + 1])
@@ -67,16 +68,23 @@ class CountSampler:
         for nodes in levels:
             up = parent[nodes]
             depth[nodes] = np.where(prefix[up], 1, depth[up] + is_sampled[up])
-        # Slots: 0, the frontier, then per sampled depth one run of width slots per node.
+        # Slots: 0, the frontier, then per sampled depth one run of slots per node (its ids).
         inner = np.flatnonzero(is_sampled & ~prefix)
         edge = np.full(n_nodes, -1, dtype=np.int64)  # first slot of each inner sampled node
         offset = 1 + frontier.size
         runs = []
+        last_id = np.zeros(n_nodes, dtype=np.int64)  # each node's largest move id
+        np.maximum.at(last_id, parent[1:], tree.action[1:].astype(np.int64))
         for d in np.unique(depth[inner]):
             nodes = inner[depth[inner] == d]
-            edge[nodes] = offset + width * np.arange(nodes.size)
-            runs.append((nodes, slice(offset, offset + width * nodes.size)))
-            offset += width * nodes.size
+            # The depth's slots per node: its widest node's ids and one more, a column of
+            # probability 0 as the full table's rows end in (same draws: the multinomial gives a
+            # row's last column what is left undrawn), but no wider than the table: a node of
+            # 10,000 outcomes no longer widens every other sampled node's run.
+            run = min(int(last_id[nodes].max()) + 2, width)
+            edge[nodes] = offset + run * np.arange(nodes.size)
+            runs.append((nodes, run, slice(offset, offset + run * nodes.size)))
+            offset += run * nodes.size
         slot = np.full(n_nodes, -1, dtype=np.int64)
         slot[frontier] = 1 + np.arange(frontier.size)
         if not prefix[0]:
@@ -87,8 +95,7 @@ class CountSampler:
             slot[todo] = np.where(is_sampled[up], edge[up] + tree.action[todo], slot[up])
         self.slot = slot
         self.num_slots = offset
-        self.width = width
-        self.levels = [(slot[nodes], table_row[nodes], where) for nodes, where in runs]
+        self.levels = [(slot[nodes], table_row[nodes], run, where) for nodes, run, where in runs]
         self.prefix_slots = slice(1, 1 + frontier.size)
         self.prefix_probs = chance_reach[frontier] / max(chance_reach[frontier].sum(), 1e-300)
         # Nodes counted by each slot (prefix nodes count once per frontier node below them).
@@ -109,11 +116,11 @@ class CountSampler:
         out[0] = walks
         if self.prefix_probs.size:
             out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
-        for count_slots, rows, where in self.levels:
+        for count_slots, rows, run, where in self.levels:
             reached = out[count_slots]
             hit = np.flatnonzero(reached)
-            block = out[where].reshape(-1, self.width)  # a view: one row per sampled node
-            block[hit] = rng.multinomial(reached[hit], probs[rows[hit]])
+            block = out[where].reshape(-1, run)  # a view: one row per sampled node
+            block[hit] = rng.multinomial(reached[hit], probs[rows[hit], :run])
         return out
 
     def sample(
@@ -155,7 +162,8 @@ def _scenarios(
     outcomes = _walk_outcomes(tree, is_sampled, limit)
     if outcomes > limit or outcomes * (len(tree.level_starts) + columns) > MAX_SCENARIO_CELLS:
         return None
-    kids = [[int(child) for child in row if child >= 0] for row in tree.children]
+    first = tree.child_start.tolist()
+    kids = [range(first[n], first[n + 1]) for n in range(tree.num_nodes)]
     Scenarios = list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]]
     # Bottom-up, deepest node first (a child's index is above its parent's in the compiled
     # tree's breadth-first order): a recursive walk overflowed Python's stack on a game a few
@@ -190,17 +198,16 @@ def _walk_outcomes(tree: CompiledTree, is_sampled: np.ndarray, limit: int) -> in
     count = np.ones(tree.num_nodes)
     starts = tree.level_starts
     for d in range(len(starts) - 3, -1, -1):  # the deepest parents first
-        nodes = np.arange(starts[d], starts[d + 1])
-        kids = tree.children[nodes]
-        has = kids >= 0
-        below = count[np.maximum(kids, 0)]
+        nodes = slice(starts[d], starts[d + 1])
+        lo = starts[d + 1]  # their children: the next depth, each node's together
+        below = count[lo : starts[d + 2]]
+        first = tree.child_start[starts[d] : starts[d + 1] + 1] - lo
+        has = first[1:] > first[:-1]
+        sums = np.concatenate(([0.0], np.cumsum(below)))  # whole numbers: exact sums
         with np.errstate(over="ignore"):  # past the float range is past the cap: inf is fine
-            total = np.where(
-                is_sampled[nodes],
-                np.where(has, below, 0.0).sum(axis=1),
-                np.where(has, below, 1.0).prod(axis=1),
-            )
-        count[nodes] = np.where(has.any(axis=1), np.minimum(total, limit + 1), 1.0)
+            products = np.multiply.reduceat(np.append(below, 1.0), first[:-1])
+            total = np.where(is_sampled[nodes], sums[first[1:]] - sums[first[:-1]], products)
+        count[nodes] = np.where(has, np.minimum(total, limit + 1), 1.0)
     return int(count[0])
 
 
@@ -319,9 +326,10 @@ def distribution_table(tree: CompiledTree, kind: np.ndarray) -> tuple[np.ndarray
     table_row = np.full(tree.num_nodes, -1, dtype=np.int64)
     table_row[player >= 0] = tree.infoset.astype(np.int64)[player >= 0]
     table_row[chance] = n_i + np.arange(chance.size)
-    table = np.zeros((n_i + chance.size + 1, int(tree.children.shape[1])))
-    kids = tree.children[chance]
-    chance_probs = np.where(kids >= 0, tree.chance_prob[np.maximum(kids, 0)], 0.0)
+    table = np.zeros((n_i + chance.size + 1, tree.branching))
+    kids, owner = child_ranges(tree, chance)
+    chance_probs = np.zeros((chance.size, tree.branching))  # by outcome id
+    chance_probs[owner, tree.action[kids]] = tree.chance_prob[kids]
     table[n_i:-1] = chance_probs / chance_probs.sum(axis=1, keepdims=True)
     table[-1] = 1.0
     return table, table_row

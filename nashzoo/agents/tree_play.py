@@ -102,16 +102,11 @@ class TreePlay:
         check_seat_moves(self.game, tree.infoset_player, seat)
         self._player = tree.player
         self._infoset = tree.infoset
-        self._children = tree.children
         self._utility = tree.utility
         self._tensors = tree.infoset_tensors
         self._legal = tree.legal_mask
-        # Chance nodes' outcome distributions, one row per chance node, by outcome id.
-        chance_nodes = np.flatnonzero(tree.player == CHANCE)
-        self._chance_row = np.full(tree.num_nodes, -1, dtype=np.int64)
-        self._chance_row[chance_nodes] = np.arange(chance_nodes.size)
-        below = self._children[chance_nodes]
-        self._chance_probs = np.where(below >= 0, tree.chance_prob[np.maximum(below, 0)], 0.0)
+        # Chance nodes' outcome distributions, one row per chance node, by child position.
+        self._chance = tm.chance_rows(tree)
         n = self.copies
         self.rng = rng if rng is not None else np.random.default_rng()
         self.node = np.zeros(n, dtype=np.int64)
@@ -202,7 +197,7 @@ class TreePlay:
         """The learner plays ``actions`` (legal action ids, one per copy) in ``copies``; then
         chance and the opponent play until each is at a learner decision or over. Returns
         whether each of ``copies`` is over (finished copies are not restarted)."""
-        self.node[copies] = self._children[self.node[copies], actions]
+        self.node[copies] = self.tree.decision_children(self.node[copies], actions)
         self.moves += int(copies.size)
         self._advance(copies)
         return self._player[self.node[copies]] == TERMINAL
@@ -210,7 +205,8 @@ class TreePlay:
     def _advance(self, copies: np.ndarray) -> None:
         """Chance and the opponent move in ``copies`` until each is at a learner decision or
         over."""
-        width = self._children.shape[1]
+        tree = self.tree
+        width = max(tree.num_actions, self._chance.probs.shape[1])
         while copies.size:
             node = self.node[copies]
             who = self._player[node].astype(np.int64)
@@ -221,7 +217,8 @@ class TreePlay:
             chance = who == CHANCE
             probs = np.zeros((copies.size, width))
             if chance.any():
-                probs[chance] = self._chance_probs[self._chance_row[node[chance]]]
+                rows = self._chance.probs[self._chance.row[node[chance]]]
+                probs[chance, : rows.shape[1]] = rows
             opponent = ~chance
             if opponent.any():
                 rows = self._opponent_rows(
@@ -229,7 +226,12 @@ class TreePlay:
                 )
                 probs[opponent, : rows.shape[1]] = rows
                 self.moves += int(opponent.sum())
-            self.node[copies] = self._children[node, _sample(probs, self.rng)]
+            # A chance node's draw is a child position, a decision's an action id.
+            drawn = _sample(probs, self.rng)
+            child = tree.child_start[node] + drawn
+            if opponent.any():
+                child[opponent] = tree.decision_children(node[opponent], drawn[opponent])
+            self.node[copies] = child
 
 
 def _sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nashzoo.games import CHANCE, Game, State, checks, compile_tree
+from nashzoo.games import treemath as tm
 from nashzoo.games.cache import GameCache
 from nashzoo.games.tree import CompiledTree, readonly
 
@@ -109,7 +110,9 @@ def _decision_tables(
     """Per node: the child per action id at decision nodes (-1 where illegal; empty elsewhere)
     and the legal action ids of the node's information set (empty elsewhere)."""
     decision = tree.player >= 0
-    rows = iter(tree.children[decision, :num_actions].tolist())
+    nodes = np.flatnonzero(decision)
+    rank = tree.legal_rank[tree.infoset[nodes], :num_actions]
+    rows = iter(np.where(rank >= 0, tree.child_start[nodes, None] + rank, -1).tolist())
     no_children: list[int] = []
     children = [next(rows) if d else no_children for d in decision.tolist()]
     infoset_legal = [tuple(np.flatnonzero(row).tolist()) for row in tree.legal_mask]
@@ -132,14 +135,14 @@ def _chance_tables(
     chance_cdf: list[list[float]] = [no_cdf] * num_nodes
     chance = np.flatnonzero(tree.player == CHANCE)
     if chance.size:
-        kids = tree.children[chance]
-        probs = np.append(tree.chance_prob, 0.0)[kids]  # -1 (no child) reads the 0 appended
-        cdfs = np.cumsum(probs, axis=1).tolist()
-        for node, row, cdf in zip(chance.tolist(), kids.tolist(), cdfs, strict=True):
-            outcomes = tuple(a for a, c in enumerate(row) if c >= 0)
-            legal[node] = chance_outcomes[node] = outcomes
-            chance_children[node] = tuple(row[a] for a in outcomes)
-            cdf = [cdf[a] for a in outcomes]
+        start = tree.child_start
+        action = tree.action.tolist()
+        cdfs = np.cumsum(tm.chance_rows(tree).probs, axis=1).tolist()
+        for node, cdf in zip(chance.tolist(), cdfs, strict=True):
+            kids = range(int(start[node]), int(start[node + 1]))
+            legal[node] = chance_outcomes[node] = tuple(action[c] for c in kids)
+            chance_children[node] = tuple(kids)
+            cdf = cdf[: len(kids)]
             cdf[-1] = 1.0  # guard against rounding: a uniform draw in [0, 1) always lands
             chance_cdf[node] = cdf
     return chance_children, chance_outcomes, chance_cdf

@@ -136,10 +136,48 @@ class CompiledTree:
         return float(np.abs(self.terminal_utility).max(initial=0.0))
 
     @functools.cached_property
+    def branching(self) -> int:
+        """The width of a table indexed by action or chance-outcome id: ``num_actions`` or the
+        largest outcome id plus one, whichever is more."""
+        return max(self.num_actions, int(self.action.max(initial=-1)) + 1)
+
+    @functools.cached_property
+    def child_start(self) -> np.ndarray:
+        """``[N + 1]`` int64: the children of node ``n`` are the nodes
+        ``child_start[n]:child_start[n + 1]``, in ascending action (or outcome) id. The
+        breadth-first layout keeps every node's children together, so this is one cumulative
+        count: the children of any node, however wide, cost nothing per missing action (unlike
+        :attr:`children`). A terminal's range is empty."""
+        counts = np.bincount(self.parent[1:], minlength=self.num_nodes)
+        out = np.empty(self.num_nodes + 1, dtype=np.int64)
+        out[0] = 1
+        np.cumsum(counts, out=out[1:])
+        out[1:] += 1
+        return readonly(out)
+
+    @functools.cached_property
+    def legal_rank(self) -> np.ndarray:
+        """``[I, A]`` int64: each legal action's position among its information set's legal
+        actions, -1 at illegal ones. A decision node's children are its set's legal actions in
+        id order, so the child of decision node ``n`` for legal action ``a`` is
+        ``child_start[n] + legal_rank[infoset[n], a]``: a gather, with no ``[N, A]`` table."""
+        rank = np.cumsum(self.legal_mask, axis=1, dtype=np.int64) - 1
+        return readonly(np.where(self.legal_mask, rank, -1))
+
+    def decision_children(self, nodes: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The children of decision nodes ``nodes`` for their legal actions ``actions`` (equal
+        shapes; no check that the actions are legal: see :attr:`legal_rank`)."""
+        return self.child_start[nodes] + self.legal_rank[self.infoset[nodes], actions]
+
+    @functools.cached_property
     def children(self) -> np.ndarray:
-        """``[N, B]`` int32 child node per action/outcome id, -1 where none."""
-        branching = max(self.num_actions, int(self.action.max(initial=-1)) + 1)
-        out = np.full((self.num_nodes, branching), -1, dtype=np.int32)
+        """``[N, B]`` int32 child node per action/outcome id, -1 where none.
+
+        Dense, so it costs ``N * B`` entries, ``B`` the widest node's width: a 1000x1000
+        matrix game's is 4 GB. Nothing in nashzoo builds it (its own code reads
+        :attr:`child_start` and :attr:`legal_rank`); it is kept for users' scripts on small
+        games."""
+        out = np.full((self.num_nodes, self.branching), -1, dtype=np.int32)
         out[self.parent[1:], self.action[1:]] = np.arange(1, self.num_nodes, dtype=np.int32)
         return readonly(out)
 

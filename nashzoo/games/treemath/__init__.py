@@ -13,13 +13,16 @@ per history. Modules:
 * :mod:`.matching`: regret matching (the ONE implementation), row sums and normalisations;
 * :mod:`.fullwidth`: one full-width CFR-family iteration of a seat (pass, discounted regret and
   average updates, regret matching) as one fused kernel;
-* :mod:`.walks`: batched sampled walks (Deep CFR's traversals) and inverse-CDF sampling.
+* :mod:`.walks`: batched sampled walks (Deep CFR's traversals) and inverse-CDF sampling;
+* :mod:`.children`: the children of any nodes and the chance nodes' outcome rows, with no
+  dense ``[N, B]`` table.
 
 Notation: for a terminal ``z``, ``pi_p(z)`` is the product of player ``p``'s action probabilities on
 the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
 """
 
 from nashzoo.games.treemath._cache import per_tree
+from nashzoo.games.treemath.children import ChanceRows, chance_rows, child_ranges
 from nashzoo.games.treemath.fullwidth import FullWidthStep, IterationWeights
 from nashzoo.games.treemath.matching import (
     RegretMatcher,
@@ -47,6 +50,7 @@ from nashzoo.games.treemath.terminal import counterfactual_values, terminal_reac
 from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sampled_walks
 
 __all__ = [
+    "ChanceRows",
     "CounterfactualPass",
     "FullWidthStep",
     "IterationWeights",
@@ -57,6 +61,8 @@ __all__ = [
     "WalkDepth",
     "behaviour_strategy",
     "best_response",
+    "chance_rows",
+    "child_ranges",
     "counterfactual_pass",
     "counterfactual_values",
     "expected_returns",

@@ -103,17 +103,21 @@ def terminal_spans(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def _build_terminal_spans(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     starts = tree.level_starts
+    child_start = tree.child_start
+    parent = tree.parent.astype(np.int64)
     below = np.zeros(tree.num_nodes, dtype=np.int64)
     below[tree.terminal_nodes] = 1
     for d in range(len(starts) - 3, -1, -1):  # the deepest parents first
-        kids = tree.children[starts[d] : starts[d + 1]]
-        below[starts[d] : starts[d + 1]] += np.where(kids >= 0, below[kids], 0).sum(axis=1)
+        lo, hi = starts[d + 1], starts[d + 2]  # their children: the next depth
+        sums = np.concatenate(([0], np.cumsum(below[lo:hi])))
+        kids = child_start[starts[d] : starts[d + 1] + 1] - lo
+        below[starts[d] : starts[d + 1]] += sums[kids[1:]] - sums[kids[:-1]]
     first = np.zeros(tree.num_nodes, dtype=np.int64)
-    for d in range(len(starts) - 2):
-        kids = tree.children[starts[d] : starts[d + 1]]
-        sizes = np.where(kids >= 0, below[kids], 0)
-        offsets = first[starts[d] : starts[d + 1], None] + np.cumsum(sizes, axis=1) - sizes
-        first[kids[kids >= 0]] = offsets[kids >= 0]
+    for d in range(1, len(starts) - 1):  # a depth's first offsets from its parents'
+        lo, hi = starts[d], starts[d + 1]
+        before = np.cumsum(below[lo:hi]) - below[lo:hi]  # the depth's earlier nodes' terminals
+        up = parent[lo:hi]
+        first[lo:hi] = first[up] + before - before[child_start[up] - lo]
     order = np.empty(tree.num_terminals, dtype=np.int64)
     order[first[tree.terminal_nodes]] = np.arange(tree.num_terminals)
     return frozen(order), frozen(first), frozen(first + below)

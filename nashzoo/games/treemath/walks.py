@@ -15,6 +15,7 @@ import numpy as np
 from nashzoo.games.base import CHANCE
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath._cache import per_tree
+from nashzoo.games.treemath.children import chance_rows, child_ranges
 
 
 def sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
@@ -27,6 +28,25 @@ def sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     total = cdf[:, -1:]
     picks = (cdf <= uniforms[:, None] * total).sum(axis=1)
     return np.minimum(picks, (cdf < total).sum(axis=1))
+
+
+SAMPLE_CHUNK_CELLS = 1 << 22
+""":func:`sample_rows` draws for at most this many table cells at a time (32 MB of float64)."""
+
+
+def sample_rows(
+    table: np.ndarray, rows: np.ndarray, uniforms: np.ndarray, *, cumulative: bool = False
+) -> np.ndarray:
+    """:func:`sample_cdf` for the rows ``table[rows]`` (probabilities, or their cumulative
+    sums where ``cumulative``), a chunk of rows at a time: a million walks at a node of 2,000
+    actions would otherwise gather 30 GB at once. The same draws as one call."""
+    out = np.empty(rows.size, dtype=np.int64)
+    step = max(1, SAMPLE_CHUNK_CELLS // max(1, table.shape[1]))
+    for lo in range(0, rows.size, step):
+        part = table[rows[lo : lo + step]]
+        cdf = part if cumulative else np.cumsum(part, axis=1)
+        out[lo : lo + step] = sample_cdf(cdf, uniforms[lo : lo + step])
+    return out
 
 
 @dataclasses.dataclass
@@ -45,13 +65,10 @@ class SampledWalks:
 
     def __init__(self, tree: CompiledTree) -> None:
         self.tree = tree
-        a = tree.num_actions
         self.player = tree.player.astype(np.int64)
         self.infoset = tree.infoset.astype(np.int64)
-        self.children = tree.children.astype(np.int64)
-        self.action_children = self.children[:, :a]
-        probs = np.where(self.children >= 0, tree.chance_prob[np.maximum(self.children, 0)], 0.0)
-        self.chance_cdf = np.cumsum(probs, axis=1)
+        self.chance = chance_rows(tree)
+        self.chance_cdf = np.cumsum(self.chance.probs, axis=1)
 
     def walk(
         self, explorer: int, strategy: np.ndarray, k: int, rng: np.random.Generator
@@ -60,6 +77,7 @@ class SampledWalks:
 
         ``strategy`` is ``[num_infosets, num_actions]`` for every player.
         """
+        tree = self.tree
         node = np.zeros(k, dtype=np.int64)
         empty_i = np.zeros(k, dtype=np.int64)
         depths = [WalkDepth(node, empty_i - 1, empty_i - 1, np.ones(k), np.zeros(k, dtype=bool))]
@@ -69,42 +87,40 @@ class SampledWalks:
             parts: list[tuple[np.ndarray, ...]] = []
             explore = np.flatnonzero(who == explorer)
             if explore.size:
-                kids = self.action_children[node[explore]]
-                rows, cols = np.nonzero(kids >= 0)
+                kids, owner = child_ranges(tree, node[explore])
+                cols = tree.action[kids].astype(np.int64)
                 isets = self.infoset[node[explore]]
                 parts.append(
                     (
-                        kids[rows, cols],
-                        explore[rows],
+                        kids,
+                        explore[owner],
                         cols,
-                        strategy[isets[rows], cols],
-                        np.ones(rows.size, dtype=bool),
+                        strategy[isets[owner], cols],
+                        np.ones(kids.size, dtype=bool),
                     )
                 )
             chance = np.flatnonzero(who == CHANCE)
             if chance.size:
-                cdf = self.chance_cdf[node[chance]]
-                parts.append(self._sampled(self.children, node, chance, cdf, rng))
+                at = node[chance]
+                u = rng.random(chance.size)
+                picks = sample_rows(self.chance_cdf, self.chance.row[at], u, cumulative=True)
+                kids = tree.child_start[at] + picks
+                parts.append(self._sampled(kids, chance, tree.action[kids].astype(np.int64)))
             sample = np.flatnonzero((who >= 0) & (who != explorer))
             if sample.size:
-                cdf = np.cumsum(strategy[self.infoset[node[sample]]], axis=1)
-                parts.append(self._sampled(self.action_children, node, sample, cdf, rng))
+                at = node[sample]
+                cols = sample_rows(strategy, self.infoset[at], rng.random(sample.size))
+                parts.append(self._sampled(tree.decision_children(at, cols), sample, cols))
             if not parts:
                 return depths
             depths.append(WalkDepth(*(np.concatenate(p) for p in zip(*parts, strict=True))))
 
     @staticmethod
-    def _sampled(
-        children: np.ndarray,
-        node: np.ndarray,
-        rows: np.ndarray,
-        cdf: np.ndarray,
-        rng: np.random.Generator,
-    ) -> tuple[np.ndarray, ...]:
-        """One sampled child for each of ``node[rows]``, as the parts of a :class:`WalkDepth`."""
-        cols = sample_cdf(cdf, rng.random(rows.size))
+    def _sampled(kids: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The parts of a :class:`WalkDepth` for one sampled child ``kids[i]`` (reached by
+        action ``cols[i]``) of each walk ``rows[i]``."""
         return (
-            children[node[rows], cols],
+            kids,
             rows,
             cols,
             np.ones(rows.size),
@@ -123,19 +139,23 @@ class SampledWalks:
             level = depths[d]
             n = level.node.size
             values = utility[level.node].copy()
-            child_by_action = None
+            mine = np.flatnonzero(self.player[level.node] == player)
             if child_values is not None:
                 nxt = depths[d + 1]
                 values += np.bincount(nxt.parent, weights=nxt.weight * child_values, minlength=n)
-                child_by_action = np.zeros((n, num_actions))
-                ex = nxt.explored
-                child_by_action[nxt.parent[ex], nxt.action[ex]] = child_values[ex]
-            mine = np.flatnonzero(self.player[level.node] == player)
-            if mine.size and child_by_action is not None:
-                isets = self.infoset[level.node[mine]]
-                legal = self.tree.legal_mask[isets]
-                out_isets.append(isets)
-                out_regrets.append(np.where(legal, child_by_action[mine] - values[mine, None], 0.0))
+                if mine.size:
+                    # Rows for ``player``'s nodes only: a level's other pairs can be millions
+                    # (every walk at a node of thousands of actions).
+                    row = np.full(n, -1, dtype=np.int64)
+                    row[mine] = np.arange(mine.size)
+                    ex = np.flatnonzero(nxt.explored)
+                    ex = ex[row[nxt.parent[ex]] >= 0]
+                    child_by_action = np.zeros((mine.size, num_actions))
+                    child_by_action[row[nxt.parent[ex]], nxt.action[ex]] = child_values[ex]
+                    isets = self.infoset[level.node[mine]]
+                    legal = self.tree.legal_mask[isets]
+                    out_isets.append(isets)
+                    out_regrets.append(np.where(legal, child_by_action - values[mine, None], 0.0))
             child_values = values
         if not out_isets:
             return np.zeros(0, dtype=np.int64), np.zeros((0, num_actions))
