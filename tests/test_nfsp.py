@@ -802,19 +802,22 @@ def test_infoset_checkpoint_keeps_the_window_only_and_resumes_exactly(tmp_path):
 
 def test_a_checkpoint_from_before_the_memory_option_resumes_with_its_sampled_rows(tmp_path):
     # Checkpoints written before ``memory`` existed have no such key in their config and hold
-    # rows; they must load as what they were trained with, not as the new default.
-    learners = _pair(config={**SMALL, "memory": "samples"}, seed=4)
+    # rows; they must load as what they were trained with, not as the new default. Likewise
+    # ``play`` (before it, episodes were played in PettingZoo envs: resuming such a checkpoint
+    # with "auto" played over the tree and gave NashConv 1.053 where the old code gave 1.009).
+    learners = _pair(config={**SMALL, "memory": "samples", "play": "env"}, seed=4)
     _run(learners, 2)
     path = tmp_path / "nfsp.npz"
     learners[0].save(path)
     with np.load(path) as data:
         arrays = {k: data[k] for k in data.files}
     meta = json.loads(str(arrays["__meta__"]))
-    del meta["config"]["memory"]
+    del meta["config"]["memory"], meta["config"]["play"]
     arrays["__meta__"] = np.array(json.dumps(meta))
     np.savez(tmp_path / "old.npz", **arrays)
     restored = load_learner(tmp_path / "old.npz", "kuhn_poker")
     assert not restored.infoset_memory and restored.config.memory == "samples"
+    assert restored.config.play == "env" and not restored._plays_on_tree()
     opponent = learners[1].current_policy()
     assert learners[0].step(opponent) == restored.step(opponent)
 

@@ -129,3 +129,23 @@ def test_the_neural_learners_learn_a_game_paying_millions_as_one_paying_milliont
         for k in (1e-6, 1e6)
     ]
     np.testing.assert_allclose(policies[0], policies[1], atol=1e-5)
+
+
+@pytest.mark.parametrize("learner", ["nfsp", "deep_cfr", "ppo", "dqn", "mmd_ppo"])
+def test_a_checkpoint_from_before_reward_scale_resumes_unscaled(tmp_path, learner):
+    """A checkpoint written before ``reward_scale`` existed learned unscaled rewards: it
+    resumes with 1, not with today's "auto" (which divides a game paying 1e6 by 2e6)."""
+    import json
+
+    from nashzoo.agents import load_learner, make_learner
+
+    game = _scaled(1e6)
+    make_learner(learner, game, 0, {"reward_scale": 1.0}, seed=0).save(tmp_path / "new.npz")
+    with np.load(tmp_path / "new.npz") as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["__meta__"]))
+    del meta["config"]["reward_scale"]
+    arrays["__meta__"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "old.npz", **arrays)
+    assert load_learner(tmp_path / "old.npz", game).reward_scale == 1.0
+    assert load_learner(tmp_path / "new.npz", game).reward_scale == 1.0

@@ -144,6 +144,11 @@ class Learner(ABC):
     reads_tensors: ClassVar[bool] = False
     """Whether the learner reads the game's information-set tensors (the neural and RL ones):
     :meth:`check_game` then refuses a game that defines none."""
+    settings_before_they_existed: ClassVar[dict[str, Any]] = {}
+    """For settings added after the learner's first checkpoints, the value that reproduces what
+    it did before, where today's default does something else: a checkpoint whose stored config
+    lacks one is restored with this value, not the default (NFSP: ``play="env"``, since
+    checkpoints from before ``play`` played their episodes in PettingZoo envs)."""
 
     def __init__(
         self,
@@ -398,6 +403,8 @@ class Learner(ABC):
             )
         meta = checkpoint.meta
         config = _on_device(meta["config"], device, name)
+        if isinstance(config, dict):
+            config = {**cls.settings_before_they_existed, **config}
         try:
             learner = cls._instance_to_restore(checkpoint.game, meta["seat"], config, meta["seed"])
         except Exception as err:

@@ -221,6 +221,8 @@ class DeepCFR(NeuralLearner):
     name: ClassVar[str] = "deep_cfr"
     Config: ClassVar[type[LearnerConfig]] = DeepCFRConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    # Checkpoints from before ``reward_scale`` (2026-11-27) learned unscaled regrets.
+    settings_before_they_existed: ClassVar[dict[str, Any]] = {"reward_scale": 1.0}
     config: DeepCFRConfig
 
     def _setup(self) -> None:

@@ -104,7 +104,6 @@ from nashzoo.agents.reward_scale import resolve_reward_scale
 from nashzoo.agents.torch_networks import ManualMLP, NumpyMLP, SoftmaxPolicy, build_mlp, hard_update
 from nashzoo.agents.tree_play import TreePlay, fits
 from nashzoo.envs.aec import GameAECEnv, agent_name
-from nashzoo.games.base import Game
 from nashzoo.games.infoset import widen_mask
 from nashzoo.games.treemath import sample_cdf
 from nashzoo.io import ArraySpec
@@ -182,6 +181,14 @@ class NFSP(NeuralLearner):
     name: ClassVar[str] = "nfsp"
     Config: ClassVar[type[LearnerConfig]] = NFSPConfig
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
+    # Checkpoints from before these settings existed (``reward_scale`` 2026-11-23, ``memory``
+    # 2026-11-26, ``play`` 2026-11-25) did not scale rewards, kept sampled rows and played in
+    # PettingZoo envs.
+    settings_before_they_existed: ClassVar[dict[str, Any]] = {
+        "reward_scale": 1.0,
+        "memory": "samples",
+        "play": "env",
+    }
     config: NFSPConfig
 
     # --- setup ---------------------------------------------------------------------------------
@@ -303,15 +310,6 @@ class NFSP(NeuralLearner):
         self._all_legal = torch.tensor(widen_mask(tree.legal_mask, a), device=self.device)
         self._one_hot = np.eye(a)
         self._batches: dict[str, tuple[Any, ...]] = {}
-
-    @classmethod
-    def _instance_to_restore(cls, game: Game, seat: int, config: dict[str, Any], seed: int) -> NFSP:
-        """A checkpoint written before ``memory`` existed (2026-11-26) holds sampled rows: it
-        is restored with ``memory="samples"``, what it was trained with (its other settings
-        are all in its stored config)."""
-        if "memory" not in config:
-            config = {**config, "memory": "samples"}
-        return cls(game, seat, config, seed=seed)
 
     def _plays_on_tree(self) -> bool:
         """Whether episodes are played over the compiled tree (``config.play``)."""

@@ -386,6 +386,8 @@ class _SB3Learner(Learner):
     opponent_view: ClassVar[Literal["current", "average"]] = "current"
     kind: ClassVar[str] = "neural"
     reads_tensors: ClassVar[bool] = True
+    # Checkpoints from before ``reward_scale`` (2026-11-27) learned unscaled rewards.
+    settings_before_they_existed: ClassVar[dict[str, Any]] = {"reward_scale": 1.0}
     config: SB3Config
     model: BaseAlgorithm
 
