@@ -675,6 +675,13 @@ def test_a_tournament_folder_without_stored_specs_says_to_type_the_entrants(tmp_
     assert main(["tournament", "--out", str(empty), "--resume"]) == 2
     assert f"no tournament to resume in {empty}/" in capsys.readouterr().err
     assert not empty.exists()
+    older = tmp_path / "older"  # an older nashzoo's folder: its result, no config
+    older.mkdir()
+    (older / "tournament.json").write_text((out / "tournament.json").read_text())
+    assert main(["tournament", "--out", str(older), "--resume"]) == 2
+    said = capsys.readouterr().err
+    assert "holds tournament.json but no tournament_config.json (written by an older" in said
+    assert "--force" in said and "give its entrants to start one" not in said
 
 
 def test_a_damaged_pairing_is_played_again_and_the_command_says_so(tmp_path, capsys):
@@ -961,3 +968,20 @@ def test_plugin_typed_after_the_command_says_where_it_goes(capsys):
         assert "--plugin goes before the command: nashzoo --plugin MODULE COMMAND ..." in err
     assert main(["games", "--bogus"]) == 2
     assert "goes before" not in capsys.readouterr().err
+
+
+def test_race_and_tournament_draw_no_bar_into_a_log(tmp_path, capsys):
+    """Redirected to a file or a pipe (a CI or nohup log), race and tournament wrote their
+    progress bar's redraws into it (50 carriage returns for a 12-run race, growing with the
+    time it runs); train never did. A bar is now drawn only on a terminal; a race's log has
+    one line per finished run instead."""
+    race = ["race", "--game", "kuhn_poker", "--learners", "cfr,cfr_plus", "--seeds", "1"]
+    race += ["--budget-seconds", "0", "--budget-iterations", "3", "--no-plots"]
+    assert main([*race, "--out", str(tmp_path / "race")]) == 0
+    out, err = capsys.readouterr()
+    assert "\r" not in out + err and "self-cfr-seed0: exploitability" in out
+    tour = ["tournament", "uniform", "equilibrium", "--game", "rps", "--episodes", "2"]
+    assert main(tour) == 0
+    assert main([*tour, "--out", str(tmp_path / "tour"), "--no-plots"]) == 0
+    out, err = capsys.readouterr()
+    assert "\r" not in out + err and "pairing" not in err

@@ -334,6 +334,31 @@ def test_resume_reruns_runs_stored_with_other_settings(tmp_path):
     assert again.results[0]["elapsed_seconds"] == second.results[0]["elapsed_seconds"]
 
 
+def test_a_race_resumed_with_other_code_says_its_times_do_not_compare(tmp_path, capsys):
+    """A race started before an upgrade (or an edit) and resumed after it pooled runs timed by
+    both codes, silently (old seed-0 runs at 16 ms an iteration, new ones at 0.2 ms: "falls
+    like t^-49"). Every run records the code that made it; the resume and the summary say
+    when they differ."""
+    from nashzoo.io.provenance import code_id
+    from nashzoo.train.race.storage import _digest
+
+    run_race(_config(tmp_path, learners=("cfr",), seeds=1), progress=False)
+    (path,) = Path(tmp_path / "race").glob("runs/*/result.json")
+    stored = json.loads(path.read_text())
+    assert stored["code"] == code_id() and code_id().startswith("0.1.0+")
+    del stored["code"], stored["checksum"]  # as an older nashzoo wrote it
+    stored["checksum"] = _digest(stored)
+    path.write_text(json.dumps(stored))
+    outcome = run_race(_config(tmp_path, learners=("cfr",), seeds=2, resume=True))
+    said = "".join(capsys.readouterr())
+    assert "1 of the finished runs were timed by other nashzoo code" in said
+    assert outcome.markdown.startswith("> **Timed by different code**: these runs were made")
+    assert f"{code_id()} (1 run), unknown (1 run)" in outcome.markdown
+    assert outcome.summary["code"] == sorted([code_id(), "unknown"])
+    again = run_race(_config(tmp_path, learners=("cfr",), seeds=1, force=True), progress=False)
+    assert "Timed by different code" not in again.markdown
+
+
 def test_work_budget_alone_bounds_the_runs(tmp_path):
     cfg = _config(tmp_path, learners=("cfr",), seeds=1, budget_iterations=None, budget_work=3000)
     outcome = run_race(cfg, progress=False)

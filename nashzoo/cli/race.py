@@ -84,7 +84,9 @@ def _cmd_race(args: argparse.Namespace) -> int:
     if fields.get("address") and fields.get("backend", RaceConfig.backend) != "ray":
         raise UsageError("--address needs --backend ray")
     config = RaceConfig(**{**fields, "resume": args.resume, "force": args.force})
-    outcome = run_race(config, progress=not args.no_progress)
+    # A bar only on a terminal (in a log it is a redraw up to ten times a second); without
+    # one each finished run is a line of its own.
+    outcome = run_race(config, progress=not args.no_progress and sys.stderr.isatty())
     if outcome.interrupted:
         return 130
     if outcome.failures:  # the report holds the runs that finished; the status says some did not
@@ -201,4 +203,9 @@ def _race_output_options(race: Any) -> None:
         "(default: refuse; --resume finishes it instead)",
     )
     race.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    race.add_argument("--no-progress", action="store_true", default=False, help="no progress bar")
+    race.add_argument(
+        "--no-progress",
+        action="store_true",
+        default=False,
+        help="no progress bar (there is one only when stderr is a terminal)",
+    )

@@ -93,7 +93,7 @@ def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
     (its entrants' specs, game, episodes and seed; what was typed is checked against it when
     the folder is claimed), else the defaults. The stored config where the entrants came from
     it, else ``None``."""
-    from nashzoo.eval.tournament_folder import CONFIG_FILE, stored_tournament
+    from nashzoo.eval.tournament_folder import CONFIG_FILE, TOURNAMENT_FILES, stored_tournament
 
     _check_add(args)
     stored = stored_tournament(args.out) if args.resume else None
@@ -108,6 +108,14 @@ def _tournament_from_folder(args: argparse.Namespace) -> dict[str, Any] | None:
             "tournament --help)"
         )
     if stored is None:
+        found = [name for name in TOURNAMENT_FILES if (Path(args.out) / name).exists()]
+        if found:  # the folder's own words; its advice to type the entrants would be refused
+            raise UsageError(
+                f"{args.out}/ holds {', '.join(found)} but no {CONFIG_FILE} (written by an "
+                "older nashzoo, or left incomplete): there is no tournament to resume; start "
+                f"over with its entrants typed: nashzoo tournament ENTRANT ENTRANT ... --out "
+                f"{args.out} --force, or choose another --out"
+            )
         raise UsageError(
             f"no tournament to resume in {args.out}/ (no {CONFIG_FILE}): give its entrants to "
             f"start one: nashzoo tournament ENTRANT ENTRANT ... --out {args.out}"
@@ -171,7 +179,7 @@ def _play_tournament(args: argparse.Namespace, game: Any, entrants: list) -> int
 
     try:
         result = round_robin(
-            game, entrants, episodes=args.episodes, seed=args.seed, progress=not args.no_progress
+            game, entrants, episodes=args.episodes, seed=args.seed, progress=_progress(args)
         )
     except KeyboardInterrupt:
         if args.debug:
@@ -185,6 +193,12 @@ def _play_tournament(args: argparse.Namespace, game: Any, entrants: list) -> int
         return 130
     _print_tournament(result, entrants)
     return 0
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """A progress bar only on a terminal: redirected to a file or a pipe (a CI or ``nohup``
+    log), a bar writes a redraw of itself up to ten times a second."""
+    return not args.no_progress and sys.stderr.isatty()
 
 
 def _print_tournament(result: Any, entrants: list) -> None:
@@ -222,7 +236,7 @@ def _play_tournament_into(
         if tournament.resumed:
             print(tournament.resume_note())
         try:
-            result = tournament.play(progress=not args.no_progress)
+            result = tournament.play(progress=_progress(args))
         except KeyboardInterrupt:
             if args.debug:
                 raise
@@ -339,5 +353,9 @@ def add_tournament_parser(sub: Any) -> None:
         "refuse; --resume finishes it instead)",
     )
     tour.add_argument("--no-plots", action="store_true", help="no tournament_heatmap.png")
-    tour.add_argument("--no-progress", action="store_true", help="no progress bar")
+    tour.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (there is one only when stderr is a terminal)",
+    )
     tour.set_defaults(func=_cmd_tournament)

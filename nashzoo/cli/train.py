@@ -52,7 +52,11 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
         "on a GPU resumed on a machine without CUDA; stored in the run's settings once the "
         "resume goes on (a new run sets it per learner: --set nfsp.device=cuda)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (there is one only when stderr is a terminal)",
+    )
     settings_options(parser)
     logger_option(parser, "in --out (without --out: a new folder runs/train/logs/TIME per run)")
 

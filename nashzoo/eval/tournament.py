@@ -65,7 +65,7 @@ from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import constant_sum, solve_game
 from nashzoo.eval.numbers import format_number, payoff_spec, rank_by
 from nashzoo.games import Game, compile_tree, load_game
-from nashzoo.games.base import display_id, is_whole_number
+from nashzoo.games.base import brief_repr, display_id, is_whole_number
 
 BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
 
@@ -226,6 +226,12 @@ class TournamentResult:
     ci95: np.ndarray
     episodes: int
     ranking: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return brief_repr(self)
+
+    def __str__(self) -> str:
+        return self.table()
 
     def score(self, i: int) -> float:
         """Entrant ``i``'s mean exact payoff against every other entrant."""
@@ -447,12 +453,20 @@ def round_robin(
                 print(tournament.resume_note(), file=sys.stderr)
             return tournament.play(progress=progress)
     pairs = all_pairings(len(entrants))
-    iterator: Any = pairs
+    bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(pairs, desc="tournament", unit="pairing")
-    played = {(i, j): play_pairing(game, entrants, i, j, episodes, seed) for i, j in iterator}
+        bar = tqdm(total=len(pairs), desc="tournament", unit="pairing")
+    played = {}
+    try:
+        for i, j in pairs:
+            played[i, j] = play_pairing(game, entrants, i, j, episodes, seed)
+            if bar is not None:
+                bar.update()
+    finally:  # closed on Ctrl-C too: the caller's message then starts a line of its own
+        if bar is not None:
+            bar.close()
     return assemble(game, [entrant.name for entrant in entrants], played, episodes)
 
 

@@ -24,6 +24,7 @@ from nashzoo.io import (
     atomic_write_bytes,
     exit_with_parent,
 )
+from nashzoo.io.provenance import code_id
 from nashzoo.train.callbacks import Callback
 from nashzoo.train.loggers import make_logger
 from nashzoo.train.race.config import RaceConfig, RaceJob
@@ -129,6 +130,7 @@ def _ok_payload(
         "stopped_by": result.stopped_by,
         "history": history,
         "elapsed_seconds": time.time() - started,
+        "code": code_id(),  # which code timed it: a resume says when runs' codes differ
     }
     payload["checksum"] = _digest(payload)
     return payload

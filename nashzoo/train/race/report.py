@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,9 @@ def write_reports(
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         **_value_facts(config.game, shown),
     )
-    markdown = _partial_note(out, len(results), planned, interrupted) + markdown
+    markdown = (
+        _partial_note(out, len(results), planned, interrupted) + _code_note(results) + markdown
+    )
     markdown += _skipped_section(skipped)
     summary = {
         "game": game_id,
@@ -108,6 +111,7 @@ def write_reports(
         "failures": [{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         "skipped": skipped,
         "learner_configs": _learner_configs(results),
+        "code": sorted({str(res.get("code", "unknown")) for res in results}),
     }
     atomic_write_bytes(out / "summary.json", json.dumps(summary, indent=1).encode())
     atomic_write_bytes(out / "summary.md", markdown.encode())
@@ -135,6 +139,24 @@ def _partial_note(out: Path, finished: int, planned: int | None, interrupted: bo
     return (
         f"> **Partial results**: the race was interrupted after {finished}{of} runs; "
         f"`nashzoo race --resume --out {out}` finishes it.\n\n"
+    )
+
+
+def _code_note(results: Sequence[dict[str, Any]]) -> str:
+    """The summary's warning when the runs were timed by different nashzoo code (a race
+    resumed after an upgrade or an edit: their seconds do not compare), "" otherwise."""
+    codes = Counter(str(res.get("code", "unknown")) for res in results)
+    if len(codes) < 2:
+        return ""
+    shown = ", ".join(
+        f"{code} ({n} run{'s' * (n != 1)})"
+        for code, n in sorted(codes.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    return (
+        f"> **Timed by different code**: these runs were made by {len(codes)} versions of "
+        f"nashzoo's code ({shown}; `unknown`: before runs recorded it), so their seconds, and "
+        "the times to each threshold, are not comparable across them. `nashzoo race --force` "
+        "with the same options runs the whole race with one code.\n\n"
     )
 
 

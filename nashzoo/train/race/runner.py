@@ -23,6 +23,7 @@ from nashzoo.io import (
     folder_lock,
     remove_stale_temp_files,
 )
+from nashzoo.io.provenance import code_id
 from nashzoo.train.loggers import require_logger
 from nashzoo.train.race.backends import _execute, check_workers_can_import
 from nashzoo.train.race.config import RaceConfig, RaceJob, plan
@@ -188,6 +189,14 @@ def _stored_and_todo(
         todo.append(job)
     if config.resume and results:
         print(f"resuming: {len(results)} of {len(jobs)} runs already finished", file=stream)
+        other = sum(res.get("code") != code_id() for res in results.values())
+        if other and todo:
+            print(
+                f"resuming: {other} of the finished runs were timed by other nashzoo code (an "
+                "older version, or edited source); their seconds are not comparable with the "
+                "new runs' (summary.md says so; --force runs the whole race with this code)",
+                file=stream,
+            )
     if changes:
         shown = [f"{change} ({n} run{'s' * (n != 1)})" for change, n in list(changes.items())[:3]]
         more = f"; and {len(changes) - 3} other changes" if len(changes) > 3 else ""
