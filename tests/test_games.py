@@ -656,3 +656,35 @@ def test_plain_parameters_read_back_without_the_parser() -> None:
     # numpy 2 on, "1.0" (which reads back) before
     assert not _plain_literal([np.float64(1.0)])
     assert _reads_back([[1, 2], [3, 4]]) and not _plain_literal({1, 2})
+    assert _plain_literal([[10**400, 1.5], [True, 0]])  # an int past floats: checked one by one
+
+
+def test_a_long_id_of_numbers_reads_back_without_the_parser(monkeypatch) -> None:
+    """A 1000x1000 matrix game loaded by its id (7 MB of text: race workers and checkpoints
+    load games so) took 19 s in Python's parser; an id whose parameters are numbers in lists is
+    read as JSON, taken only where it writes back to the very text."""
+    from nashzoo.games import registry
+    from nashzoo.games.matrix import MatrixGame
+
+    rng = np.random.default_rng(0)
+    game = MatrixGame(row_payoffs=rng.normal(size=(120, 120)).round(3).tolist())
+    both = MatrixGame(row_payoffs=game.row_payoffs.tolist(), col_payoffs=(-game.row_payoffs * 2))
+    names = MatrixGame(
+        row_payoffs=game.row_payoffs.tolist(), action_names=[f'a"{i}' for i in range(120)]
+    )
+
+    def no_parser(*args, **kwargs):
+        raise AssertionError("the parser was used")
+
+    monkeypatch.setattr(registry.ast, "parse", no_parser)
+    for numbers in (game, both):
+        assert len(numbers.id) > 10_000
+        loaded = load_game(numbers.id)
+        assert loaded.id == numbers.id
+        np.testing.assert_array_equal(loaded.col_payoffs, numbers.col_payoffs)
+    with pytest.raises(AssertionError, match="the parser was used"):
+        load_game(names.id)  # text in quotes: the parser's to read
+    with pytest.raises(AssertionError, match="the parser was used"):
+        load_game(game.id.replace(", ", ",  "))  # not as an id writes it
+    monkeypatch.undo()
+    assert load_game(names.id).id == names.id

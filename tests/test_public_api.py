@@ -121,3 +121,43 @@ def test_make_env_is_overloaded_on_parallel():
         for f in typing.get_overloads(nashzoo.envs.make_env)
     ]
     assert returns[:2] == [AECEnv, ParallelEnv]
+
+
+def test_what_a_notebook_prints_stays_short_on_a_game_with_a_long_id():
+    """The results were dataclasses whose repr held the whole game id: 670,000 characters for
+    a 300x300 matrix game (``compile_tree``, ``evaluate``, ``solve_game``, ``round_robin``,
+    ``train``), and a compiled tree's listed all its arrays even on Kuhn. The envs showed
+    ``<... object at 0x...>``."""
+    import numpy as np
+
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.envs import env
+    from nashzoo.eval import evaluate, solve_game
+    from nashzoo.eval.tournament import Entrant, round_robin
+    from nashzoo.games import compile_tree
+    from nashzoo.games.infoset import UniformPolicy
+    from nashzoo.games.matrix import MatrixGame
+    from nashzoo.train import train
+
+    game = MatrixGame(row_payoffs=np.random.default_rng(0).normal(size=(60, 60)).tolist())
+    assert len(game.id) > 20_000
+    uniform = UniformPolicy()
+    table = TabularPolicy.uniform(game)
+    shown = {
+        "tree": repr(compile_tree(game)),
+        "report": repr(evaluate(game, uniform)),
+        "solution": repr(solve_game(game)),
+        "tournament": repr(round_robin(game, [Entrant("u", table), Entrant("v", table)])),
+        "train": repr(train(game, "cfr", iterations=2)),
+        "env": repr(env(game)),
+    }
+    for what, text in shown.items():
+        assert len(text) < 800 and game.display_id in text, (what, len(text))
+        assert "object at 0x" not in text, what
+    assert shown["tree"].endswith(": 3,661 histories, 2 information sets, 60 actions>")
+    assert repr(compile_tree("kuhn_poker")) == (
+        "<CompiledTree kuhn_poker: 58 histories, 12 information sets, 2 actions>"
+    )
+    rps = TabularPolicy.uniform("rps")
+    result = round_robin("rps", [Entrant("u", rps), Entrant("v", rps)])
+    assert str(result) == result.table()

@@ -779,6 +779,9 @@ class GameAECEnv(AECEnv[str, ObsDict, int]):
             return None
         return text
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.metadata['name']} on {self.game.display_id}>"
+
     def close(self) -> None:
         """Nothing to release (text rendering only)."""
 

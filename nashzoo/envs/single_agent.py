@@ -306,6 +306,9 @@ class SingleAgentEnv(gymnasium.Env):
         self._aec.render_agent = self._agent
         return self._aec.render()
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} on {self.game.display_id}>"
+
     def close(self) -> None:
         """Nothing to release."""
 

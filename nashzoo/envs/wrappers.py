@@ -39,6 +39,9 @@ class _ValidatingParallelEnv(aec_to_parallel_wrapper):
     :class:`~nashzoo.games.IllegalActionError` and changes nothing.
     """
 
+    def __repr__(self) -> str:
+        return f"<parallel env of {self.aec_env!r}>"
+
     def step(self, actions: dict[str, int]) -> Any:
         if not self.aec_env.agents:
             raise RuntimeError("the episode is over; call reset() to start a new one")
@@ -151,6 +154,9 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
     def __str__(self) -> str:
         return str(self.env)  # as PettingZoo's: the wrapper does not show in the name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of {self.env!r}>"
 
 
 class PenalizeIllegalWrapper(OrderEnforcingWrapper):

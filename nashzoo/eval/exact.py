@@ -61,7 +61,7 @@ from nashzoo.eval.lp import (
 )
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import check_player, display_id
+from nashzoo.games.base import brief_repr, check_player, display_id
 from nashzoo.games.tree import readonly
 
 PolicyLike = (
@@ -223,6 +223,9 @@ class EvalReport:
     seat_exploitability: tuple[float, ...] | None = None
     game_value: np.ndarray | None = None
     seat_note: str | None = None
+
+    def __repr__(self) -> str:
+        return brief_repr(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready numbers (for CSV/JSON result files)."""

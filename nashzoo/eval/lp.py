@@ -37,7 +37,7 @@ from scipy.optimize import linprog
 from nashzoo.agents.policy import TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import display_id
+from nashzoo.games.base import brief_repr, display_id
 from nashzoo.games.cache import GameCache
 
 CONSTANT_SUM_TOLERANCE = 1e-9
@@ -107,6 +107,9 @@ class GameSolution:
     game_id: str
     value: np.ndarray
     policy: TabularPolicy
+
+    def __repr__(self) -> str:
+        return brief_repr(self)
 
 
 @dataclass(frozen=True)

@@ -303,6 +303,9 @@ def _reads_back(value: Any) -> bool:
         return False
 
 
+_NUMBERS = {int, float, bool}
+
+
 def _plain_literal(value: Any) -> bool:
     """Whether ``value`` is built only of ints, finite floats, strings, bools and None, in
     lists, tuples and dicts (exact types: a subclass may ``repr`` itself otherwise)."""
@@ -314,6 +317,13 @@ def _plain_literal(value: Any) -> bool:
             if not math.isfinite(item):  # repr "inf" / "nan" is no literal
                 return False
         elif kind in (list, tuple):
+            if set(map(type, item)) <= _NUMBERS:  # a row of numbers, checked at C speed
+                try:
+                    if not all(map(math.isfinite, item)):
+                        return False
+                    continue
+                except OverflowError:  # an int too big for a float: finite, read one by one
+                    pass
             stack.extend(item)
         elif kind is dict:
             stack.extend(item.keys())
@@ -345,6 +355,36 @@ def short_repr(value: Any, limit: int = 60) -> str:
     """``repr(value)`` on one line, cut to ``limit`` characters, for a message."""
     text = " ".join(repr(value).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def brief_repr(obj: Any) -> str:
+    """A dataclass's repr of one short line, for the results users print in a notebook: a
+    ``game_id`` as :func:`display_id` shows it (a 300x300 matrix game's id is 670,000
+    characters), arrays of up to 8 numbers as lists and larger ones by shape, anything else
+    through :func:`short_repr`."""
+    import dataclasses
+
+    import numpy as np
+
+    parts = []
+    for field in dataclasses.fields(obj):
+        if not field.repr:
+            continue
+        value = getattr(obj, field.name)
+        if field.name == "game_id" and isinstance(value, str):
+            shown = display_id(value)
+        elif isinstance(value, np.ndarray):
+            shown = (
+                short_repr(value.tolist(), 80)
+                if value.size <= 8
+                else f"<array {'x'.join(map(str, value.shape))} {value.dtype}>"
+            )
+        elif isinstance(value, (list, tuple)) and len(value) > 8:
+            shown = f"<{type(value).__name__} of {len(value)}>"
+        else:
+            shown = short_repr(value, 80)
+        parts.append(f"{field.name}={shown}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
 
 
 def one_line(text: str) -> str:

@@ -85,6 +85,12 @@ class CompiledTree:
         """``num_infosets * num_actions``: also the padding id that reads probability 1."""
         return self.num_infosets * self.num_actions
 
+    def __repr__(self) -> str:
+        return (
+            f"<CompiledTree {display_id(self.game_id)}: {self.num_nodes:,} histories, "
+            f"{self.num_infosets:,} information sets, {self.num_actions} actions>"
+        )
+
     def infosets_of(self, player: int) -> np.ndarray:
         """Indices of ``player``'s information sets."""
         return np.flatnonzero(self.infoset_player == player)

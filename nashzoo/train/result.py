@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nashzoo.agents.policy import TabularPolicy
-from nashzoo.games.base import display_id
+from nashzoo.games.base import brief_repr, display_id
 from nashzoo.io import atomic_write_bytes
 
 WORK_KEYS = ("iterations", "nodes_touched", "env_steps")
@@ -184,6 +184,9 @@ class TrainResult:
         """Write :meth:`summary` as JSON, atomically (save the policy with
         ``result.average_policy.save(path)``)."""
         atomic_write_bytes(path, json.dumps(self.summary(), indent=1).encode())
+
+    def __repr__(self) -> str:
+        return brief_repr(self)
 
     def __str__(self) -> str:
         last = self.final
