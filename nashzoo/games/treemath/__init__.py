@@ -47,7 +47,13 @@ from nashzoo.games.treemath.sequence import (
     sequence_form,
 )
 from nashzoo.games.treemath.terminal import counterfactual_values, terminal_reach, terminal_spans
-from nashzoo.games.treemath.walks import SampledWalks, WalkDepth, sample_cdf, sampled_walks
+from nashzoo.games.treemath.walks import (
+    SampledWalks,
+    WalkDepth,
+    sample_cdf,
+    sample_rows,
+    sampled_walks,
+)
 
 __all__ = [
     "ChanceRows",
@@ -74,6 +80,7 @@ __all__ = [
     "regret_matching",
     "row_sums",
     "sample_cdf",
+    "sample_rows",
     "sampled_walks",
     "sequence_form",
     "terminal_reach",
