@@ -131,7 +131,8 @@ def test_nothing_builds_the_dense_children_table_on_a_wide_matrix_game():
 def test_a_wide_chance_node_widens_only_its_own_run_of_sampler_slots():
     """External sampling kept, per sampled node, one slot per id up to the widest node's: one
     chance node of 2,000 outcomes gave each of player 1's 4,000 two-action nodes 2,000 slots
-    (8 million). Now each depth's run is as wide as its own nodes' ids, plus one."""
+    (8 million), and every information set a row of 2,000 in the table of distributions. Now
+    each depth's run is as wide as its own nodes' ids, plus one, and each row its own width."""
     from nashzoo.agents import make_learner
     from nashzoo.agents.mccfr_sampling import CountSampler
     from nashzoo.games import register_game, unregister_game
@@ -149,6 +150,8 @@ def test_a_wide_chance_node_widens_only_its_own_run_of_sampler_slots():
             sampler = learner._tables.regret_pass
             assert isinstance(sampler, CountSampler)
             assert sampler.num_slots <= 4 * tree.num_nodes
+            # the distributions: rows of their own widths, not 2,004 rows of 2,000
+            assert learner._tables._table.flat.size <= 4 * tree.num_nodes
         assert "children" not in vars(tree)
     finally:
         unregister_game("wide_deal")

@@ -278,7 +278,7 @@ class _SeatTables:
         self.legal = tree.legal_mask
         self.uniform = uniform_strategy(tree)
 
-        self._table, table_row = distribution_table(tree, kind)
+        self._table = distribution_table(tree, kind)
 
         # Sequence form (the tree-arithmetic kernels the full-width learners use too): last
         # moves before terminals and nodes, each infoset's parent move, the players' own depths.
@@ -305,7 +305,7 @@ class _SeatTables:
         self.own_node_after = after[own_nodes]
 
         # External sampling's samplers, built on first use (outcome sampling never asks).
-        self._sampler_inputs = (kind, table_row, chance_reach, terminals, own_nodes)
+        self._sampler_inputs = (kind, chance_reach, terminals, own_nodes)
 
         self.regrets = np.zeros((n_i, n_a))
         self.average = np.zeros((n_i, n_a))
@@ -317,23 +317,17 @@ class _SeatTables:
     def regret_pass(self) -> CountSampler | ScenarioSampler:
         """The regret pass's sampler: chance and the opponent sampled, this seat's every
         action taken."""
-        kind, table_row, chance_reach, terminals, _ = self._sampler_inputs
+        kind, chance_reach, terminals, _ = self._sampler_inputs
         return make_sampler(
-            self.tree,
-            kind,
-            (OPPONENT, CHANCE_NODE),
-            self._table,
-            table_row,
-            chance_reach,
-            terminals,
+            self.tree, kind, (OPPONENT, CHANCE_NODE), self._table, chance_reach, terminals
         )
 
     @functools.cached_property
     def average_pass(self) -> CountSampler | ScenarioSampler:
         """The average pass's sampler: chance and this seat sampled."""
-        kind, table_row, chance_reach, _, own_nodes = self._sampler_inputs
+        kind, chance_reach, _, own_nodes = self._sampler_inputs
         return make_sampler(
-            self.tree, kind, (OWN, CHANCE_NODE), self._table, table_row, chance_reach, own_nodes
+            self.tree, kind, (OWN, CHANCE_NODE), self._table, chance_reach, own_nodes
         )
 
     # --- strategies --------------------------------------------------------------------------
@@ -365,13 +359,10 @@ class _SeatTables:
         normalised, so that a policy whose rows sum to 1 only within tolerance is accepted) on
         the others', then the chance rows. Written in place into one buffer, valid until the
         next call."""
-        # A view taken here, not kept: a stored view would come back from a pickle or a
-        # deepcopy (a learner sent to a worker process) as an array of its own, and the
-        # strategies written into it would never reach the table the samplers read.
-        rows = self._table[: self.num_infosets, : self.num_actions]
+        rows = self._table.strategies()  # a view made here, never kept (its docstring: why)
         np.divide(opponent, row_sums(opponent)[:, None], out=rows)
         np.copyto(rows, sigma, where=self.own_mask)
-        return self._table
+        return self._table.flat
 
     def plan(self, table: np.ndarray, opponent: bool = False) -> np.ndarray:
         """Realization plan of this seat's (or the opponent's) rows of ``table`` as a flat

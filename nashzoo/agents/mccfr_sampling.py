@@ -18,6 +18,7 @@ __all__ = [
     "OWN",
     "TERMINAL",
     "CountSampler",
+    "DistributionTable",
     "ScenarioSampler",
     "distribution_table",
     "make_sampler",
@@ -45,11 +46,13 @@ class CountSampler:
         tree: CompiledTree,
         kind: np.ndarray,
         is_sampled: np.ndarray,
-        table_row: np.ndarray,
+        table: DistributionTable,
         chance_reach: np.ndarray,
         targets: np.ndarray,
     ) -> None:
         n_nodes, width = tree.num_nodes, tree.branching
+        table_row = table.node_row
+        self.table = table
         parent = tree.parent.astype(np.int64)
         levels = [
             np.arange(tree.level_starts[d], tree.level_starts[d + 1])
@@ -106,7 +109,8 @@ class CountSampler:
         self.target_slot = slot[targets]
 
     def counts(self, probs: np.ndarray, walks: int, rng: np.random.Generator) -> np.ndarray:
-        """Slot counts of ``walks`` walks; ``probs[row]`` is the distribution at a node.
+        """Slot counts of ``walks`` walks; ``probs`` holds the cells of the
+        :class:`DistributionTable` (the distribution at each node).
 
         Only the nodes some walk reaches are drawn: on a big tree most sampled nodes of a level
         see no walk (Liar's dice, 1024 walks: about one in ten), and a multinomial of zero
@@ -120,7 +124,7 @@ class CountSampler:
             reached = out[count_slots]
             hit = np.flatnonzero(reached)
             block = out[where].reshape(-1, run)  # a view: one row per sampled node
-            block[hit] = rng.multinomial(reached[hit], probs[rows[hit], :run])
+            block[hit] = rng.multinomial(reached[hit], self.table.rows(probs, rows[hit], run))
         return out
 
     def sample(
@@ -225,14 +229,11 @@ class ScenarioSampler:
     def __init__(
         self,
         scenarios: list[tuple[tuple[tuple[int, int], ...], tuple[int, ...]]],
-        table: np.ndarray,
-        num_infosets: int,
-        table_row: np.ndarray,
-        pad: int,
+        table: DistributionTable,
         targets: np.ndarray,
     ) -> None:
-        width = table.shape[1]
-        flat = table.reshape(-1)
+        flat, table_row, pad = table.flat, table.node_row, table.pad
+        num_infosets = table.num_infosets
         self.chance_factor = np.ones(len(scenarios))
         # moves[k][s]: flat index into the distribution table of the k-th player choice of
         # scenario s; ``pad`` (a cell holding 1.0) fills the rest.
@@ -245,7 +246,7 @@ class ScenarioSampler:
         for s, (choices, nodes) in enumerate(scenarios):
             k = 0
             for node, action in choices:
-                cell = table_row[node] * width + action
+                cell = table.row_start[table_row[node]] + action
                 if table_row[node] < num_infosets:
                     moves[k, s] = cell
                     k += 1
@@ -287,8 +288,7 @@ def make_sampler(
     tree: CompiledTree,
     kind: np.ndarray,
     sampled: tuple[int, ...],
-    table: np.ndarray,
-    table_row: np.ndarray,
+    table: DistributionTable,
     chance_reach: np.ndarray,
     targets: np.ndarray,
 ) -> CountSampler | ScenarioSampler:
@@ -300,9 +300,8 @@ def make_sampler(
     is_sampled = np.isin(kind, sampled)
     scenarios = _scenarios(tree, is_sampled, MAX_SCENARIOS, len(targets) + 1)
     if scenarios is None:
-        return CountSampler(tree, kind, is_sampled, table_row, chance_reach, targets)
-    pad = (table.shape[0] - 1) * table.shape[1]
-    return ScenarioSampler(scenarios, table, tree.num_infosets, table_row, pad, targets)
+        return CountSampler(tree, kind, is_sampled, table, chance_reach, targets)
+    return ScenarioSampler(scenarios, table, targets)
 
 
 def node_kinds(tree: CompiledTree, seat: int) -> np.ndarray:
@@ -315,21 +314,71 @@ def node_kinds(tree: CompiledTree, seat: int) -> np.ndarray:
     return kind
 
 
-def distribution_table(tree: CompiledTree, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distribution at every non-terminal node: a table with one row per infoset (zeros,
-    filled with strategies later), then one per chance node (its outcome probabilities), then
-    a row of ones (the padding cell of the scenario samplers' products); and every node's row
-    in it (-1 at terminals)."""
-    n_i = tree.num_infosets
-    player = tree.player.astype(np.int64)
-    chance = np.flatnonzero(kind == CHANCE_NODE)
-    table_row = np.full(tree.num_nodes, -1, dtype=np.int64)
-    table_row[player >= 0] = tree.infoset.astype(np.int64)[player >= 0]
-    table_row[chance] = n_i + np.arange(chance.size)
-    table = np.zeros((n_i + chance.size + 1, tree.branching))
-    kids, owner = child_ranges(tree, chance)
-    chance_probs = np.zeros((chance.size, tree.branching))  # by outcome id
-    chance_probs[owner, tree.action[kids]] = tree.chance_prob[kids]
-    table[n_i:-1] = chance_probs / chance_probs.sum(axis=1, keepdims=True)
-    table[-1] = 1.0
-    return table, table_row
+class DistributionTable:
+    """The distribution at every non-terminal node, as rows of one flat vector: one row per
+    information set (``num_actions`` wide, zeros until the learner writes its strategies in:
+    :meth:`strategies`), then one per chance node (its outcome probabilities by outcome id, as
+    wide as its own largest id plus one), then a cell holding 1.0 (:attr:`pad`, the padding
+    cell of the scenario sampler's products). Rows of their own widths: one chance node of
+    10,000 outcomes widened every information set's row to 10,000 in a rectangular table.
+
+    Attributes:
+        flat: the cells.
+        row_start, row_width: where each row begins in :attr:`flat`, and its width.
+        node_row: each node's row (-1 at terminals).
+    """
+
+    def __init__(self, tree: CompiledTree, kind: np.ndarray) -> None:
+        n_i, n_a = tree.num_infosets, tree.num_actions
+        self.num_infosets, self.num_actions = n_i, n_a
+        player = tree.player.astype(np.int64)
+        chance = np.flatnonzero(kind == CHANCE_NODE)
+        self.node_row = np.full(tree.num_nodes, -1, dtype=np.int64)
+        self.node_row[player >= 0] = tree.infoset.astype(np.int64)[player >= 0]
+        self.node_row[chance] = n_i + np.arange(chance.size)
+        kids, owner = child_ranges(tree, chance)
+        outcome = tree.action[kids].astype(np.int64)
+        chance_width = np.zeros(chance.size, dtype=np.int64)
+        np.maximum.at(chance_width, owner, outcome + 1)
+        self.row_width = np.concatenate((np.full(n_i, n_a, dtype=np.int64), chance_width))
+        self.row_start = np.concatenate(([0], np.cumsum(self.row_width)[:-1]))
+        self.flat = np.zeros(int(self.row_width.sum()) + 1)
+        self.flat[-1] = 1.0
+        # Each chance row normalised as a row of the full table's width (the same sums, bit
+        # for bit), a bounded block of rows at a time.
+        width = tree.branching
+        step = max(1, (1 << 20) // width)
+        start = self.row_start[n_i:]
+        for lo in range(0, chance.size, step):
+            mine = (owner >= lo) & (owner < lo + step)
+            block = np.zeros((min(step, chance.size - lo), width))
+            block[owner[mine] - lo, outcome[mine]] = tree.chance_prob[kids[mine]]
+            block /= block.sum(axis=1, keepdims=True)
+            self.flat[start[owner[mine]] + outcome[mine]] = block[owner[mine] - lo, outcome[mine]]
+
+    @property
+    def pad(self) -> int:
+        """The cell holding 1.0."""
+        return int(self.flat.size - 1)
+
+    def strategies(self) -> np.ndarray:
+        """``[num_infosets, num_actions]``: a view of the information sets' rows, made on each
+        call (a view kept would come back from a pickle or a deepcopy, a learner sent to a
+        worker process, as an array of its own, and what is written into it would never reach
+        the cells the samplers read)."""
+        n = self.num_infosets * self.num_actions
+        return self.flat[:n].reshape(self.num_infosets, self.num_actions)
+
+    def rows(self, flat: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
+        """``[len(rows), width]``: rows ``rows`` of the cells ``flat`` (this table's layout),
+        zeros past each row's own width."""
+        cols = np.arange(width)
+        inside = cols < self.row_width[rows, None]
+        index = np.where(inside, self.row_start[rows, None] + cols, 0)
+        return np.where(inside, flat[index], 0.0)
+
+
+def distribution_table(tree: CompiledTree, kind: np.ndarray) -> DistributionTable:
+    """The :class:`DistributionTable` of the nodes of ``tree`` whose kinds (seen from one seat)
+    are ``kind``."""
+    return DistributionTable(tree, kind)
