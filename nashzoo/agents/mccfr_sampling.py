@@ -52,7 +52,6 @@ class CountSampler:
     ) -> None:
         n_nodes, width = tree.num_nodes, tree.branching
         table_row = table.node_row
-        self.table = table
         parent = tree.parent.astype(np.int64)
         levels = [
             np.arange(tree.level_starts[d], tree.level_starts[d + 1])
@@ -98,7 +97,10 @@ class CountSampler:
             slot[todo] = np.where(is_sampled[up], edge[up] + tree.action[todo], slot[up])
         self.slot = slot
         self.num_slots = offset
-        self.levels = [(slot[nodes], table_row[nodes], run, where) for nodes, run, where in runs]
+        self.levels = [
+            (slot[nodes], table.cells(table_row[nodes], run), run, where)
+            for nodes, run, where in runs
+        ]
         self.prefix_slots = slice(1, 1 + frontier.size)
         self.prefix_probs = chance_reach[frontier] / max(chance_reach[frontier].sum(), 1e-300)
         # Nodes counted by each slot (prefix nodes count once per frontier node below them).
@@ -120,11 +122,11 @@ class CountSampler:
         out[0] = walks
         if self.prefix_probs.size:
             out[self.prefix_slots] = rng.multinomial(walks, self.prefix_probs)
-        for count_slots, rows, run, where in self.levels:
+        for count_slots, cells, run, where in self.levels:
             reached = out[count_slots]
             hit = np.flatnonzero(reached)
             block = out[where].reshape(-1, run)  # a view: one row per sampled node
-            block[hit] = rng.multinomial(reached[hit], self.table.rows(probs, rows[hit], run))
+            block[hit] = rng.multinomial(reached[hit], probs[cells[hit]])
         return out
 
     def sample(
@@ -319,8 +321,9 @@ class DistributionTable:
     information set (``num_actions`` wide, zeros until the learner writes its strategies in:
     :meth:`strategies`), then one per chance node (its outcome probabilities by outcome id, as
     wide as its own largest id plus one), then a cell holding 1.0 (:attr:`pad`, the padding
-    cell of the scenario sampler's products). Rows of their own widths: one chance node of
-    10,000 outcomes widened every information set's row to 10,000 in a rectangular table.
+    cell of the scenario sampler's products) and one holding 0 (:attr:`zero`, what
+    :meth:`cells` reads past a row's end). Rows of their own widths: one chance node of 10,000
+    outcomes widened every information set's row to 10,000 in a rectangular table.
 
     Attributes:
         flat: the cells.
@@ -342,8 +345,8 @@ class DistributionTable:
         np.maximum.at(chance_width, owner, outcome + 1)
         self.row_width = np.concatenate((np.full(n_i, n_a, dtype=np.int64), chance_width))
         self.row_start = np.concatenate(([0], np.cumsum(self.row_width)[:-1]))
-        self.flat = np.zeros(int(self.row_width.sum()) + 1)
-        self.flat[-1] = 1.0
+        self.flat = np.zeros(int(self.row_width.sum()) + 2)
+        self.flat[-2] = 1.0
         # Each chance row normalised as a row of the full table's width (the same sums, bit
         # for bit), a bounded block of rows at a time.
         width = tree.branching
@@ -359,6 +362,11 @@ class DistributionTable:
     @property
     def pad(self) -> int:
         """The cell holding 1.0."""
+        return int(self.flat.size - 2)
+
+    @property
+    def zero(self) -> int:
+        """The cell holding 0."""
         return int(self.flat.size - 1)
 
     def strategies(self) -> np.ndarray:
@@ -369,13 +377,12 @@ class DistributionTable:
         n = self.num_infosets * self.num_actions
         return self.flat[:n].reshape(self.num_infosets, self.num_actions)
 
-    def rows(self, flat: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
-        """``[len(rows), width]``: rows ``rows`` of the cells ``flat`` (this table's layout),
-        zeros past each row's own width."""
+    def cells(self, rows: np.ndarray, width: int) -> np.ndarray:
+        """``[len(rows), width]``: the cells of rows ``rows``, :attr:`zero` past each row's own
+        width (``flat[cells(...)]`` is then the rows, zero-padded, in one gather)."""
         cols = np.arange(width)
         inside = cols < self.row_width[rows, None]
-        index = np.where(inside, self.row_start[rows, None] + cols, 0)
-        return np.where(inside, flat[index], 0.0)
+        return np.where(inside, self.row_start[rows, None] + cols, self.zero)
 
 
 def distribution_table(tree: CompiledTree, kind: np.ndarray) -> DistributionTable:
