@@ -169,7 +169,22 @@ def _instant_regrets(learner, view) -> np.ndarray:
     return instant * mask
 
 
-@pytest.mark.parametrize("name", ["cfr", "cfr_plus", "dcfr"])
+def _full_width_learners() -> list[str]:
+    """Every built-in full-width CFR variant (a new one is tested here without a list)."""
+    from nashzoo.agents.cfr import _FullWidthCFR
+    from nashzoo.agents.registry import learner_class, learner_names
+
+    return [n for n in learner_names() if issubclass(learner_class(n), _FullWidthCFR)]
+
+
+FULL_WIDTH = _full_width_learners()
+
+
+def test_the_full_width_variants_are_found():
+    assert {"cfr", "cfr_plus", "dcfr"} <= set(FULL_WIDTH)
+
+
+@pytest.mark.parametrize("name", FULL_WIDTH)
 def test_policies_are_copies_not_live_views(name: str) -> None:
     a = make_learner(name, "kuhn_poker", 0)
     b = make_learner(name, "kuhn_poker", 1)
@@ -186,7 +201,7 @@ def test_policies_are_copies_not_live_views(name: str) -> None:
         average.probs[0, 0] = 1.0  # read-only
 
 
-@pytest.mark.parametrize("name", ["cfr", "cfr_plus", "dcfr"])
+@pytest.mark.parametrize("name", FULL_WIDTH)
 def test_resume_is_bit_identical(name: str, tmp_path) -> None:
     game = load_game("leduc_poker")
     straight = [make_learner(name, game, s) for s in (0, 1)]

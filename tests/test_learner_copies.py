@@ -26,6 +26,17 @@ CASES = [
 ]
 
 
+def test_every_built_in_table_learner_is_a_case():
+    """A new tabular or sampling learner must be added to CASES (with a game and a budget that
+    suit it): copies of learners broke silently before this test existed."""
+    from nashzoo.agents.registry import learner_class, learning_learner_names
+
+    tables = {
+        n for n in learning_learner_names() if learner_class(n).kind in ("tabular", "sampling")
+    }
+    assert tables <= {name for name, _, _ in CASES}, "add the new learner to CASES"
+
+
 def _train(pair, steps):
     a, b = pair
     for _ in range(steps):
