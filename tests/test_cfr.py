@@ -174,7 +174,15 @@ def _full_width_learners() -> list[str]:
     from nashzoo.agents.cfr import _FullWidthCFR
     from nashzoo.agents.registry import learner_class, learner_names
 
-    return [n for n in learner_names() if issubclass(learner_class(n), _FullWidthCFR)]
+    found = []
+    for name in learner_names():
+        try:
+            cls = learner_class(name)
+        except ImportError:  # a learner of an extra not installed (the lowest-versions run)
+            continue
+        if issubclass(cls, _FullWidthCFR):
+            found.append(name)
+    return found
 
 
 FULL_WIDTH = _full_width_learners()

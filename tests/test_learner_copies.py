@@ -31,9 +31,13 @@ def test_every_built_in_table_learner_is_a_case():
     suit it): copies of learners broke silently before this test existed."""
     from nashzoo.agents.registry import learner_class, learning_learner_names
 
-    tables = {
-        n for n in learning_learner_names() if learner_class(n).kind in ("tabular", "sampling")
-    }
+    tables = set()
+    for name in learning_learner_names():
+        try:
+            if learner_class(name).kind in ("tabular", "sampling"):
+                tables.add(name)
+        except ImportError:  # a learner of an extra not installed: none is tabular
+            continue
     assert tables <= {name for name, _, _ in CASES}, "add the new learner to CASES"
 
 

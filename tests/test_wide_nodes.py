@@ -5,6 +5,8 @@ children together), never through the dense ``[N, B]`` ``children`` table, which
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -155,3 +157,105 @@ def test_a_wide_chance_node_widens_only_its_own_run_of_sampler_slots():
         assert "children" not in vars(tree)
     finally:
         unregister_game("wide_deal")
+
+
+class Unsorted(Game):
+    """Player 0 picks one of three actions, listing them as [2, 0, 1]; player 1, seeing it,
+    answers with one of two, listed as [1, 0]. Payoff to player 0: ``10 * a0 + a1``. Legal
+    actions out of id order are accepted as long as every node of an information set lists
+    them alike."""
+
+    name = "unsorted_moves"
+    num_actions = 3
+    action_names = ("x", "y", "z")
+    infoset_tensor_size = 1
+
+    def new_initial_state(self) -> State:
+        return UnsortedState(self, ())
+
+
+class UnsortedState(State):
+    def __init__(self, game: Unsorted, moves: tuple[int, ...]) -> None:
+        super().__init__(game)
+        self.moves = moves
+
+    def current_player(self) -> int:
+        return (0, 1, TERMINAL)[len(self.moves)]
+
+    def legal_actions(self) -> list[int]:
+        return ([2, 0, 1], [1, 0], [])[len(self.moves)]
+
+    def _child(self, action: int) -> State:
+        return UnsortedState(self.game, (*self.moves, action))
+
+    def returns(self) -> np.ndarray:
+        win = 10.0 * self.moves[0] + self.moves[1]
+        return np.array([win, -win])
+
+    def history(self) -> list[int]:
+        return list(self.moves)
+
+    def describe(self, player: int | None = None) -> str:
+        return f"unsorted {self.moves}"
+
+    def infoset_key(self, player: int) -> str:
+        seen = self.moves[0] if player == 1 and self.moves else None
+        return f"p{player} saw {seen}"
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        return np.array([self.moves[0] / 2 if player == 1 and self.moves else 0.0])
+
+
+def test_legal_actions_listed_out_of_id_order_reach_their_own_children():
+    """The children of a node are stored in the order its legal actions are listed; the
+    lookup by action id assumed ascending ids, so a game listing [2, 0, 1] went, silently, to
+    another action's child: in the envs, in NFSP's and PPO's tree play, in Deep CFR's walks."""
+    from nashzoo.agents.tree_play import TreePlay
+    from nashzoo.envs import env
+
+    game = Unsorted()
+    tree = compile_tree(game)
+    dense = tree.children
+    decision = np.flatnonzero(tree.player >= 0)
+    rows, cols = np.nonzero(tree.legal_mask[tree.infoset[decision]])
+    np.testing.assert_array_equal(
+        tree.decision_children(decision[rows], cols), dense[decision[rows], cols]
+    )
+    for a0 in range(3):
+        for a1 in range(2):
+            play = env(game, tabulate=True)
+            play.reset(seed=0)
+            play.step(a0)
+            play.step(a1)
+            assert play.rewards["player_0"] == 10 * a0 + a1
+            tree_play = TreePlay(game, copies=1, seat=0, rng=np.random.default_rng(0))
+            tree_play.start(np.arange(1))
+            tree_play.move(np.arange(1), np.array([a0]))  # player 1 answers from its policy
+            assert tree_play.payoffs(np.arange(1))[0] // 10 == a0
+    walks = tm.sampled_walks(tree).walk(0, tm.uniform_strategy(tree), 4, np.random.default_rng(0))
+    for before, depth in itertools.pairwise(walks):  # Deep CFR's walks: each node
+        parents = before.node[depth.parent]  # is its parent's child for its action
+        np.testing.assert_array_equal(depth.node, dense[parents, depth.action])
+
+
+def test_a_policy_keeps_its_games_tree_one_object_past_the_cache():
+    """The caches keep the 16 games used last; a policy still holding an older game's tree
+    must get that same tree back from compile_tree (its rows are read by index only when the
+    trees are one object: by tensor, a game whose sets share tensors was refused)."""
+    import gc
+    import weakref
+
+    from nashzoo.agents import TabularPolicy
+
+    policy = TabularPolicy.uniform(_wide_matrix(3))
+    for n in range(4, 24):
+        compile_tree(_wide_matrix(n))
+    assert compile_tree(policy.game) is policy.tree
+    tree = compile_tree(_wide_matrix(30))
+    tm.sampled_walks(tree)  # cached per tree: it must not keep the tree alive
+    dropped = weakref.ref(tree)
+    del tree
+    for n in range(31, 51):
+        compile_tree(_wide_matrix(n))
+    gc.collect()
+    assert dropped() is None

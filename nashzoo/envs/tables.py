@@ -125,7 +125,8 @@ def _decision_tables(
 def _chance_tables(
     tree: CompiledTree, legal: list[tuple[int, ...]]
 ) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]], list[list[float]]]:
-    """Per node: the chance outcomes in id order, their children and cumulative probabilities
+    """Per node: the chance outcomes in the order the game lists them (id order in every
+    built-in game), their children and cumulative probabilities
     (empty at decision and terminal nodes); also writes each chance node's outcomes into
     ``legal``."""
     num_nodes = tree.num_nodes

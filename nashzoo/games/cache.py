@@ -12,17 +12,19 @@ notebook's State cell is run again. :func:`clear_caches` forgets every cached va
 
 Each cache keeps the values of the :data:`CACHED_GAMES` games asked for most recently: a sweep
 over hundreds of games in one process (a notebook, a script) held every one's tree and env
-tables for good, 39 MB a 300x300 matrix game, 4 GB after 41 of them. A value dropped is built
-again if asked for again; whoever still holds it keeps it.
+tables for good, 39 MB a 300x300 matrix game, 4 GB after 41 of them. A value past those is
+still served while anything else holds it (a policy holds its game's tree), so a game's value
+stays one object as long as it is in use; one that nobody holds is built again if asked for.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from nashzoo.games.base import Game
 
@@ -39,6 +41,11 @@ class GameCache(Generic[T]):
     def __init__(self, build: Callable[[Game], T]) -> None:
         self._build = build
         self._values: OrderedDict[tuple[type, str], T] = OrderedDict()
+        # Every value still alive anywhere, the evicted ones included: identity checks
+        # (``policy.tree is tree``) must hold while a value is in use.
+        self._alive: weakref.WeakValueDictionary[tuple[type, str], Any] = (
+            weakref.WeakValueDictionary()
+        )
         # Held while building, so two threads never build one big value twice; re-entrant, so a
         # build may use the same cache for another game.
         self._lock = threading.RLock()
@@ -48,22 +55,29 @@ class GameCache(Generic[T]):
         key = (type(game), game.id)
         with self._lock:
             value = self._values.get(key)
-            if value is None:
-                value = self._values[key] = self._build(game)
-                while len(self._values) > CACHED_GAMES:
-                    self._values.popitem(last=False)
-            else:
+            if value is not None:
                 self._values.move_to_end(key)
+                return value
+            value = self._alive.get(key)
+            if value is None:
+                value = self._build(game)
+                with contextlib.suppress(TypeError):  # a bool cannot be weakly referenced
+                    self._alive[key] = value
+            self._values[key] = value
+            while len(self._values) > CACHED_GAMES:
+                self._values.popitem(last=False)
             return value
 
     def __contains__(self, game: Game) -> bool:
         """Whether ``game``'s value is built already (so asking for it costs nothing)."""
-        return (type(game), game.id) in self._values
+        key = (type(game), game.id)
+        return key in self._values or key in self._alive
 
     def clear(self) -> None:
         """Forget every value (tests, or memory after a very large game)."""
         with self._lock:
             self._values.clear()
+            self._alive.clear()
 
 
 _ALL: weakref.WeakSet[GameCache] = weakref.WeakSet()

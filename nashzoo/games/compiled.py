@@ -150,7 +150,8 @@ class CompiledTree:
     @functools.cached_property
     def child_start(self) -> np.ndarray:
         """``[N + 1]`` int64: the children of node ``n`` are the nodes
-        ``child_start[n]:child_start[n + 1]``, in ascending action (or outcome) id. The
+        ``child_start[n]:child_start[n + 1]``, in the order the game lists its moves there
+        (ascending ids in every built-in game; ``action`` says each child's id). The
         breadth-first layout keeps every node's children together, so this is one cumulative
         count: the children of any node, however wide, cost nothing per missing action (unlike
         :attr:`children`). A terminal's range is empty."""
@@ -163,12 +164,18 @@ class CompiledTree:
 
     @functools.cached_property
     def legal_rank(self) -> np.ndarray:
-        """``[I, A]`` int64: each legal action's position among its information set's legal
-        actions, -1 at illegal ones. A decision node's children are its set's legal actions in
-        id order, so the child of decision node ``n`` for legal action ``a`` is
-        ``child_start[n] + legal_rank[infoset[n], a]``: a gather, with no ``[N, A]`` table."""
-        rank = np.cumsum(self.legal_mask, axis=1, dtype=np.int64) - 1
-        return readonly(np.where(self.legal_mask, rank, -1))
+        """``[I, A]`` int64: each legal action's position among its decision nodes' children,
+        -1 at illegal ones. Every node of an information set lists the set's legal actions in
+        one order (the compile checks that), so the child of decision node ``n`` for legal
+        action ``a`` is ``child_start[n] + legal_rank[infoset[n], a]``: a gather, with no
+        ``[N, A]`` table. Read off the children themselves, so a game that lists its actions
+        in another order than their ids still gets each action's own child."""
+        kids = np.arange(1, self.num_nodes, dtype=np.int64)
+        kids = kids[self.player[self.parent[1:]] >= 0]  # the children of decision nodes
+        up = self.parent[kids].astype(np.int64)
+        rank = np.full((self.num_infosets, self.num_actions), -1, dtype=np.int64)
+        rank[self.infoset[up], self.action[kids]] = kids - self.child_start[up]
+        return readonly(rank)
 
     def decision_children(self, nodes: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """The children of decision nodes ``nodes`` for their legal actions ``actions`` (equal

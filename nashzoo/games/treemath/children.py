@@ -1,7 +1,7 @@
 """A compiled tree's children without a dense ``[N, B]`` table.
 
-The breadth-first layout keeps every node's children together, in ascending action id, so the
-children of node ``n`` are ``child_start[n]:child_start[n + 1]``
+The breadth-first layout keeps every node's children together, in the order the game lists
+them, so the children of node ``n`` are ``child_start[n]:child_start[n + 1]``
 (:attr:`~nashzoo.games.tree.CompiledTree.child_start`) and a decision node's child for a legal
 action is one gather (:meth:`~nashzoo.games.tree.CompiledTree.decision_children`). What a node
 costs is then its own width, not the widest node's: a 1000x1000 matrix game's million
@@ -22,10 +22,16 @@ from nashzoo.games.treemath._cache import frozen, per_tree
 
 def child_ranges(tree: CompiledTree, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(children, owner)``: every child of ``nodes``, node after node and each node's in
-    ascending action id, and the position in ``nodes`` of each child's parent."""
+    their stored order, and the position in ``nodes`` of each child's parent."""
+    return ranges_of(tree.child_start, nodes)
+
+
+def ranges_of(child_start: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`child_ranges` from the tree's ``child_start`` alone (for an index that must not
+    hold the tree: a cached one would keep it alive)."""
     nodes = np.asarray(nodes, dtype=np.int64)
-    start = tree.child_start[nodes]
-    count = tree.child_start[nodes + 1] - start
+    start = child_start[nodes]
+    count = child_start[nodes + 1] - start
     owner = np.repeat(np.arange(nodes.size), count)
     first_of_owner = np.repeat(np.cumsum(count) - count, count)
     return start[owner] + (np.arange(owner.size) - first_of_owner), owner

@@ -93,11 +93,11 @@ def counterfactual_values(
 
 def terminal_spans(tree: CompiledTree) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(order, first, after)``: the terminals (positions in ``tree.terminal_nodes``) in
-    depth-first order, children visited by ascending action id, and for every node the
-    half-open range ``[first, after)`` of that order holding the terminals below it (a
-    terminal's range is itself). Sums over the terminals below every node are then two
-    gathers of one cumulative sum. Computed a depth at a time (terminal counts bottom-up,
-    offsets top-down); cached per tree."""
+    depth-first order, children visited in their stored order (ascending action id in every
+    built-in game), and for every node the half-open range ``[first, after)`` of that order
+    holding the terminals below it (a terminal's range is itself). Sums over the terminals
+    below every node are then two gathers of one cumulative sum. Computed a depth at a time
+    (terminal counts bottom-up, offsets top-down); cached per tree."""
     return per_tree(tree, "terminal_spans", _build_terminal_spans)
 
 

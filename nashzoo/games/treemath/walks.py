@@ -15,7 +15,7 @@ import numpy as np
 from nashzoo.games.base import CHANCE
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath._cache import per_tree
-from nashzoo.games.treemath.children import chance_rows, child_ranges
+from nashzoo.games.treemath.children import chance_rows, ranges_of
 
 
 def sample_cdf(cdf: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
@@ -64,9 +64,16 @@ class SampledWalks:
     """Index arrays of one compiled tree for sampled walks (get one with :func:`sampled_walks`)."""
 
     def __init__(self, tree: CompiledTree) -> None:
-        self.tree = tree
+        # Arrays only, never the tree: this index is cached per tree (``per_tree``), and a
+        # reference to the tree from it would keep every tree Deep CFR walked alive for good.
         self.player = tree.player.astype(np.int64)
         self.infoset = tree.infoset.astype(np.int64)
+        self.action = tree.action.astype(np.int64)
+        self.child_start = tree.child_start
+        self.legal_rank = tree.legal_rank
+        self.legal_mask = tree.legal_mask
+        self.utility = tree.utility
+        self.num_actions = tree.num_actions
         self.chance = chance_rows(tree)
         self.chance_cdf = np.cumsum(self.chance.probs, axis=1)
 
@@ -77,7 +84,6 @@ class SampledWalks:
 
         ``strategy`` is ``[num_infosets, num_actions]`` for every player.
         """
-        tree = self.tree
         node = np.zeros(k, dtype=np.int64)
         empty_i = np.zeros(k, dtype=np.int64)
         depths = [WalkDepth(node, empty_i - 1, empty_i - 1, np.ones(k), np.zeros(k, dtype=bool))]
@@ -87,8 +93,8 @@ class SampledWalks:
             parts: list[tuple[np.ndarray, ...]] = []
             explore = np.flatnonzero(who == explorer)
             if explore.size:
-                kids, owner = child_ranges(tree, node[explore])
-                cols = tree.action[kids].astype(np.int64)
+                kids, owner = ranges_of(self.child_start, node[explore])
+                cols = self.action[kids]
                 isets = self.infoset[node[explore]]
                 parts.append(
                     (
@@ -104,13 +110,14 @@ class SampledWalks:
                 at = node[chance]
                 u = rng.random(chance.size)
                 picks = sample_rows(self.chance_cdf, self.chance.row[at], u, cumulative=True)
-                kids = tree.child_start[at] + picks
-                parts.append(self._sampled(kids, chance, tree.action[kids].astype(np.int64)))
+                kids = self.child_start[at] + picks
+                parts.append(self._sampled(kids, chance, self.action[kids]))
             sample = np.flatnonzero((who >= 0) & (who != explorer))
             if sample.size:
                 at = node[sample]
                 cols = sample_rows(strategy, self.infoset[at], rng.random(sample.size))
-                parts.append(self._sampled(tree.decision_children(at, cols), sample, cols))
+                kids = self.child_start[at] + self.legal_rank[self.infoset[at], cols]
+                parts.append(self._sampled(kids, sample, cols))
             if not parts:
                 return depths
             depths.append(WalkDepth(*(np.concatenate(p) for p in zip(*parts, strict=True))))
@@ -131,8 +138,8 @@ class SampledWalks:
         self, depths: list[WalkDepth], player: int
     ) -> tuple[np.ndarray, np.ndarray]:
         """Back up sampled values; return ``(infosets, regrets)`` at ``player``'s visited nodes."""
-        utility = self.tree.utility[:, player]
-        num_actions = self.tree.num_actions
+        utility = self.utility[:, player]
+        num_actions = self.num_actions
         out_isets, out_regrets = [], []
         child_values: np.ndarray | None = None
         for d in range(len(depths) - 1, -1, -1):
@@ -153,7 +160,7 @@ class SampledWalks:
                     child_by_action = np.zeros((mine.size, num_actions))
                     child_by_action[row[nxt.parent[ex]], nxt.action[ex]] = child_values[ex]
                     isets = self.infoset[level.node[mine]]
-                    legal = self.tree.legal_mask[isets]
+                    legal = self.legal_mask[isets]
                     out_isets.append(isets)
                     out_regrets.append(np.where(legal, child_by_action - values[mine, None], 0.0))
             child_values = values
