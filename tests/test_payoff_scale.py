@@ -3,6 +3,8 @@ as the same game paying 1 does (the tables' decimals and the ties follow the pay
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 import pytest
 
@@ -149,3 +151,20 @@ def test_a_checkpoint_from_before_reward_scale_resumes_unscaled(tmp_path, learne
     np.savez(tmp_path / "old.npz", **arrays)
     assert load_learner(tmp_path / "old.npz", game).reward_scale == 1.0
     assert load_learner(tmp_path / "new.npz", game).reward_scale == 1.0
+
+
+def test_settings_before_they_existed_are_only_those_the_learners_config_has(tmp_path):
+    """A plugin subclassing a learner inherits its list of settings older checkpoints lack; a
+    setting its own config does not have must not be put into the config (which would then
+    be refused as an unknown field)."""
+    from nashzoo.agents.cfr import CFR
+
+    class Subclass(CFR):  # not registered: loaded through its own class
+        # CFR's config has no such field
+        settings_before_they_existed: ClassVar[dict[str, Any]] = {"reward_scale": 1.0}
+
+    learner = Subclass("kuhn_poker", 0)
+    learner.step(learner.current_policy())
+    learner.save(tmp_path / "sub.npz")
+    restored = Subclass.load(tmp_path / "sub.npz")
+    np.testing.assert_array_equal(restored.average_policy().probs, learner.average_policy().probs)

@@ -404,7 +404,11 @@ class Learner(ABC):
         meta = checkpoint.meta
         config = _on_device(meta["config"], device, name)
         if isinstance(config, dict):
-            config = {**cls.settings_before_they_existed, **config}
+            # Only settings the class's config has: a plugin subclassing NFSP with a Config of
+            # its own inherits NFSP's list, and a setting its config lacks would be refused.
+            fields = {f.name for f in dataclasses.fields(cls.Config)}
+            old = cls.settings_before_they_existed.items()
+            config = {**{k: v for k, v in old if k in fields}, **config}
         try:
             learner = cls._instance_to_restore(checkpoint.game, meta["seat"], config, meta["seed"])
         except Exception as err:
