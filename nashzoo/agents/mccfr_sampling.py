@@ -352,12 +352,14 @@ class DistributionTable:
         width = tree.branching
         step = max(1, (1 << 20) // width)
         start = self.row_start[n_i:]
-        for lo in range(0, chance.size, step):
-            mine = (owner >= lo) & (owner < lo + step)
+        bounds = np.searchsorted(owner, np.arange(0, chance.size + step, step))  # owner sorted
+        for b, lo in enumerate(range(0, chance.size, step)):
+            mine = slice(bounds[b], bounds[b + 1])  # the children of this block's rows
+            row, col = owner[mine] - lo, outcome[mine]
             block = np.zeros((min(step, chance.size - lo), width))
-            block[owner[mine] - lo, outcome[mine]] = tree.chance_prob[kids[mine]]
+            block[row, col] = tree.chance_prob[kids[mine]]
             block /= block.sum(axis=1, keepdims=True)
-            self.flat[start[owner[mine]] + outcome[mine]] = block[owner[mine] - lo, outcome[mine]]
+            self.flat[start[owner[mine]] + col] = block[row, col]
 
     @property
     def pad(self) -> int:
