@@ -327,3 +327,100 @@ def test_a_wrapped_error_with_a_newline_is_reported_on_one_line():
 
     err = TypeError("EvalSchedule.__init__() got an unexpected keyword argument '\n'")
     assert cause(err) == "TypeError: EvalSchedule.__init__() got an unexpected keyword argument ' '"
+
+
+# --- format tags and writer versions ------------------------------------------------------------
+def _with_tag(samples, name: str, tag: str, writer: str | None) -> bytes:
+    """The bytes of sample ``name`` with its format tag and writer version replaced."""
+
+    def stamp(payload: dict) -> dict:
+        payload = {**payload, "format": tag}
+        payload.pop("nashzoo", None)
+        return payload if writer is None else {**payload, "nashzoo": writer}
+
+    if name in ("learner", "trainer"):
+        entries = dict(samples[f"{name}_{'arrays' if name == 'learner' else 'entries'}"])
+        key = "__meta__" if name == "learner" else "__trainer__"
+        entries[key] = np.array(json.dumps(stamp(json.loads(str(entries[key])))))
+        return _npz_bytes(entries)
+    return json.dumps(stamp(samples[name])).encode()
+
+
+FORMATS = {
+    "policy": "nashzoo.TabularPolicy/1",
+    "learner": "nashzoo.Learner/1",
+    "trainer": "nashzoo.Trainer/1",
+    "run_config": "nashzoo.TrainRun/1",
+    "tournament_config": "nashzoo.Tournament/1",
+    "pairing": "nashzoo.TournamentPairing/1",
+}
+
+
+def test_every_file_names_the_nashzoo_that_wrote_it(samples, tmp_path):
+    """Beside its format tag (what the readers below go by), so that a refusal can say which
+    nashzoo wrote the file."""
+    from nashzoo import __version__
+
+    RunConfig.read(_folder_with(samples["run_config"], tmp_path)).write(tmp_path)
+    written = {
+        "policy": samples["policy"],
+        "learner": json.loads(str(samples["learner_arrays"]["__meta__"])),
+        "trainer": json.loads(str(samples["trainer_entries"]["__trainer__"])),
+        "run_config": json.loads((tmp_path / "train_config.json").read_text()),
+        "tournament_config": samples["tournament_config"],
+        "pairing": samples["pairing"],
+    }
+    for name, payload in written.items():
+        assert (payload["format"], payload["nashzoo"]) == (FORMATS[name], __version__), name
+
+
+def _folder_with(run_config: dict, folder: Path) -> Path:
+    (folder / "train_config.json").write_text(json.dumps(run_config))
+    return folder
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_a_file_in_a_newer_format_says_to_upgrade(samples, name):
+    """Before, a reader refused it as 'not a nashzoo ... (format tag)', as if it were some other
+    program's file, or (a checkpoint of the same tag with a setting added later) named the
+    setting it did not know and not the version."""
+    kind = FORMATS[name].rpartition("/")[0]
+    with pytest.raises(FileFormatError) as newer:
+        READERS[name](_with_tag(samples, name, f"{kind}/2", "9.0.0"))
+    assert f"written by nashzoo 9.0.0 in format '{kind}/2', newer than the '{kind}/1'" in str(
+        newer.value
+    )
+    assert str(newer.value).endswith("upgrade nashzoo to read it")
+    with pytest.raises(FileFormatError, match=r"older .* with the nashzoo that wrote it \(pip"):
+        READERS[name](_with_tag(samples, name, f"{kind}/0", "0.0.1"))
+    with pytest.raises(FileFormatError, match=r"in format '.*/0', older.*wrote it$"):
+        READERS[name](_with_tag(samples, name, f"{kind}/0", None))  # no version: before 11-28
+    for foreign in ("other.Thing/1", f"{kind}/x", None):
+        with pytest.raises(FileFormatError, match=r"is not a nashzoo .*format tag\)$"):
+            READERS[name](_with_tag(samples, name, foreign, "9.0.0"))
+
+
+def test_a_checkpoint_with_a_setting_from_a_newer_nashzoo_names_its_version(samples):
+    from nashzoo import __version__
+
+    entries = dict(samples["learner_arrays"])
+    meta = json.loads(str(entries["__meta__"]))
+    meta["config"] = {**meta["config"], "knob_of_the_future": 1}
+    for writer, note in (("9.0.0", True), ("0.1.0", False), ("0.0.9", False), (None, False)):
+        stamped = {k: v for k, v in meta.items() if k != "nashzoo"}
+        if writer is not None:
+            stamped["nashzoo"] = writer
+        entries["__meta__"] = np.array(json.dumps(stamped))
+        with pytest.raises(FileFormatError, match="knob_of_the_future") as refused:
+            _read_learner(_npz_bytes(entries))
+        said = f"written by nashzoo 9.0.0, newer than this one ({__version__}): upgrade nashzoo"
+        assert (said in str(refused.value)) == note, writer
+
+
+def test_release_numbers_of_versions():
+    from nashzoo.io.fields import _release
+
+    assert _release("0.10.2") > _release("0.9.9")
+    assert _release("1.0.0rc1") == (1, 0, 0)
+    assert _release("0.1.0+abc123") == (0, 1, 0)
+    assert _release("dev") == ()

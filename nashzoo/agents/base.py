@@ -41,7 +41,9 @@ from nashzoo.io import (
     cause,
     check_arrays,
     learner_checkpoint_bytes,
+    newer_writer_note,
     read_learner_checkpoint,
+    version_stamp,
 )
 
 _L = TypeVar("_L", bound="Learner")
@@ -343,6 +345,7 @@ class Learner(ABC):
     def _meta(self) -> dict[str, Any]:
         return {
             "format": LEARNER_FORMAT,
+            **version_stamp(),
             "learner": self.name,
             "module": _defining_module(type(self)),  # what to import where the name is unknown
             "game": self.game.name,
@@ -409,20 +412,20 @@ class Learner(ABC):
             fields = {f.name for f in dataclasses.fields(cls.Config)}
             old = cls.settings_before_they_existed.items()
             config = {**{k: v for k, v in old if k in fields}, **config}
+        newer = newer_writer_note(meta)  # a newer nashzoo's setting or array is no corruption
         try:
             learner = cls._instance_to_restore(checkpoint.game, meta["seat"], config, meta["seed"])
         except Exception as err:
             raise CheckpointError(
-                f"{name}: its config does not build a {cls.name} learner ({cause(err)})"
+                f"{name}: its config does not build a {cls.name} learner ({cause(err)}){newer}"
             ) from None
         try:
             learner._load_state_arrays(dict(checkpoint.arrays))
         except CheckpointError as err:
-            raise CheckpointError(f"{name}: {err}") from None
+            raise CheckpointError(f"{name}: {err}{newer}") from None
         except Exception as err:
-            raise CheckpointError(
-                f"{name}: checkpoint contents do not fit a {cls.name} learner ({cause(err)})"
-            ) from None
+            misfit = f"checkpoint contents do not fit a {cls.name} learner ({cause(err)})"
+            raise CheckpointError(f"{name}: {misfit}{newer}") from None
         try:
             learner.rng.bit_generator.state = meta["rng_state"]
         except Exception as err:

@@ -88,7 +88,7 @@ from nashzoo.io import (
     read_json,
     remove_stale_temp_files,
 )
-from nashzoo.io.fields import field, number
+from nashzoo.io.fields import check_format, field, number, version_stamp
 
 TOURNAMENT_FORMAT = "nashzoo.Tournament/1"
 PAIRING_FORMAT = "nashzoo.TournamentPairing/1"
@@ -192,8 +192,8 @@ def _read_config(path: Path) -> dict[str, Any]:
     """The stored ``tournament_config.json``, every field checked."""
     name = str(path)
     payload = read_json(path, "tournament config", TournamentFolderError)
-    if not isinstance(payload, dict) or payload.get("format") != TOURNAMENT_FORMAT:
-        raise TournamentFolderError(f"{name} is not a nashzoo tournament config (format tag)")
+    refusal = f"{name} is not a nashzoo tournament config (format tag)"
+    check_format(payload, TOURNAMENT_FORMAT, name, refusal, TournamentFolderError)
     field(payload, "game", str, name, TournamentFolderError)
     entrants = field(payload, "entrants", list, name, TournamentFolderError)
     for k, entrant in enumerate(entrants):
@@ -248,6 +248,7 @@ def _floats(payload: dict[str, Any], key: str, size: int, where: str, *, nan: bo
 def _pairing_payload(pairing: Pairing, names: Sequence[str], config_digest: str) -> bytes:
     payload: dict[str, Any] = {
         "format": PAIRING_FORMAT,
+        **version_stamp(),
         "tournament": config_digest,
         "row": pairing.row,
         "col": pairing.col,
@@ -276,8 +277,8 @@ def _read_pairing(
     one grew from, which played the same pairing)."""
     where = str(path)
     payload = read_json(path, "tournament pairing", TournamentFolderError)
-    if not isinstance(payload, dict) or payload.get("format") != PAIRING_FORMAT:
-        raise TournamentFolderError(f"{where} is not a nashzoo tournament pairing (format tag)")
+    refusal = f"{where} is not a nashzoo tournament pairing (format tag)"
+    check_format(payload, PAIRING_FORMAT, where, refusal, TournamentFolderError)
     if payload.get("checksum") != _digest(payload):
         raise TournamentFolderError(f"{where}: its checksum does not match its contents (edited?)")
     tournament = payload.get("tournament")
@@ -387,7 +388,7 @@ class TournamentFolder:
         where: dict[str, Any] = {"specs": None}
         if self.specs is not None:
             where = {"specs": self.specs, "working_directory": self.directory}
-        payload = {**self.config, **where}
+        payload = {**self.config, **version_stamp(), **where}
         atomic_write_bytes(self.folder / CONFIG_FILE, json.dumps(payload, indent=1).encode())
 
     def _accepted(self) -> list[set[str]]:

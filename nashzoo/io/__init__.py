@@ -6,6 +6,7 @@ The layer below the learners and the trainer (it knows games, nothing above them
   cleanup of the ones a killed process left, an output-folder lock, and pool workers that exit
   with their parent;
 * :mod:`nashzoo.io.fields`: JSON reading (no ``NaN``) and field checks with one-line errors;
+  the format tags and writer versions every file carries (:func:`check_format`);
 * :mod:`nashzoo.io.policy_file`: the policy JSON format;
 * :mod:`nashzoo.io.checkpoint`: learner and trainer checkpoints, and the checks of learners'
   state arrays (:class:`ArraySpec`, :func:`check_arrays`).
@@ -35,7 +36,15 @@ from nashzoo.io.checkpoint import (
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
 )
-from nashzoo.io.fields import FileFormatError, cause, parse_json, read_json
+from nashzoo.io.fields import (
+    FileFormatError,
+    cause,
+    check_format,
+    newer_writer_note,
+    parse_json,
+    read_json,
+    version_stamp,
+)
 from nashzoo.io.policy_file import (
     POLICY_FORMAT,
     PolicyFile,
@@ -61,11 +70,13 @@ __all__ = [
     "atomic_write_bytes",
     "cause",
     "check_arrays",
+    "check_format",
     "check_output_folder",
     "exit_with_parent",
     "folder_lock",
     "is_trainer_checkpoint",
     "learner_checkpoint_bytes",
+    "newer_writer_note",
     "parse_json",
     "read_json",
     "read_learner_checkpoint",
@@ -73,5 +84,6 @@ __all__ = [
     "read_trainer_checkpoint",
     "remove_stale_temp_files",
     "trainer_checkpoint_bytes",
+    "version_stamp",
     "write_policy_file",
 ]

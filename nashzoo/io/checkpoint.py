@@ -24,6 +24,7 @@ from nashzoo.games import Game
 from nashzoo.io.fields import (
     FileFormatError,
     cause,
+    check_format,
     field,
     game_of,
     number,
@@ -224,8 +225,8 @@ def read_learner_checkpoint(
         )
         raise CheckpointError(f"{name} is not a nashzoo learner checkpoint (no metadata){hint}")
     meta = _json_entry(entries, META_KEY, name)
-    if meta.get("format") != LEARNER_FORMAT:
-        raise CheckpointError(f"{name} is not a nashzoo learner checkpoint (format tag)")
+    refusal = f"{name} is not a nashzoo learner checkpoint (format tag)"
+    check_format(meta, LEARNER_FORMAT, name, refusal, CheckpointError)
     learner = field(meta, "learner", str, name, CheckpointError)
     if not learner:
         raise CheckpointError(f"{name}: field 'learner' is empty")
@@ -277,8 +278,8 @@ def read_trainer_checkpoint(path: str | os.PathLike[str]) -> TrainerCheckpoint:
             "learner's checkpoint loads with nashzoo.agents.load_learner"
         )
     state = _json_entry(entries, TRAINER_KEY, name)
-    if state.get("format") != TRAINER_FORMAT:
-        raise CheckpointError(f"{name} is not a nashzoo Trainer checkpoint (format tag)")
+    refusal = f"{name} is not a nashzoo Trainer checkpoint (format tag)"
+    check_format(state, TRAINER_FORMAT, name, refusal, CheckpointError)
     game = game_of(state, name, CheckpointError)
     names = string_list(state, "learners", name, CheckpointError)
     if len(names) != game.num_players:

@@ -8,6 +8,7 @@ the wrong kind never reaches the code that uses it, so a bad file gives a
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Mapping
@@ -60,6 +61,80 @@ def read_json(
         raise error(f"no {what} at {path}") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as err:
         raise error(f"{path} is not a readable {what} ({cause(err)})") from None
+
+
+VERSION_KEY = "nashzoo"
+"""The field every file nashzoo writes holds the writing nashzoo's version in (files from
+before 2026-11-28 lack it)."""
+
+
+def version_stamp() -> dict[str, str]:
+    """``{"nashzoo": VERSION}``: what every writer puts beside its format tag, so that a reader
+    can say which nashzoo wrote a file it cannot read."""
+    from nashzoo import __version__
+
+    return {VERSION_KEY: __version__}
+
+
+def check_format(
+    payload: Any,
+    expected: str,
+    source: str,
+    refusal: str,
+    error: type[FileFormatError] = FileFormatError,
+) -> None:
+    """Refuse ``payload`` unless its ``format`` tag is ``expected`` (``"nashzoo.Kind/N"``).
+
+    A tag of the same kind with another number was written by a nashzoo that stores that kind
+    differently: the message names both formats and the writer's version, and says to upgrade
+    (the file is newer) or to read it with the nashzoo that wrote it (older), rather than
+    failing later on a field this code does not know. Anything else gets ``refusal``."""
+    found = payload.get("format") if isinstance(payload, dict) else None
+    if found == expected:
+        return
+    kind, _, ours = expected.rpartition("/")
+    theirs = found.rpartition("/")[2] if isinstance(found, str) else ""
+    if not (isinstance(found, str) and found.startswith(kind + "/") and theirs.isdigit()):
+        raise error(refusal)
+    from nashzoo import __version__
+
+    writer = payload.get(VERSION_KEY)
+    by = f" by nashzoo {writer}" if isinstance(writer, str) else ""
+    newer = int(theirs) > int(ours)
+    pin = f" (pip install nashzoo=={writer})" if isinstance(writer, str) else ""
+    fix = "upgrade nashzoo to read it" if newer else f"read it with the nashzoo that wrote it{pin}"
+    raise error(
+        f"{source} was written{by} in format {found!r}, {'newer' if newer else 'older'} than "
+        f"the {expected!r} this nashzoo ({__version__}) reads; {fix}"
+    )
+
+
+def newer_writer_note(payload: Mapping[str, Any]) -> str:
+    """``"; it was written by nashzoo X, newer than this one (Y): ..."`` when ``payload`` names
+    a writer version above this nashzoo's (a newer nashzoo may store a setting or field this one
+    does not know, in the same format), else ``""``: what a reader adds to a refusal."""
+    from nashzoo import __version__
+
+    writer = payload.get(VERSION_KEY)
+    if not isinstance(writer, str) or _release(writer) <= _release(__version__):
+        return ""
+    return (
+        f"; it was written by nashzoo {writer}, newer than this one ({__version__}): "
+        "upgrade nashzoo to read it"
+    )
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The numbers of a version's release part (``"0.10.2rc1"`` -> ``(0, 10, 2)``)."""
+    numbers = []
+    for part in version.split("+")[0].split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if digits != part:
+            break
+    return tuple(numbers)
 
 
 def field(

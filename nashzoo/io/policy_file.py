@@ -19,7 +19,15 @@ from typing import Any
 from nashzoo.games import Game
 from nashzoo.games.infoset import PolicyError
 from nashzoo.io.atomic import atomic_write_bytes
-from nashzoo.io.fields import FileFormatError, field, game_of, read_json, string_list
+from nashzoo.io.fields import (
+    FileFormatError,
+    check_format,
+    field,
+    game_of,
+    read_json,
+    string_list,
+    version_stamp,
+)
 
 POLICY_FORMAT = "nashzoo.TabularPolicy/1"
 
@@ -42,6 +50,7 @@ def write_policy_file(
     """Write ``table`` for ``game`` atomically."""
     payload = {
         "format": POLICY_FORMAT,
+        **version_stamp(),
         "game": game.name,
         "game_id": game.id,
         "game_params": game.params,
@@ -55,8 +64,13 @@ def read_policy_file(path: str | os.PathLike[str]) -> PolicyFile:
     """Read and validate a file written by :func:`write_policy_file`."""
     name = str(path)
     payload = read_json(path, "policy JSON file", PolicyFileError)
-    if not isinstance(payload, dict) or payload.get("format") != POLICY_FORMAT:
-        raise PolicyFileError(f"{name} is not a nashzoo TabularPolicy file (missing format tag)")
+    check_format(
+        payload,
+        POLICY_FORMAT,
+        name,
+        f"{name} is not a nashzoo TabularPolicy file (missing format tag)",
+        PolicyFileError,
+    )
     game = game_of(payload, name, PolicyFileError)
     names = string_list(payload, "action_names", name, PolicyFileError)
     if names != list(game.action_names):

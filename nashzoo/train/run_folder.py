@@ -31,7 +31,7 @@ from typing import Any
 from nashzoo.agents.registry import import_plugins, same_plugins, stored_plugins
 from nashzoo.games import load_game
 from nashzoo.io import FileFormatError, atomic_write_bytes, read_json
-from nashzoo.io.fields import field, number, string_list
+from nashzoo.io.fields import check_format, field, number, string_list, version_stamp
 from nashzoo.train.trainer import Trainer
 
 RUN_FORMAT = "nashzoo.TrainRun/1"
@@ -111,7 +111,8 @@ class RunConfig:
         return left
 
     def write(self, folder: Path) -> None:
-        payload = {"format": RUN_FORMAT, **dataclasses.asdict(self)}
+        payload = {"format": RUN_FORMAT, **version_stamp()}
+        payload.update(dataclasses.asdict(self))
         payload["settings"] = [_plain(seat) for seat in self.settings]
         if self.plugins is None:  # not recorded: a later resume still takes the typed ones
             del payload["plugins"]
@@ -125,8 +126,8 @@ class RunConfig:
             return None
         name = str(path)
         payload = read_json(path, "training run config", RunFolderError)
-        if not isinstance(payload, dict) or payload.get("format") != RUN_FORMAT:
-            raise RunFolderError(f"{name} is not a nashzoo training run config (format tag)")
+        refusal = f"{name} is not a nashzoo training run config (format tag)"
+        check_format(payload, RUN_FORMAT, name, refusal, RunFolderError)
         learners = string_list(payload, "learners", name, RunFolderError)
         if len(learners) != 2:
             raise RunFolderError(f"{name}: 'learners' needs two names, got {learners}")

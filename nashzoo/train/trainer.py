@@ -58,6 +58,7 @@ from nashzoo.io import (
     cause,
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
+    version_stamp,
 )
 from nashzoo.train.callbacks import Callback, StopOnInterrupt, as_callback
 from nashzoo.train.result import EvalRecord, TrainResult
@@ -397,6 +398,7 @@ class Trainer:
     def _state(self) -> dict[str, Any]:
         return {
             "format": TRAINER_FORMAT,
+            **version_stamp(),
             "game": self.game.name,
             "game_params": self.game.params,
             "game_id": self.game.id,
