@@ -133,7 +133,7 @@ def test_cli_train_and_race_take_logger(tmp_path, capsys):
     assert (tmp_path / "r" / "runs" / "self-xfp-seed0" / "metrics.csv").exists()
     capsys.readouterr()
     assert main(["train", "--learner", "cfr", "--iterations", "1", "--logger", "mlflow"]) == 2
-    assert "invalid choice: 'mlflow'" in capsys.readouterr().err
+    assert "--logger: logger must be one of tensorboard, wandb, csv" in capsys.readouterr().err
 
 
 def test_cli_train_without_out_logs_each_run_to_a_folder_of_its_own(tmp_path, monkeypatch, capsys):
@@ -142,3 +142,97 @@ def test_cli_train_without_out_logs_each_run_to_a_folder_of_its_own(tmp_path, mo
     assert main([*argv, "cfr"]) == 0 and main([*argv, "xfp"]) == 0
     files = sorted((tmp_path / "runs" / "train" / "logs").glob("*/metrics.csv"))
     assert len(files) == 2 and "metrics go to runs/train/logs/" in capsys.readouterr().out
+
+
+def _tracked(folder, tag):
+    """The TensorBoard points of ``tag`` in ``folder``, every event file read."""
+    accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
+    events = accumulator.EventAccumulator(str(folder))
+    events.Reload()
+    return [(s.step, s.value) for s in events.Scalars(tag)]
+
+
+def test_a_resumed_run_keeps_logging_to_its_own_trackers(tmp_path, capsys):
+    """`train --resume` without --logger logged nothing more (the loggers were not stored with
+    the run), although --resume says options not typed are the run's own; `--logger` given
+    twice kept only the last one; several trackers at once are 'csv,tensorboard'."""
+    pytest.importorskip("torch.utils.tensorboard")
+    out = tmp_path / "run"
+    base = ["train", "--out", str(out), "--no-progress", "--eval-every", "10"]
+    assert main([*base, "--learner", "cfr", "--iterations", "30", "--logger", "csv"]) == 0
+    stored = (out / "train_config.json").read_text()
+    assert '"loggers": [\n  "csv"\n ]' in stored
+    assert main([*base, "--resume", "--iterations", "60"]) == 0
+    with open(out / "metrics.csv") as handle:
+        steps = [
+            int(r["iteration"]) for r in csv.DictReader(handle) if r["metric"] == "eval/nash_conv"
+        ]
+    assert steps == [10, 20, 30, 40, 50, 60]
+    # typed again, the loggers replace the stored ones (and are stored): both, here
+    again = [*base, "--resume", "--iterations", "80", "--logger", "tensorboard", "--logger", "csv"]
+    assert main(again) == 0
+    assert [step for step, _ in _tracked(out, "eval/nash_conv")] == [70, 80]
+    assert main([*base, "--resume", "--iterations", "90"]) == 0
+    assert [step for step, _ in _tracked(out, "eval/nash_conv")] == [70, 80, 90]
+    with open(out / "metrics.csv") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["metric"] == "eval/nash_conv"]
+    assert [int(r["iteration"]) for r in rows][-3:] == [70, 80, 90]
+    capsys.readouterr()
+
+
+def test_a_race_run_run_again_starts_its_trackers_afresh(tmp_path, capsys):
+    """A race run run again (here: its settings changed on --resume) kept the first attempt's
+    TensorBoard events beside the new ones, so TensorBoard drew both attempts as one curve
+    (36 points for 18 evaluations)."""
+    pytest.importorskip("torch.utils.tensorboard")
+    argv = ["race", "--learners", "lo=dcfr", "--seeds", "1", "--budget-iterations", "20"]
+    argv += ["--backend", "serial", "--no-plots", "--no-progress", "--logger", "tensorboard"]
+    argv += ["--out", str(tmp_path / "r")]
+    assert main(argv) == 0
+    run = tmp_path / "r" / "runs" / "self-lo-seed0"
+    first = _tracked(run, "eval/nash_conv")
+    assert main([*argv, "--resume", "--set", "lo.alpha=5.0"]) == 0
+    again = _tracked(run, "eval/nash_conv")
+    assert [step for step, _ in again] == [step for step, _ in first]  # one curve, not two
+    assert again != first  # the new settings' numbers
+    assert len(list(run.glob("events.out.*"))) == 1
+    capsys.readouterr()
+
+
+def test_wandb_keeps_one_run_id_per_folder(tmp_path, monkeypatch):
+    """Each session of a resumed run was a W&B run of its own (a new id every time)."""
+    pytest.importorskip("wandb")
+    from nashzoo.train.loggers import WANDB_ID_FILE, remove_logger_output
+
+    monkeypatch.setenv("WANDB_PROJECT", "my_project")
+    ids, projects = [], []
+    for _ in range(2):
+        logger = make_logger("wandb", tmp_path)
+        look = LambdaCallback(
+            on_training_end=lambda trainer, result, logger=logger: (
+                ids.append(logger.run.id),
+                projects.append(logger.run.project),
+            )
+        )
+        _run([look, logger], iterations=5)
+    assert ids[0] == ids[1] == (tmp_path / WANDB_ID_FILE).read_text()
+    assert projects == ["my_project", "my_project"]  # WANDB_PROJECT was ignored
+    remove_logger_output(tmp_path)  # a run that starts over there gets a new one
+    assert not (tmp_path / WANDB_ID_FILE).exists() and not (tmp_path / "wandb").exists()
+
+
+def test_logger_lists():
+    from nashzoo.train.loggers import logger_kinds
+
+    assert logger_kinds(None) == ()
+    assert logger_kinds("csv, tensorboard") == ("csv", "tensorboard")
+    assert logger_kinds(["csv", "wandb,csv"]) == ("csv", "wandb")
+    with pytest.raises(ValueError, match="got 'mlflow'"):
+        logger_kinds("csv,mlflow")
+    with pytest.raises(ValueError, match="got ''"):
+        logger_kinds("csv,")
+
+
+def test_a_function_given_as_callbacks_is_named():
+    with pytest.raises(TypeError, match=r"got function; wrap a function with LambdaCallback"):
+        Trainer("kuhn_poker", "cfr", "cfr", callbacks=lambda trainer, record: None)

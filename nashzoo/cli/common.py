@@ -149,9 +149,11 @@ def logger_option(parser: argparse.ArgumentParser, where: str) -> None:
     """``--logger``: where a run (``where``: per run, per seat) also logs its metrics."""
     parser.add_argument(
         "--logger",
-        choices=("tensorboard", "wandb", "csv"),
+        action="append",
+        metavar="{tensorboard,wandb,csv}",
         help=f"also log exploitability, seat exploitability, work and the learners' own "
-        f"metrics {where}: TensorBoard, Weights & Biases (offline) or metrics.csv",
+        f"metrics {where}: TensorBoard, Weights & Biases (offline) or metrics.csv; several: "
+        "--logger csv,tensorboard (or the option again)",
     )
 
 

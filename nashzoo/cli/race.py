@@ -53,6 +53,8 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
         fields["plots"] = False
     if args.plugin:
         fields["plugins"] = tuple(args.plugin)
+    if fields.get("logger") is not None:  # --logger given once or more: one text
+        fields["logger"] = ",".join(fields["logger"])
     return fields
 
 

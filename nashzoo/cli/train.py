@@ -94,8 +94,21 @@ def _typed_run(args: argparse.Namespace, seat0: str | None, seat1: str | None) -
         "checkpoint_every": args.checkpoint_every,
         # stored with the run (a resume imports them), as a race stores its own
         "plugins": tuple(args.plugin) if args.plugin else None,
+        "loggers": _logger_kinds(args.logger),
     }
     return {k: v for k, v in typed.items() if v is not None}
+
+
+def _logger_kinds(typed: Any) -> tuple[str, ...] | None:
+    """The ``--logger`` kinds typed (``None``: not typed, a resumed run keeps its own)."""
+    if typed is None:
+        return None
+    from nashzoo.train.loggers import logger_kinds
+
+    try:
+        return logger_kinds(typed)
+    except ValueError as err:
+        raise UsageError(f"--logger: {err}") from None
 
 
 def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None) -> int:
@@ -115,7 +128,7 @@ def _run_trainer(args: argparse.Namespace, seat0: str | None, seat1: str | None)
     if args.logger is not None:
         from nashzoo.train.loggers import require_logger
 
-        require_logger(args.logger)  # before --out is claimed by a run that could not start
+        require_logger(_logger_kinds(args.logger) or ())  # before --out is claimed
     seats = _seat_settings(args, seat0, seat1)
     if seats is not None:
         seat0, seat1 = seats[0].algorithm, seats[1].algorithm
@@ -235,10 +248,10 @@ def _train_once(
     progress = None if not args.no_progress else False
     stopper = StopOnInterrupt()
     callbacks: list[Any] = [PrintEval(), stopper]
-    if args.logger is not None:
-        from nashzoo.train.loggers import make_logger
+    if config.loggers:  # typed now, or the resumed run's own
+        from nashzoo.train.loggers import make_loggers
 
-        callbacks.append(make_logger(args.logger, folder or _new_log_folder()))
+        callbacks.extend(make_loggers(config.loggers, folder or _new_log_folder()))
     if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
         try:
             trainer = Trainer.load(

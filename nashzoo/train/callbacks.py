@@ -207,4 +207,10 @@ def as_callback(callbacks: Callback | Iterable[Callback] | None) -> CallbackList
         return CallbackList([])
     if isinstance(callbacks, Callback):
         return CallbackList([callbacks])
+    if not isinstance(callbacks, Iterable) or isinstance(callbacks, (str, bytes)):
+        # a function passed as is was "'function' object is not iterable"
+        raise TypeError(
+            f"callbacks must be a nashzoo.train.Callback or a list of them, got "
+            f"{type(callbacks).__name__}; wrap a function with LambdaCallback(on_eval=fn)"
+        )
     return CallbackList(callbacks)

@@ -9,10 +9,16 @@ trainer iteration (the step axis) and the training wall time (evaluation exclude
 * every ``step_every`` iterations: each learner's own numeric step metrics
   (``seat{p}/{name}``: losses, buffer sizes, epsilons, mean returns, ...).
 
-``make_logger("tensorboard" | "wandb" | "csv", folder)`` builds one (what ``--logger`` on
-``nashzoo train`` and ``race`` does). TensorBoard needs the ``tensorboard`` package (the
-``tracking`` extra); its wall-clock axis is the training time. Weights & Biases needs ``wandb``;
-``mode="offline"`` (the default here) writes the run to the folder for ``wandb sync``.
+``make_logger("tensorboard" | "wandb" | "csv", folder)`` builds one; ``make_loggers("csv,
+tensorboard", folder)`` several (what ``--logger`` on ``nashzoo train`` and ``race`` does).
+TensorBoard needs the ``tensorboard`` package (the ``tracking`` extra); its wall-clock axis is
+the training time. Weights & Biases needs ``wandb``; ``mode="offline"`` (the default here) writes
+the run to the folder for ``wandb sync``, and a resumed run goes on as the same W&B run (its id
+is kept in the folder, :data:`WANDB_ID_FILE`).
+
+A run that starts over in a folder (``train --force``, a race run run again) first removes
+what the loggers wrote there before (:func:`remove_logger_output`): TensorBoard and W&B would
+otherwise show the old and the new run as one curve.
 """
 
 from __future__ import annotations
@@ -20,6 +26,9 @@ from __future__ import annotations
 import csv
 import math
 import os
+import secrets
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,22 +47,62 @@ __all__ = [
     "MetricsLogger",
     "TensorBoardLogger",
     "WandbLogger",
+    "logger_kinds",
     "make_logger",
+    "make_loggers",
+    "remove_logger_output",
     "require_logger",
 ]
 
 LOGGERS = ("tensorboard", "wandb", "csv")
 
+WANDB_ID_FILE = "wandb_run_id.txt"
+"""The file in a run's folder holding its W&B run id: every session of a resumed run logs to
+that one W&B run (without it, each session was a W&B run of its own)."""
+
+
+def logger_kinds(spec: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The loggers ``spec`` names: ``None`` (none), ``"csv"``, ``"csv,tensorboard"``, or a
+    sequence of such texts (``--logger`` given twice); each kind once, in the order given.
+    ValueError naming the unknown one."""
+    if spec is None:
+        return ()
+    texts = [spec] if isinstance(spec, str) else list(spec)
+    kinds: list[str] = []
+    for text in texts:
+        if not isinstance(text, str):
+            raise ValueError(f"a logger is named by text, got {text!r}")
+        for kind in (part.strip() for part in text.split(",")):
+            if kind not in LOGGERS:
+                raise ValueError(
+                    f"logger must be one of {', '.join(LOGGERS)} (several: 'csv,tensorboard'), "
+                    f"got {kind!r}"
+                )
+            if kind not in kinds:
+                kinds.append(kind)
+    return tuple(kinds)
+
+
+def remove_logger_output(folder: str | os.PathLike[str]) -> None:
+    """Remove what the loggers wrote in ``folder`` (``metrics.csv``, TensorBoard's event files,
+    W&B's folder and run id): what a run that starts over there does first."""
+    folder = Path(folder)
+    for stale in ("metrics.csv", WANDB_ID_FILE, *(p.name for p in folder.glob("events.out.*"))):
+        (folder / stale).unlink(missing_ok=True)
+    shutil.rmtree(folder / "wandb", ignore_errors=True)
+
+
 _NEEDS = {"tensorboard": ("torch", "tensorboard"), "wandb": ("wandb",)}
 """The packages (of the ``tracking`` extra) each logger writes with."""
 
 
-def require_logger(kind: str) -> None:
+def require_logger(spec: str | Sequence[str]) -> None:
     """Refuse, before a run starts or a folder is claimed, a logger whose packages are not
     installed (a run would otherwise train and fail at its first log, or leave a folder that
-    holds a run that never began)."""
-    if kind in _NEEDS:
-        require(f"--logger {kind}", "tracking", *_NEEDS[kind])
+    holds a run that never began); ``spec`` as :func:`logger_kinds` reads it."""
+    for kind in logger_kinds(spec):
+        if kind in _NEEDS:
+            require(f"--logger {kind}", "tracking", *_NEEDS[kind])
 
 
 def _numbers(prefix: str, metrics: dict[str, Any]) -> dict[str, float]:
@@ -202,7 +251,8 @@ class WandbLogger(MetricsLogger):
 
     Args:
         folder: where wandb writes (``folder/wandb``).
-        project: the W&B project (default ``"nashzoo"``).
+        project: the W&B project (default: the ``WANDB_PROJECT`` environment variable, else
+            ``"nashzoo"``).
         mode: ``"offline"`` (default: nothing leaves the machine; ``wandb sync`` uploads
             later), ``"online"`` or ``"disabled"``.
         name, group: the run's name and group (a race groups its runs).
@@ -213,7 +263,7 @@ class WandbLogger(MetricsLogger):
         folder: str | os.PathLike[str],
         step_every: int = 10,
         *,
-        project: str = "nashzoo",
+        project: str | None = None,
         mode: str = "offline",
         name: str | None = None,
         group: str | None = None,
@@ -227,7 +277,7 @@ class WandbLogger(MetricsLogger):
         self.wandb = wandb
         self.folder = Path(folder)
         self.kwargs: dict[str, Any] = {
-            "project": project,
+            "project": project or os.environ.get("WANDB_PROJECT") or "nashzoo",
             "mode": mode,
             "name": name,
             "group": group,
@@ -241,11 +291,25 @@ class WandbLogger(MetricsLogger):
             config=self.run_config(trainer),
             reinit="create_new",
             settings=self.wandb.Settings(silent=True),
+            id=self._run_id(),
+            resume="allow",  # a resumed training run goes on as the same W&B run
             **self.kwargs,
         )
         self.run.define_metric("iteration")
         self.run.define_metric("train_seconds")
         self.run.define_metric("*", step_metric="iteration")
+
+    def _run_id(self) -> str:
+        """This folder's W&B run id: the one stored in :data:`WANDB_ID_FILE`, else a new one
+        (stored)."""
+        path = self.folder / WANDB_ID_FILE
+        if path.exists():
+            stored = path.read_text().strip()
+            if stored.isalnum() and 0 < len(stored) <= 64:
+                return stored
+        run_id = secrets.token_hex(8)
+        atomic_write_bytes(path, run_id.encode())
+        return run_id
 
     def write(self, scalars: dict[str, float], iteration: int, train_seconds: float) -> None:
         self.run.log({**scalars, "iteration": iteration, "train_seconds": train_seconds})
@@ -271,3 +335,18 @@ def make_logger(
     if kind == "csv":
         return CSVLogger(folder, step_every)
     raise ValueError(f"logger must be one of {', '.join(LOGGERS)}, got {kind!r}")
+
+
+def make_loggers(
+    spec: str | Sequence[str] | None,
+    folder: str | os.PathLike[str],
+    *,
+    step_every: int = 10,
+    name: str | None = None,
+    group: str | None = None,
+) -> list[MetricsLogger]:
+    """One logger per kind ``spec`` names (:func:`logger_kinds`), all writing in ``folder``."""
+    return [
+        make_logger(kind, folder, step_every=step_every, name=name, group=group)
+        for kind in logger_kinds(spec)
+    ]

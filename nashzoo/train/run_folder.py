@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from nashzoo.agents.registry import import_plugins, same_plugins, stored_plugins
 from nashzoo.games import load_game
 from nashzoo.io import FileFormatError, atomic_write_bytes, read_json
 from nashzoo.io.fields import check_format, field, number, string_list, version_stamp
+from nashzoo.train.loggers import logger_kinds, remove_logger_output
 from nashzoo.train.trainer import Trainer
 
 RUN_FORMAT = "nashzoo.TrainRun/1"
@@ -74,6 +74,8 @@ class RunConfig:
         plugins: the modules the run was started with (``nashzoo --plugin MODULE``), which
             register its learners or game; a resume imports them. ``None``: not recorded (a
             run folder of a nashzoo from before they were stored).
+        loggers: the trackers the run logs to (``--logger``; :mod:`nashzoo.train.loggers`), which
+            a resume keeps unless ``--logger`` is typed again (then those replace them).
     """
 
     game: str
@@ -86,6 +88,7 @@ class RunConfig:
     checkpoint_every: int | None = None
     settings: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
     plugins: tuple[str, ...] | None = ()
+    loggers: tuple[str, ...] = ()
 
     def budget_text(self) -> str:
         parts = []
@@ -111,7 +114,7 @@ class RunConfig:
         return left
 
     def write(self, folder: Path) -> None:
-        payload = {"format": RUN_FORMAT, **version_stamp()}
+        payload: dict[str, Any] = {"format": RUN_FORMAT, **version_stamp()}
         payload.update(dataclasses.asdict(self))
         payload["settings"] = [_plain(seat) for seat in self.settings]
         if self.plugins is None:  # not recorded: a later resume still takes the typed ones
@@ -142,6 +145,7 @@ class RunConfig:
             checkpoint_every=_budget(payload, "checkpoint_every", name, integer=True),
             settings=_settings(payload, name),
             plugins=_plugins(payload, name),
+            loggers=_loggers(payload, name),
         )
         if config.iterations is None and config.seconds is None and config.work is None:
             raise RunFolderError(f"{name}: no budget (iterations, seconds or work) is stored")
@@ -172,6 +176,18 @@ def _plugins(payload: dict[str, Any], name: str) -> tuple[str, ...] | None:
     except ValueError as err:
         text = str(err)
         raise RunFolderError(text if text.startswith(name) else f"{name}: {text}") from None
+
+
+def _loggers(payload: dict[str, Any], name: str) -> tuple[str, ...]:
+    """The stored ``--logger`` kinds (none in files written before they were stored)."""
+    if "loggers" not in payload:
+        return ()
+    try:
+        return logger_kinds(string_list(payload, "loggers", name, RunFolderError))
+    except RunFolderError:
+        raise
+    except ValueError as err:
+        raise RunFolderError(f"{name}: field 'loggers': {err}") from None
 
 
 def _plain(value: Any) -> Any:
@@ -215,9 +231,7 @@ def start(folder: Path, config: RunConfig, *, force: bool) -> None:
     for name in existing:
         (folder / name).unlink()
     if force:  # the replaced run's logger output too: a new run must not be merged into it
-        for stale in ("metrics.csv", *(p.name for p in folder.glob("events.out.tfevents*"))):
-            (folder / stale).unlink(missing_ok=True)
-        shutil.rmtree(folder / "wandb", ignore_errors=True)
+        remove_logger_output(folder)
     config.write(folder)
 
 
@@ -239,7 +253,9 @@ def resume(folder: Path, typed: dict[str, Any]) -> RunConfig:
     _import_stored_plugins(folder, stored.plugins)  # the stored game and learners may be theirs
     _refuse_changes(folder, typed, stored, [key for key in IDENTITY if key != "plugins"])
     changes: dict[str, Any] = {
-        k: typed[k] for k in ("iterations", "seconds", "work", "checkpoint_every") if k in typed
+        k: typed[k]
+        for k in ("iterations", "seconds", "work", "checkpoint_every", "loggers")
+        if k in typed
     }
     if any(k in changes for k in ("iterations", "seconds", "work")):
         changes = {"iterations": None, "seconds": None, "work": None, **changes}

@@ -26,7 +26,7 @@ from nashzoo.io import (
 )
 from nashzoo.io.provenance import code_id
 from nashzoo.train.callbacks import Callback
-from nashzoo.train.loggers import make_logger
+from nashzoo.train.loggers import make_loggers, remove_logger_output
 from nashzoo.train.race.config import RaceConfig, RaceJob
 from nashzoo.train.race.storage import _digest
 from nashzoo.train.result import EvalRecord
@@ -63,6 +63,9 @@ def _run_job(job: RaceJob, out: str) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     for stale in ("result.json", "error.json"):
         (folder / stale).unlink(missing_ok=True)
+    # A run run again (it failed, was cut off, or the race changed) starts its trackers afresh:
+    # TensorBoard and W&B showed the old and the new attempt as one curve.
+    remove_logger_output(folder)
     started = time.time()
     try:
         import_plugins(job.plugins)  # a spawned worker starts with only nashzoo's learners
@@ -95,7 +98,7 @@ def _job_trainer(job: RaceJob, out: str, folder: Path, recorder: _RaceRecorder) 
     callbacks: list[Callback] = [recorder]
     if job.logger is not None:
         group = Path(out).resolve().name
-        callbacks.append(make_logger(job.logger, folder, name=job.run_id, group=group))
+        callbacks.extend(make_loggers(job.logger, folder, name=job.run_id, group=group))
     eval_seconds = None if job.budget_seconds is None else job.budget_seconds / 25
     algorithms = job.algorithms or job.learners
     return Trainer(

@@ -15,7 +15,7 @@ from nashzoo.agents import import_plugins, learner_class, learning_learner_names
 from nashzoo.agents.registry import stored_plugins
 from nashzoo.games import load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
-from nashzoo.train.loggers import LOGGERS
+from nashzoo.train.loggers import logger_kinds
 from nashzoo.train.race.summary import (
     DEFAULT_THRESHOLDS,
 )
@@ -59,8 +59,9 @@ class RaceConfig:
             ``race_config.json`` stores it as an absolute path, and a resume may name its new
             place (``--resume --config FILE``).
         sets: ``LABEL.FIELD=VALUE`` overrides (``--set``), applied last.
-        logger: ``"tensorboard"``, ``"wandb"`` (offline) or ``"csv"``: each run also logs its
-            metrics in its folder ``out/runs/RUN_ID`` (:mod:`nashzoo.train.loggers`).
+        logger: ``"tensorboard"``, ``"wandb"`` (offline) or ``"csv"``, or several
+            (``"csv,tensorboard"``): each run also logs its metrics in its folder
+            ``out/runs/RUN_ID`` (:mod:`nashzoo.train.loggers`).
     """
 
     game: str = "kuhn_poker"
@@ -94,9 +95,12 @@ class RaceConfig:
             and self.budget_iterations is None
             and (self.budget_work is None)
         ):
-            raise ValueError("give a budget: budget_seconds, budget_iterations or budget_work")
-        if self.logger is not None and self.logger not in LOGGERS:
-            raise ValueError(f"logger must be one of {', '.join(LOGGERS)}, got {self.logger!r}")
+            raise ValueError(
+                "give a budget: --budget-seconds, --budget-iterations or --budget-work "
+                "(RaceConfig's budget_seconds, budget_iterations or budget_work)"
+            )
+        if self.logger is not None:  # one text, "csv,tensorboard" for several, each kind once
+            object.__setattr__(self, "logger", ",".join(logger_kinds(self.logger)) or None)
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {self.backend!r}")
         if not (self.self_play or self.cross_play):
