@@ -62,11 +62,24 @@ def test_a_learner_keeps_its_colour_whatever_else_is_raced():
     everyone = line_styles({name: name for name in LEARNER_COLOURS})
     assert few["nfsp"] == everyone["nfsp"] == (LEARNER_COLOURS["nfsp"], "-")
     assert everyone["xfp"][0] != everyone["cfr"][0]  # the 11th learner no longer reuses blue
-    # a label raced under its own config: its algorithm's colour, a broken line of its own
+    # a label raced under its own config: a shade of its algorithm's colour, a broken line
     variants = line_styles({"nfsp": "nfsp", "nfsp_small": "nfsp", "nfsp_big": "nfsp"})
     assert variants["nfsp"] == (LEARNER_COLOURS["nfsp"], "-")
-    assert {variants["nfsp_big"][0], variants["nfsp_small"][0]} == {LEARNER_COLOURS["nfsp"]}
     assert len({variants[k][1] for k in variants}) == 3
+    assert len({variants[k][0] for k in variants}) == 3
+
+
+def test_a_sweep_of_one_algorithm_draws_no_two_labels_alike():
+    """Six labels of dcfr: the sixth was drawn exactly as the second (same colour, '--'), and
+    the third dotted, as the plot draws the stretch where not every run has a point."""
+    for count in (2, 6, 20):
+        sweep = line_styles({f"a{k}": "dcfr" for k in range(count)} | {"cfr": "cfr"})
+        assert len(set(sweep.values())) == count + 1
+        assert all(style != ":" for _, style in sweep.values())
+        assert sweep["cfr"] == (LEARNER_COLOURS["cfr"], "-")
+    # black (xfp) has no darker shade: its variants are greys, each its own
+    greys = line_styles({"x": "xfp", "y": "xfp", "z": "xfp"})
+    assert [greys[k][0] for k in "xyz"] == ["#000000", "#595959", "#666666"]
     plugin = line_styles({"mine": "my_plugin_learner", "cfr": "cfr"})
     assert plugin["mine"][0] not in LEARNER_COLOURS.values()
 

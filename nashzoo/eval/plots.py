@@ -61,8 +61,8 @@ def step_curve(xs: Sequence[float], ys: Sequence[float], grid: np.ndarray) -> np
 # Each built-in learner keeps one colour in every plot (tab10 in name order, as the README's
 # plots have it; the two past ten get colours of their own), so a learner is recognised from one
 # figure to the next however many others a race holds. A label raced under its own config
-# (``nfsp_small=nfsp(...)``) takes its algorithm's colour with a broken line; an algorithm from
-# a plugin takes one of PLUGIN_COLOURS.
+# (``nfsp_small=nfsp(...)``) takes a shade of its algorithm's colour with a broken line; an
+# algorithm from a plugin takes one of PLUGIN_COLOURS.
 LEARNER_COLOURS = {
     "cfr": "#1f77b4",
     "cfr_plus": "#ff7f0e",
@@ -78,14 +78,33 @@ LEARNER_COLOURS = {
     "regret_matching": "#b8860b",
 }
 PLUGIN_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d")
-_VARIANT_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+# Broken lines for a second, third, ... label of one algorithm; never plain dots, which the
+# convergence plot keeps for "not every run" (a variant drawn dotted read as one).
+_VARIANT_STYLES: tuple[Any, ...] = ("--", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8, 2)))
+# The shades those labels take of their algorithm's colour (negative: towards black, positive:
+# towards white). Five shades against four lines: the n-th variant's pair (n mod 5, n-1 mod 4)
+# is its own for twenty variants, so a sweep of one algorithm (a1=dcfr(...), ..., a6=...)
+# draws no two labels alike.
+_VARIANT_SHADES = (0.0, -0.35, 0.4, -0.6, 0.65)
+
+
+def _shade(colour: str, amount: float) -> str:
+    """``colour`` (``"#rrggbb"``) moved ``amount`` of the way to white (> 0) or black (< 0);
+    a colour too dark to darken (xfp's black) is lightened instead."""
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    if amount < 0 and max(rgb) < 64:
+        amount = -amount
+    target = 255 if amount > 0 else 0
+    mixed = [round(c + (target - c) * abs(amount)) for c in rgb]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
 
 
 def line_styles(algorithms: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
     """``{label: (colour, line style)}`` for labels raced as ``{label: algorithm}``.
 
     A built-in algorithm's label draws in :data:`LEARNER_COLOURS`' colour, solid; other labels
-    of the same algorithm draw in that colour with a broken line, each its own. Algorithms
+    of the same algorithm draw in shades of that colour with broken lines, no two alike (for up
+    to twenty labels of one algorithm). Algorithms
     without a fixed colour share out :data:`PLUGIN_COLOURS` in name order. Pass every label of
     a race (not one plot's), so its plots agree with one another.
     """
@@ -100,7 +119,11 @@ def line_styles(algorithms: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
         colour, n = first[algorithms[label]]
         n += seen[algorithms[label]]
         seen[algorithms[label]] += 1
-        out[label] = (colour, "-" if n == 0 else _VARIANT_STYLES[(n - 1) % len(_VARIANT_STYLES)])
+        if n == 0:
+            out[label] = (colour, "-")
+        else:
+            shade = _VARIANT_SHADES[n % len(_VARIANT_SHADES)]
+            out[label] = (_shade(colour, shade), _VARIANT_STYLES[(n - 1) % len(_VARIANT_STYLES)])
     return out
 
 
