@@ -10,6 +10,7 @@ import pytest
 
 from nashzoo.eval.numbers import format_number, payoff_decimals, payoff_spec, rank_by
 from nashzoo.eval.tournament import load_entrant, round_robin
+from nashzoo.games import CHANCE, TERMINAL, Game, State
 
 BIASED_RPS = [[0, -1, 2], [1, 0, -1], [-1, 1, 0]]
 
@@ -168,3 +169,99 @@ def test_settings_before_they_existed_are_only_those_the_learners_config_has(tmp
     learner.save(tmp_path / "sub.npz")
     restored = Subclass.load(tmp_path / "sub.npz")
     np.testing.assert_array_equal(restored.average_policy().probs, learner.average_policy().probs)
+
+
+class TinyDeal(Game):
+    """Chance deals card 1 but for a 1e-300 chance of card 0; player 0, seeing the card,
+    bets or checks; a bet wins 1 on card 1 and loses 1 on card 0. Its LP payoff entries range
+    from 1e-300 to 1: over what the LP solver holds."""
+
+    name = "tiny_deal"
+    num_actions = 2
+    action_names = ("check", "bet")
+    infoset_tensor_size = 1
+
+    def __init__(self) -> None:
+        super().__init__({})
+
+    def new_initial_state(self) -> State:
+        return TinyDealState(self, ())
+
+
+class TinyDealState(State):
+    def __init__(self, game: Game, moves: tuple[int, ...]) -> None:
+        super().__init__(game)
+        self.moves = moves
+
+    def current_player(self) -> int:
+        return (CHANCE, 0, TERMINAL)[len(self.moves)]
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return [(0, 1e-300), (1, 1.0)]
+
+    def legal_actions(self) -> list[int]:
+        return [0, 1] if len(self.moves) == 1 else []
+
+    def _child(self, action: int) -> State:
+        return TinyDealState(self.game, (*self.moves, action))
+
+    def returns(self) -> np.ndarray:
+        card, bet = self.moves
+        win = float(bet) * (1.0 if card else -1.0)
+        return np.array([win, -win])
+
+    def history(self) -> list[int]:
+        return list(self.moves)
+
+    def describe(self, player: int | None = None) -> str:
+        return f"tiny deal {self.moves}"
+
+    def infoset_key(self, player: int) -> str:
+        return f"card {self.moves[0]}"
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        return np.array([float(self.moves[0])])
+
+
+def test_a_game_the_lp_cannot_hold_is_evaluated_without_its_seats():
+    """A chance probability of 1e-300 beside payoffs of 1: `train`'s final evaluation (and
+    `evaluate`'s default) asked the LP for the game value, which refuses such a range, so the
+    run failed at its end after an overflow warning; the seats are now left out, saying why."""
+    import warnings
+
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.eval import evaluate, lp_is_cheap, lp_refusal
+    from nashzoo.train import train
+
+    game = TinyDeal()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ldexp overflowed on the way to the refusal
+        report = evaluate(game, TabularPolicy.uniform(game))
+        result = train(game, "cfr_plus", iterations=5, progress=False)
+    assert report.nash_conv == pytest.approx(0.5)  # betting on card 1 is worth 1, uniform 0.5
+    assert report.seat_exploitability is None and "range from 1e-300 to 1" in report.seat_note
+    assert result.final.seat_exploitability is None and result.nash_conv < 0.5
+    assert not lp_is_cheap(game) and "solve_game" in (lp_refusal(game) or "")
+    with pytest.raises(ValueError, match="a ratio over the 1e\\+22"):
+        evaluate(game, TabularPolicy.uniform(game), seats=True)  # asked for: the refusal
+    assert lp_refusal("kuhn_poker") is None and lp_is_cheap("kuhn_poker")
+
+
+def test_a_learner_whose_sums_overflow_writes_no_checkpoint(tmp_path):
+    """Payoffs of 1.7e307: CFR's regrets overflow to infinity within a few iterations.
+    The checkpoint was written, and then refused as corrupt by the reader."""
+    from nashzoo.agents.base import TrainingDivergedError
+    from nashzoo.train import Trainer
+
+    huge = 1.7e307  # the row player's second action loses it whatever the column
+    game = f"matrix(row_payoffs=[[{huge}, {huge}], [{-huge}, {-huge}]])"
+    trainer = Trainer(game, "cfr", "cfr", final_eval=False, progress=False)
+    trainer.run(iterations=1)
+    trainer.save(tmp_path / "run.npz")
+    kept = (tmp_path / "run.npz").read_bytes()
+    with np.errstate(over="ignore", invalid="ignore"):
+        trainer.run(iterations=5)  # its regret falls by 3.4e307 a step: -inf at the sixth
+    with pytest.raises(TrainingDivergedError, match=r"'regrets' holds \d+ non-finite value"):
+        trainer.save(tmp_path / "run.npz")
+    assert (tmp_path / "run.npz").read_bytes() == kept  # the last good checkpoint stays
+    Trainer.load(tmp_path / "run.npz")

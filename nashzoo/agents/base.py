@@ -359,8 +359,21 @@ class Learner(ABC):
         }
 
     def checkpoint_bytes(self) -> bytes:
-        """The contents of this learner's checkpoint file (``.npz``: metadata JSON + arrays)."""
-        return learner_checkpoint_bytes(self._meta(), self._state_arrays())
+        """The contents of this learner's checkpoint file (``.npz``: metadata JSON + arrays).
+        :class:`TrainingDivergedError` if a state array holds NaN or infinity: the reader
+        refuses such a file as corrupt, so it is not written (the last good checkpoint stays)."""
+        arrays = self._state_arrays()
+        for key, array in arrays.items():
+            value = np.asarray(array)
+            if value.dtype.kind == "f" and not np.isfinite(value).all():
+                raise TrainingDivergedError(
+                    f"{self.name} (seat {self.seat}) on {self.game.display_id}: its {key!r} "
+                    f"holds {int((~np.isfinite(value)).sum())} non-finite value(s) (NaN or "
+                    "infinity), which no checkpoint can hold, so none was written; its sums "
+                    "overflowed float64 (payoffs near 1e308 do after a few iterations: divide "
+                    "them by a constant, the equilibrium is the same) or diverged"
+                )
+        return learner_checkpoint_bytes(self._meta(), arrays)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write a checkpoint atomically (``.npz``: metadata JSON + state arrays)."""

@@ -27,7 +27,7 @@ from nashzoo.eval.exact import (
     nash_conv,
     seat_exploitability,
 )
-from nashzoo.eval.lp import GameSolution, constant_sum, lp_is_cheap, solve_game
+from nashzoo.eval.lp import GameSolution, constant_sum, lp_is_cheap, lp_refusal, solve_game
 
 __all__ = [
     "BestResponse",
@@ -41,6 +41,7 @@ __all__ = [
     "expected_returns",
     "exploitability",
     "lp_is_cheap",
+    "lp_refusal",
     "nash_conv",
     "seat_exploitability",
     "solve_game",

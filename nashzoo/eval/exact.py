@@ -54,8 +54,10 @@ from nashzoo.agents.policy import (
     seat_of,
 )
 from nashzoo.eval.lp import (
+    CHEAP_LP_TERMINALS,
     constant_sum,
     lp_is_cheap,
+    lp_refusal,
     require_two_player_constant_sum,
     solve_game,
 )
@@ -343,7 +345,10 @@ def evaluate(game: Game | str, policy: PolicyLike, *, seats: bool | None = None)
     c = constant_sum(game) if game.num_players == 2 else None
     if c is not None and seats is None:
         seats = lp_is_cheap(game)
-        if not seats:
+        refusal = lp_refusal(game) if tree.num_terminals <= CHEAP_LP_TERMINALS else None
+        if refusal is not None:  # the LP cannot hold its payoffs: NashConv without the seats
+            note = f"not computed: {refusal}"
+        elif not seats:
             note = (
                 f"not computed: the game value needs the sequence-form LP of {game.display_id}'s "
                 f"{tree.num_terminals:,} terminal histories, which may take many minutes; ask for "

@@ -236,10 +236,32 @@ CHEAP_LP_TERMINALS = 300_000
 
 def lp_is_cheap(game: Game | str) -> bool:
     """Whether :func:`solve_game` is quick enough to run unasked (see
-    :data:`CHEAP_LP_TERMINALS`); ``solve_game`` itself solves any size it is given. By size
-    alone, not by what this process has solved already, so that a run decides the same way in
-    every process."""
-    return _terminals(load_game(game)) <= CHEAP_LP_TERMINALS
+    :data:`CHEAP_LP_TERMINALS`) and can solve the game at all (:func:`lp_refusal`: payoffs
+    whose sizes range over more than the solver holds, such as a chance probability of 1e-300
+    beside payoffs of 1, are refused); ``solve_game`` itself solves any size it is given. By
+    the game alone, not by what this process has solved already, so that a run decides the
+    same way in every process."""
+    game = load_game(game)
+    return _terminals(game) <= CHEAP_LP_TERMINALS and lp_refusal(game) is None
+
+
+def lp_refusal(game: Game | str) -> str | None:
+    """Why :func:`solve_game` would refuse the payoffs of a two-player constant-sum ``game``
+    (the sizes of its sequence-form payoff entries range over more than the LP solver holds),
+    or ``None``; computed once per game (it builds the LP's payoff matrix, not its solution)."""
+    return _REFUSALS(load_game(game))
+
+
+def _refusal(game: Game) -> str | None:
+    if game.num_players != 2:
+        return None  # solve_game refuses such a game on other grounds
+    tree = compile_tree(game)
+    payoff = _payoff_matrix(tree, (_plan_polytope(tree, 0), _plan_polytope(tree, 1)))
+    try:
+        _payoff_exponent(payoff.data, game.id)
+    except ValueError as err:
+        return str(err)
+    return None
 
 
 def _terminals(game: Game) -> int:
@@ -312,14 +334,17 @@ def _payoff_exponent(entries: np.ndarray, game_id: str) -> int:
     exponent = -int(np.frexp(largest)[1])  # largest * 2**exponent in [0.5, 1)
     lift = int(np.ceil(np.log2(_SMALLEST_ENTRY) - np.log2(smallest)))  # smallest up to 1e-8
     exponent = max(exponent, lift)
-    if np.ldexp(largest, exponent) > _LARGEST_ENTRY:
+    # in logarithms: a lift of a 1e-300 entry took ldexp of the largest past float's range
+    if np.log2(largest) + exponent > np.log2(_LARGEST_ENTRY):
         raise ValueError(
-            f"solve_game: the nonzero payoffs of {display_id(game_id)} range from {smallest:.3g} "
-            f"to {largest:.3g} in size, a ratio over the {_LARGEST_ENTRY / _SMALLEST_ENTRY:.0e} "
-            "the LP solver holds at once; round the smallest payoffs to 0, or make the "
-            "largest ones smaller"
+            f"solve_game: the nonzero payoffs of {display_id(game_id)}, each times the chance "
+            f"of reaching it, range from {smallest:.3g} to {largest:.3g} in size, a ratio over "
+            f"the {_LARGEST_ENTRY / _SMALLEST_ENTRY:.0e} the LP solver holds at once; round "
+            "the smallest payoffs (or chance probabilities) to 0, or make the largest payoffs "
+            "smaller"
         )
     return exponent
 
 
 _SOLUTIONS: GameCache[GameSolution] = GameCache(_solve_game)
+_REFUSALS: GameCache[str | None] = GameCache(_refusal)
