@@ -102,7 +102,7 @@ from nashzoo.agents.replay_memory import (
 )
 from nashzoo.agents.reward_scale import resolve_reward_scale
 from nashzoo.agents.torch_networks import ManualMLP, NumpyMLP, SoftmaxPolicy, build_mlp, hard_update
-from nashzoo.agents.tree_play import TreePlay, fits
+from nashzoo.agents.tree_play import SeatUnreached, TreePlay, fits, unreached_step
 from nashzoo.envs.aec import GameAECEnv, agent_name
 from nashzoo.games.infoset import widen_mask
 from nashzoo.games.treemath import sample_cdf
@@ -394,7 +394,12 @@ class NFSP(NeuralLearner):
     # --- one step: play a batch of episodes, then learn -----------------------------------------
 
     def _step(self, opponent: Policy) -> dict[str, float]:
-        rollout = self._play(opponent)
+        moves_before = None if self._tree_play is None else self._tree_play.moves
+        try:
+            rollout = self._play(opponent)
+        except SeatUnreached:  # the opponent's play ends every game first: nothing to learn
+            assert self._tree_play is not None and moves_before is not None
+            return unreached_step(self._tree_play.moves - moves_before)
         self._store(rollout)
         metrics = self._learn(len(rollout["a"]))
         self._snapshots.clear()

@@ -41,7 +41,7 @@ import contextlib
 import dataclasses
 import functools
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
@@ -72,11 +72,14 @@ from nashzoo.agents._torch_utils import (
 )
 from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal
-from nashzoo.agents.policy import Policy
+from nashzoo.agents.policy import Policy, policy_rows
 from nashzoo.agents.registry import register
 from nashzoo.agents.reward_scale import RewardScale, check_reward_scale, resolve_reward_scale
+from nashzoo.agents.tree_play import SeatUnreached, unreached_step
 from nashzoo.agents.tree_vec_env import TreeVecEnv, fits
 from nashzoo.envs.single_agent import SingleAgentEnv, remap_illegal
+from nashzoo.games import compile_tree
+from nashzoo.games import treemath as tm
 from nashzoo.io import ArraySpec
 
 __all__ = ["DQNConfig", "DQNLearner", "PPOConfig", "PPOLearner", "SB3Policy"]
@@ -540,6 +543,8 @@ class _SB3Learner(Learner):
             pool = [opponent]
         for env in [self.vec_env] if self.vec_env is not None else self.envs:
             env.set_opponent(pool)
+        for env in self.envs:  # asked only if an env draws many empty episodes in a row
+            env.reach_check = functools.partial(self._reached_by, pool)
         before = self._env_totals()
         model_env = self.model.env
         assert model_env is not None, "_make_model gives the model its env"
@@ -550,6 +555,10 @@ class _SB3Learner(Learner):
             self._before_learn()
             try:
                 self.model.learn(total_timesteps=cfg.steps_per_iteration, reset_num_timesteps=False)
+            except SeatUnreached:  # the opponents end every game first: nothing to learn from
+                self._cache.clear()
+                moves, _, _ = self._env_totals() - before
+                return unreached_step(int(moves))
             except ValueError as err:  # torch distributions refuse NaN logits
                 self._cache.clear()
                 self._check_finite(err)
@@ -565,6 +574,21 @@ class _SB3Learner(Learner):
             "mean_return": float(returns) / max(int(episodes), 1),
             "timesteps": self.model.num_timesteps,
         }
+
+    def _reached_by(self, pool: Sequence[Policy]) -> bool:
+        """Whether the env copies' seat gets to move against some policy of ``pool``: exact
+        over the compiled tree where it fits (the envs would otherwise draw 100,000 empty
+        episodes, about 20 s, and then stop the run); assumed where the game is too big to
+        compile (the envs then step its states, and give up after those draws)."""
+        if not fits(self.game):
+            return True
+        tree = compile_tree(self.game)
+        seats = (0, 1) if self.config.mode == "self_play" else (self.seat,)
+        return any(
+            tm.reaches_player(tree, seat, functools.partial(policy_rows, tree, policy))
+            for policy in pool
+            for seat in seats
+        )
 
     def _check_finite(self, cause: BaseException | None = None) -> None:
         """Raise :class:`TrainingDivergedError` if a parameter is NaN/inf."""

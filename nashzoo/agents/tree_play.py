@@ -19,25 +19,34 @@ be stepped (its learners play through the env). Needs numpy only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from nashzoo.agents.policy import check_distributions, policy_rows
 from nashzoo.envs.lazy import small_enough
-from nashzoo.envs.single_agent import opponent_pool
+from nashzoo.envs.single_agent import SeatUnreached, opponent_pool
 from nashzoo.games import compile_tree, load_game
 from nashzoo.games import treemath as tm
 from nashzoo.games.base import CHANCE, TERMINAL, Game, is_whole_number
 from nashzoo.games.checks import check_seat_moves
 from nashzoo.games.infoset import Policy, UniformPolicy
 
-__all__ = ["MAX_HISTORIES", "TreePlay", "fits"]
+__all__ = ["MAX_HISTORIES", "SeatUnreached", "TreePlay", "fits", "unreached_step"]
 
 _MAX_EMPTY_EPISODES = 100_000
 """Episodes redrawn for a copy whose learner never got to move before giving up: its seat's
 decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
+
+
+def unreached_step(moves: int) -> dict[str, Any]:
+    """The metrics of a learner's step that :class:`SeatUnreached` ended: the opponent's moves
+    played before it was found (work done), no episode of its own, nothing learnt; and
+    ``seat_unreached`` 1, so that a log shows why."""
+    return {"env_steps": int(moves), "episodes": 0, "seat_unreached": 1}
+
 
 MAX_HISTORIES = 2_000_000
 """The largest game (in histories) played over its compiled tree when a learner chooses
@@ -135,6 +144,7 @@ class TreePlay:
         shape = (len(self._policies), self.tree.num_infosets)
         self._tables = np.zeros((*shape, self.tree.num_actions))  # [K, I, A], rows as asked
         self._known = np.zeros(shape, dtype=bool)
+        self._reachable: bool | None = None  # whether the learner gets to move (when asked)
         stale = np.flatnonzero(self._pool >= len(self._policies))
         if stale.size:
             self._pool[stale] = self.rng.integers(len(self._policies), size=stale.size)
@@ -175,7 +185,10 @@ class TreePlay:
     def start(self, copies: np.ndarray) -> None:
         """New episodes for ``copies``: seat and opponent drawn, then chance and the opponent
         play until the learner is to move (an episode in which the learner never moves is
-        counted, paid into :attr:`return_sum` and replaced)."""
+        counted, paid into :attr:`return_sum` and replaced). :class:`SeatUnreached` when the
+        current opponents and chance reach none of the learner's decisions (checked exactly
+        the first time a whole batch ends without the learner moving)."""
+        checked = False
         for _ in range(_MAX_EMPTY_EPISODES):
             if self.seat_mode == "random":
                 self.seat[copies] = self.rng.integers(2, size=copies.size)
@@ -188,10 +201,34 @@ class TreePlay:
                 return
             copies = copies[ended]
             self.return_sum += float(self._utility[self.node[copies], self.seat[copies]].sum())
+            if not checked and ended.all():
+                checked = True
+                if not self._reaches_learner():
+                    raise SeatUnreached(
+                        f"in {self.game.display_id}, chance and the other seat's current play "
+                        "never reach a decision of the learner's seat"
+                    )
         raise RuntimeError(
             f"in {_MAX_EMPTY_EPISODES:,} episodes of {self.game.display_id} a learner's seat never "
             "got to move: chance and the other seat's current play never reach its decisions"
         )
+
+    def _reaches_learner(self) -> bool:
+        """Whether chance and some opponent of the pool reach a decision of the learner's seat
+        (either seat, where it is drawn) with positive probability: exact
+        (:func:`~nashzoo.games.treemath.reaches_player`), asked once per opponent pool."""
+        if self._reachable is None:
+            seats = (0, 1) if self.seat_mode == "random" else (int(self.seat[0]),)
+            self._reachable = any(
+                tm.reaches_player(self.tree, seat, functools.partial(self._rows_of, k))
+                for k in range(len(self._policies))
+                for seat in seats
+            )
+        return self._reachable
+
+    def _rows_of(self, k: int, infosets: np.ndarray) -> np.ndarray:
+        """Opponent ``k``'s distributions at ``infosets``."""
+        return self._opponent_rows(np.full(infosets.size, k), infosets)
 
     def move(self, copies: np.ndarray, actions: np.ndarray) -> np.ndarray:
         """The learner plays ``actions`` (legal action ids, one per copy) in ``copies``; then

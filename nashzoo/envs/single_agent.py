@@ -60,6 +60,19 @@ from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, w
 __all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
 
 _MAX_EMPTY_EPISODES = 100_000
+
+_EMPTY_BEFORE_CHECK = 1_000
+"""Empty episodes in a row after which :attr:`SingleAgentEnv.reach_check` is asked (once per
+opponent pool) whether the seat can move at all."""
+
+
+class SeatUnreached(RuntimeError):
+    """Chance and every opponent of the pool play so that the learner's seat never moves (a
+    pure opponent that ends the game first, say): no episode has anything for it to learn
+    from. Raised after an exact check (over the compiled tree), not after redrawing episodes
+    until a limit; a learner's step catches it and learns nothing that step."""
+
+
 """Episodes a ``reset()`` plays before giving up on the learner's seat ever moving: its
 decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
 
@@ -214,6 +227,10 @@ class SingleAgentEnv(gymnasium.Env):
     def set_opponent(self, opponent: Policy | Sequence[Policy]) -> None:
         """Replace the opponent (takes effect at the next ``reset()``)."""
         self._opponents = opponent_pool(self.game, opponent)
+        self.reach_check: Callable[[], bool] | None = None
+        """Set by a learner: asked, after many empty episodes in a row, whether the seat can
+        move at all against this pool (:class:`SeatUnreached` if not); else the env draws up
+        to 100,000 empty episodes and then gives up."""
 
     # --- Gymnasium API ----------------------------------------------------------------------
     def reset(
@@ -234,11 +251,18 @@ class SingleAgentEnv(gymnasium.Env):
         """
         aec_options = self._checked_options(options)  # raises before anything changes
         super().reset(seed=seed)
-        for _ in range(1 if aec_options else _MAX_EMPTY_EPISODES):
+        for empty in range(1 if aec_options else _MAX_EMPTY_EPISODES):
             self._start_episode(aec_options)
             if not self._done:
                 return self._observation(), self._info()
             self.return_sum += float(self._aec.rewards[self._agent])
+            if empty + 1 == _EMPTY_BEFORE_CHECK and self.reach_check is not None:
+                reached, self.reach_check = self.reach_check(), None  # asked once per pool
+                if not reached:
+                    raise SeatUnreached(
+                        f"in {self.game.display_id}, chance and the opponents' current play "
+                        f"never reach a decision of seat {self.seat}"
+                    )
         if aec_options:
             raise ValueError(
                 f"seat {self.seat} did not get to move in this episode of the forced chance "

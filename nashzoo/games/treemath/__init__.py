@@ -31,6 +31,7 @@ from nashzoo.games.treemath.matching import (
     row_sums,
     uniform_strategy,
 )
+from nashzoo.games.treemath.reach import reaches_player
 from nashzoo.games.treemath.response import (
     best_response,
     expected_returns,
@@ -76,6 +77,7 @@ __all__ = [
     "nash_conv_value",
     "node_paths",
     "per_tree",
+    "reaches_player",
     "realization_plan",
     "regret_matching",
     "row_sums",
