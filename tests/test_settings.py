@@ -146,6 +146,16 @@ def test_config_files_and_precedence(tmp_path, suffix, text):
     assert [s.overrides["averaging_delay"] for s in seats] == [3, 9]
     with pytest.raises(SettingsError, match="--config sets late, which this run does not use"):
         resolve_settings(["cfr_plus"], config_file=path)
+    # ... and says what to type to run it
+    with pytest.raises(SettingsError, match=r"name it among the learners \(race: --learners late"):
+        resolve_settings(["cfr_plus"], config_file=path)
+
+
+def test_a_setting_for_an_algorithm_raced_under_labels_names_the_labels():
+    """`--set dcfr.alpha=3` with labels x=dcfr and y=dcfr was refused as a learner the run does
+    not use, without saying that settings name labels."""
+    with pytest.raises(SettingsError, match=r"dcfr runs here as x, y: set x.FIELD and y.FIELD"):
+        resolve_settings(["x=dcfr", "y=dcfr"], sets=["dcfr.alpha=3"])
 
 
 @pytest.mark.parametrize(

@@ -385,6 +385,28 @@ def resolve_settings(
         if stray:
             raise SettingsError(
                 f"{source} sets {', '.join(stray)}, which this run does not use "
-                f"(its learners: {', '.join(out)})"
+                f"(its learners: {', '.join(out)}){_stray_hint(stray, out)}"
             )
     return out
+
+
+def _stray_hint(stray: list[str], used: dict[str, LearnerSetting]) -> str:
+    """What a setting for a label the run does not use most likely meant: an algorithm that
+    runs here under labels (``--set dcfr.alpha=3`` with ``x=dcfr``: settings name labels), or
+    labels to name in the run's learners."""
+    by_algorithm: dict[str, list[str]] = {}
+    for setting in used.values():
+        by_algorithm.setdefault(setting.algorithm, []).append(setting.label)
+    meant = [name for name in stray if name in by_algorithm]
+    if meant:
+        name = meant[0]
+        labels = by_algorithm[name]
+        return (
+            f"; settings name a learner's label, and {name} runs here as {', '.join(labels)}: "
+            f"set {' and '.join(f'{label}.FIELD' for label in labels)}"
+        )
+    them = "it" if len(stray) == 1 else "them"
+    return (
+        f"; to run {them}, name {them} among the learners (race: --learners "
+        f"{','.join(stray)}; train: --learner {stray[0]}), else leave {them} out"
+    )
