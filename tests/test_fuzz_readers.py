@@ -395,7 +395,8 @@ def test_a_file_in_a_newer_format_says_to_upgrade(samples, name):
         READERS[name](_with_tag(samples, name, f"{kind}/0", "0.0.1"))
     with pytest.raises(FileFormatError, match=r"in format '.*/0', older.*wrote it$"):
         READERS[name](_with_tag(samples, name, f"{kind}/0", None))  # no version: before 11-28
-    for foreign in ("other.Thing/1", f"{kind}/x", None):
+    # not a newer or older number: Unicode digits (int() refused "²"), the same number
+    for foreign in ("other.Thing/1", f"{kind}/x", f"{kind}/²", f"{kind}/01", None):
         with pytest.raises(FileFormatError, match=r"is not a nashzoo .*format tag\)$"):
             READERS[name](_with_tag(samples, name, foreign, "9.0.0"))
 
@@ -424,3 +425,10 @@ def test_release_numbers_of_versions():
     assert _release("1.0.0rc1") == (1, 0, 0)
     assert _release("0.1.0+abc123") == (0, 1, 0)
     assert _release("dev") == ()
+
+
+def test_a_damaged_writer_version_stays_out_of_the_message(samples):
+    data = _with_tag(samples, "policy", "nashzoo.TabularPolicy/2", "9.0\nline two" + "x" * 10**5)
+    with pytest.raises(FileFormatError) as refused:
+        READERS["policy"](data)
+    assert "\n" not in str(refused.value) and len(str(refused.value)) < 400

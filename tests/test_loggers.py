@@ -206,17 +206,23 @@ def test_wandb_keeps_one_run_id_per_folder(tmp_path, monkeypatch):
 
     monkeypatch.setenv("WANDB_PROJECT", "my_project")
     ids, projects = [], []
-    for _ in range(2):
+
+    def trainer_logging_to_the_folder():
         logger = make_logger("wandb", tmp_path)
         look = LambdaCallback(
-            on_training_end=lambda trainer, result, logger=logger: (
+            on_training_end=lambda trainer, result: (
                 ids.append(logger.run.id),
                 projects.append(logger.run.project),
             )
         )
-        _run([look, logger], iterations=5)
-    assert ids[0] == ids[1] == (tmp_path / WANDB_ID_FILE).read_text()
-    assert projects == ["my_project", "my_project"]  # WANDB_PROJECT was ignored
+        return Trainer("kuhn_poker", "cfr", "cfr", callbacks=[look, logger], progress=False)
+
+    trainer = trainer_logging_to_the_folder()
+    trainer.run(iterations=5)
+    trainer.run(iterations=5)  # goes on: the same W&B run
+    trainer_logging_to_the_folder().run(iterations=5)  # another run from its start: its own
+    assert ids[0] == ids[1] != ids[2] == (tmp_path / WANDB_ID_FILE).read_text()
+    assert projects == ["my_project"] * 3  # WANDB_PROJECT was ignored
     remove_logger_output(tmp_path)  # a run that starts over there gets a new one
     assert not (tmp_path / WANDB_ID_FILE).exists() and not (tmp_path / "wandb").exists()
 
@@ -225,8 +231,9 @@ def test_logger_lists():
     from nashzoo.train.loggers import logger_kinds
 
     assert logger_kinds(None) == ()
-    assert logger_kinds("csv, tensorboard") == ("csv", "tensorboard")
-    assert logger_kinds(["csv", "wandb,csv"]) == ("csv", "wandb")
+    # one order whatever the order typed: a race resumed with them typed otherwise re-ran
+    assert logger_kinds("csv, tensorboard") == logger_kinds("tensorboard,csv")
+    assert logger_kinds(["csv", "wandb,csv"]) == ("wandb", "csv")
     with pytest.raises(ValueError, match="got 'mlflow'"):
         logger_kinds("csv,mlflow")
     with pytest.raises(ValueError, match="got ''"):
@@ -236,3 +243,26 @@ def test_logger_lists():
 def test_a_function_given_as_callbacks_is_named():
     with pytest.raises(TypeError, match=r"got function; wrap a function with LambdaCallback"):
         Trainer("kuhn_poker", "cfr", "cfr", callbacks=lambda trainer, record: None)
+
+
+def test_a_run_started_over_or_resumed_from_an_earlier_checkpoint_draws_each_point_once(
+    tmp_path, capsys
+):
+    """A resume before the first checkpoint starts the run over, and kept the cut-off
+    attempt's TensorBoard events beside the new ones; a resume from a checkpoint older than
+    the last point logged drew the points after it twice."""
+    pytest.importorskip("torch.utils.tensorboard")
+    out = tmp_path / "run"
+    base = ["train", "--out", str(out), "--no-progress", "--eval-every", "10"]
+    start = [*base, "--learner", "cfr", "--logger", "tensorboard,csv"]
+    assert main([*start, "--iterations", "20"]) == 0
+    (out / "checkpoint.npz").unlink()  # as if killed before its first checkpoint
+    assert main([*base, "--resume", "--iterations", "20"]) == 0
+    assert [step for step, _ in _tracked(out, "eval/nash_conv")] == [10, 20]
+    assert len(list(out.glob("events.out.*"))) == 1
+    at_20 = (out / "checkpoint.npz").read_bytes()
+    assert main([*base, "--resume", "--iterations", "30"]) == 0
+    (out / "checkpoint.npz").write_bytes(at_20)  # as if killed after logging 30, saved at 20
+    assert main([*base, "--resume", "--iterations", "40"]) == 0
+    assert [step for step, _ in _tracked(out, "eval/nash_conv")] == [10, 20, 30, 40]
+    capsys.readouterr()

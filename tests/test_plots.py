@@ -72,14 +72,19 @@ def test_a_learner_keeps_its_colour_whatever_else_is_raced():
 def test_a_sweep_of_one_algorithm_draws_no_two_labels_alike():
     """Six labels of dcfr: the sixth was drawn exactly as the second (same colour, '--'), and
     the third dotted, as the plot draws the stretch where not every run has a point."""
-    for count in (2, 6, 20):
-        sweep = line_styles({f"a{k}": "dcfr" for k in range(count)} | {"cfr": "cfr"})
-        assert len(set(sweep.values())) == count + 1
-        assert all(style != ":" for _, style in sweep.values())
-        assert sweep["cfr"] == (LEARNER_COLOURS["cfr"], "-")
-    # black (xfp) has no darker shade: its variants are greys, each its own
-    greys = line_styles({"x": "xfp", "y": "xfp", "z": "xfp"})
-    assert [greys[k][0] for k in "xyz"] == ["#000000", "#595959", "#666666"]
+    for algorithm in ("dcfr", "xfp"):  # xfp: black, whose shades can only be lighter
+        for count in (2, 6, 20):
+            sweep = line_styles({f"a{k}": algorithm for k in range(count)} | {"cfr": "cfr"})
+            assert len(set(sweep.values())) == count + 1
+            assert all(style != ":" for _, style in sweep.values())
+            assert sweep["cfr"] == (LEARNER_COLOURS["cfr"], "-")
+            # the same dash pattern never comes with the same shade of a label before
+            for style in {style for _, style in sweep.values()}:
+                shades = [colour for colour, s in sweep.values() if s == style]
+                assert len(shades) == len(set(shades))
+    greys = line_styles({f"a{k}": "xfp" for k in range(7)})
+    assert greys["a2"][1] == greys["a6"][1] and greys["a2"][0] != greys["a6"][0]
+    assert [greys[f"a{k}"][0] for k in range(3)] == ["#000000", "#333333", "#666666"]
     plugin = line_styles({"mine": "my_plugin_learner", "cfr": "cfr"})
     assert plugin["mine"][0] not in LEARNER_COLOURS.values()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nashzoo.games import TERMINAL, Game, State, compile_tree
+from nashzoo.games import CHANCE, TERMINAL, Game, State, compile_tree
 from nashzoo.games import treemath as tm
 
 
@@ -104,3 +104,40 @@ def test_a_step_where_the_opponent_ends_every_game_learns_nothing(learner, confi
     trainer.run(iterations=2)
     assert [step["seat_unreached"] for step in steps] == [1, 1]
     assert all(step["episodes"] == 0 for step in steps)
+
+
+class ChanceEnds(ExitOrEnter):
+    """Chance ends the game (probability 1) or, with probability 0, lets the players move."""
+
+    name = "chance_ends"
+
+    def new_initial_state(self) -> State:
+        return ChanceEndsState(self, ())
+
+
+class ChanceEndsState(ExitOrEnterState):
+    def current_player(self) -> int:
+        if not self.moves:
+            return CHANCE
+        return TERMINAL if self.moves[0] == 0 or len(self.moves) == 3 else len(self.moves) - 1
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return [(0, 1.0), (1, 0.0)]
+
+    def _child(self, action: int) -> State:
+        return ChanceEndsState(self.game, (*self.moves, action))
+
+    def returns(self) -> np.ndarray:
+        u = 0.0 if len(self.moves) < 3 else (1.0 if self.moves[1] == self.moves[2] else -1.0)
+        return np.array([u, -u])
+
+
+def test_a_game_chance_ends_before_anyone_moves_is_refused_not_stepped_for_ever():
+    """Every step found the seat unreached and did no work, so a work budget was never met
+    (the run hung); before that check, 100,000 empty episodes and a RuntimeError."""
+    pytest.importorskip("torch")
+    from nashzoo.train import Trainer
+
+    trainer = Trainer(ChanceEnds(), "nfsp", "nfsp", final_eval=False, progress=False)
+    with pytest.raises(ValueError, match="chance ends every game drawn before anyone moves"):
+        trainer.run(work=100)

@@ -147,7 +147,9 @@ def test_config_files_and_precedence(tmp_path, suffix, text):
     with pytest.raises(SettingsError, match="--config sets late, which this run does not use"):
         resolve_settings(["cfr_plus"], config_file=path)
     # ... and says what to type to run it
-    with pytest.raises(SettingsError, match=r"name it among the learners \(race: --learners late"):
+    with pytest.raises(
+        SettingsError, match=r"add it to the learners \(race: --learners cfr_plus,late"
+    ):
         resolve_settings(["cfr_plus"], config_file=path)
 
 
@@ -156,6 +158,9 @@ def test_a_setting_for_an_algorithm_raced_under_labels_names_the_labels():
     not use, without saying that settings name labels."""
     with pytest.raises(SettingsError, match=r"dcfr runs here as x, y: set x.FIELD and y.FIELD"):
         resolve_settings(["x=dcfr", "y=dcfr"], sets=["dcfr.alpha=3"])
+    # a misspelt label is named as one, not sent to --learners as a learner of its own
+    with pytest.raises(SettingsError, match=r"cfr_pluss: did you mean cfr_plus\?$"):
+        resolve_settings(["cfr_plus", "xfp"], sets=["cfr_pluss.averaging_delay=3"])
 
 
 @pytest.mark.parametrize(

@@ -399,7 +399,7 @@ class NFSP(NeuralLearner):
             rollout = self._play(opponent)
         except SeatUnreached:  # the opponent's play ends every game first: nothing to learn
             assert self._tree_play is not None and moves_before is not None
-            return unreached_step(self._tree_play.moves - moves_before)
+            return unreached_step(self._tree_play.moves - moves_before, self.game)
         self._store(rollout)
         metrics = self._learn(len(rollout["a"]))
         self._snapshots.clear()

@@ -558,7 +558,7 @@ class _SB3Learner(Learner):
             except SeatUnreached:  # the opponents end every game first: nothing to learn from
                 self._cache.clear()
                 moves, _, _ = self._env_totals() - before
-                return unreached_step(int(moves))
+                return unreached_step(int(moves), self.game)
             except ValueError as err:  # torch distributions refuse NaN logits
                 self._cache.clear()
                 self._check_finite(err)

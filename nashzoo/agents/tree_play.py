@@ -41,10 +41,17 @@ _MAX_EMPTY_EPISODES = 100_000
 decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
 
 
-def unreached_step(moves: int) -> dict[str, Any]:
+def unreached_step(moves: int, game: Game) -> dict[str, Any]:
     """The metrics of a learner's step that :class:`SeatUnreached` ended: the opponent's moves
     played before it was found (work done), no episode of its own, nothing learnt; and
-    ``seat_unreached`` 1, so that a log shows why."""
+    ``seat_unreached`` 1, so that a log shows why. With no move at all (chance ended every game
+    before anyone's decision) a ValueError: such a step does no work, and a run with a work
+    budget would step for ever."""
+    if moves == 0:
+        raise ValueError(
+            f"in {game.display_id}, chance ends every game drawn before anyone moves (its "
+            "decisions have probability 0): there is nothing to learn from playing it"
+        )
     return {"env_steps": int(moves), "episodes": 0, "seat_unreached": 1}
 
 

@@ -53,8 +53,10 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
         fields["plots"] = False
     if args.plugin:
         fields["plugins"] = tuple(args.plugin)
-    if fields.get("logger") is not None:  # --logger given once or more: one text
-        fields["logger"] = ",".join(fields["logger"])
+    if fields.get("logger") is not None:  # --logger given once or more: one text, as stored
+        from nashzoo.train.loggers import logger_kinds
+
+        fields["logger"] = ",".join(logger_kinds(fields["logger"]))
     return fields
 
 

@@ -233,6 +233,22 @@ def _new_log_folder() -> Path:
         return folder
 
 
+def _add_loggers(trainer: Any, config: Any, folder: Path | None) -> None:
+    """The run's loggers (typed now, or the resumed run's own), built once it is known to train
+    (a resume already at its budget left an empty TensorBoard file per try). A run that starts
+    from its first iteration in a folder (a resume before any checkpoint starts over) first
+    removes what loggers wrote there before: TensorBoard drew the cut-off attempt and the new
+    one as one curve."""
+    from nashzoo.train.loggers import make_loggers, remove_logger_output
+
+    if folder is not None and trainer.iteration == 0:
+        remove_logger_output(folder)
+    if config.loggers:
+        trainer.callbacks.callbacks.extend(
+            make_loggers(config.loggers, folder or _new_log_folder())
+        )
+
+
 def _train_once(
     args: argparse.Namespace, config: Any, folder: Path | None, learners: tuple[Any, Any] | None
 ) -> int:
@@ -248,10 +264,6 @@ def _train_once(
     progress = None if not args.no_progress else False
     stopper = StopOnInterrupt()
     callbacks: list[Any] = [PrintEval(), stopper]
-    if config.loggers:  # typed now, or the resumed run's own
-        from nashzoo.train.loggers import make_loggers
-
-        callbacks.extend(make_loggers(config.loggers, folder or _new_log_folder()))
     if folder is not None and checkpoint is not None and args.resume and checkpoint.exists():
         try:
             trainer = Trainer.load(
@@ -295,6 +307,7 @@ def _train_once(
         )
         if folder is not None and all((folder / name).exists() for name in OUTPUT_FILES):
             return 0  # its outputs stand as the run wrote them (how it stopped included)
+    _add_loggers(trainer, config, folder)
     with stopper.armed():
         result = trainer.run(**remaining)
     print(result)

@@ -60,6 +60,8 @@ from nashzoo.games.infoset import Infoset, Policy, PolicyError, UniformPolicy, w
 __all__ = ["MaskedObservation", "SingleAgentEnv", "opponent_pool", "remap_illegal"]
 
 _MAX_EMPTY_EPISODES = 100_000
+"""Episodes a ``reset()`` plays before giving up on the learner's seat ever moving: its
+decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
 
 _EMPTY_BEFORE_CHECK = 1_000
 """Empty episodes in a row after which :attr:`SingleAgentEnv.reach_check` is asked (once per
@@ -71,10 +73,6 @@ class SeatUnreached(RuntimeError):
     pure opponent that ends the game first, say): no episode has anything for it to learn
     from. Raised after an exact check (over the compiled tree), not after redrawing episodes
     until a limit; a learner's step catches it and learns nothing that step."""
-
-
-"""Episodes a ``reset()`` plays before giving up on the learner's seat ever moving: its
-decisions may be rare (a seat that moves once in 2,000 deals is a valid game), not absent."""
 
 
 def remap_illegal(probs: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:

@@ -86,14 +86,16 @@ _VARIANT_STYLES: tuple[Any, ...] = ("--", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (8,
 # is its own for twenty variants, so a sweep of one algorithm (a1=dcfr(...), ..., a6=...)
 # draws no two labels alike.
 _VARIANT_SHADES = (0.0, -0.35, 0.4, -0.6, 0.65)
+_DARK_SHADES = (0.0, 0.2, 0.4, 0.55, 0.7)
+"""The shades of a colour too dark to darken (xfp's black): lighter ones only, each its own."""
 
 
-def _shade(colour: str, amount: float) -> str:
-    """``colour`` (``"#rrggbb"``) moved ``amount`` of the way to white (> 0) or black (< 0);
-    a colour too dark to darken (xfp's black) is lightened instead."""
+def _shade(colour: str, index: int) -> str:
+    """``colour`` (``"#rrggbb"``) in shade ``index`` of :data:`_VARIANT_SHADES`: moved that
+    amount of the way to white (> 0) or black (< 0); a colour too dark to darken (xfp's black)
+    takes :data:`_DARK_SHADES` instead (darkening and lightening it alike made two shades one)."""
     rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
-    if amount < 0 and max(rgb) < 64:
-        amount = -amount
+    amount = (_DARK_SHADES if max(rgb) < 64 else _VARIANT_SHADES)[index]
     target = 255 if amount > 0 else 0
     mixed = [round(c + (target - c) * abs(amount)) for c in rgb]
     return "#" + "".join(f"{c:02x}" for c in mixed)
@@ -122,8 +124,8 @@ def line_styles(algorithms: Mapping[str, str]) -> dict[str, tuple[str, Any]]:
         if n == 0:
             out[label] = (colour, "-")
         else:
-            shade = _VARIANT_SHADES[n % len(_VARIANT_SHADES)]
-            out[label] = (_shade(colour, shade), _VARIANT_STYLES[(n - 1) % len(_VARIANT_STYLES)])
+            shade = _shade(colour, n % len(_VARIANT_SHADES))
+            out[label] = (shade, _VARIANT_STYLES[(n - 1) % len(_VARIANT_STYLES)])
     return out
 
 

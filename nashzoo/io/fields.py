@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -94,14 +95,15 @@ def check_format(
         return
     kind, _, ours = expected.rpartition("/")
     theirs = found.rpartition("/")[2] if isinstance(found, str) else ""
-    if not (isinstance(found, str) and found.startswith(kind + "/") and theirs.isdigit()):
+    same_kind = isinstance(found, str) and found.startswith(kind + "/")
+    if not (same_kind and _ASCII_NUMBER.fullmatch(theirs)) or int(theirs) == int(ours):
         raise error(refusal)
     from nashzoo import __version__
 
-    writer = payload.get(VERSION_KEY)
-    by = f" by nashzoo {writer}" if isinstance(writer, str) else ""
+    writer = _writer(payload)
+    by = f" by nashzoo {writer}" if writer else ""
     newer = int(theirs) > int(ours)
-    pin = f" (pip install nashzoo=={writer})" if isinstance(writer, str) else ""
+    pin = f" (pip install nashzoo=={writer})" if writer else ""
     fix = "upgrade nashzoo to read it" if newer else f"read it with the nashzoo that wrote it{pin}"
     raise error(
         f"{source} was written{by} in format {found!r}, {'newer' if newer else 'older'} than "
@@ -115,13 +117,24 @@ def newer_writer_note(payload: Mapping[str, Any]) -> str:
     does not know, in the same format), else ``""``: what a reader adds to a refusal."""
     from nashzoo import __version__
 
-    writer = payload.get(VERSION_KEY)
-    if not isinstance(writer, str) or _release(writer) <= _release(__version__):
+    writer = _writer(payload)
+    if not writer or _release(writer) <= _release(__version__):
         return ""
     return (
         f"; it was written by nashzoo {writer}, newer than this one ({__version__}): "
         "upgrade nashzoo to read it"
     )
+
+
+_ASCII_NUMBER = re.compile(r"[0-9]{1,9}")
+_VERSION = re.compile(r"[0-9A-Za-z.+!_-]{1,40}")
+
+
+def _writer(payload: Mapping[str, Any]) -> str | None:
+    """The writer version a file records, if it reads as one (a damaged field is left out of
+    the messages rather than shown: it could hold line breaks or a megabyte)."""
+    writer = payload.get(VERSION_KEY)
+    return writer if isinstance(writer, str) and _VERSION.fullmatch(writer) else None
 
 
 def _release(version: str) -> tuple[int, ...]:

@@ -63,8 +63,9 @@ that one W&B run (without it, each session was a W&B run of its own)."""
 
 def logger_kinds(spec: str | Sequence[str] | None) -> tuple[str, ...]:
     """The loggers ``spec`` names: ``None`` (none), ``"csv"``, ``"csv,tensorboard"``, or a
-    sequence of such texts (``--logger`` given twice); each kind once, in the order given.
-    ValueError naming the unknown one."""
+    sequence of such texts (``--logger`` given twice); each kind once, in :data:`LOGGERS`'
+    order (so that the same loggers typed in another order are the same setting: a race
+    resumed with them re-ran every run). ValueError naming the unknown one."""
     if spec is None:
         return ()
     texts = [spec] if isinstance(spec, str) else list(spec)
@@ -80,7 +81,7 @@ def logger_kinds(spec: str | Sequence[str] | None) -> tuple[str, ...]:
                 )
             if kind not in kinds:
                 kinds.append(kind)
-    return tuple(kinds)
+    return tuple(kind for kind in LOGGERS if kind in kinds)
 
 
 def remove_logger_output(folder: str | os.PathLike[str]) -> None:
@@ -225,14 +226,20 @@ class TensorBoardLogger(MetricsLogger):
     def __init__(self, folder: str | os.PathLike[str], step_every: int = 10) -> None:
         super().__init__(step_every)
         require_logger("tensorboard")
-        from torch.utils.tensorboard import SummaryWriter
-
-        self.writer = SummaryWriter(log_dir=str(folder))
+        self.folder = str(folder)
+        self.writer: Any = None
         # A fixed origin, so the "relative" axis is the training time in every session of a
         # resumed run (a per-session origin made it jump at each resume).
         self._start = WALL_ORIGIN
 
     def on_training_start(self, trainer: Trainer) -> None:
+        from torch.utils.tensorboard import SummaryWriter
+
+        if self.writer is None:
+            # A resumed run drops what an earlier session logged past the iteration it resumes
+            # from (its checkpoint's): those points were trained again, and would be drawn twice.
+            purge = trainer.iteration + 1 if trainer.iteration else None
+            self.writer = SummaryWriter(log_dir=self.folder, purge_step=purge)
         config = self.run_config(trainer)
         self.writer.add_text("run", "\n".join(f"    {k}: {v}" for k, v in config.items()))
 
@@ -243,6 +250,7 @@ class TensorBoardLogger(MetricsLogger):
 
     def on_training_end(self, trainer: Trainer, result: TrainResult) -> None:
         self.writer.close()
+        self.writer = None
 
 
 class WandbLogger(MetricsLogger):
@@ -291,7 +299,7 @@ class WandbLogger(MetricsLogger):
             config=self.run_config(trainer),
             reinit="create_new",
             settings=self.wandb.Settings(silent=True),
-            id=self._run_id(),
+            id=self._run_id(continuing=trainer.iteration > 0),
             resume="allow",  # a resumed training run goes on as the same W&B run
             **self.kwargs,
         )
@@ -299,11 +307,12 @@ class WandbLogger(MetricsLogger):
         self.run.define_metric("train_seconds")
         self.run.define_metric("*", step_metric="iteration")
 
-    def _run_id(self) -> str:
-        """This folder's W&B run id: the one stored in :data:`WANDB_ID_FILE`, else a new one
-        (stored)."""
+    def _run_id(self, continuing: bool) -> str:
+        """The W&B run id: a run that goes on (a resumed trainer, or one run again) takes the
+        one stored in the folder (:data:`WANDB_ID_FILE`); a run from its first iteration gets a
+        new one, stored (two runs logged into one folder stay two W&B runs)."""
         path = self.folder / WANDB_ID_FILE
-        if path.exists():
+        if continuing and path.exists():
             stored = path.read_text().strip()
             if stored.isalnum() and 0 < len(stored) <= 64:
                 return stored

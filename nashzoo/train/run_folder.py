@@ -30,7 +30,14 @@ from typing import Any
 from nashzoo.agents.registry import import_plugins, same_plugins, stored_plugins
 from nashzoo.games import load_game
 from nashzoo.io import FileFormatError, atomic_write_bytes, read_json
-from nashzoo.io.fields import check_format, field, number, string_list, version_stamp
+from nashzoo.io.fields import (
+    check_format,
+    field,
+    newer_writer_note,
+    number,
+    string_list,
+    version_stamp,
+)
 from nashzoo.train.loggers import logger_kinds, remove_logger_output
 from nashzoo.train.trainer import Trainer
 
@@ -186,8 +193,9 @@ def _loggers(payload: dict[str, Any], name: str) -> tuple[str, ...]:
         return logger_kinds(string_list(payload, "loggers", name, RunFolderError))
     except RunFolderError:
         raise
-    except ValueError as err:
-        raise RunFolderError(f"{name}: field 'loggers': {err}") from None
+    except ValueError as err:  # a logger of a newer nashzoo, maybe
+        note = newer_writer_note(payload)
+        raise RunFolderError(f"{name}: field 'loggers': {err}{note}") from None
 
 
 def _plain(value: Any) -> Any:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import difflib
 import json
 import os
 import re
@@ -385,28 +386,36 @@ def resolve_settings(
         if stray:
             raise SettingsError(
                 f"{source} sets {', '.join(stray)}, which this run does not use "
-                f"(its learners: {', '.join(out)}){_stray_hint(stray, out)}"
+                f"(its learners: {', '.join(out)}){_stray_hint(source, stray, out)}"
             )
     return out
 
 
-def _stray_hint(stray: list[str], used: dict[str, LearnerSetting]) -> str:
-    """What a setting for a label the run does not use most likely meant: an algorithm that
-    runs here under labels (``--set dcfr.alpha=3`` with ``x=dcfr``: settings name labels), or
-    labels to name in the run's learners."""
+def _stray_hint(source: str, stray: list[str], used: dict[str, LearnerSetting]) -> str:
+    """What settings for labels the run does not use most likely meant: an algorithm that runs
+    here under labels (``--set dcfr.alpha=3`` with ``x=dcfr``: settings name labels), a
+    misspelt label (``--set cfr_pluss.x=1``), or, in a config file, labels to add to the
+    run's learners."""
     by_algorithm: dict[str, list[str]] = {}
     for setting in used.values():
         by_algorithm.setdefault(setting.algorithm, []).append(setting.label)
-    meant = [name for name in stray if name in by_algorithm]
-    if meant:
-        name = meant[0]
-        labels = by_algorithm[name]
+    hints = []
+    for name in stray:
+        if name in by_algorithm:
+            labels = by_algorithm[name]
+            hints.append(
+                f"settings name a learner's label, and {name} runs here as {', '.join(labels)}: "
+                f"set {' and '.join(f'{label}.FIELD' for label in labels)}"
+            )
+        elif close := difflib.get_close_matches(name, list(used), n=1):
+            hints.append(f"{name}: did you mean {close[0]}?")
+    if hints:
+        return "; " + "; ".join(hints)
+    if source == "--config":
+        them = "it" if len(stray) == 1 else "them"
         return (
-            f"; settings name a learner's label, and {name} runs here as {', '.join(labels)}: "
-            f"set {' and '.join(f'{label}.FIELD' for label in labels)}"
+            f"; to run {them}, add {them} to the learners (race: --learners "
+            f"{','.join([*used, *stray])}; train: --learner {stray[0]}), else leave {them} out "
+            "of the file"
         )
-    them = "it" if len(stray) == 1 else "them"
-    return (
-        f"; to run {them}, name {them} among the learners (race: --learners "
-        f"{','.join(stray)}; train: --learner {stray[0]}), else leave {them} out"
-    )
+    return ""
