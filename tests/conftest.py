@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,19 @@ def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     with contextlib.suppress(OSError):
         RUNNING_TEST.unlink(missing_ok=True)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _sb3_log_folders_under_pytests_own():
+    """Stable-Baselines3's ``learn()`` on a model without a logger of its own makes an empty
+    ``SB3-<time>`` folder in the system's temporary directory every time (nashzoo's ``ppo`` and
+    ``dqn`` give theirs one; the tests that train SB3 models directly, as a user would, do not):
+    point it, for this process and the commands it starts, at one folder removed at the end."""
+    patch = pytest.MonkeyPatch()
+    with tempfile.TemporaryDirectory(prefix="nashzoo-tests-sb3-") as folder:
+        patch.setenv("SB3_LOGDIR", folder)
+        yield
+        patch.undo()
 
 
 @pytest.fixture(params=["loop", "numpy"])
