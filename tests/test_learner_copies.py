@@ -11,13 +11,16 @@ import pickle
 import numpy as np
 import pytest
 
-from nashzoo.agents import make_learner
+from nashzoo.agents import TabularPolicy, make_learner
 
 CASES = [
     ("regret_matching", "rps", {}),
     ("cfr", "kuhn_poker", {}),
     ("cfr_plus", "kuhn_poker", {}),
     ("dcfr", "kuhn_poker", {}),
+    # A pickled full-width learner on Leduc failed at its first step: the table it recycles came
+    # back from the pickle as a view of the pickle's bytes, which cannot be made writeable.
+    ("cfr_plus", "leduc_poker", {}),
     ("xfp", "kuhn_poker", {}),
     ("os_mccfr", "kuhn_poker", {"trajectories_per_step": 64}),
     ("es_mccfr", "kuhn_poker", {"trajectories_per_step": 64}),
@@ -60,3 +63,26 @@ def test_a_copied_learner_learns_as_the_original(name, game, config, how):
     original, copied = _train(pair, 10), _train(copies, 10)
     for mine, theirs in zip(original, copied, strict=True):
         np.testing.assert_array_equal(mine, theirs)
+
+
+def _copied(thing, how):
+    return copy.deepcopy(thing) if how == "deepcopy" else pickle.loads(pickle.dumps(thing))
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_copy_keeps_policies_and_a_learners_strategy_read_only(how):
+    """numpy's copy of a read-only array is writeable: a copied policy's rows could be written
+    after they were checked (NashConv 21 on Kuhn, from a policy still marked checked), and a
+    copied learner's live strategy through the policy it hands out, changing its next step;
+    a pickled ``fixed`` learner played what was written into its policy (found 2026-11-28)."""
+    opponent = TabularPolicy.uniform("kuhn_poker")
+    learner = make_learner("cfr", "kuhn_poker", 0, seed=0)
+    learner.step(opponent)
+    learner.current_policy()
+    clone = _copied(learner, how)
+    fixed = _copied(make_learner("fixed", "rps", 0, {"strategy": [0.2, 0.3, 0.5]}), how)
+    policies = [_copied(opponent, how), clone.current_policy(), clone.average_policy()]
+    for policy in [*policies, fixed.average_policy(), fixed.current_policy()]:
+        with pytest.raises(ValueError, match="read-only"):
+            policy.probs[0] = 0.5
+    np.testing.assert_array_equal(fixed.current_policy().probs[0], [0.2, 0.3, 0.5])

@@ -73,6 +73,14 @@ class TabularPolicy:
         self._by_tensor: dict[bytes, list[int]] | None = None
         self._checked = validate
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A copy (``copy.deepcopy``, ``pickle``; a learner copied with its policies) keeps its
+        table read-only: numpy's copy of a read-only array is writeable, which would let the
+        rows of a policy already checked, or a learner's live strategy, be written through
+        the copy."""
+        self.__dict__.update(state)
+        self._probs.setflags(write=False)
+
     @classmethod
     def adopt(cls, game: Game, tree: CompiledTree, probs: np.ndarray) -> TabularPolicy:
         """A policy over ``probs`` itself, with neither the constructor's copy nor its check:

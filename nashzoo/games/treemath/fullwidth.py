@@ -165,7 +165,14 @@ class _TableRecycler:
     def take(self) -> np.ndarray:
         """A table to write the next strategy into: the spare if nobody else holds it, else
         a new one."""
-        if self._spare is not None and self._spare_references() == self._alone:
+        # A table that does not own its memory (one unpickled from a learner's pickle is a
+        # view of the pickle's bytes) cannot be made writeable again: a new one instead. (No
+        # local name for the spare here: it would add a reference to the count.)
+        if (
+            self._spare is not None
+            and self._spare.base is None
+            and self._spare_references() == self._alone
+        ):
             table, self._spare = self._spare, None
             table.setflags(write=True)  # made read-only when it was handed out as a policy
             return table
