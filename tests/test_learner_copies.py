@@ -44,6 +44,10 @@ def test_every_built_in_table_learner_is_a_case():
     assert tables <= {name for name, _, _ in CASES}, "add the new learner to CASES"
 
 
+def _copied(thing, how):
+    return copy.deepcopy(thing) if how == "deepcopy" else pickle.loads(pickle.dumps(thing))
+
+
 def _train(pair, steps):
     a, b = pair
     for _ in range(steps):
@@ -57,16 +61,10 @@ def _train(pair, steps):
 def test_a_copied_learner_learns_as_the_original(name, game, config, how):
     pair = [make_learner(name, game, seat, config, seed=seat + 1) for seat in (0, 1)]
     _train(pair, 3)
-    copies = [
-        copy.deepcopy(lr) if how == "deepcopy" else pickle.loads(pickle.dumps(lr)) for lr in pair
-    ]
+    copies = [_copied(lr, how) for lr in pair]
     original, copied = _train(pair, 10), _train(copies, 10)
     for mine, theirs in zip(original, copied, strict=True):
         np.testing.assert_array_equal(mine, theirs)
-
-
-def _copied(thing, how):
-    return copy.deepcopy(thing) if how == "deepcopy" else pickle.loads(pickle.dumps(thing))
 
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])
