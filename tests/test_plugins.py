@@ -336,6 +336,34 @@ def test_a_race_resumed_with_its_plugins_in_another_order_keeps_its_runs(two_plu
     assert "other settings" not in printed
 
 
+def test_a_race_resumed_with_other_plugins_is_refused_and_keeps_its_own(two_plugins, capsys):
+    """README: a resume with other --plugin modules is refused. `train --resume` refused them;
+    `race --resume --plugin b` over a race started with `--plugin a,b` ran both finished runs
+    again (with workers they failed as 'unknown learner') and stored `b` alone, so the next
+    plain `race --resume` could not import the race's learners."""
+    import json
+
+    from nashzoo.cli import main
+
+    race = ["race", "--learners", "_plugin_idle_a,_plugin_idle_b", "--seeds", "1"]
+    race += ["--budget-seconds", "0", "--budget-iterations", "2", "--no-progress", "--no-plots"]
+    race += ["--backend", "serial", "--out", "r"]
+    assert main(["--plugin", "my_plugin_a,my_plugin_b", *race]) == 0
+    stored = (two_plugins / "r" / "race_config.json").read_text()
+    capsys.readouterr()
+    for other in ("my_plugin_b", "my_plugin_a,my_plugin_b,json"):
+        assert main(["--plugin", other, *race, "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert (
+            "--resume finishes the race in r/ with the --plugin modules it was started with "
+            f"(my_plugin_a,my_plugin_b), but you typed --plugin {other}: leave --plugin out"
+        ) in err
+        assert (two_plugins / "r" / "race_config.json").read_text() == stored
+    assert main(["race", "--out", "r", "--resume", "--no-progress"]) == 0
+    assert "resuming: 2 of 2 runs already finished" in capsys.readouterr().out
+    assert json.loads(stored)["plugins"] == ["my_plugin_a", "my_plugin_b"]
+
+
 def test_a_race_over_a_plugins_game_resumes_without_the_plugin_typed(tmp_path, monkeypatch, capsys):
     """The stored race's game was checked before its stored --plugin modules were imported:
     `race --out DIR --resume` over a game a plugin registers said "unknown game ...; fix it or

@@ -61,7 +61,6 @@ def _race_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_race(args: argparse.Namespace) -> int:
-    from nashzoo.agents.registry import same_plugins
     from nashzoo.train.race import RaceConfig, run_race, stored_race_config
 
     fields = _race_fields(args)
@@ -71,7 +70,8 @@ def _cmd_race(args: argparse.Namespace) -> int:
         if stored is None:
             print(f"no race to resume in {out}/ (no race_config.json): starting a new one")
         else:
-            if same_plugins(fields.get("plugins", ()), stored.get("plugins", ())):
+            if "plugins" in stored:  # else a race from before they were stored: take the typed
+                _refuse_other_plugins(out, fields.get("plugins"), stored["plugins"])
                 fields.pop("plugins", None)  # the same modules: the stored order is kept
             changed = [
                 _changed_option(k, v, stored[k])
@@ -102,6 +102,23 @@ def _cmd_race(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILURE
     return 0
+
+
+def _refuse_other_plugins(out: str, typed: Any, stored: Any) -> None:
+    """A race resumes with the ``--plugin`` modules it was started with (they define its
+    learners and maybe its game, in every worker): typing the same ones, in any order, is
+    fine; other ones are refused, as ``train --resume`` refuses them, rather than running the
+    finished runs again and overwriting the stored list."""
+    from nashzoo.agents.registry import same_plugins
+
+    if typed is None or same_plugins(typed, stored or ()):
+        return
+    had = ",".join(stored) if stored else "no --plugin"
+    raise UsageError(
+        f"--resume finishes the race in {out}/ with the --plugin modules it was started with "
+        f"({had}), but you typed --plugin {','.join(typed)}: leave --plugin out (the stored "
+        "modules are imported again), or start a new race (--force or another --out)"
+    )
 
 
 _RACE_OPTIONS = {
