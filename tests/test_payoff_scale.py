@@ -92,6 +92,19 @@ def test_a_race_report_reads_the_payoffs_at_their_own_scale(tmp_path, scale, not
     assert float(earned) > 0.01 * scale and len(earned.split(".")[1]) == payoff_decimals([scale])
 
 
+def test_the_thresholds_note_names_games_paying_thousands_as_the_readme_says():
+    """README: "for a game paying thousands or thousandths ... the report says when the
+    thresholds do not suit the game"; a game paying 1,000 got no note (the cut was 10,000)."""
+    from nashzoo.train.race.summary import _thresholds_note
+
+    defaults = (0.1, 0.05, 0.01, 0.001)
+    for payoff in (0.2, 1.0, 2.0, 13.0, 100.0):  # rock-paper-scissors ... Leduc ... 100 chips
+        assert _thresholds_note(defaults, payoff) == []
+    for payoff, what in ((1000.0, "too fine"), (0.001, "too coarse"), (0.19, "too coarse")):
+        assert f"they are {what} for it" in _thresholds_note(defaults, payoff)[0]
+    assert _thresholds_note((100.0, 10.0, 1.0), 1000.0) == []  # the README's own levels suit it
+
+
 def test_reward_scale_auto_leaves_the_tuned_games_alone_and_divides_the_far_ones():
     from nashzoo.agents.reward_scale import check_reward_scale, resolve_reward_scale
     from nashzoo.games import load_game

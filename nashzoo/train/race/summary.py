@@ -466,16 +466,18 @@ def markdown_summary(
     return "\n".join(lines)
 
 
-THRESHOLD_FIT = (1e-5, 0.5)
+THRESHOLD_FIT = (1e-3, 0.5)
 """Default thresholds suit a game whose largest payoff is within these multiples of the
-largest threshold's: Kuhn (2), Leduc (13), Liar's dice (1), a 1,000-chip game would not."""
+largest threshold's: between twice and a thousand times it. Kuhn (2), Leduc (13) and Liar's dice
+(1) are; a game paying thousands (whose smaller thresholds are a millionth of its payoffs) or
+thousandths (whose thresholds are met at the first evaluation) is not."""
 
 
 def _thresholds_note(thresholds: Sequence[float], payoff_scale: float | None) -> list[str]:
     """A warning under the leaderboard where the thresholds do not suit the game's payoffs
-    (every one at least half the largest payoff: each is reached at the first evaluation; the
-    largest below 1e-5 of it: none is reached), naming the option that sets them; [] where
-    they suit it or the scale is not known."""
+    (the largest at least half the largest payoff: each is reached at the first evaluation;
+    the largest below a thousandth of it: the smaller ones are likely never reached), naming
+    the option that sets them; [] where they suit it or the scale is not known."""
     if not payoff_scale:
         return []
     low, high = THRESHOLD_FIT
@@ -486,7 +488,7 @@ def _thresholds_note(thresholds: Sequence[float], payoff_scale: float | None) ->
     what = (
         "too coarse for it (likely met at the first evaluation)"
         if largest > high * payoff_scale
-        else "too fine for it (likely never met)"
+        else "too fine for it (the smaller ones likely never met)"
     )
     return [
         f"Note: the thresholds ({levels}) are exploitability in this game's payoff units, and its "
