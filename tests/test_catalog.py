@@ -266,6 +266,28 @@ def test_every_listed_setting_is_one_the_command_line_takes(builtin_learner):
         assert name == "fixed" and "needs exactly one of strategy= " in str(err)
 
 
+def test_a_listed_settings_text_agrees_with_its_default(builtin_learner):
+    """``nashzoo learners mmd_ppo`` listed ``n_epochs: int = 4`` over PPO's text "passes over
+    each rollout (10)": a subclass changing a default kept its parent's entry. A number in
+    parentheses in a setting's text is its default (a cited year aside), and no entry points to
+    a table "below", which the listing does not show."""
+    import re
+
+    try:
+        fields = config_fields(builtin_learner)
+    except ImportError:
+        pytest.skip(f"{builtin_learner}'s extra is not installed")
+    for field in fields:
+        assert not re.search(r"(table|see|section) below", field.doc), (field.name, field.doc)
+        try:
+            default = float(field.default)
+        except ValueError:
+            continue
+        for shown in re.findall(r"\((?:default:? )?(-?[0-9][0-9.e-]*)\)", field.doc):
+            cited = re.search(rf"[A-Z][a-z]+(?: et al\.)? \({shown}\)", field.doc)  # a year
+            assert cited or float(shown) == default, (field.name, field.default, field.doc)
+
+
 def test_a_plugin_config_with_an_annotation_only_type_checkers_import_is_listed():
     """A plugin config may name a type it imports only for type checkers: the command line
     does not type-check such fields (config_fields.field_hints), and the listing says so

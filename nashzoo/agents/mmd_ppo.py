@@ -207,7 +207,7 @@ class MMDPPOConfig(PPOConfig):
             start of the current learner step (simultaneous updates of both seats).
         alpha: weight of the reverse KL toward the magnet, in reward units (chips unless
             ``reward_scale`` divides the payoffs, see :class:`PPOConfig`), at the first learner step
-            (1.0; see the table below).
+            (1.0; where each default comes from: the table in ``MMDPPOConfig``'s docstring).
         alpha_decay: the annealing of ``alpha`` and of the learning rate: learner step ``t``
             (from 0) uses ``alpha * sqrt(alpha_decay / (alpha_decay + t))`` and the learning
             rate scaled alike, the ``1 / sqrt(t)`` schedule of the paper's annealed-temperature
@@ -242,7 +242,8 @@ class MMDPPOConfig(PPOConfig):
         steps_per_iteration, n_envs, batch_size: 2048 decisions per learner step from 64 copies
             of the env side by side (one forward pass per 64 decisions: 3-4x the decisions per
             second of one env on Leduc), minibatches of 256.
-        learning_rate: 3e-3 at the first step (annealed with ``alpha``); n_epochs: 4.
+        learning_rate: 3e-3 at the first step (annealed with ``alpha``).
+        n_epochs: passes over each rollout (4; PPO's 10 were no better on Leduc).
 
     Defaults and where they come from. "Paper": the schedules of the paper's tabular Nash runs
     (annealed temperature: ``alpha_t = 1/sqrt(t)`` on Kuhn and ``5/sqrt(t)`` on Leduc with step
