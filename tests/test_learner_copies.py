@@ -84,3 +84,39 @@ def test_a_copy_keeps_policies_and_a_learners_strategy_read_only(how):
         with pytest.raises(ValueError, match="read-only"):
             policy.probs[0] = 0.5
     np.testing.assert_array_equal(fixed.current_policy().probs[0], [0.2, 0.3, 0.5])
+
+
+NEURAL = {  # a budget of a few decisions: what is checked is the copy, not the learning
+    "nfsp": {"hidden_sizes": [8], "episodes_per_step": 8, "batch_size": 16,
+             "min_buffer_to_learn": 16, "replay_window_min": 16, "learn_every": 4},
+    "deep_cfr": {"advantage_hidden": [8], "strategy_hidden": [8], "traversals": 8,
+                 "strategy_traversals": 4, "advantage_steps": 2, "strategy_steps": 2,
+                 "batch_size": 16},
+    "ppo": {"steps_per_iteration": 16, "batch_size": 8, "n_epochs": 1, "net_arch": [8]},
+    "dqn": {"steps_per_iteration": 16, "learning_starts": 8, "batch_size": 8,
+            "buffer_size": 200, "net_arch": [8], "train_freq": 4, "exploration_steps": 64},
+    "mmd_ppo": {"steps_per_iteration": 32, "n_envs": 4, "batch_size": 16, "n_epochs": 1,
+                "net_arch": [8]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("name", sorted(NEURAL))
+def test_a_copied_neural_learner_learns_as_the_original(name, how):
+    """``copy.deepcopy`` of a ``ppo`` learner after a step raised RuntimeError ("Only Tensors
+    created explicitly by the user (graph leaves) support the deepcopy protocol"): SB3 kept
+    the last training minibatch's action distribution, autograd graph and all (found
+    2026-11-28 by a stateful probe of copies, checkpoints and steps)."""
+    pytest.importorskip("torch")
+    if name in ("ppo", "dqn", "mmd_ppo"):
+        pytest.importorskip("stable_baselines3")
+    opponent = TabularPolicy.uniform("kuhn_poker")
+    learner = make_learner(name, "kuhn_poker", 0, NEURAL[name], seed=1)
+    learner.step(opponent)
+    clone = _copied(learner, how)
+    tables = []
+    for lr in (learner, clone):
+        for _ in range(2):
+            lr.step(opponent)
+        tables.append(TabularPolicy.from_policy("kuhn_poker", lr.average_policy()).probs)
+    np.testing.assert_array_equal(*tables)

@@ -563,6 +563,8 @@ class _SB3Learner(Learner):
                 self._cache.clear()
                 self._check_finite(err)
                 raise
+            finally:
+                self._release_last_distribution()
         self._cache.clear()
         self._check_finite()
         self._after_learn()
@@ -574,6 +576,16 @@ class _SB3Learner(Learner):
             "mean_return": float(returns) / max(int(episodes), 1),
             "timesteps": self.model.num_timesteps,
         }
+
+    def _release_last_distribution(self) -> None:
+        """Drop the action distribution SB3's policy keeps from its last training minibatch:
+        its logits carry that minibatch's autograd graph, so ``copy.deepcopy`` of a ``ppo``
+        learner after a step failed ("Only Tensors created explicitly by the user ... support
+        the deepcopy protocol"), and the graph's memory stayed held between steps. The next
+        forward pass sets a new one."""
+        action_dist = getattr(self.model.policy, "action_dist", None)
+        if getattr(action_dist, "distribution", None) is not None:
+            action_dist.distribution = None  # type: ignore[union-attr]
 
     def _reached_by(self, pool: Sequence[Policy]) -> bool:
         """Whether the env copies' seat gets to move against some policy of ``pool``: exact
