@@ -107,6 +107,56 @@ def test_a_long_walk_stops_where_its_estimated_tree_would_need_far_more_memory(
     assert asked == [1]  # asked once, however long the walk
 
 
+class _DeepOps:
+    """The StateOps of a game whose every path is 300 moves deep with 1,000 moves a node: some
+    1e900 histories, far past the largest float (OpenSpiel's chess: about 1e800)."""
+
+    def player(self, depth):
+        return 0 if depth < 300 else limits.TERMINAL
+
+    def legal(self, depth):
+        return range(1000)
+
+    def child(self, depth, action):
+        return depth + 1
+
+
+def test_a_deep_games_estimate_is_exact_past_the_largest_float(monkeypatch):
+    """`nashzoo train --game openspiel:chess` failed after 4 minutes and 9 GB with "cannot
+    convert float infinity to integer": the estimate of its size was inf, and the refusal could
+    not print it. The estimate is now a whole number, exact at any size, and the refusal says
+    it."""
+    estimate = limits.sampled_size(0, _DeepOps(), paths=2)
+    assert estimate == sum(1000**d for d in range(301))  # 1.001e900
+    readings = iter([0, 100 * 64])  # 100 bytes a history
+    monkeypatch.setattr(limits, "resident_memory", lambda: next(readings))
+    monkeypatch.setattr(limits, "available_memory", lambda: 10**9)
+    monkeypatch.setattr(limits, "ESTIMATE_AFTER", 100)
+    walk = limits.WalkLimits("deep", estimate=lambda: estimate)
+    assert walk.check(64) is None
+    message = r"about 1.00e\+900 histories \(Knuth's estimate\), some 9.32e\+892 GiB"
+    with pytest.raises(GameTooLarge, match=message):
+        walk.check(128)
+
+
+def test_a_slow_walk_asks_for_the_estimate_after_some_seconds(monkeypatch):
+    """A slow game reached ESTIMATE_AFTER histories only after minutes (OpenSpiel's chess: four
+    minutes and 9 GB); past ESTIMATE_AFTER_SECONDS of walking the estimate is asked however
+    few histories were walked."""
+    now = itertools.count(0.0, 4.0)  # each look four seconds after the last
+    monkeypatch.setattr(limits, "_clock", lambda: next(now))
+    readings = itertools.count(0, 100 * 64)
+    monkeypatch.setattr(limits, "resident_memory", lambda: next(readings))
+    monkeypatch.setattr(limits, "available_memory", lambda: 10**9)
+    asked = []
+    walk = limits.WalkLimits("slow", estimate=lambda: asked.append(1) or 10)
+    for visited in (64, 128, 192):  # at 4 and 8 seconds: not yet
+        walk.check(visited)
+    assert asked == []
+    walk.check(256)  # at 12 seconds
+    assert asked == [1]
+
+
 @pytest.mark.parametrize("walk", [_fast, walk_states], ids=["fast walk", "checking walk"])
 def test_both_walks_ask_for_the_estimate_once_they_grow_long(walk, monkeypatch):
     """The wiring: each walk hands WalkLimits an estimate of its game (here made to refuse any
@@ -204,3 +254,16 @@ def test_a_game_with_a_vast_count_is_refused_in_one_readable_line(params, count,
     with pytest.raises(GameTooLarge, match=count + ", over the cap of 1,000") as info:
         _compile(game)
     assert len(str(info.value)) < 500
+
+
+def test_a_race_on_a_game_too_big_is_refused_before_it_starts(tmp_path, capsys):
+    """`nashzoo race --game "liars_dice(numdice=2)"` claimed the folder and started every run,
+    each failing in its worker with the same GameTooLarge; it then said "results written to
+    ... (results.csv, ..., plots)", none of which existed, and "--resume runs them again",
+    which failed alike. `train` refused the game at once; so does `race` now, writing nothing."""
+    out = tmp_path / "race"
+    race = ["race", "--game", "liars_dice(numdice=2)", "--learners", "cfr_plus,nfsp"]
+    assert main([*race, "--seeds", "1", "--budget-seconds", "5", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: liars_dice(numdice=2) has 43,486,542,835 histories")
+    assert len(err.splitlines()) == 1 and not out.exists()

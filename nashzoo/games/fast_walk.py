@@ -81,7 +81,7 @@ def walk(game: Game, root: Any, ops: StateOps) -> CompiledTree:
     return lay_out(game, records)
 
 
-def estimated_size(game: Game) -> float:
+def estimated_size(game: Game) -> int:
     """``game``'s histories estimated from random paths through its States
     (:func:`~nashzoo.games.limits.sampled_size`), from a fresh root: a walk may have advanced
     its own in place. What a long walk asks once (:class:`~nashzoo.games.limits.WalkLimits`)."""

@@ -19,11 +19,13 @@ walk, the checking walk; see :class:`~nashzoo.games.progress.WalkProgress`):
   code by :func:`history_cap` (a caller that wants a tree only when it is quick to make, as
   ``nashzoo games`` does to count a game's information sets); the smaller of the two applies.
 
-A walk that reaches :data:`ESTIMATE_AFTER` histories also estimates the whole tree's size from a
-sample of random paths (:func:`sampled_size`, Knuth's estimator) and stops at once where that
-many histories, at the memory per history the walk has used so far, would need more than
-:data:`ESTIMATE_MARGIN` times its share of the memory: OpenSpiel's 3x3 ``dark_hex`` (some 1e10
-histories) otherwise walked for half an hour before the memory limit stopped it.
+A walk that reaches :data:`ESTIMATE_AFTER` histories, or has walked for
+:data:`ESTIMATE_AFTER_SECONDS`, also estimates the whole tree's size from a sample of random
+paths (:func:`sampled_size`, Knuth's estimator) and stops at once where that many histories, at
+the memory per history the walk has used so far, would need more than :data:`ESTIMATE_MARGIN`
+times its share of the memory: OpenSpiel's 3x3 ``dark_hex`` (some 1e10 histories) otherwise
+walked for half an hour before the memory limit stopped it, and its chess, some 4,000 histories
+a second, for four minutes and 9 GB before reaching a million.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ import contextlib
 import math
 import os
 import random
-import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -51,6 +52,10 @@ this leaves room above it."""
 
 ESTIMATE_AFTER = 1_000_000
 """A walk that has visited this many histories estimates the tree's size (:func:`sampled_size`)."""
+
+ESTIMATE_AFTER_SECONDS = 10.0
+"""A walk that has taken this long estimates the tree's size, however few histories it has
+visited (a slow game's: the estimate's two seconds are then a fifth of the walk so far)."""
 
 ESTIMATE_MARGIN = 10.0
 """A walk stops early only where the estimated tree would need this many times the memory it
@@ -179,6 +184,16 @@ def _meminfo_bytes(field: str) -> int | None:
     return None
 
 
+def check_counted_game(game: Any) -> None:
+    """Refuse, before any work, a game that counts its histories (``Game.num_histories()``,
+    Liar's dice does) when they would not fit (:func:`check_counted`); any other game passes
+    here, its walk being checked as it goes. What a compile asks first, and what a race asks
+    before it starts its runs (each would fail alike)."""
+    histories = game.num_histories()
+    if histories is not None:
+        check_counted(game.id, histories)
+
+
 def check_counted(game_id: str, histories: int) -> None:
     """Refuse, before compiling, a game that says it has ``histories`` histories when they
     pass the cap or would not fit in memory at :data:`BYTES_PER_HISTORY` each."""
@@ -197,19 +212,21 @@ def check_counted(game_id: str, histories: int) -> None:
         )
 
 
-def sampled_size(root: Any, ops: Any, paths: int = SAMPLED_PATHS, seconds: float = 2.0) -> float:
+def sampled_size(root: Any, ops: Any, paths: int = SAMPLED_PATHS, seconds: float = 2.0) -> int:
     """The number of histories below ``root`` (itself included), estimated from random paths
     without enumerating them: along a path that picks uniformly among each node's moves (chance
     outcomes included), ``1 + b1 + b1 b2 + ...`` with ``b_d`` the number of moves at depth ``d``
     is an unbiased estimate of the tree's size (Knuth 1975, "Estimating the efficiency of
     backtrack programs"). The mean over ``paths`` paths (as many as fit in ``seconds``, at
-    least one), from a fixed seed so the same game gets the same estimate. ``ops``: how to ask
-    a state of the walk (:class:`~nashzoo.games.fast_walk.StateOps`)."""
+    least one), from a fixed seed so the same game gets the same estimate, rounded to a whole
+    number. In integers, exactly: a deep game's paths pass the largest float (OpenSpiel's chess:
+    a float estimate was ``inf``, and the refusal failed to print it). ``ops``: how to ask a
+    state of the walk (:class:`~nashzoo.games.fast_walk.StateOps`)."""
     rng = random.Random(0)
-    estimates: list[float] = []
+    estimates: list[int] = []
     deadline = time.perf_counter() + seconds
     while len(estimates) < paths and (not estimates or time.perf_counter() < deadline):
-        state, width, total = root, 1.0, 1.0
+        state, width, total = root, 1, 1
         while (player := ops.player(state)) != TERMINAL:
             if player == CHANCE:
                 moves = [outcome for outcome, _ in ops.outcomes(state)]
@@ -221,7 +238,7 @@ def sampled_size(root: Any, ops: Any, paths: int = SAMPLED_PATHS, seconds: float
             total += width
             state = ops.child(state, rng.choice(moves))
         estimates.append(total)
-    return statistics.fmean(estimates)
+    return (2 * sum(estimates) + len(estimates)) // (2 * len(estimates))  # the mean, rounded
 
 
 class WalkLimits:
@@ -232,7 +249,7 @@ class WalkLimits:
     but the cap (reading them costs about
     40 us, a third of a bridged Kuhn poker's whole compile)."""
 
-    def __init__(self, game_id: str, estimate: Callable[[], float] | None = None) -> None:
+    def __init__(self, game_id: str, estimate: Callable[[], int] | None = None) -> None:
         self.game_id = game_id
         self.estimate = estimate  # the tree's size from a sample of paths, asked once
         self.first_visited = 0
@@ -282,7 +299,9 @@ class WalkLimits:
                 f"{MEMORY_SHARE:.0%} of the {_size(self.available)} that was available; "
                 f"{_ADVICE}"
             )
-        if self.estimate is not None and visited >= ESTIMATE_AFTER:
+        if self.estimate is not None and (
+            visited >= ESTIMATE_AFTER or _clock() - self.started >= ESTIMATE_AFTER_SECONDS
+        ):
             self._refuse_by_estimate(visited, now - self.start, limit)
         before, then = self._last or (visited, now)
         self._last = (visited, now)
@@ -299,7 +318,7 @@ class WalkLimits:
         if estimate is None or walked <= 0 or grown <= 0:
             return
         histories = estimate()
-        needed = histories * grown / walked
+        needed = histories * grown // walked  # exact: a deep game's estimate passes 1e308
         if needed > ESTIMATE_MARGIN * limit:
             raise GameTooLarge(
                 f"{display_id(self.game_id)} is too big to compile on this machine: random paths "

@@ -43,7 +43,7 @@ class WalkProgress:
     millions of histories) says how far it is and how fast it goes. Every look also checks
     the walk's :class:`~nashzoo.games.limits.WalkLimits`."""
 
-    def __init__(self, game_id: str, estimate: Callable[[], float] | None = None) -> None:
+    def __init__(self, game_id: str, estimate: Callable[[], int] | None = None) -> None:
         """``estimate``: the tree's size from a sample of its paths, asked once if the walk
         grows long (:class:`~nashzoo.games.limits.WalkLimits`)."""
         self.game_id = game_id

@@ -70,9 +70,7 @@ def _compile(game: Game) -> CompiledTree:
     builder, or the bridge's walk over raw ``pyspiel`` states); any other game goes through the
     fast walk over its States. A game that counts its histories is first checked against
     :mod:`~nashzoo.games.limits` (a walk is checked as it goes)."""
-    histories = game.num_histories()
-    if histories is not None:
-        limits.check_counted(game.id, histories)
+    limits.check_counted_game(game)
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
         return builder()

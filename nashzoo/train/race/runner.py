@@ -17,6 +17,8 @@ from typing import Any
 from nashzoo.agents.registry import same_plugins
 from nashzoo.extras import require
 from nashzoo.games.base import display_id, short_repr
+from nashzoo.games.limits import check_counted_game
+from nashzoo.games.registry import load_game
 from nashzoo.io import (
     atomic_write_bytes,
     check_output_folder,
@@ -55,6 +57,8 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     """
     _refuse_in_a_workers_import()
     _require_extras(config)
+    # A game too big to compile would fail every run in its worker, and a resume alike.
+    check_counted_game(load_game(config.game))
     check_workers_can_import(config, len(plan(config)[0]))
     out = check_output_folder(config.out)
     with folder_lock(out, "--out folder"):
