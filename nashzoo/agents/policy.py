@@ -293,7 +293,8 @@ class TabularPolicy:
     # --- persistence -------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write JSON (game id and params, action names, ``{key: probabilities}``) atomically."""
-        write_policy_file(path, self.game, self.to_dict())
+        rows = ((key, self._probs[i].tolist()) for i, key in enumerate(self.tree.infoset_keys))
+        write_policy_file(path, self.game, rows)  # row by row: a big game's table is never whole
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:

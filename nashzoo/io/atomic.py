@@ -18,7 +18,7 @@ import secrets
 import stat
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 TEMP_SUFFIX = ".nashzoo-tmp"
@@ -37,11 +37,16 @@ _IN_FLIGHT_LOCK = threading.Lock()
 
 
 def atomic_write_bytes(
-    path: str | os.PathLike[str], data: bytes, *, durable: bool = True, keep_mode: bool = False
+    path: str | os.PathLike[str],
+    data: bytes | Iterable[bytes],
+    *,
+    durable: bool = True,
+    keep_mode: bool = False,
 ) -> None:
     """Write ``data`` to ``path`` atomically and durably: a temporary file in the same folder,
     flushed to disk, then renamed over ``path`` (readers see the old or the new file, never a
-    part of one, even after a crash).
+    part of one, even after a crash). ``data`` may come in chunks (an iterable of bytes), so a
+    large file need not be held whole; a chunk that fails to come leaves the old file.
 
     ``durable=False`` leaves out the two flushes to disk (about 7 ms a file here): the write is
     still atomic for every process (a killed writer leaves the old file or the new one), but a
@@ -65,7 +70,8 @@ def atomic_write_bytes(
         if mode is not None:
             os.chmod(tmp, mode)  # exactly the old file's: open() masks its mode with the umask
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+                handle.write(chunk)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())

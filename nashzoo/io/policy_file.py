@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from nashzoo.games import Game
@@ -45,19 +45,49 @@ class PolicyFile:
 
 
 def write_policy_file(
-    path: str | os.PathLike[str], game: Game, table: Mapping[str, Sequence[float]]
+    path: str | os.PathLike[str],
+    game: Game,
+    table: Mapping[str, Sequence[float]] | Iterable[tuple[str, Sequence[float]]],
 ) -> None:
-    """Write ``table`` for ``game`` atomically."""
-    payload = {
+    """Write ``table`` (a mapping, or ``(key, row)`` pairs) for ``game`` atomically.
+
+    Streamed, a few hundred rows at a time, as ``json.dumps(payload, indent=1)`` would write
+    it, byte for byte: the whole text at once, with the rows as Python lists before it, took
+    about twelve times the file's size (a 506 MB policy of a 42-million-history Liar's dice
+    raised the process by 6 GB at the end of its run)."""
+    rows = table.items() if isinstance(table, Mapping) else table
+    atomic_write_bytes(path, _policy_chunks(game, rows))
+
+
+_ROWS_PER_CHUNK = 512
+
+
+def _policy_chunks(game: Game, rows: Iterable[tuple[str, Sequence[float]]]) -> Iterator[bytes]:
+    header = {
         "format": POLICY_FORMAT,
         **version_stamp(),
         "game": game.name,
         "game_id": game.id,
         "game_params": game.params,
         "action_names": list(game.action_names),
-        "policy": {key: list(row) for key, row in table.items()},
+        "policy": {},
     }
-    atomic_write_bytes(path, json.dumps(payload, indent=1).encode())
+    text = json.dumps(header, indent=1)
+    assert text.endswith('"policy": {}\n}'), "the policy is the last field"
+    head, first = text[: -len("{}\n}")], True
+    batch: list[str] = []
+    for key, row in rows:
+        if first:  # an empty table stays "{}", as json.dumps writes it
+            batch.append(head + "{\n")
+        numbers = json.dumps(list(row))  # one line: "[0.5, 0.25]"; no number holds ", "
+        shown = "[]" if numbers == "[]" else f"[\n   {numbers[1:-1]}\n  ]".replace(", ", ",\n   ")
+        batch.append(("" if first else ",\n") + f"  {json.dumps(key)}: {shown}")
+        first = False
+        if len(batch) >= _ROWS_PER_CHUNK:
+            yield "".join(batch).encode()
+            batch.clear()
+    batch.append(text if first else "\n }\n}")
+    yield "".join(batch).encode()
 
 
 def read_policy_file(path: str | os.PathLike[str]) -> PolicyFile:
