@@ -249,7 +249,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
 
 def test_a_saved_policy_is_streamed_as_json_dumps_writes_it(tmp_path: Path) -> None:
     """Writing the file whole (its rows as Python lists, then the text, then its bytes) took
-    about twelve times its size: a 506 MB policy of a 42-million-history Liar's dice raised the
+    five to twelve times its size: a 506 MB policy of a 42-million-history Liar's dice raised the
     process by 6 GB at the end of its run. It is now streamed a few hundred rows at a time,
     byte for byte what ``json.dumps(payload, indent=1)`` writes."""
     import tracemalloc

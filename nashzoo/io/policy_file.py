@@ -53,8 +53,9 @@ def write_policy_file(
 
     Streamed, a few hundred rows at a time, as ``json.dumps(payload, indent=1)`` would write
     it, byte for byte: the whole text at once, with the rows as Python lists before it, took
-    about twelve times the file's size (a 506 MB policy of a 42-million-history Liar's dice
-    raised the process by 6 GB at the end of its run)."""
+    five times the file's size in allocations (47 MB for Liar's dice's 8.6 MB), twelve in
+    resident memory (a 506 MB policy of a 42-million-history Liar's dice raised the process by
+    6 GB at the end of its run); streamed, 0.4 MB, and twice as fast."""
     rows = table.items() if isinstance(table, Mapping) else table
     atomic_write_bytes(path, _policy_chunks(game, rows))
 
