@@ -425,6 +425,45 @@ def test_an_atomic_rewrite_keeps_the_files_permissions_when_asked(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md", "fresh.md"]
 
 
+def test_a_trainer_checkpoint_goes_straight_to_its_file_and_a_failed_one_leaves_the_old(
+    tmp_path, monkeypatch
+):
+    """Trainer.save built the whole checkpoint as bytes before writing it: 2.5 times the file's
+    size in allocations (a trainer's 1.4 GB checkpoint at the top of the scale ladder). It now
+    writes through ``atomic_file``: the same bytes, and a write that fails midway leaves the
+    last good checkpoint and no temporary file."""
+    import tracemalloc
+
+    import numpy as np
+
+    from nashzoo.io import trainer_checkpoint_bytes
+    from nashzoo.train import Trainer
+
+    trainer = Trainer("liars_dice", "cfr_plus", "cfr_plus", final_eval=False, progress=False)
+    trainer.run(iterations=1)
+    path = tmp_path / "checkpoint.npz"
+    trainer.save(path)  # once before: what a first save makes and keeps is not counted
+    tracemalloc.start()
+    trainer.save(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2.2 * path.stat().st_size  # 10 MB: 18 MB at the peak, 26 MB before
+    seats = [learner.checkpoint_bytes() for learner in trainer.learners]
+    assert path.read_bytes() == trainer_checkpoint_bytes(trainer._state(), seats)
+    good = path.read_bytes()
+    trainer.run(iterations=1)
+
+    def savez_then_fail(handle, **arrays):
+        handle.write(b"PK part of a zip")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(np, "savez", savez_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        trainer.save(path)
+    assert path.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.npz"]
+
+
 def test_stale_temporary_files_are_removed(tmp_path):
     (tmp_path / "runs" / "a").mkdir(parents=True)
     (tmp_path / "runs" / "a" / ".result.json.0123abcd.nashzoo-tmp").write_bytes(b"partial")

@@ -15,6 +15,7 @@ The layer below the learners and the trainer (it knows games, nothing above them
 from nashzoo.io.atomic import (
     FolderLockedError,
     OutputFolderError,
+    atomic_file,
     atomic_write_bytes,
     check_output_folder,
     exit_with_parent,
@@ -35,6 +36,7 @@ from nashzoo.io.checkpoint import (
     read_learner_checkpoint,
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
+    write_trainer_checkpoint,
 )
 from nashzoo.io.fields import (
     FileFormatError,
@@ -67,6 +69,7 @@ __all__ = [
     "PolicyFile",
     "PolicyFileError",
     "TrainerCheckpoint",
+    "atomic_file",
     "atomic_write_bytes",
     "cause",
     "check_arrays",
@@ -86,4 +89,5 @@ __all__ = [
     "trainer_checkpoint_bytes",
     "version_stamp",
     "write_policy_file",
+    "write_trainer_checkpoint",
 ]

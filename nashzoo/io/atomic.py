@@ -20,6 +20,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 TEMP_SUFFIX = ".nashzoo-tmp"
 LOCK_NAME = ".nashzoo.lock"
@@ -43,10 +44,23 @@ def atomic_write_bytes(
     durable: bool = True,
     keep_mode: bool = False,
 ) -> None:
-    """Write ``data`` to ``path`` atomically and durably: a temporary file in the same folder,
-    flushed to disk, then renamed over ``path`` (readers see the old or the new file, never a
-    part of one, even after a crash). ``data`` may come in chunks (an iterable of bytes), so a
-    large file need not be held whole; a chunk that fails to come leaves the old file.
+    """Write ``data`` to ``path`` atomically and durably (:func:`atomic_file`). ``data`` may
+    come in chunks (an iterable of bytes), so a large file need not be held whole; a chunk that
+    fails to come leaves the old file."""
+    with atomic_file(path, durable=durable, keep_mode=keep_mode) as handle:
+        for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
+            handle.write(chunk)
+
+
+@contextlib.contextmanager
+def atomic_file(
+    path: str | os.PathLike[str], *, durable: bool = True, keep_mode: bool = False
+) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` through, atomically and durably: a temporary file in
+    the same folder, flushed to disk when the block ends, then renamed over ``path`` (readers
+    see the old or the new file, never a part of one, even after a crash); an exception in the
+    block removes it and leaves the old file. For a writer that wants a file, not bytes
+    (``np.savez``): the file is never held whole in memory.
 
     ``durable=False`` leaves out the two flushes to disk (about 7 ms a file here): the write is
     still atomic for every process (a killed writer leaves the old file or the new one), but a
@@ -70,8 +84,7 @@ def atomic_write_bytes(
         if mode is not None:
             os.chmod(tmp, mode)  # exactly the old file's: open() masks its mode with the umask
         with os.fdopen(fd, "wb") as handle:
-            for chunk in [data] if isinstance(data, (bytes, bytearray, memoryview)) else data:
-                handle.write(chunk)
+            yield handle
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())

@@ -54,11 +54,11 @@ from nashzoo.games import Game, limits, load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.io import (
     TRAINER_FORMAT,
-    atomic_write_bytes,
+    atomic_file,
     cause,
     read_trainer_checkpoint,
-    trainer_checkpoint_bytes,
     version_stamp,
+    write_trainer_checkpoint,
 )
 from nashzoo.train.callbacks import Callback, StopOnInterrupt, as_callback
 from nashzoo.train.result import EvalRecord, TrainResult
@@ -418,7 +418,8 @@ class Trainer:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write one checkpoint file atomically: both learners and the trainer state."""
         seat_files = [learner.checkpoint_bytes() for learner in self.learners]
-        atomic_write_bytes(path, trainer_checkpoint_bytes(self._state(), seat_files))
+        with atomic_file(path) as handle:  # straight to the file: never held whole
+            write_trainer_checkpoint(handle, self._state(), seat_files)
 
     @classmethod
     def load(
