@@ -464,6 +464,34 @@ def test_a_trainer_checkpoint_goes_straight_to_its_file_and_a_failed_one_leaves_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.npz"]
 
 
+def test_a_learner_checkpoint_goes_straight_to_its_file_too(tmp_path, monkeypatch):
+    """Learner.save also built its file as bytes first; it writes through ``atomic_file`` as
+    Trainer.save does: the bytes of ``checkpoint_bytes()``, and a failed write (or a diverged
+    learner) leaves the last good checkpoint."""
+    import numpy as np
+
+    from nashzoo.agents import TabularPolicy, make_learner
+
+    learner = make_learner("cfr_plus", "kuhn_poker", 0, seed=0)
+    learner.step(TabularPolicy.uniform("kuhn_poker"))
+    path = tmp_path / "learner.npz"
+    learner.save(path)
+    assert path.read_bytes() == learner.checkpoint_bytes()
+    good = path.read_bytes()
+    learner.step(TabularPolicy.uniform("kuhn_poker"))
+
+    def savez_then_fail(handle, **arrays):
+        handle.write(b"PK part of a zip")
+        raise OSError("No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(np, "savez", savez_then_fail)
+        with pytest.raises(OSError, match="No space left"):
+            learner.save(path)
+    assert path.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["learner.npz"]
+
+
 def test_stale_temporary_files_are_removed(tmp_path):
     (tmp_path / "runs" / "a").mkdir(parents=True)
     (tmp_path / "runs" / "a" / ".result.json.0123abcd.nashzoo-tmp").write_bytes(b"partial")

@@ -37,13 +37,14 @@ from nashzoo.io import (
     ArraySpec,
     CheckpointError,
     LearnerCheckpoint,
-    atomic_write_bytes,
+    atomic_file,
     cause,
     check_arrays,
     learner_checkpoint_bytes,
     newer_writer_note,
     read_learner_checkpoint,
     version_stamp,
+    write_learner_checkpoint,
 )
 
 _L = TypeVar("_L", bound="Learner")
@@ -362,6 +363,18 @@ class Learner(ABC):
         """The contents of this learner's checkpoint file (``.npz``: metadata JSON + arrays).
         :class:`TrainingDivergedError` if a state array holds NaN or infinity: the reader
         refuses such a file as corrupt, so it is not written (the last good checkpoint stays)."""
+        return learner_checkpoint_bytes(self._meta(), self._finite_state_arrays())
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write a checkpoint atomically (``.npz``: metadata JSON + state arrays), straight to
+        the file (never held whole as bytes); refused as :meth:`checkpoint_bytes` refuses."""
+        arrays = self._finite_state_arrays()
+        with atomic_file(path) as handle:
+            write_learner_checkpoint(handle, self._meta(), arrays)
+
+    def _finite_state_arrays(self) -> dict[str, np.ndarray]:
+        """:meth:`_state_arrays`, refused with :class:`TrainingDivergedError` where one holds
+        NaN or infinity."""
         arrays = self._state_arrays()
         for key, array in arrays.items():
             value = np.asarray(array)
@@ -373,11 +386,7 @@ class Learner(ABC):
                     "overflowed float64 (payoffs near 1e308 do after a few iterations: divide "
                     "them by a constant, the equilibrium is the same) or diverged"
                 )
-        return learner_checkpoint_bytes(self._meta(), arrays)
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write a checkpoint atomically (``.npz``: metadata JSON + state arrays)."""
-        atomic_write_bytes(path, self.checkpoint_bytes())
+        return arrays
 
     @classmethod
     def load(

@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from nashzoo.games.base import CHANCE, TERMINAL, GameTooLarge, display_id
+from nashzoo.games.base import CHANCE, TERMINAL, Game, GameTooLarge, display_id
 
 MEMORY_SHARE = 0.6
 """The share of the memory available early in a walk (at its first look) that it may take."""
@@ -184,7 +184,7 @@ def _meminfo_bytes(field: str) -> int | None:
     return None
 
 
-def check_counted_game(game: Any) -> None:
+def check_counted_game(game: Game) -> None:
     """Refuse, before any work, a game that counts its histories (``Game.num_histories()``,
     Liar's dice does) when they would not fit (:func:`check_counted`); any other game passes
     here, its walk being checked as it goes. What a compile asks first, and what a race asks

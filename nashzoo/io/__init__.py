@@ -36,6 +36,7 @@ from nashzoo.io.checkpoint import (
     read_learner_checkpoint,
     read_trainer_checkpoint,
     trainer_checkpoint_bytes,
+    write_learner_checkpoint,
     write_trainer_checkpoint,
 )
 from nashzoo.io.fields import (
@@ -88,6 +89,7 @@ __all__ = [
     "remove_stale_temp_files",
     "trainer_checkpoint_bytes",
     "version_stamp",
+    "write_learner_checkpoint",
     "write_policy_file",
     "write_trainer_checkpoint",
 ]

@@ -169,11 +169,19 @@ class LearnerCheckpoint:
 def learner_checkpoint_bytes(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> bytes:
     """A learner checkpoint file's contents (the metadata must carry ``format``)."""
     buffer = io.BytesIO()
+    write_learner_checkpoint(buffer, meta, arrays)
+    return buffer.getvalue()
+
+
+def write_learner_checkpoint(
+    handle: BinaryIO, meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> None:
+    """Write a learner checkpoint (:func:`learner_checkpoint_bytes`) to an open binary file:
+    into :func:`~nashzoo.io.atomic.atomic_file`, the file is never held whole in memory."""
     if META_KEY in arrays:
         raise ValueError(f"a learner's state array may not be named {META_KEY!r} (the metadata's)")
     named: dict[str, Any] = {META_KEY: np.array(json.dumps(meta)), **arrays}
-    np.savez(buffer, **named)
-    return buffer.getvalue()
+    np.savez(handle, **named)
 
 
 def _npz(source: str | os.PathLike[str] | bytes, name: str) -> dict[str, np.ndarray]:
