@@ -1,4 +1,4 @@
-"""Faults: ``kill -9`` of a real ``nashzoo race`` / ``nashzoo train`` process.
+"""Faults: ``kill -9`` (and SIGTERM) of a real ``nashzoo race`` / ``nashzoo train`` process.
 
 * the race's pool workers die with it, and nothing is left in the system temp folder; the next
   command on the folder removes any temporary file of an interrupted write;
@@ -137,6 +137,43 @@ def test_killed_race_leaves_no_process_and_no_temp_file(tmp_path):
     assert (tmp_path / "r" / "summary.json").exists()
 
 
+@pytest.mark.parametrize("to", ["the process group", "the race alone"])
+def test_a_race_sent_sigterm_reports_its_finished_runs_and_leaves_no_process(tmp_path, to):
+    """SIGTERM to the race's whole process group (what ``scancel`` or a terminal's hang-up
+    sends) or to the race alone (``kill PID``): the race stops as on Ctrl-C, writes its report
+    of the runs that finished, exits 143, and no worker outlives it. It used to die on the
+    spot, with no report until a resume; and once it stopped as on Ctrl-C, the group's signal,
+    which kills the workers, left it hanging in the multiprocessing Event that told them to
+    stop (now the end of a pipe)."""
+    argv = ["race", "--learners", "cfr,xfp", "--seeds", "2", "--budget-seconds", "60"]
+    argv += ["--workers", "2", "--out", "r", "--no-progress", "--no-plots"]
+    race = subprocess.Popen(
+        [sys.executable, "-m", "nashzoo", *argv],
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # a group of its own, as a batch job has
+    )
+    try:  # both workers are inside a run before the signal
+        _wait_for(lambda: len(list((tmp_path / "r" / "runs").glob("*"))) >= 2)
+        workers = _descendants(race.pid)
+    finally:
+        if to == "the process group":
+            os.killpg(race.pid, signal.SIGTERM)
+        else:
+            race.send_signal(signal.SIGTERM)
+        said, _ = race.communicate(timeout=60)
+    assert race.returncode == 143, said
+    assert "run again with --resume to finish the rest" in said
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    _wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=10)
+    assert _temp_files(tmp_path / "r") == []
+    assert list((tmp_path / "system_tmp").iterdir()) == []
+
+
 RACE = ["race", "--learners", "cfr,os_mccfr", "--seeds", "2", "--budget-seconds", "0"]
 RACE += ["--budget-iterations", "400", "--workers", "2", "--no-progress", "--no-plots"]
 
@@ -221,7 +258,9 @@ def straight_tournament(tmp_path_factory) -> Path:
     return tmp / "straight"
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["SIGINT", "SIGTERM", "SIGKILL"]
+)
 def test_tournament_stopped_then_resumed_gives_the_uninterrupted_table(
     tmp_path, sig, straight_tournament
 ):
@@ -248,8 +287,8 @@ def test_tournament_stopped_then_resumed_gives_the_uninterrupted_table(
     kept = len(list(pairings.glob("*.json")))
     assert 1 <= kept < 4
     resume = [*TOURNAMENT, "--out", "stopped", "--resume"]
-    if sig == signal.SIGINT:
-        assert tournament.returncode == 130
+    if sig != signal.SIGKILL:  # SIGTERM is handled as Ctrl-C is, with its own status
+        assert tournament.returncode == (130 if sig == signal.SIGINT else 143)
         said, command = err.strip().splitlines()[-2:]
         assert said == f"interrupted: {kept} of 4 pairings are kept in stopped/; " + FINISH
         words = shlex.split(command)

@@ -531,29 +531,37 @@ def test_resuming_a_folder_that_does_not_exist_leaves_nothing_behind(tmp_path, c
     assert not (tmp_path / "none").exists()
 
 
-def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, monkeypatch, sig):
     """The first Ctrl-C lets the step finish, then the run ends as at a spent budget: the
-    checkpoint and outputs hold every finished iteration, and --resume goes on from there."""
+    checkpoint and outputs hold every finished iteration, and --resume goes on from there.
+    SIGTERM (``kill PID``, a batch scheduler's notice) does the same, with the shell's status
+    for it (143); it used to end the process on the spot, writing none of the outputs."""
     import os
     import signal
 
     from nashzoo.train import Trainer
 
     original = Trainer.step
+    term_handler = signal.getsignal(signal.SIGTERM)
 
     def step_then_ctrl_c(self):
         metrics = original(self)
         if self.iteration == 7:
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C inside the run
+            os.kill(os.getpid(), getattr(signal, sig))  # Ctrl-C (or a kill) inside the run
         return metrics
 
     monkeypatch.setattr(Trainer, "step", step_then_ctrl_c)
-    assert _train(tmp_path, "--learner", "os_mccfr", "--iterations", "50") == 130
+    status = _train(tmp_path, "--learner", "os_mccfr", "--iterations", "50")
+    assert status == (130 if sig == "SIGINT" else 143)
     err = capsys.readouterr().err
+    again = "Ctrl-C again" if sig == "SIGINT" else "another SIGTERM"
+    assert f"stopping after this step ({again} to interrupt at once)" in err
     assert "interrupted at iteration 7; the same command with --resume trains on to 50" in err
     stored = json.loads((tmp_path / "run" / "result.json").read_text())
     assert (stored["iterations"], stored["stopped_by"]) == (7, "interrupted")
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+    assert signal.getsignal(signal.SIGTERM) is term_handler
     monkeypatch.setattr(Trainer, "step", original)
     assert _train(tmp_path, "--resume") == 0
     assert json.loads((tmp_path / "run" / "result.json").read_text())["iterations"] == 50
@@ -561,3 +569,40 @@ def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, mon
     assert _train(tmp_path, "--resume") == 0  # already at its budget: nothing is rewritten
     assert "already at its budget" in capsys.readouterr().out
     assert (tmp_path / "run" / "result.json").read_bytes() == before
+
+
+def test_a_second_sigterm_interrupts_at_once_and_a_command_without_its_own_handling_says_so(
+    tmp_path, capsys, monkeypatch
+):
+    """Two SIGTERMs (a scheduler's notice, then an impatient ``kill``): the second stops the
+    step at once, as a second Ctrl-C does, with status 143 and "terminated" on stderr; the
+    checkpoint written before stays. With SIGINT ignored (a background job of a
+    non-interactive shell), SIGTERM still stops a run."""
+    import os
+    import signal
+
+    from nashzoo.train import Trainer
+
+    original = Trainer.step
+
+    def step_then_two_kills(self):
+        metrics = original(self)
+        if self.iteration == 7:
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)  # lands inside this step's end
+        return metrics
+
+    monkeypatch.setattr(Trainer, "step", step_then_two_kills)
+    argv = ["--learner", "cfr", "--iterations", "50", "--checkpoint-every", "5"]
+    assert _train(tmp_path, *argv) == 143
+    assert capsys.readouterr().err.splitlines()[-1] == "terminated"
+    assert not (tmp_path / "run" / "result.json").exists()  # stopped inside the step
+    assert (tmp_path / "run" / "checkpoint.npz").exists()  # the one of iteration 5 stays
+    monkeypatch.setattr(Trainer, "step", original)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        monkeypatch.setattr(Trainer, "step", step_then_two_kills)
+        assert _train(tmp_path / "ignored", "--learner", "cfr", "--iterations", "50") == 143
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert capsys.readouterr().err.splitlines()[-1] == "terminated"

@@ -4,17 +4,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from nashzoo import __version__
 from nashzoo.cli.catalog import add_games_parser, add_learners_parser, add_solve_parser
 from nashzoo.cli.common import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
     UsageError,
@@ -60,6 +66,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Termination:
+    """Whether a SIGTERM reached this command (:func:`_terminate_as_interrupt`)."""
+
+    received = False
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[_Termination]:
+    """SIGTERM (``kill PID``; what a batch scheduler such as SLURM, ``docker stop`` or
+    Kubernetes sends before it kills a job) acts as Ctrl-C does: through whatever SIGINT
+    handler is in place, so ``train`` ends after the current step with its checkpoint and
+    outputs written, a race or tournament keeps and reports every finished run or pairing, and
+    a second one stops at once. Its default was to die on the spot, writing nothing a Ctrl-C
+    would have. Where SIGINT is ignored (a background job of a non-interactive shell), SIGTERM
+    still interrupts. Main thread only; the previous handler is back on the way out."""
+    state = _Termination()
+    if threading.current_thread() is not threading.main_thread():
+        yield state
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        state.received = True
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):  # Python's default raises KeyboardInterrupt; train's asks to stop
+            handler(signum, frame)
+        else:  # SIG_IGN or SIG_DFL: a termination is still one
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield state
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status. Any failure is one line on stderr (``--debug``
     shows the traceback instead)."""
@@ -79,9 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             args.plugin = list(plugin_modules(args.plugin))  # --plugin a,b is a and b
             import_plugins(args.plugin)
-        with warnings.catch_warnings():
-            warnings.showwarning = _show_warning
-            code = int(args.func(args))
+        code = _run_command(args)
         sys.stdout.flush()  # inside the try: a reader that went away is handled below
         return code
     except UsageError as err:
@@ -91,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader of stdout went away (``nashzoo eval ... | head``): not an error to report.
         # Point stdout at devnull so the interpreter's own flush at exit does not fail too.
@@ -102,6 +141,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {error_text(err)}{failure_hint(err)}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """The command's exit status, warnings shown as one line each; an interruption by Ctrl-C
+    or SIGTERM that the command does not handle itself is reported here, and SIGTERM's status
+    is 143 whichever way the command stopped."""
+    with warnings.catch_warnings(), _terminate_as_interrupt() as termination:
+        warnings.showwarning = _show_warning
+        try:
+            code = int(args.func(args))
+        except KeyboardInterrupt:
+            if args.debug:
+                raise
+            print("terminated" if termination.received else "interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPTED
+    if termination.received and code == EXIT_INTERRUPTED:
+        code = EXIT_TERMINATED  # the shell's status for a process ended by SIGTERM
+    return code
 
 
 def _show_warning(

@@ -9,6 +9,7 @@ from typing import Any
 
 from nashzoo.cli.common import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     GAME_HELP,
     UsageError,
     learner_list,
@@ -92,7 +93,7 @@ def _cmd_race(args: argparse.Namespace) -> int:
     # one each finished run is a line of its own.
     outcome = run_race(config, progress=not args.no_progress and sys.stderr.isatty())
     if outcome.interrupted:
-        return 130
+        return EXIT_INTERRUPTED
     if outcome.failures:  # the report holds the runs that finished; the status says some did not
         ids = ", ".join(str(f["run_id"]) for f in outcome.failures)
         print(

@@ -11,6 +11,7 @@ from typing import Any
 
 from nashzoo.cli.common import (
     EXIT_FAILURE,
+    EXIT_INTERRUPTED,
     UsageError,
     failure_hint,
     game_arg,
@@ -190,7 +191,7 @@ def _play_tournament(args: argparse.Namespace, game: Any, entrants: list) -> int
             "the exact payoffs at once",
             file=sys.stderr,
         )
-        return 130
+        return EXIT_INTERRUPTED
     _print_tournament(result, entrants)
     return 0
 
@@ -241,7 +242,7 @@ def _play_tournament_into(
             if args.debug:
                 raise
             print(f"interrupted: {_kept(tournament, args)}", file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         except Exception as err:
             if args.debug:
                 raise

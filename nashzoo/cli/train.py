@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from nashzoo.cli.common import (
+    EXIT_INTERRUPTED,
     UsageError,
     game_arg,
     load_game_arg,
@@ -326,7 +327,7 @@ def _train_once(
             else ""
         )
         print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     return 0
 
 

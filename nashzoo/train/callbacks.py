@@ -143,7 +143,9 @@ class StopOnExploitability(Callback):
 class StopOnInterrupt(Callback):
     """Ctrl-C ends the run at the end of the current step instead of inside it, so the run
     finishes as if its budget were spent there: the final evaluation, the last checkpoint and
-    the result all hold every finished iteration. A second Ctrl-C interrupts at once.
+    the result all hold every finished iteration. A second Ctrl-C interrupts at once. (The
+    command line routes SIGTERM to the same handler, so ``kill PID`` stops ``nashzoo train``
+    the same way.)
 
     Active only inside :meth:`armed` (which installs the SIGINT handler, in the main thread
     only, and restores the previous one on the way out)."""
@@ -162,10 +164,9 @@ class StopOnInterrupt(Callback):
         def ask_to_stop(signum: int, frame: Any) -> None:
             self.interrupted = True
             signal.signal(signal.SIGINT, previous)  # the second Ctrl-C interrupts at once
-            print(
-                "\nstopping after this step (Ctrl-C again to interrupt at once)",
-                file=sys.stderr,
-            )
+            # The command line hands SIGTERM here too (nashzoo.cli.main); so may a user's code.
+            again = "another SIGTERM" if signum == signal.SIGTERM else "Ctrl-C again"
+            print(f"\nstopping after this step ({again} to interrupt at once)", file=sys.stderr)
 
         signal.signal(signal.SIGINT, ask_to_stop)
         try:

@@ -298,13 +298,22 @@ def _pool_pass(
     from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
-    stop = context.Event()
-    with ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=_start_pool_worker,
-        initargs=(os.getpid(), stop),
-    ) as pool:
+    # The stop signal is the end of a pipe only this process writes to: closing it reaches every
+    # worker at once. A multiprocessing Event's set() waited for each worker that had waited on
+    # it to wake, so after a worker was killed (SIGTERM to the race's process group, the
+    # out-of-memory killer) a Ctrl-C or SIGTERM left the race hanging in set() for ever.
+    stop_reader, stop_writer = context.Pipe(duplex=False)
+    with (
+        contextlib.ExitStack() as pipe,
+        ProcessPoolExecutor(
+            max_workers=workers,
+            mp_context=context,
+            initializer=_start_pool_worker,
+            initargs=(os.getpid(), stop_reader),
+        ) as pool,
+    ):
+        pipe.callback(stop_reader.close)
+        pipe.callback(stop_writer.close)
         running: dict[Any, RaceJob] = {}
         try:
             while queue or running:
@@ -329,7 +338,7 @@ def _pool_pass(
         except BaseException:
             for future in running:
                 future.cancel()
-            stop.set()  # the runs in flight end now, not when their budgets are spent
+            stop_writer.close()  # the runs in flight end now, not when their budgets are spent
             wait(running)
             for future in running:
                 if not future.cancelled() and future.exception() is None:
@@ -343,12 +352,14 @@ _IN_RUN = False
 """In a pool worker: a run is in progress (an interruption then stops it; an idle worker
 ignores one, and leaves when the pool shuts down)."""
 _STOP: Any = None
-"""In a pool worker: the parent's event asking the runs to stop."""
+"""In a pool worker: the reading end of the parent's stop pipe (at its end of file, the parent
+asked the runs to stop, or is gone)."""
 
 
 def _start_pool_worker(parent_pid: int, stop: Any) -> None:
     """A race pool worker's set-up: exit with the parent (:func:`~nashzoo.io.exit_with_parent`),
-    and stop the run in progress with a ``KeyboardInterrupt`` when the parent sets ``stop`` or a
+    and stop the run in progress with a ``KeyboardInterrupt`` when ``stop``, the reading end of a
+    pipe nothing is written to, reaches its end (the parent closed its end: stop) or a
     terminal's Ctrl-C reaches this process too (its partial files are removed on the way out);
     a Ctrl-C between runs is ignored, the parent decides what happens next."""
     global _STOP
@@ -360,7 +371,8 @@ def _start_pool_worker(parent_pid: int, stop: Any) -> None:
             raise KeyboardInterrupt
 
     def watch() -> None:
-        stop.wait()
+        with contextlib.suppress(EOFError, OSError):
+            stop.recv()  # nothing is ever sent: the end of the pipe is the message
         import _thread
 
         _thread.interrupt_main()  # runs ``interrupt`` in the main thread, where the run is
@@ -375,9 +387,9 @@ def _run_in_worker(
     """``runner(job, out)`` in a pool worker, marked in progress for :func:`_start_pool_worker`;
     a run that reaches its worker after the parent asked to stop does not start."""
     global _IN_RUN
-    _IN_RUN = True  # before looking at the event: a stop set after the look interrupts the run
+    _IN_RUN = True  # before looking at the pipe: a stop after the look interrupts the run
     try:
-        if _STOP is not None and _STOP.is_set():
+        if _STOP is not None and _STOP.poll():  # at its end: the parent asked to stop
             raise KeyboardInterrupt
         return runner(job, out)
     finally:
