@@ -26,6 +26,11 @@ def register(cls: LearnerClass) -> LearnerClass:
     built-in's name, silently. The same class defined again (a module imported twice, as a
     script and by name, or a notebook cell run again) replaces its earlier definition.
     """
+    if not isinstance(cls, type):
+        raise TypeError(
+            f"@register takes the class itself, not {cls!r}: write @register above the class "
+            f"and give it the class attribute `name = {cls!r}`"
+        )
     if not cls.name:
         raise ValueError(f"{cls.__name__} needs a non-empty `name` to be registered")
     taken = _REGISTRY.get(cls.name)

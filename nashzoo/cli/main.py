@@ -105,6 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status. Any failure is one line on stderr (``--debug``
     shows the traceback instead)."""
     parser = build_parser()
+    _fill_closed_streams()
+    with _any_terminal_encoding():
+        return _main(parser, argv)
+
+
+def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
+    """:func:`main` once the standard streams are set up."""
     debug = False
     try:
         args = parser.parse_args(argv)
@@ -112,8 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())  # plugins are found in the current folder
+        if not _search_the_current_folder_last():
+            print(
+                "error: the current folder no longer exists (deleted or moved under this "
+                "shell), and the packages nashzoo imports need it: cd to an existing folder "
+                "and run the command again",
+                file=sys.stderr,
+            )
+            return EXIT_FAILURE
         if args.plugin:
             from nashzoo.agents import import_plugins
             from nashzoo.agents.registry import plugin_modules
@@ -141,6 +154,54 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"error: {error_text(err)}{failure_hint(err)}", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _fill_closed_streams() -> None:
+    """A standard stream closed by the shell (``nashzoo learners >&-``, ``play <&-``) is
+    ``None`` in Python: every command then failed at its end with ``'NoneType' object has no
+    attribute 'flush' ... perhaps a bug``. It becomes the null device: what would have been
+    printed is dropped, input is at its end."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode))  # noqa: SIM115 (lives as long as sys)
+
+
+@contextlib.contextmanager
+def _any_terminal_encoding() -> Iterator[None]:
+    """Print what the terminal's encoding cannot show as escapes instead of failing: under
+    ``PYTHONIOENCODING=ascii`` or a C locale without UTF-8 mode, a race's report (its µs, ±
+    and dashes) raised ``'ascii' codec can't encode character`` after every run had finished,
+    and so did every resume. Files are written as UTF-8 whatever the terminal. The streams'
+    settings are back on the way out (``main`` may be called from a program)."""
+    restore = []
+    for stream in (sys.stdout, sys.stderr):
+        errors = getattr(stream, "errors", None)
+        if errors == "strict" and hasattr(stream, "reconfigure"):
+            with contextlib.suppress(ValueError, OSError):  # a closed or unusual stream
+                stream.reconfigure(errors="backslashreplace")
+                restore.append(stream)
+    try:
+        yield
+    finally:
+        for stream in restore:
+            with contextlib.suppress(ValueError, OSError):
+                stream.reconfigure(errors="strict")
+
+
+def _search_the_current_folder_last() -> bool:
+    """Let ``--plugin`` modules (and a game's or learner's module named in a stored run) be
+    found in the current folder, after everything installed: it used to go first, so a
+    ``secrets.py``, ``logging.py`` or ``queue.py`` lying there replaced the standard library's
+    in every command and race worker (``cannot import name randbits``), and a source checkout of
+    nashzoo there replaced the installed one in the workers alone. False: there is no current
+    folder (deleted under the shell; PettingZoo, among others, asks for it when imported)."""
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:
+        return False
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
+    return True
 
 
 def _run_command(args: argparse.Namespace) -> int:

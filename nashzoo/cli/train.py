@@ -311,11 +311,12 @@ def _train_once(
     _add_loggers(trainer, config, folder)
     with stopper.armed():
         result = trainer.run(**remaining)
-    print(result)
-    if folder is not None:
+    if folder is not None:  # written before anything is printed: an output gone loses nothing
         result.average_policy.save(folder / "average_policy.json")
         result.to_csv(folder / "history.csv")
         result.to_json(folder / "result.json")
+    print(result)
+    if folder is not None:
         print(
             f"wrote {folder}/checkpoint.npz, average_policy.json, history.csv, result.json "
             "(beside train_config.json, written at the start)"

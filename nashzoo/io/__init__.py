@@ -13,11 +13,13 @@ The layer below the learners and the trainer (it knows games, nothing above them
 """
 
 from nashzoo.io.atomic import (
+    FileWriteError,
     FolderLockedError,
     OutputFolderError,
     atomic_file,
     atomic_write_bytes,
     check_output_folder,
+    children_search_no_current_folder,
     exit_with_parent,
     folder_lock,
     remove_stale_temp_files,
@@ -64,6 +66,7 @@ __all__ = [
     "ArraySpec",
     "CheckpointError",
     "FileFormatError",
+    "FileWriteError",
     "FolderLockedError",
     "LearnerCheckpoint",
     "OutputFolderError",
@@ -76,6 +79,7 @@ __all__ = [
     "check_arrays",
     "check_format",
     "check_output_folder",
+    "children_search_no_current_folder",
     "exit_with_parent",
     "folder_lock",
     "is_trainer_checkpoint",

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -76,7 +77,7 @@ def atomic_file(
     if keep_mode:
         with contextlib.suppress(FileNotFoundError):
             mode = stat.S_IMODE(path.stat().st_mode)
-    tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+    tmp = str(path.parent / _temp_name(path.name))
     with _IN_FLIGHT_LOCK:
         _IN_FLIGHT.add(tmp)
     try:
@@ -89,15 +90,63 @@ def atomic_file(
             if durable:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(err, OSError) and err.filename in (None, tmp):  # the write's own failure
+            raise FileWriteError.of(err, path) from err
         raise
     finally:
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.discard(tmp)
     if durable:
         _fsync_folder(path.parent)
+
+
+NAME_MAX = 255
+"""The longest file name (bytes) the usual file systems take (ext4, XFS, APFS, NTFS)."""
+
+
+def _temp_name(name: str) -> str:
+    """The temporary file's name beside ``name``: hidden, random, with :data:`TEMP_SUFFIX`;
+    a long ``name`` is cut so the whole stays within :data:`NAME_MAX` bytes (a legal name of
+    230-255 bytes used to fail with ``File name too long``, naming the temporary file)."""
+    tail = f".{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    room = NAME_MAX - 1 - len(tail.encode())
+    stem = name.encode()[:room].decode(errors="ignore")  # whole characters only
+    return f".{stem}{tail}"
+
+
+_WRITE_HINTS = {
+    errno.ENOSPC: "free some space and run the command again",
+    errno.EDQUOT: "free some space under your quota and run the command again",
+    errno.EFBIG: "the file is larger than this process may write (ulimit -f): raise the limit "
+    "and run the command again",
+    errno.EACCES: "the folder is not writable: fix its permissions or choose another place",
+    errno.EPERM: "the folder is not writable: fix its permissions or choose another place",
+    errno.EROFS: "the file system is read-only: choose another place",
+    errno.ENAMETOOLONG: "the path is too long for this file system: choose a shorter one",
+}
+"""What to do about a failed write, by its errno."""
+
+
+class FileWriteError(OSError):
+    """A file could not be written (disk full, no permission, a folder in its place): the
+    message names the file the caller asked for, not its temporary twin, and what to do; a file
+    that was there is unchanged. Its ``errno`` is the failure's."""
+
+    @classmethod
+    def of(cls, err: OSError, path: Path) -> FileWriteError:
+        """The error for ``err``, raised while writing ``path``."""
+        if err.errno == errno.EISDIR or path.is_dir():
+            text = f"cannot write {path}: it is a folder; give a file path"
+        else:
+            hint = _WRITE_HINTS.get(err.errno or 0, "a file already there is unchanged")
+            text = f"cannot write {path} ({err.strerror or err}); {hint}"
+        return cls(err.errno or 0, text)
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -193,6 +242,25 @@ def _try_lock(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def children_search_no_current_folder() -> Iterator[None]:
+    """While inside, processes started here (spawned workers) do not put their current folder
+    first on ``sys.path`` (``PYTHONSAFEPATH``, Python 3.11 on; earlier versions ignore it).
+    A spawned worker starts as ``python -c ...``, which searches the current folder before the
+    standard library, so a ``queue.py`` or ``secrets.py`` lying there killed every worker of a
+    race as it started; the worker then takes its parent's ``sys.path``, which searches the
+    current folder last (``nashzoo.cli.main``), so plugin modules there are still found."""
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def exit_with_parent(parent_pid: int, poll_seconds: float = 0.2) -> None:

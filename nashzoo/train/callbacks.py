@@ -197,7 +197,10 @@ class PrintEval(Callback):
                 f"NashConv {record.nash_conv:.6g}{seats}",
                 file=self.stream or sys.stdout,
             )
-        except BrokenPipeError:  # ``train ... | head``: the reader went away, the run goes on
+        except OSError:
+            # The output is gone, and the run goes on: ``train ... | head`` (a broken pipe), a
+            # terminal hung up (EIO, an ssh session dropped) or a log's disk full (ENOSPC).
+            # The run's files are what matters; they used to be lost to the line's failure.
             self._reader_gone = True
         return None
 

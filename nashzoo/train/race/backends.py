@@ -22,6 +22,7 @@ from nashzoo.agents import import_plugins
 from nashzoo.eval import expected_returns
 from nashzoo.io import (
     atomic_write_bytes,
+    children_search_no_current_folder,
     exit_with_parent,
 )
 from nashzoo.io.provenance import code_id
@@ -304,6 +305,7 @@ def _pool_pass(
     # out-of-memory killer) a Ctrl-C or SIGTERM left the race hanging in set() for ever.
     stop_reader, stop_writer = context.Pipe(duplex=False)
     with (
+        children_search_no_current_folder(),
         contextlib.ExitStack() as pipe,
         ProcessPoolExecutor(
             max_workers=workers,

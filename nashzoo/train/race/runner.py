@@ -277,7 +277,10 @@ def _progress_reporter(
             total=len(todo), desc=f"race on {display_id(config.game)}", unit="run", file=sys.stderr
         )
 
+    output_gone = False
+
     def on_done(payload: dict[str, Any]) -> None:
+        nonlocal output_gone
         if payload.get("status") == "ok":
             results[payload["run_id"]] = payload
             last = payload["history"][-1]
@@ -288,11 +291,20 @@ def _progress_reporter(
         else:
             failures[payload["run_id"]] = payload
             line = f"{payload['run_id']}: FAILED: {payload['error']}"
-        if bar is not None:
-            bar.write(line, file=stream)
-            bar.set_postfix_str(_standings(results.values()), refresh=False)
-            bar.update(1)
-        else:
-            print(line, file=stream)
+        if output_gone:
+            return
+        try:
+            if bar is not None:
+                bar.write(line, file=stream)
+                bar.set_postfix_str(_standings(results.values()), refresh=False)
+                bar.update(1)
+            else:
+                print(line, file=stream)
+        except BrokenPipeError:
+            raise  # ``race ... | head``: the reader went away (the race stops, runs kept)
+        except OSError:
+            # A terminal hung up (EIO) or a log's disk full (ENOSPC): the race goes on and
+            # writes its report; a failed line used to stop it as a failed report.
+            output_gone = True
 
     return bar, on_done

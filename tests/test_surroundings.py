@@ -1,0 +1,210 @@
+"""The surroundings of a process rather than its input: an output that goes away (a terminal hung
+up, a log's disk full), a file system that refuses, the current folder, the locale, the
+environment. Each test is a row of docs/reliability.md's fourteenth pass."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = str(Path(__file__).resolve().parents[1])
+ON_LINUX = Path("/dev/full").exists()
+
+
+def _nashzoo(tmp: Path, *argv: str, env: dict[str, str] | None = None, **kwargs):
+    """``nashzoo ARGV`` as the installed script runs it (its own folder on ``sys.path``, not the
+    current one), in ``tmp``, with this checkout importable."""
+    script = tmp / "bin" / "nashzoo_script.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text(  # as pip writes a console script
+        "import sys\nfrom nashzoo.cli import main\n\n"
+        "if __name__ == '__main__':\n    sys.exit(main())\n"
+    )
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    full_env = {**os.environ, "PYTHONPATH": path, **(env or {})}
+    return subprocess.run(
+        [sys.executable, str(script), *argv],
+        cwd=tmp,
+        env=full_env,
+        capture_output=kwargs.pop("capture_output", "stdout" not in kwargs),
+        text=True,
+        timeout=300,
+        **kwargs,
+    )
+
+
+@pytest.mark.skipif(not ON_LINUX, reason="writes to /dev/full (Linux)")
+def test_a_training_run_whose_output_fails_keeps_every_file(tmp_path):
+    """``train > /dev/full`` (a log's disk full; a terminal that hung up fails alike, EIO): the
+    run used to stop at its first printed line with only train_config.json written. Now the
+    run goes on and writes every file; the exit status says the output failed."""
+    with open("/dev/full", "w") as full:
+        argv = ["train", "--learner", "cfr", "--iterations", "40", "--out", "run"]
+        done = _nashzoo(tmp_path, *argv, "--no-progress", stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == 1 and "No space left on device" in done.stderr
+    run = tmp_path / "run"
+    for name in ("average_policy.json", "history.csv", "result.json", "checkpoint.npz"):
+        assert (run / name).exists(), name
+    assert json.loads((run / "result.json").read_text())["iterations"] == 40
+
+
+@pytest.mark.skipif(not ON_LINUX, reason="writes to /dev/full (Linux)")
+def test_a_race_whose_output_fails_finishes_and_writes_its_report(tmp_path):
+    """``race > /dev/full``: the first run's line failed and stopped the race as a failed report
+    ("perhaps a bug in nashzoo"), one run per resume. Now every run finishes and the report is
+    written."""
+    argv = ["race", "--learners", "cfr,cfr_plus", "--seeds", "1", "--budget-seconds", "0"]
+    argv += ["--budget-iterations", "3", "--no-progress", "--no-plots", "--backend", "serial"]
+    with open("/dev/full", "w") as full:
+        done = _nashzoo(tmp_path, *argv, "--out", "r", stdout=full, stderr=subprocess.PIPE)
+    assert "RaceReportError" not in done.stderr and "perhaps a bug" not in done.stderr
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["interrupted"] is False
+    assert len(list((tmp_path / "r" / "runs").glob("*/result.json"))) == 2
+
+
+def test_files_in_the_current_folder_do_not_replace_the_standard_library(tmp_path):
+    """A ``secrets.py``, ``logging.py`` or ``queue.py`` in the current folder replaced the
+    standard library's in every command (``error: cannot import name randbits``) and in race
+    workers; the current folder now comes after everything installed, and a plugin module
+    lying there is still found. A ``pickle.py`` killed every spawned worker as it started
+    (``python -c`` searches the current folder first): workers start with PYTHONSAFEPATH."""
+    names = ["secrets", "logging", "queue", "uuid"]
+    if sys.version_info >= (3, 11):  # PYTHONSAFEPATH is new in 3.11
+        names.append("pickle")
+    for name in names:
+        (tmp_path / f"{name}.py").write_text(
+            f"raise RuntimeError('user file {name}.py imported')\n"
+        )
+    (tmp_path / "my_local_plugin.py").write_text(
+        "from nashzoo.agents import register\nfrom nashzoo.agents.cfr import CFR\n\n"
+        "@register\nclass LocalCFR(CFR):\n    name = 'local_cfr'\n"
+    )
+    done = _nashzoo(tmp_path, "train", "--learner", "cfr", "--iterations", "3", "--out", "run")
+    assert done.returncode == 0, done.stderr
+    done = _nashzoo(tmp_path, "eval", "run/average_policy.json")
+    assert done.returncode == 0, done.stderr
+    argv = ["--plugin", "my_local_plugin", "race", "--learners", "local_cfr,cfr", "--seeds", "1"]
+    argv += ["--budget-seconds", "0", "--budget-iterations", "3", "--workers", "2"]
+    done = _nashzoo(tmp_path, *argv, "--no-progress", "--no-plots", "--out", "r")
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "r" / "runs").glob("*/result.json"))) == 2
+
+
+def test_a_current_folder_deleted_under_the_shell_is_named(tmp_path):
+    """From a deleted current folder every command failed with a bare ``[Errno 2] No such file
+    or directory`` (PettingZoo asks for the folder when imported, so no command can run there);
+    the error now says what is missing and what to do."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = tmp_path / "run_in_gone.py"
+    script.write_text(
+        "import os, sys\nos.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\n"
+        "from nashzoo.cli import main\nraise SystemExit(main(sys.argv[2:]))\n"
+    )
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, str(script), str(gone), "games"],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: the current folder no longer exists")
+    assert "cd to an existing folder" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_register_given_a_name_says_how_it_is_used():
+    """``@register("my_cfr")`` (the name as an argument, as many registries take it) failed in
+    every command with ``'str' object has no attribute 'name' ... perhaps a bug``."""
+    from nashzoo.agents import register
+
+    with pytest.raises(TypeError, match=r"@register takes the class itself.*`name = 'my_cfr'`"):
+        register("my_cfr")
+
+
+def test_a_failed_write_names_the_file_asked_for_and_keeps_the_old_one(tmp_path):
+    """Writes failed with the hidden temporary file's name (``Permission denied:
+    '/x/.eq.json.58873b12e241.nashzoo-tmp'``) or none at all (``[Errno 28] No space left on
+    device``); now the file asked for, what to do, and the old file is unchanged."""
+    from nashzoo.io import FileWriteError, atomic_write_bytes
+
+    folder = tmp_path / "policy.json"
+    folder.mkdir()
+    with pytest.raises(FileWriteError, match=r"cannot write .*policy.json: it is a folder; give"):
+        atomic_write_bytes(folder, b"{}")
+    # a file larger than the process may write (as a full disk fails, with another errno)
+    target = tmp_path / "big.bin"
+    target.write_bytes(b"old")
+    code = (
+        "import resource, sys\n"
+        "from nashzoo.io import atomic_write_bytes\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "try:\n    atomic_write_bytes(sys.argv[1], [b'x' * 3000, b'y' * 3000])\n"
+        "except OSError as err:\n    print(type(err).__name__, err.errno, err)\n"
+    )
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(target)],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.startswith(f"FileWriteError 27 cannot write {target} (File too large)")
+    assert "raise the limit and run the command again" in done.stdout
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".nashzoo-tmp")] == []
+
+
+def test_a_file_name_up_to_the_file_systems_limit_can_be_written(tmp_path):
+    """A legal name of 230-255 bytes failed with ``File name too long``: the temporary file's
+    name added 26 bytes. Multi-byte characters are cut whole."""
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.io import atomic_write_bytes
+
+    for name in ("p" * 250 + ".json", "é" * 125 + ".json"):
+        target = tmp_path / name
+        TabularPolicy.uniform("kuhn_poker").save(target)
+        assert TabularPolicy.load(target).probs.shape[0] == 12
+        atomic_write_bytes(target, b"again")
+        assert target.read_bytes() == b"again"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_terminal_that_cannot_show_unicode_gets_escapes_not_a_crash(tmp_path):
+    """Under ``PYTHONIOENCODING=ascii`` (or a C locale without UTF-8 mode) a race failed after
+    every run had finished, on its report's ``µs``, and every resume failed alike."""
+    argv = ["race", "--learners", "cfr,cfr_plus", "--seeds", "1", "--budget-seconds", "0.2"]
+    argv += ["--cross-play", "--backend", "serial", "--no-progress", "--no-plots", "--out", "r"]
+    done = _nashzoo(tmp_path, *argv, env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 0, done.stderr
+    assert "\\xb5s" in done.stdout and "\\u2014" in done.stdout  # µs and an em dash, escaped
+    assert "µs" in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not Path("/bin/sh").exists(), reason="closes streams with /bin/sh")
+def test_closed_standard_streams_are_the_null_device(tmp_path):
+    """``nashzoo learners >&-`` failed with ``'NoneType' object has no attribute 'flush' ...
+    perhaps a bug`` (every command, after its work); ``play <&-`` on ``readline``."""
+    script = tmp_path / "bin" / "nashzoo_script.py"
+    _nashzoo(tmp_path, "--version")  # writes the script
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    for line in ("learners >&-", "play --agent uniform <&-"):
+        done = subprocess.run(
+            ["/bin/sh", "-c", f'"{sys.executable}" "{script}" {line}'],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,  # the shell closes the stream named in the line
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, (line, done.stderr)
+        assert "perhaps a bug" not in done.stderr
