@@ -14,6 +14,8 @@ import pytest
 
 ROOT = str(Path(__file__).resolve().parents[1])
 ON_LINUX = Path("/dev/full").exists()
+SETPRIV = ["/usr/bin/setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+SETPRIV += ["--inh-caps=-all"]
 
 
 def _nashzoo(tmp: Path, *argv: str, env: dict[str, str] | None = None, **kwargs):
@@ -208,3 +210,167 @@ def test_closed_standard_streams_are_the_null_device(tmp_path):
         )
         assert done.returncode == 0, (line, done.stderr)
         assert "perhaps a bug" not in done.stderr
+
+
+def test_kernels_compile_in_memory_where_numba_cannot_cache(monkeypatch):
+    """numba refuses ``cache=True`` where it finds no writable place (nashzoo installed
+    read-only, no writable home or NUMBA_CACHE_DIR: a container's usual state): every command
+    that compiles a game failed with ``cannot cache function ...: no locator available``. The
+    kernels are now compiled in memory, with one warning naming the fix."""
+    from nashzoo.games import _numba
+
+    def fake_njit(**options):
+        def decorate(function):
+            if options.get("cache"):
+                raise RuntimeError("cannot cache function 'f': no locator available for file 'f'")
+            return function
+
+        return decorate
+
+    monkeypatch.setattr(_numba, "_CACHE", True)
+    with pytest.warns(RuntimeWarning, match="set NUMBA_CACHE_DIR to a writable folder"):
+        assert _numba._jit(fake_njit, len) is len
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once
+        assert _numba._jit(fake_njit, abs) is abs
+
+
+@pytest.mark.skipif(
+    not (hasattr(os, "geteuid") and os.geteuid() == 0 and Path("/usr/bin/setpriv").exists()),
+    reason="drops root's override of file permissions with setpriv",
+)
+def test_a_read_only_install_without_a_writable_home_still_compiles(tmp_path):
+    # root without its override of file permissions, as an unprivileged container user
+    """The real case: a read-only copy of nashzoo, HOME unwritable, run by a process without
+    root's override of permissions; ``eval`` of a policy compiles Kuhn's tree."""
+    pytest.importorskip("numba")
+    import shutil
+
+    copy = tmp_path / "install"
+    shutil.copytree(
+        Path(ROOT) / "nashzoo", copy / "nashzoo", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    from nashzoo.agents import TabularPolicy
+
+    TabularPolicy.uniform("kuhn_poker").save(tmp_path / "uniform.json")
+    for path in [copy, *copy.rglob("*"), home]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "XDG_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
+    code = "import sys; from nashzoo.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [*SETPRIV, sys.executable, "-c", code, "eval", str(tmp_path / "uniform.json")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "kuhn_poker: NashConv" in done.stdout
+    assert "set NUMBA_CACHE_DIR" in done.stderr
+
+
+def _cgroup_tree(tmp_path, monkeypatch, proc: str, files: dict[str, str]) -> None:
+    """A fake ``/proc/self/cgroup`` and ``/sys/fs/cgroup`` for :func:`cgroup_headroom`."""
+    from nashzoo.games import limits
+
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "proc_cgroup").write_text(proc)
+    for name, text in files.items():
+        (tmp_path / "cg" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "cg" / name).write_text(text)
+    monkeypatch.setattr(limits, "PROC_CGROUP", tmp_path / "proc_cgroup")
+    monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path / "cg")
+
+
+def test_a_memory_limit_on_the_process_group_counts_as_the_memory_available(tmp_path, monkeypatch):
+    """In a 256 MiB cgroup on a 22 GiB machine a 306 MiB game was compiled (the guard read the
+    machine's MemAvailable alone) and the kernel killed the process: exit 137, "Killed". The
+    least headroom over the group and its parents now counts (v2 and v1; inactive file cache
+    counted free), and the game is refused in one line."""
+    from nashzoo.games import limits
+
+    mib = 2**20
+    v2 = {
+        "memory.max": "max",  # the root: no limit
+        "job/memory.max": f"{1024 * mib}",
+        "job/memory.current": f"{100 * mib}",
+        "job/step/memory.max": f"{256 * mib}",
+        "job/step/memory.current": f"{200 * mib}",
+        "job/step/memory.stat": f"anon 1\ninactive_file {100 * mib}\n",
+    }
+    _cgroup_tree(tmp_path, monkeypatch, "0::/job/step\n", v2)
+    assert limits.cgroup_headroom() == 156 * mib  # 256 - (200 - 100)
+    v1 = {
+        "memory/memory.limit_in_bytes": "9223372036854771712",
+        "memory/a/memory.limit_in_bytes": f"{64 * mib}",
+        "memory/a/memory.usage_in_bytes": f"{80 * mib}",
+        "memory/a/b/memory.limit_in_bytes": "9223372036854771712",
+        "memory/a/b/memory.usage_in_bytes": f"{10 * mib}",
+    }
+    _cgroup_tree(tmp_path / "v1", monkeypatch, "4:memory:/a/b\n1:cpu:/\n", v1)
+    assert limits.cgroup_headroom() == 0  # over its limit: nothing to spare
+    assert limits.available_memory() == 0
+    _cgroup_tree(tmp_path / "none", monkeypatch, "0::/\n", {"memory.max": "max"})
+    assert limits.cgroup_headroom() is None
+    # the refusal, with a 256 MiB group and a game of about 306 MiB
+    _cgroup_tree(
+        tmp_path / "small",
+        monkeypatch,
+        "0::/j\n",
+        {"j/memory.max": f"{256 * mib}", "j/memory.current": f"{50 * mib}"},
+    )
+    with pytest.raises(Exception, match=r"histories: compiling them takes about .* available"):
+        limits.check_counted("liars_dice(dice_sides=7)", 3_000_000)
+
+
+def test_a_file_system_without_locks_is_written_unlocked_with_a_warning(tmp_path, monkeypatch):
+    """On Lustre without ``-o flock`` (ENOSYS) or NFS mounted ``nolock`` (ENOLCK) every writing
+    command said "is being written by another nashzoo process (pid unknown)", for ever."""
+    import errno
+    import fcntl
+
+    from nashzoo.io import FolderLockedError, folder_lock
+
+    def no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    warned = pytest.warns(RuntimeWarning, match="on a file system without file locks")
+    with warned, folder_lock(tmp_path / "out"):
+        pass
+    monkeypatch.undo()
+    # a real lock holds
+    with (
+        folder_lock(tmp_path / "out"),
+        pytest.raises(FolderLockedError),
+        folder_lock(tmp_path / "out"),
+    ):
+        pass
+
+
+def test_a_lock_file_another_user_made_is_taken_read_only(tmp_path, monkeypatch):
+    """In a folder a group shares, the first user's ``.nashzoo.lock`` is 0o644: another user
+    got ``Permission denied: '.../.nashzoo.lock'`` though the folder was writable. A lock needs
+    no write access to its file."""
+    from nashzoo.io import FolderLockedError, folder_lock
+
+    folder = tmp_path / "shared"
+    with folder_lock(folder):
+        pass
+    real_open = os.open
+
+    def as_another_user(path, flags, *args):
+        if str(path).endswith(".nashzoo.lock") and flags & os.O_RDWR:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", as_another_user)
+    # and it still keeps a second writer out
+    with folder_lock(folder), pytest.raises(FolderLockedError), folder_lock(folder):
+        pass

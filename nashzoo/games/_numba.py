@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from typing import Any
 
 _PURE = os.environ.get("NASHZOO_PURE_NUMPY") == "1"
@@ -73,16 +74,42 @@ class _Lazy:
         return f"<nashzoo kernel {self.function.__module__}.{self.__name__}, not yet compiled>"
 
 
+_CACHE = True  # False once numba found nowhere to cache a kernel: compiled in memory since
+
+
+def _jit(njit: Any, function: Any) -> Any:
+    """``function`` as numba's dispatcher, cached on disk where numba finds a place for it.
+
+    With no such place (nashzoo installed read-only, as in a container, and no writable home
+    or ``NUMBA_CACHE_DIR``) numba refuses ``cache=True`` with ``cannot cache function ...: no
+    locator available``, which every command that compiles a game used to fail with. Then the
+    kernels are compiled in memory, once per process, and one warning says how to keep them."""
+    global _CACHE
+    if _CACHE:
+        try:
+            return njit(cache=True, nogil=True, inline="always")(function)
+        except RuntimeError as err:
+            if "cannot cache" not in str(err):
+                raise
+            _CACHE = False
+            warnings.warn(
+                "numba finds no writable folder to cache nashzoo's compiled kernels in, so "
+                "each process compiles them again (a few seconds); set NUMBA_CACHE_DIR to a "
+                "writable folder to keep them",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    return njit(nogil=True, inline="always")(function)
+
+
 def _compile_all() -> None:
     njit = _numba_njit()
-    if njit is not None:
-        njit = njit(cache=True, nogil=True, inline="always")
     with _LOCK:
         for kernel in _KERNELS:
             if kernel.target is not None:
                 continue
             function = kernel.function
-            target = function if njit is None else njit(function)
+            target = function if njit is None else _jit(njit, function)
             if function.__globals__.get(function.__name__) is kernel:
                 function.__globals__[function.__name__] = target
             kernel.target = target

@@ -19,6 +19,7 @@ import secrets
 import stat
 import sys
 import threading
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -209,24 +210,36 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     lock_path = folder / LOCK_NAME
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_UMASK)
+    writable = True
     try:
-        if not _try_lock(fd):
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666 & ~_UMASK)
+    except PermissionError:
+        # Another user's lock file in a folder shared by a group (0o644 under the usual umask):
+        # a lock needs no write access to its file, only the owner's pid is not written.
+        fd = os.open(lock_path, os.O_RDONLY)
+        writable = False
+    try:
+        if not _try_lock(fd, folder):
             os.lseek(fd, 0, os.SEEK_SET)
             owner = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
             raise FolderLockedError(
                 f"{folder} is being written by another nashzoo process (pid {owner}); wait for "
                 f"it to finish or choose another {what}"
             )
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, str(os.getpid()).encode())
+        if writable:
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, str(os.getpid()).encode())
         yield folder
     finally:
         os.close(fd)  # closing releases the lock
 
 
-def _try_lock(fd: int) -> bool:
+def _try_lock(fd: int, folder: Path) -> bool:
+    """Take the lock on ``fd``; False: another process holds it. A file system that has no
+    locks (Lustre without ``-o flock``: ENOSYS; NFS mounted ``nolock``: ENOLCK) used to read
+    as "being written by another nashzoo process" for ever; now the work goes on unlocked,
+    with a warning that says so."""
     if sys.platform == "win32":  # the C runtime's byte-range lock
         import msvcrt
 
@@ -239,9 +252,22 @@ def _try_lock(fd: int) -> bool:
 
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         return False
+    except OSError as err:
+        if err.errno not in _NO_LOCKS:
+            raise
+        warnings.warn(
+            f"{folder} is on a file system without file locks ({err.strerror}): it is written "
+            "unlocked, so make sure no other nashzoo command writes it at the same time",
+            RuntimeWarning,
+            stacklevel=4,
+        )
     return True
+
+
+_NO_LOCKS = {errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL}
+"""A file system's answers to flock that mean it keeps no locks (not that one is held)."""
 
 
 @contextlib.contextmanager
