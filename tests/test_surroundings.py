@@ -228,7 +228,7 @@ def test_kernels_compile_in_memory_where_numba_cannot_cache(monkeypatch):
         return decorate
 
     monkeypatch.setattr(_numba, "_CACHE", True)
-    with pytest.warns(RuntimeWarning, match="set NUMBA_CACHE_DIR to a writable folder"):
+    with pytest.warns(UserWarning, match="set NUMBA_CACHE_DIR to a writable folder"):
         assert _numba._jit(fake_njit, len) is len
     import warnings
 
@@ -341,7 +341,7 @@ def test_a_file_system_without_locks_is_written_unlocked_with_a_warning(tmp_path
         raise OSError(errno.ENOLCK, "No locks available")
 
     monkeypatch.setattr(fcntl, "flock", no_locks)
-    warned = pytest.warns(RuntimeWarning, match="on a file system without file locks")
+    warned = pytest.warns(UserWarning, match="on a file system without file locks")
     with warned, folder_lock(tmp_path / "out"):
         pass
     monkeypatch.undo()
@@ -374,3 +374,83 @@ def test_a_lock_file_another_user_made_is_taken_read_only(tmp_path, monkeypatch)
     # and it still keeps a second writer out
     with folder_lock(folder), pytest.raises(FolderLockedError), folder_lock(folder):
         pass
+
+
+@pytest.mark.skipif(not hasattr(os, "setpgrp"), reason="sets a file-size limit (POSIX)")
+def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
+    """With the disk nearly full at the end of a run (here a file-size limit: the checkpoint
+    does not fit, the policy, history and result do), ``train`` wrote nothing but
+    train_config.json: the final checkpoint failed inside ``Trainer.run`` and the result went
+    with it. Now the other outputs are written, and the status and one line say what was not."""
+    import resource
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+
+    argv = ["train", "--learner", "cfr_plus", "--iterations", "50", "--out", "run"]
+    done = _nashzoo(tmp_path, *argv, "--no-progress", preexec_fn=limit_file_size)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: cannot write run/checkpoint.npz (File too large)")
+    assert "raise the limit" in done.stderr and "perhaps a bug" not in done.stderr
+    run = tmp_path / "run"
+    assert not (run / "checkpoint.npz").exists()
+    for name in ("average_policy.json", "history.csv", "result.json"):
+        assert (run / name).exists(), name
+    assert json.loads((run / "result.json").read_text())["iterations"] == 50
+    assert "wrote run/average_policy.json" in done.stdout
+
+
+def test_a_trainer_returns_its_result_when_the_final_checkpoint_fails(tmp_path, monkeypatch):
+    from nashzoo.train import Trainer
+
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", checkpoint_path=tmp_path / "ckpt.npz")
+
+    def disk_full(self, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Trainer, "save", disk_full)
+    with pytest.warns(UserWarning, match="final checkpoint could not be written"):
+        result = trainer.run(iterations=5)
+    assert result.iterations == 5 and trainer.checkpoint_error.errno == 28
+    monkeypatch.undo()
+    trainer.run(iterations=2)  # the next run's checkpoint is written, and the error forgotten
+    assert trainer.checkpoint_error is None and (tmp_path / "ckpt.npz").exists()
+
+
+def test_out_options_expand_a_leading_tilde_and_solve_checks_its_file_first(
+    tmp_path, monkeypatch, capsys
+):
+    """``--out=~/x`` (no shell expands ``~`` after ``=``) made a folder named ``~`` in the
+    current one. ``solve --out FOLDER`` failed after the solve, naming a temporary file."""
+    from nashzoo.cli import main
+
+    home, here = tmp_path / "home", tmp_path / "here"
+    home.mkdir()
+    here.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(here)
+    assert main(["train", "--learner", "cfr", "--iterations", "3", "--out=~/run"]) == 0
+    assert main(["solve", "kuhn_poker", "--out=~/eq.json"]) == 0
+    assert (home / "run" / "result.json").exists() and (home / "eq.json").exists()
+    assert list(here.iterdir()) == []
+    capsys.readouterr()
+    assert main(["solve", "kuhn_poker", "--out", str(home)]) == 2
+    assert f"--out {home} is a folder; give a file path such as" in capsys.readouterr().err
+
+
+def test_a_stale_mplbackend_does_not_cost_a_race_its_plots(tmp_path):
+    """``MPLBACKEND`` naming a backend not installed (a notebook's, left in the shell) made a
+    race that had run every run exit 1 on matplotlib's ``Key backend: ... is not a valid
+    value``, with no leaderboard and no plots; the variable was named nowhere."""
+    pytest.importorskip("matplotlib")
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib_inline") is not None:
+        pytest.skip("matplotlib_inline is installed here: its backend is a valid one")
+    backend = "module://matplotlib_inline.backend_inline"
+    argv = ["race", "--learners", "cfr", "--seeds", "1", "--budget-seconds", "0"]
+    argv += ["--budget-iterations", "3", "--no-progress", "--backend", "serial", "--out", "r"]
+    done = _nashzoo(tmp_path, *argv, env={"MPLBACKEND": backend})
+    assert done.returncode == 0, done.stderr
+    assert f"warning: MPLBACKEND={backend} is not a backend" in done.stderr
+    assert len(list((tmp_path / "r").glob("*.png"))) >= 1

@@ -15,6 +15,7 @@ from nashzoo.cli.common import (
     game_spec_arg,
     load_game_arg,
     required_game_spec,
+    user_path,
 )
 
 
@@ -209,11 +210,23 @@ def _describe_learner(args: argparse.Namespace, facts: Any) -> int:
     return 0
 
 
+def _check_output_file(path: str) -> None:
+    """Refuse an ``--out`` file that cannot be written (a folder of that name, a folder that
+    cannot be made or written), before any work."""
+    from nashzoo.io import check_output_folder
+
+    if Path(path).is_dir():
+        raise UsageError(f"--out {path} is a folder; give a file path such as {path}/eq.json")
+    check_output_folder(Path(path).parent, "--out's folder")
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     """``nashzoo solve``: the exact equilibrium of a two-player zero-sum game, to a file."""
     from nashzoo.eval import nash_conv, solve_game
     from nashzoo.eval.answers import no_value_reason
 
+    if args.out is not None:  # before the solve, which may take minutes: not after it
+        _check_output_file(args.out)
     game = load_game_arg(required_game_spec(args, "solve"))
     reason = no_value_reason(game)
     if reason is not None:
@@ -293,6 +306,8 @@ def add_solve_parser(sub: Any) -> None:
         "300,000 terminal histories is solved after a warning (it may take minutes).",
     )
     game_spec_arg(solve)
-    solve.add_argument("--out", metavar="FILE", help="write the equilibrium policy here (.json)")
+    solve.add_argument(
+        "--out", metavar="FILE", type=user_path, help="write the equilibrium policy here (.json)"
+    )
     solve.add_argument("--json", action="store_true", help="print JSON")
     solve.set_defaults(func=_cmd_solve)

@@ -4,12 +4,20 @@ line, option types, the ``--game`` option and its loading."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any, NoReturn
 
 EXIT_USAGE = 2  # malformed options, caught while parsing
 EXIT_FAILURE = 1  # a value refused while running, or a failure inside a command
 EXIT_INTERRUPTED = 130  # stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
 EXIT_TERMINATED = 143  # stopped by SIGTERM (128 + SIGTERM), finished work kept as on Ctrl-C
+
+
+def user_path(text: str) -> str:
+    """A path option's value with a leading ``~`` expanded: the shell expands it in
+    ``--out ~/x`` but not in ``--out=~/x``, which made a folder named ``~`` in the current one
+    (and printed ``wrote ~/x/...``, which reads as the home folder)."""
+    return os.path.expanduser(text)
 
 
 class UsageError(Exception):

@@ -18,6 +18,7 @@ from nashzoo.cli.common import (
     positive_float_list,
     positive_int,
     settings_options,
+    user_path,
 )
 
 
@@ -204,7 +205,7 @@ def add_race_parser(sub: Any) -> None:
 def _race_output_options(race: Any) -> None:
     """Where a race's runs go (folder, workers, backend) and what happens to a folder that
     already holds one."""
-    race.add_argument("--out", help="output folder (default runs/race)")
+    race.add_argument("--out", type=user_path, help="output folder (default runs/race)")
     race.add_argument("--workers", type=positive_int, help="parallel runs (default: cores)")
     race.add_argument(
         "--backend", choices=("process", "serial", "ray"), help="where runs go (default process)"

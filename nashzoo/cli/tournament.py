@@ -17,6 +17,7 @@ from nashzoo.cli.common import (
     game_arg,
     load_game_arg,
     non_negative_int,
+    user_path,
 )
 from nashzoo.games.base import error_text
 
@@ -327,6 +328,7 @@ def add_tournament_parser(sub: Any) -> None:
     )
     tour.add_argument(
         "--out",
+        type=user_path,
         help="folder for tournament.json and the heatmap; each pairing is kept there as it "
         "finishes (pairings/), so an interrupted tournament keeps what it played",
     )

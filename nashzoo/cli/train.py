@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from nashzoo.cli.common import (
+    EXIT_FAILURE,
     EXIT_INTERRUPTED,
     UsageError,
     game_arg,
@@ -20,6 +22,7 @@ from nashzoo.cli.common import (
     positive_float,
     positive_int,
     settings_options,
+    user_path,
 )
 
 
@@ -34,7 +37,9 @@ def _train_common(parser: argparse.ArgumentParser) -> None:
         "--eval-every",
         help="evaluate every N iterations, 'log' (log-spaced, default) or 'none'",
     )
-    parser.add_argument("--out", help="folder for checkpoint.npz, average_policy.json, history")
+    parser.add_argument(
+        "--out", type=user_path, help="folder for checkpoint.npz, average_policy.json, history"
+    )
     parser.add_argument("--checkpoint-every", type=positive_int, help="iterations between saves")
     parser.add_argument(
         "--resume",
@@ -309,7 +314,9 @@ def _train_once(
         if folder is not None and all((folder / name).exists() for name in OUTPUT_FILES):
             return 0  # its outputs stand as the run wrote them (how it stopped included)
     _add_loggers(trainer, config, folder)
-    with stopper.armed():
+    with stopper.armed(), warnings.catch_warnings():
+        # said below, with what the command wrote: a warning too would say it twice
+        warnings.filterwarnings("ignore", "the run's final checkpoint could not be written")
         result = trainer.run(**remaining)
     if folder is not None:  # written before anything is printed: an output gone loses nothing
         result.average_policy.save(folder / "average_policy.json")
@@ -317,10 +324,18 @@ def _train_once(
         result.to_json(folder / "result.json")
     print(result)
     if folder is not None:
+        saved = "" if trainer.checkpoint_error is not None else "checkpoint.npz, "
         print(
-            f"wrote {folder}/checkpoint.npz, average_policy.json, history.csv, result.json "
+            f"wrote {folder}/{saved}average_policy.json, history.csv, result.json "
             "(beside train_config.json, written at the start)"
         )
+    if trainer.checkpoint_error is not None:
+        print(
+            f"error: {trainer.checkpoint_error}; the other outputs hold the finished run, and "
+            "--resume goes on from the last checkpoint that was written",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     if stopper.interrupted:
         again = (
             f"; the same command with --resume trains on to {config.budget_text()}"

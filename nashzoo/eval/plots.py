@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -27,12 +28,39 @@ def require_matplotlib(otherwise: str = "") -> None:
 
 def _pyplot() -> Any:
     require_matplotlib()
-    import matplotlib
-
+    matplotlib = _import_matplotlib()
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _import_matplotlib() -> Any:
+    """matplotlib, imported even where ``MPLBACKEND`` names a backend it does not have (a
+    notebook's ``module://matplotlib_inline.backend_inline`` left in a shell's environment):
+    its import refuses that, and a race that had run every run then failed on its plots with
+    matplotlib's ``Key backend: ... is not a valid value`` naming no variable. nashzoo writes
+    PNG files, for which no backend is needed: the variable is set aside for the import, with a
+    warning that names it."""
+    try:
+        import matplotlib
+    except ValueError as err:
+        backend = os.environ.get("MPLBACKEND")
+        if backend is None or "Key backend" not in str(err):
+            raise
+        warnings.warn(
+            f"MPLBACKEND={backend} is not a backend matplotlib has here; nashzoo's plots are "
+            "written without it (unset the variable to silence this)",
+            stacklevel=3,
+        )
+        del os.environ["MPLBACKEND"]
+        for name in [m for m in sys.modules if m.split(".")[0] == "matplotlib"]:
+            del sys.modules[name]  # the failed import's parts, half set up
+        try:
+            import matplotlib
+        finally:
+            os.environ["MPLBACKEND"] = backend
+    return matplotlib
 
 
 def _save(fig: Any, path: str | os.PathLike[str]) -> None:

@@ -96,7 +96,6 @@ def _jit(njit: Any, function: Any) -> Any:
                 "numba finds no writable folder to cache nashzoo's compiled kernels in, so "
                 "each process compiles them again (a few seconds); set NUMBA_CACHE_DIR to a "
                 "writable folder to keep them",
-                RuntimeWarning,
                 stacklevel=2,
             )
     return njit(nogil=True, inline="always")(function)

@@ -260,7 +260,6 @@ def _try_lock(fd: int, folder: Path) -> bool:
         warnings.warn(
             f"{folder} is on a file system without file locks ({err.strerror}): it is written "
             "unlocked, so make sure no other nashzoo command writes it at the same time",
-            RuntimeWarning,
             stacklevel=4,
         )
     return True

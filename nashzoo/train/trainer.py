@@ -185,6 +185,8 @@ class Trainer:
         self.progress = progress
         self.checkpoint_path = None if checkpoint_path is None else Path(checkpoint_path)
         self.checkpoint_every = checkpoint_every
+        self.checkpoint_error: OSError | None = None
+        """Why the last run's final checkpoint could not be written (``None``: it was)."""
         self.iteration = 0
         self.train_seconds = 0.0
         self.eval_seconds = 0.0
@@ -357,8 +359,19 @@ class Trainer:
         result handed to the callbacks."""
         if self.final_eval and (not self._history or self._history[-1].iteration != self.iteration):
             self.callbacks.on_eval(self, self.evaluate())
+        self.checkpoint_error = None
         if self.checkpoint_path is not None:
-            self.save(self.checkpoint_path)
+            try:
+                self.save(self.checkpoint_path)
+            except OSError as err:
+                # A full disk at the very end cost the whole run: the result, in memory, was
+                # thrown away with the checkpoint, and the command line wrote no output. The
+                # result is returned; the checkpoint written before, if any, stays.
+                self.checkpoint_error = err
+                warnings.warn(
+                    f"the run's final checkpoint could not be written: {err}",
+                    stacklevel=3,
+                )
         result = self.result(stopped_by)
         self.callbacks.on_training_end(self, result)
         return result
