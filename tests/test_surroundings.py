@@ -4,6 +4,7 @@ environment. Each test is a row of docs/reliability.md's fourteenth pass."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -454,3 +455,105 @@ def test_a_stale_mplbackend_does_not_cost_a_race_its_plots(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"warning: MPLBACKEND={backend} is not a backend" in done.stderr
     assert len(list((tmp_path / "r").glob("*.png"))) >= 1
+
+
+def test_a_race_without_shared_locks_runs_in_this_process(tmp_path, monkeypatch):
+    """Where ``/dev/shm`` is read-only or missing, a race with workers failed with ``[Errno 30]
+    Read-only file system`` after claiming its folder; it now runs its runs one at a time, as
+    ``--workers 1`` does, and says why."""
+    import multiprocessing.context
+
+    from nashzoo.train.race import RaceConfig, run_race
+
+    def no_semaphores(self):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(multiprocessing.context.BaseContext, "Lock", no_semaphores)
+    config = RaceConfig(
+        game="kuhn_poker",
+        learners=("cfr", "cfr_plus"),
+        seeds=1,
+        budget_seconds=None,
+        budget_iterations=3,
+        workers=2,
+        plots=False,
+        out=str(tmp_path / "r"),
+    )
+    with pytest.warns(UserWarning, match=r"no shared locks \(Read-only file system; is /dev/shm"):
+        outcome = run_race(config, progress=False, stream=io.StringIO())
+    assert len(outcome.results) == 2 and not outcome.failures
+
+
+def test_a_tournament_never_shares_a_folder_with_a_run_or_a_race(tmp_path, capsys):
+    """``tournament --out`` wrote into a training run's or a race's folder, and ``train`` or
+    ``race`` into a tournament's, without a word (README: such folders are never shared)."""
+    from nashzoo.cli import main
+    from nashzoo.eval.tournament_folder import CONFIG_FILE as TOURNAMENT_MARKER
+    from nashzoo.io.folder_kinds import FOLDER_MARKERS
+    from nashzoo.train.race.storage import RACE_CONFIG_FILE
+    from nashzoo.train.run_folder import CONFIG_FILE as TRAIN_MARKER
+
+    assert FOLDER_MARKERS == {
+        "training run": TRAIN_MARKER,
+        "race": RACE_CONFIG_FILE,
+        "tournament": TOURNAMENT_MARKER,
+    }
+    run, race, tour = (str(tmp_path / name) for name in ("run", "race", "tour"))
+    tournament = ["tournament", "uniform", "equilibrium", "--episodes", "0", "--no-plots"]
+    race_argv = ["race", "--learners", "cfr", "--seeds", "1", "--budget-seconds", "0"]
+    race_argv += ["--budget-iterations", "2", "--no-progress", "--no-plots"]
+    assert main(["train", "--learner", "cfr", "--iterations", "2", "--out", run]) == 0
+    assert main([*race_argv, "--out", race]) == 0
+    assert main([*tournament, "--out", tour]) == 0
+    capsys.readouterr()
+    for folder, kind in ((run, "training run"), (race, "race")):
+        for force in ([], ["--force"]):
+            assert main([*tournament, "--out", folder, *force]) == 1
+            err = capsys.readouterr().err
+            assert f"{folder} holds a {kind} (" in err and "never a" in err
+    assert main(["train", "--learner", "cfr", "--iterations", "2", "--out", tour]) == 1
+    assert f"{tour} holds a tournament (tournament_config.json), not a training run" in (
+        capsys.readouterr().err
+    )
+    assert main([*race_argv, "--out", tour, "--force"]) == 1
+    assert "holds a tournament (tournament_config.json), not a race" in capsys.readouterr().err
+    assert not (Path(tour) / "train_config.json").exists()
+    assert not (Path(run) / "pairings").exists()
+
+
+def test_a_broken_link_as_the_output_folder_is_named(tmp_path, capsys):
+    from nashzoo.cli import main
+
+    (tmp_path / "out").symlink_to(tmp_path / "gone")
+    assert (
+        main(["train", "--learner", "cfr", "--iterations", "2", "--out", str(tmp_path / "out")])
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert f"is a link to {tmp_path / 'gone'}, which does not exist; create that folder" in err
+
+
+def test_a_run_folder_deleted_while_training_can_be_resumed(tmp_path, monkeypatch, capsys):
+    """``rm -rf D`` during ``train --out D``: the writes made D again without its config, and
+    ``--resume`` said "no run to resume" while a plain start said "already holds a run"."""
+    import shutil
+
+    from nashzoo.cli import main
+    from nashzoo.train import Trainer
+
+    original = Trainer.step
+    folder = tmp_path / "run"
+
+    def step_then_delete(self):
+        metrics = original(self)
+        if self.iteration == 3:
+            shutil.rmtree(folder)
+        return metrics
+
+    monkeypatch.setattr(Trainer, "step", step_then_delete)
+    argv = ["train", "--learner", "cfr", "--iterations", "6", "--out", str(folder)]
+    assert main([*argv, "--no-progress"]) == 0
+    assert "train_config.json was removed while the run trained" in capsys.readouterr().err
+    monkeypatch.setattr(Trainer, "step", original)
+    assert main(["train", "--resume", "--iterations", "9", "--out", str(folder)]) == 0
+    assert json.loads((folder / "result.json").read_text())["iterations"] == 9

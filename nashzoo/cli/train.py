@@ -319,9 +319,7 @@ def _train_once(
         warnings.filterwarnings("ignore", "the run's final checkpoint could not be written")
         result = trainer.run(**remaining)
     if folder is not None:  # written before anything is printed: an output gone loses nothing
-        result.average_policy.save(folder / "average_policy.json")
-        result.to_csv(folder / "history.csv")
-        result.to_json(folder / "result.json")
+        _write_outputs(folder, config, result)
     print(result)
     if folder is not None:
         saved = "" if trainer.checkpoint_error is not None else "checkpoint.npz, "
@@ -345,6 +343,24 @@ def _train_once(
         print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
+
+
+def _write_outputs(folder: Path, config: Any, result: Any) -> None:
+    """The finished run's policy, history and result, in ``folder``; its config again if the
+    folder was deleted (or emptied) while the run trained: the writes make the folder again,
+    and without its config it could be neither resumed nor started over."""
+    from nashzoo.train.run_folder import CONFIG_FILE
+
+    if not (folder / CONFIG_FILE).exists():
+        print(
+            f"warning: {folder}/{CONFIG_FILE} was removed while the run trained; it is written "
+            "again with the outputs",
+            file=sys.stderr,
+        )
+        config.write(folder)
+    result.average_policy.save(folder / "average_policy.json")
+    result.to_csv(folder / "history.csv")
+    result.to_json(folder / "result.json")
 
 
 def _has_device(learner: str) -> bool:

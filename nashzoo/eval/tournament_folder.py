@@ -89,6 +89,7 @@ from nashzoo.io import (
     remove_stale_temp_files,
 )
 from nashzoo.io.fields import check_format, field, number, version_stamp
+from nashzoo.io.folder_kinds import refuse_other_kinds
 
 TOURNAMENT_FORMAT = "nashzoo.Tournament/1"
 PAIRING_FORMAT = "nashzoo.TournamentPairing/1"
@@ -355,6 +356,7 @@ class TournamentFolder:
         """Start the tournament in the folder (refusing one already there unless ``force``,
         which deletes it), or with ``resume`` take up the one there, keeping its finished
         pairings; then store the config."""
+        refuse_other_kinds(self.folder, "tournament", TournamentFolderError)
         existing = self.existing_files()
         if resume and CONFIG_FILE in existing:
             self._take_up()

@@ -5,6 +5,8 @@ The layer below the learners and the trainer (it knows games, nothing above them
 * :mod:`nashzoo.io.atomic`: atomic writes with temporary files beside their targets, the
   cleanup of the ones a killed process left, an output-folder lock, and pool workers that exit
   with their parent;
+* :mod:`nashzoo.io.folder_kinds`: the three kinds of output folder (training run, race,
+  tournament) and the refusal to mix them;
 * :mod:`nashzoo.io.fields`: JSON reading (no ``NaN``) and field checks with one-line errors;
   the format tags and writer versions every file carries (:func:`check_format`);
 * :mod:`nashzoo.io.policy_file`: the policy JSON format;

@@ -192,6 +192,11 @@ def check_output_folder(folder: str | os.PathLike[str], option: str = "--out") -
     path = Path(folder)
     if path.exists() and not path.is_dir():
         raise OutputFolderError(f"{option} {folder} is a file, not a folder; give a folder path")
+    if path.is_symlink() and not path.exists():  # mkdir said only "File exists"
+        raise OutputFolderError(
+            f"{option} {folder} is a link to {os.readlink(path)}, which does not exist; create "
+            "that folder or give another path"
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -38,6 +38,7 @@ from nashzoo.io.fields import (
     string_list,
     version_stamp,
 )
+from nashzoo.io.folder_kinds import refuse_other_kinds
 from nashzoo.train.loggers import logger_kinds, remove_logger_output
 from nashzoo.train.trainer import Trainer
 
@@ -222,14 +223,8 @@ def existing_run_files(folder: Path) -> list[str]:
 def start(folder: Path, config: RunConfig, *, force: bool) -> None:
     """Begin a new run in ``folder`` (held locked by the caller): refuse to overwrite an existing
     run unless ``force`` (then its files are removed), and store ``config``. A folder that
-    holds a race is refused even then: the two kinds of output would be mixed."""
-    from nashzoo.train.race.storage import RACE_CONFIG_FILE  # the race's own marker
-
-    if (folder / RACE_CONFIG_FILE).exists():
-        raise RunFolderError(
-            f"{folder} holds a race ({RACE_CONFIG_FILE}), not a training run; choose another "
-            "--out (--force replaces a training run, never a race)"
-        )
+    holds a race or a tournament is refused even then: the kinds of output would be mixed."""
+    refuse_other_kinds(folder, "training run", RunFolderError)
     existing = existing_run_files(folder)
     if existing and not force:
         raise RunFolderError(

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -178,6 +179,8 @@ def _execute(
     if not jobs:
         return
     workers = config.workers or min(os.cpu_count() or 1, len(jobs))
+    if config.backend == "process" and workers > 1 and not _processes_can_share_locks():
+        workers = 1  # the same runs, the same numbers, one at a time
     if config.backend == "serial" or (config.backend == "process" and workers == 1):
         for job in jobs:
             _report(on_done, run_job(job, out), out)
@@ -186,6 +189,26 @@ def _execute(
         _run_on_ray(config, jobs, out, workers, on_done)
         return
     _run_process_pool(jobs, out, workers, on_done)
+
+
+def _processes_can_share_locks() -> bool:
+    """Whether this system gives processes the shared semaphores a pool of workers needs; if
+    not (``/dev/shm`` read-only or missing: some sandboxes and serverless runtimes), a warning
+    says the race runs in this process. The race used to fail with ``[Errno 30] Read-only file
+    system`` after it had claimed its folder, naming neither the cause nor ``--workers 1``."""
+    import multiprocessing
+
+    try:
+        multiprocessing.get_context("spawn").Lock()
+    except OSError as err:
+        warnings.warn(
+            f"this system gives processes no shared locks ({err.strerror or err}; is /dev/shm "
+            "read-only or missing?): the race runs its runs one at a time in this process, as "
+            "--workers 1 does",
+            stacklevel=3,
+        )
+        return False
+    return True
 
 
 def _run_on_ray(

@@ -25,6 +25,7 @@ from nashzoo.io import (
     folder_lock,
     remove_stale_temp_files,
 )
+from nashzoo.io.folder_kinds import refuse_other_kinds
 from nashzoo.io.provenance import code_id
 from nashzoo.train.loggers import require_logger
 from nashzoo.train.race.backends import _execute, check_workers_can_import
@@ -100,14 +101,9 @@ def _require_extras(config: RaceConfig) -> None:
 
 def _claim(out: Path, config: RaceConfig) -> None:
     """Refuse to start over a race already in ``out``, unless resuming it or forced to, and
-    a folder that holds a training run whatever the options (the outputs would be mixed)."""
-    from nashzoo.train.run_folder import CONFIG_FILE  # a training run's marker
-
-    if (out / CONFIG_FILE).exists():
-        raise FileExistsError(
-            f"{out} holds a training run ({CONFIG_FILE}), not a race; choose another --out "
-            "(--force replaces a race, never a training run)"
-        )
+    a folder that holds a training run or a tournament whatever the options (the outputs would
+    be mixed)."""
+    refuse_other_kinds(out, "race", FileExistsError)
     existing = [n for n in (RACE_CONFIG_FILE, "runs", *RACE_OUTPUTS) if (out / n).exists()]
     if not existing or config.resume:
         return
