@@ -557,3 +557,24 @@ def test_a_run_folder_deleted_while_training_can_be_resumed(tmp_path, monkeypatc
     monkeypatch.setattr(Trainer, "step", original)
     assert main(["train", "--resume", "--iterations", "9", "--out", str(folder)]) == 0
     assert json.loads((folder / "result.json").read_text())["iterations"] == 9
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="makes a named pipe (POSIX)")
+def test_a_policy_read_from_a_pipe(tmp_path, capsys):
+    """``nashzoo eval <(gunzip -c policy.json.gz)`` (a pipe, readable once) was refused with
+    ``expected a policy .json, a checkpoint .npz or a Stable-Baselines3 .zip``."""
+    import threading
+
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.cli import main
+
+    TabularPolicy.uniform("kuhn_poker").save(tmp_path / "uniform.json")
+    pipe = tmp_path / "63"
+    os.mkfifo(pipe)
+    writer = threading.Thread(
+        target=lambda: pipe.write_bytes((tmp_path / "uniform.json").read_bytes())
+    )
+    writer.start()
+    assert main(["eval", str(pipe)]) == 0, capsys.readouterr().err
+    writer.join(timeout=10)
+    assert "kuhn_poker: NashConv 0.9166" in capsys.readouterr().out

@@ -7,6 +7,7 @@ checkpoints into objects, dispatching on the learner name a checkpoint stores.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,20 @@ def load_policy_and_seat(
     file = Path(path)
     if not file.exists():
         raise FileNotFoundError(f"no such file: {path}")
+    if not file.is_file() and not file.is_dir():
+        # A pipe (``nashzoo eval <(gunzip -c policy.json.gz)``, ``/dev/stdin``) reads once:
+        # its bytes go to a file, which is read as any other. It was refused as not a policy.
+        with tempfile.TemporaryDirectory(prefix="nashzoo-") as folder:
+            copy = Path(folder) / (file.name or "input")
+            copy.write_bytes(file.read_bytes())
+            return _load(copy, path, game)
+    return _load(file, path, game)
+
+
+def _load(
+    file: Path, path: str | os.PathLike[str], game: Game | str | None
+) -> tuple[TabularPolicy, int | None]:
+    """:func:`load_policy_and_seat` of the regular file ``file`` (``path``, as given)."""
     kind = file_kind(file)
     if kind == ".json":
         return TabularPolicy.load(file, game), None
