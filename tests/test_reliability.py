@@ -531,19 +531,24 @@ def test_resuming_a_folder_that_does_not_exist_leaves_nothing_behind(tmp_path, c
     assert not (tmp_path / "none").exists()
 
 
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, monkeypatch, sig):
     """The first Ctrl-C lets the step finish, then the run ends as at a spent budget: the
     checkpoint and outputs hold every finished iteration, and --resume goes on from there.
-    SIGTERM (``kill PID``, a batch scheduler's notice) does the same, with the shell's status
-    for it (143); it used to end the process on the spot, writing none of the outputs."""
+    SIGTERM (``kill PID``, a batch scheduler's notice) and SIGHUP (the terminal closed) do the
+    same, with the shell's status for them (143, 129); they used to end the process on the
+    spot, writing none of the outputs."""
     import os
     import signal
 
     from nashzoo.train import Trainer
 
+    if not hasattr(signal, sig):
+        pytest.skip(f"no {sig} here")
     original = Trainer.step
     term_handler = signal.getsignal(signal.SIGTERM)
+    # a suite started under nohup ignores SIGHUP, and then so does nashzoo: give it its default
+    hangup = signal.signal(signal.SIGHUP, signal.SIG_DFL) if sig == "SIGHUP" else None
 
     def step_then_ctrl_c(self):
         metrics = original(self)
@@ -552,10 +557,14 @@ def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, mon
         return metrics
 
     monkeypatch.setattr(Trainer, "step", step_then_ctrl_c)
-    status = _train(tmp_path, "--learner", "os_mccfr", "--iterations", "50")
-    assert status == (130 if sig == "SIGINT" else 143)
+    try:
+        status = _train(tmp_path, "--learner", "os_mccfr", "--iterations", "50")
+    finally:
+        if hangup is not None:
+            signal.signal(signal.SIGHUP, hangup)
+    assert status == {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}[sig]
     err = capsys.readouterr().err
-    again = "Ctrl-C again" if sig == "SIGINT" else "another SIGTERM"
+    again = "Ctrl-C again" if sig == "SIGINT" else f"another {sig}"
     assert f"stopping after this step ({again} to interrupt at once)" in err
     assert "interrupted at iteration 7; the same command with --resume trains on to 50" in err
     stored = json.loads((tmp_path / "run" / "result.json").read_text())

@@ -578,3 +578,29 @@ def test_a_policy_read_from_a_pipe(tmp_path, capsys):
     assert main(["eval", str(pipe)]) == 0, capsys.readouterr().err
     writer.join(timeout=10)
     assert "kuhn_poker: NashConv 0.9166" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGHUP"), reason="no SIGHUP here")
+def test_a_run_under_nohup_keeps_sighup_ignored(tmp_path, monkeypatch):
+    """``nohup nashzoo train ...``: SIGHUP is ignored, and the command line's handling of it
+    (as of Ctrl-C) must not undo that."""
+    import signal
+
+    from nashzoo.cli import main
+    from nashzoo.train import Trainer
+
+    seen = []
+    original = Trainer.step
+
+    def step_and_look(self):
+        seen.append(signal.getsignal(signal.SIGHUP))
+        return original(self)
+
+    monkeypatch.setattr(Trainer, "step", step_and_look)
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        argv = ["train", "--learner", "cfr", "--iterations", "2", "--out", str(tmp_path / "r")]
+        assert main(argv) == 0
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert seen == [signal.SIG_IGN, signal.SIG_IGN]

@@ -10,7 +10,6 @@ from typing import Any, NoReturn
 EXIT_USAGE = 2  # malformed options, caught while parsing
 EXIT_FAILURE = 1  # a value refused while running, or a failure inside a command
 EXIT_INTERRUPTED = 130  # stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
-EXIT_TERMINATED = 143  # stopped by SIGTERM (128 + SIGTERM), finished work kept as on Ctrl-C
 
 
 def user_path(text: str) -> str:

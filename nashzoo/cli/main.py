@@ -20,7 +20,6 @@ from nashzoo.cli.catalog import add_games_parser, add_learners_parser, add_solve
 from nashzoo.cli.common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     EXIT_USAGE,
     Parser,
     UsageError,
@@ -67,9 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Termination:
-    """Whether a SIGTERM reached this command (:func:`_terminate_as_interrupt`)."""
+    """Which termination signal reached this command, if any (:func:`_terminate_as_interrupt`)."""
 
-    received = False
+    signum: int | None = None
+
+    @property
+    def received(self) -> bool:
+        return self.signum is not None
 
 
 @contextlib.contextmanager
@@ -80,25 +83,31 @@ def _terminate_as_interrupt() -> Iterator[_Termination]:
     outputs written, a race or tournament keeps and reports every finished run or pairing, and
     a second one stops at once. Its default was to die on the spot, writing nothing a Ctrl-C
     would have. Where SIGINT is ignored (a background job of a non-interactive shell), SIGTERM
-    still interrupts. Main thread only; the previous handler is back on the way out."""
+    still interrupts. SIGHUP (the terminal of a run in the foreground closed, an ssh session
+    dropped) does the same, unless it is ignored (``nohup``): then it stays so. Main thread
+    only; the previous handlers are back on the way out."""
     state = _Termination()
     if threading.current_thread() is not threading.main_thread():
         yield state
         return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
-        state.received = True
+        state.signum = signum
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):  # Python's default raises KeyboardInterrupt; train's asks to stop
             handler(signum, frame)
         else:  # SIG_IGN or SIG_DFL: a termination is still one
             raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, interrupt)}
+    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
+    if hangup is not None and signal.getsignal(hangup) is signal.SIG_DFL:
+        previous[hangup] = signal.signal(hangup, interrupt)
     try:
         yield state
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -206,8 +215,8 @@ def _search_the_current_folder_last() -> bool:
 
 def _run_command(args: argparse.Namespace) -> int:
     """The command's exit status, warnings shown as one line each; an interruption by Ctrl-C
-    or SIGTERM that the command does not handle itself is reported here, and SIGTERM's status
-    is 143 whichever way the command stopped."""
+    or SIGTERM (or SIGHUP) that the command does not handle itself is reported here, and the
+    status of a termination is the shell's (128 + the signal) whichever way it stopped."""
     with warnings.catch_warnings(), _terminate_as_interrupt() as termination:
         warnings.showwarning = _show_warning
         try:
@@ -217,8 +226,8 @@ def _run_command(args: argparse.Namespace) -> int:
                 raise
             print("terminated" if termination.received else "interrupted", file=sys.stderr)
             code = EXIT_INTERRUPTED
-    if termination.received and code == EXIT_INTERRUPTED:
-        code = EXIT_TERMINATED  # the shell's status for a process ended by SIGTERM
+    if termination.signum is not None and code == EXIT_INTERRUPTED:
+        code = 128 + termination.signum  # the shell's status: 143 for SIGTERM, 129 for SIGHUP
     return code
 
 

@@ -120,7 +120,8 @@ def _temp_name(name: str) -> str:
 
 _WRITE_HINTS = {
     errno.ENOSPC: "free some space and run the command again",
-    errno.EDQUOT: "free some space under your quota and run the command again",
+    getattr(errno, "EDQUOT", errno.ENOSPC): "free some space under your quota and run the "
+    "command again",
     errno.EFBIG: "the file is larger than this process may write (ulimit -f): raise the limit "
     "and run the command again",
     errno.EACCES: "the folder is not writable: fix its permissions or choose another place",

@@ -165,7 +165,7 @@ class StopOnInterrupt(Callback):
             self.interrupted = True
             signal.signal(signal.SIGINT, previous)  # the second Ctrl-C interrupts at once
             # The command line hands SIGTERM here too (nashzoo.cli.main); so may a user's code.
-            again = "another SIGTERM" if signum == signal.SIGTERM else "Ctrl-C again"
+            again = "Ctrl-C again" if signum == signal.SIGINT else f"another {_name(signum)}"
             print(f"\nstopping after this step ({again} to interrupt at once)", file=sys.stderr)
 
         signal.signal(signal.SIGINT, ask_to_stop)
@@ -176,6 +176,14 @@ class StopOnInterrupt(Callback):
 
     def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
         return False if self.interrupted else None
+
+
+def _name(signum: int) -> str:
+    """A signal's name (SIGTERM), or its number where the platform has no name for it."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 class PrintEval(Callback):
