@@ -602,6 +602,10 @@ def test_a_second_sigterm_interrupts_at_once_and_a_command_without_its_own_handl
         return metrics
 
     monkeypatch.setattr(Trainer, "step", step_then_two_kills)
+    import importlib
+
+    cli_main = importlib.import_module("nashzoo.cli.main")  # the module, not the function
+    monkeypatch.setattr(cli_main, "SAME_EVENT_SECONDS", 0.0)  # the second is a second request
     argv = ["--learner", "cfr", "--iterations", "50", "--checkpoint-every", "5"]
     assert _train(tmp_path, *argv) == 143
     assert capsys.readouterr().err.splitlines()[-1] == "terminated"

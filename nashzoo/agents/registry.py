@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from nashzoo.agents.base import Learner, LearnerConfig
@@ -78,13 +79,33 @@ def import_plugins(modules: Iterable[str]) -> None:
     for module in modules:
         check_module_name(module)
         try:
-            importlib.import_module(module)
+            imported = importlib.import_module(module)
         except ImportError as err:
             raise ImportError(
                 f"cannot import plugin module {module!r} ({err}); give an importable module "
                 "name (the current folder is searched) that registers learners with "
                 "@nashzoo.agents.register"
             ) from None
+        _refuse_a_shadowed_plugin(module, imported)
+
+
+def _refuse_a_shadowed_plugin(module: str, imported: Any) -> None:
+    """The current folder is searched after everything installed (``nashzoo.cli.main``), so a
+    plugin saved as ``tree.py`` or ``code.py`` imports the installed module of that name, and
+    its learners were then "unknown" with no word of why: say so, and how to fix it."""
+    top = module.split(".")[0]
+    try:
+        here = Path.cwd()
+    except OSError:
+        return
+    local = next((p for p in (here / f"{top}.py", here / top) if p.exists()), None)
+    origin = getattr(sys.modules.get(top), "__file__", None)
+    if local is None or origin is None or Path(origin).resolve().is_relative_to(here.resolve()):
+        return
+    raise ImportError(
+        f"plugin module {module!r}: the name is also an installed module's ({origin}), which is "
+        f"imported instead of {local} (installed modules come first); rename your file"
+    )
 
 
 def check_module_name(module: Any) -> str:

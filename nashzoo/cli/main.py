@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -65,10 +66,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SAME_EVENT_SECONDS = 2.0
+"""A termination signal this soon after the first is the same event's (systemd sends SIGTERM
+then SIGHUP at once; a dropped ssh session can send SIGHUP twice), not a second request to stop
+at once: the race's stop, interrupted by it, crashed in a lock or waited out its runs."""
+
+
 class _Termination:
     """Which termination signal reached this command, if any (:func:`_terminate_as_interrupt`)."""
 
     signum: int | None = None
+    at = 0.0  # when it came (time.monotonic)
 
     @property
     def received(self) -> bool:
@@ -76,7 +84,7 @@ class _Termination:
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[_Termination]:
+def _terminate_as_interrupt(active: bool = True) -> Iterator[_Termination]:
     """SIGTERM (``kill PID``; what a batch scheduler such as SLURM, ``docker stop`` or
     Kubernetes sends before it kills a job) acts as Ctrl-C does: through whatever SIGINT
     handler is in place, so ``train`` ends after the current step with its checkpoint and
@@ -84,25 +92,31 @@ def _terminate_as_interrupt() -> Iterator[_Termination]:
     a second one stops at once. Its default was to die on the spot, writing nothing a Ctrl-C
     would have. Where SIGINT is ignored (a background job of a non-interactive shell), SIGTERM
     still interrupts. SIGHUP (the terminal of a run in the foreground closed, an ssh session
-    dropped) does the same, unless it is ignored (``nohup``): then it stays so. Main thread
-    only; the previous handlers are back on the way out."""
+    dropped) does the same. A signal ignored when the command starts (``nohup``) stays so.
+    Only the commands that have work to keep (train, race, tournament: ``stops_gracefully``)
+    take it so: the others end at once as before, rather than when a native call (an LP, a
+    compiled kernel) returns. Main thread only; the previous handlers are back on the way
+    out."""
     state = _Termination()
-    if threading.current_thread() is not threading.main_thread():
+    if not active or threading.current_thread() is not threading.main_thread():
         yield state
         return
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
-        state.signum = signum
+        now = time.monotonic()
+        if state.signum is not None and now - state.at < SAME_EVENT_SECONDS:
+            return  # one event's second signal (systemd: SIGTERM then SIGHUP; ssh: two SIGHUPs)
+        state.signum, state.at = signum, now
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):  # Python's default raises KeyboardInterrupt; train's asks to stop
             handler(signum, frame)
         else:  # SIG_IGN or SIG_DFL: a termination is still one
             raise KeyboardInterrupt
 
-    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, interrupt)}
-    hangup = getattr(signal, "SIGHUP", None)  # not on Windows
-    if hangup is not None and signal.getsignal(hangup) is signal.SIG_DFL:
-        previous[hangup] = signal.signal(hangup, interrupt)
+    previous = {}
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # no SIGHUP on Windows
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, interrupt)
     try:
         yield state
     finally:
@@ -161,7 +175,8 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     except Exception as err:
         if debug:
             raise
-        print(f"error: {error_text(err)}{failure_hint(err)}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # stderr gone too (a terminal that hung up)
+            print(f"error: {error_text(err)}{failure_hint(err)}", file=sys.stderr)
         return EXIT_FAILURE
 
 
@@ -217,14 +232,16 @@ def _run_command(args: argparse.Namespace) -> int:
     """The command's exit status, warnings shown as one line each; an interruption by Ctrl-C
     or SIGTERM (or SIGHUP) that the command does not handle itself is reported here, and the
     status of a termination is the shell's (128 + the signal) whichever way it stopped."""
-    with warnings.catch_warnings(), _terminate_as_interrupt() as termination:
+    graceful = getattr(args, "stops_gracefully", False)
+    with warnings.catch_warnings(), _terminate_as_interrupt(graceful) as termination:
         warnings.showwarning = _show_warning
         try:
             code = int(args.func(args))
         except KeyboardInterrupt:
             if args.debug:
                 raise
-            print("terminated" if termination.received else "interrupted", file=sys.stderr)
+            with contextlib.suppress(OSError):  # the terminal that hung up is gone
+                print("terminated" if termination.received else "interrupted", file=sys.stderr)
             code = EXIT_INTERRUPTED
     if termination.signum is not None and code == EXIT_INTERRUPTED:
         code = 128 + termination.signum  # the shell's status: 143 for SIGTERM, 129 for SIGHUP

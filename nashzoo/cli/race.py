@@ -199,7 +199,7 @@ def add_race_parser(sub: Any) -> None:
     _race_output_options(race)
     settings_options(race)
     logger_option(race, "in each run's folder, --out/runs/RUN_ID")
-    race.set_defaults(func=_cmd_race)
+    race.set_defaults(func=_cmd_race, stops_gracefully=True)
 
 
 def _race_output_options(race: Any) -> None:

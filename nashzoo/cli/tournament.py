@@ -361,4 +361,4 @@ def add_tournament_parser(sub: Any) -> None:
         action="store_true",
         help="no progress bar (there is one only when stderr is a terminal)",
     )
-    tour.set_defaults(func=_cmd_tournament)
+    tour.set_defaults(func=_cmd_tournament, stops_gracefully=True)

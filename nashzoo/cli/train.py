@@ -4,6 +4,7 @@ each other, to a run folder that resumes."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 from collections.abc import Sequence
@@ -320,13 +321,16 @@ def _train_once(
         result = trainer.run(**remaining)
     if folder is not None:  # written before anything is printed: an output gone loses nothing
         _write_outputs(folder, config, result)
-    print(result)
-    if folder is not None:
-        saved = "" if trainer.checkpoint_error is not None else "checkpoint.npz, "
-        print(
-            f"wrote {folder}/{saved}average_policy.json, history.csv, result.json "
-            "(beside train_config.json, written at the start)"
-        )
+    # Stopped by a signal, the terminal may be gone (SIGHUP): its lines are then dropped, and
+    # the status stays the signal's; otherwise an output that fails is an error.
+    with contextlib.suppress(OSError) if stopper.interrupted else contextlib.nullcontext():
+        print(result)
+        if folder is not None:
+            saved = "" if trainer.checkpoint_error is not None else "checkpoint.npz, "
+            print(
+                f"wrote {folder}/{saved}average_policy.json, history.csv, result.json "
+                "(beside train_config.json, written at the start)"
+            )
     if trainer.checkpoint_error is not None:
         print(
             f"error: {trainer.checkpoint_error}; the other outputs hold the finished run, and "
@@ -340,7 +344,8 @@ def _train_once(
             if folder is not None
             else ""
         )
-        print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
+        with contextlib.suppress(OSError):
+            print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
 
@@ -450,7 +455,7 @@ def add_train_parser(sub: Any) -> None:
     )
     train.add_argument("--opponent", help="learner on seat 1 (default: the same: self-play)")
     _train_common(train)
-    train.set_defaults(func=_cmd_train)
+    train.set_defaults(func=_cmd_train, stops_gracefully=True)
 
 
 def add_duel_parser(sub: Any) -> None:

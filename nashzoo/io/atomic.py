@@ -94,7 +94,7 @@ def atomic_file(
     except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(err, OSError) and err.filename in (None, tmp):  # the write's own failure
+        if isinstance(err, OSError) and _is_a_write_failure(err, tmp):
             raise FileWriteError.of(err, path) from err
         raise
     finally:
@@ -114,8 +114,12 @@ def _temp_name(name: str) -> str:
     230-255 bytes used to fail with ``File name too long``, naming the temporary file)."""
     tail = f".{secrets.token_hex(6)}{TEMP_SUFFIX}"
     room = NAME_MAX - 1 - len(tail.encode())
-    stem = name.encode()[:room].decode(errors="ignore")  # whole characters only
-    return f".{stem}{tail}"
+    raw = os.fsencode(name)  # a name's bytes as the file system has them, undecodable ones too
+    if len(raw) > room:
+        raw = raw[:room]
+        while raw and os.fsdecode(raw).encode("utf-8", "surrogateescape") != raw:
+            raw = raw[:-1]  # not in the middle of a character
+    return f".{os.fsdecode(raw)}{tail}"
 
 
 _WRITE_HINTS = {
@@ -130,6 +134,13 @@ _WRITE_HINTS = {
     errno.ENAMETOOLONG: "the path is too long for this file system: choose a shorter one",
 }
 """What to do about a failed write, by its errno."""
+
+
+def _is_a_write_failure(err: OSError, tmp: str) -> bool:
+    """Whether ``err`` is the write's own failure (a full disk, no permission, a folder in the
+    way), not one from the caller's block or chunks (a source that failed, a reader gone),
+    which goes on as it was raised."""
+    return err.filename in (None, tmp) and (err.errno in _WRITE_HINTS or err.errno == errno.EISDIR)
 
 
 class FileWriteError(OSError):
@@ -271,27 +282,10 @@ def _try_lock(fd: int, folder: Path) -> bool:
     return True
 
 
-_NO_LOCKS = {errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL}
-"""A file system's answers to flock that mean it keeps no locks (not that one is held)."""
-
-
-@contextlib.contextmanager
-def children_search_no_current_folder() -> Iterator[None]:
-    """While inside, processes started here (spawned workers) do not put their current folder
-    first on ``sys.path`` (``PYTHONSAFEPATH``, Python 3.11 on; earlier versions ignore it).
-    A spawned worker starts as ``python -c ...``, which searches the current folder before the
-    standard library, so a ``queue.py`` or ``secrets.py`` lying there killed every worker of a
-    race as it started; the worker then takes its parent's ``sys.path``, which searches the
-    current folder last (``nashzoo.cli.main``), so plugin modules there are still found."""
-    before = os.environ.get("PYTHONSAFEPATH")
-    os.environ["PYTHONSAFEPATH"] = "1"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("PYTHONSAFEPATH", None)
-        else:
-            os.environ["PYTHONSAFEPATH"] = before
+_NO_LOCKS = {errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL, errno.EBADF}
+"""A file system's answers to flock that mean it keeps no locks (not that one is held); EBADF:
+NFS emulates flock with byte-range locks, which a read-only descriptor (another user's lock
+file) cannot take."""
 
 
 def exit_with_parent(parent_pid: int, poll_seconds: float = 0.2) -> None:

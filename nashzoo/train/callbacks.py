@@ -166,7 +166,9 @@ class StopOnInterrupt(Callback):
             signal.signal(signal.SIGINT, previous)  # the second Ctrl-C interrupts at once
             # The command line hands SIGTERM here too (nashzoo.cli.main); so may a user's code.
             again = "Ctrl-C again" if signum == signal.SIGINT else f"another {_name(signum)}"
-            print(f"\nstopping after this step ({again} to interrupt at once)", file=sys.stderr)
+            with contextlib.suppress(OSError):  # in a signal handler: a failed print (the
+                # terminal that sent SIGHUP is gone) would raise inside the step
+                print(f"\nstopping after this step ({again} to interrupt at once)", file=sys.stderr)
 
         signal.signal(signal.SIGINT, ask_to_stop)
         try:

@@ -34,7 +34,6 @@ from typing import Any
 
 from nashzoo.agents.base import Learner
 from nashzoo.agents.policy import Policy
-from nashzoo.io import children_search_no_current_folder
 
 __all__ = ["SeatWorker", "SeatWorkerError"]
 
@@ -163,8 +162,7 @@ class SeatWorker:
         self._process = context.Process(
             target=_serve, args=(child,), name=f"nashzoo-seat{self.seat}", daemon=True
         )
-        with children_search_no_current_folder():
-            self._process.start()
+        self._process.start()
         child.close()
         try:
             self._request("start", state)

@@ -23,7 +23,6 @@ from nashzoo.agents import import_plugins
 from nashzoo.eval import expected_returns
 from nashzoo.io import (
     atomic_write_bytes,
-    children_search_no_current_folder,
     exit_with_parent,
 )
 from nashzoo.io.provenance import code_id
@@ -327,15 +326,18 @@ def _pool_pass(
     # it to wake, so after a worker was killed (SIGTERM to the race's process group, the
     # out-of-memory killer) a Ctrl-C or SIGTERM left the race hanging in set() for ever.
     stop_reader, stop_writer = context.Pipe(duplex=False)
+    # The pipe's ends are closed as the block ends, before the pool waits for its workers: a
+    # second interruption inside the except block below (two signals from one event, as
+    # systemd sends them) skipped its close, and the pool waited for every run in flight to
+    # spend its budget.
     with (
-        children_search_no_current_folder(),
-        contextlib.ExitStack() as pipe,
         ProcessPoolExecutor(
             max_workers=workers,
             mp_context=context,
             initializer=_start_pool_worker,
             initargs=(os.getpid(), stop_reader),
         ) as pool,
+        contextlib.ExitStack() as pipe,
     ):
         pipe.callback(stop_reader.close)
         pipe.callback(stop_writer.close)

@@ -4,6 +4,7 @@ rest on the chosen backend with live progress, then write the reports.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import multiprocessing
@@ -137,11 +138,12 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
         _execute(config, todo, on_done)
     except KeyboardInterrupt:
         interrupted = True
-        print(
-            f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
-            "run again with --resume to finish the rest",
-            file=stream,
-        )
+        with contextlib.suppress(OSError):  # the report below matters more than this line
+            print(
+                f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
+                "run again with --resume to finish the rest",
+                file=stream,
+            )
     finally:
         if bar is not None:
             bar.close()
