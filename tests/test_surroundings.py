@@ -643,10 +643,10 @@ class _GoneTerminal(io.TextIOBase):
         raise OSError(5, "Input/output error")
 
 
-def test_a_hang_up_whose_terminal_is_gone_still_keeps_the_run(tmp_path, monkeypatch):
-    """A real hang-up: the terminal that sent SIGHUP is gone, so every print fails with EIO,
-    the one in the signal handler included (it raised inside the step, and the run was lost
-    with exit 1). Now the run stops after the step with its outputs, status 129."""
+def _train_signalled(tmp_path, monkeypatch, *signals) -> tuple[int, dict]:
+    """``nashzoo train`` on Kuhn that sends itself ``signals`` right after its 7th step (with
+    SIGHUP's default handler, whatever the suite was started under); its status and stored
+    result."""
     import signal
 
     from nashzoo.cli import main
@@ -656,58 +656,49 @@ def test_a_hang_up_whose_terminal_is_gone_still_keeps_the_run(tmp_path, monkeypa
         pytest.skip("no SIGHUP here")
     original = Trainer.step
 
-    def step_then_hang_up(self):
+    def step_then_signal(self):
         metrics = original(self)
         if self.iteration == 7:
-            os.kill(os.getpid(), signal.SIGHUP)
+            for signum in signals:
+                os.kill(os.getpid(), signum)
         return metrics
 
-    monkeypatch.setattr(Trainer, "step", step_then_hang_up)
-    monkeypatch.setattr(sys, "stdout", _GoneTerminal())
-    monkeypatch.setattr(sys, "stderr", _GoneTerminal())
+    monkeypatch.setattr(Trainer, "step", step_then_signal)
     hangup = signal.signal(signal.SIGHUP, signal.SIG_DFL)
     try:
         argv = ["train", "--learner", "cfr", "--iterations", "50", "--out", str(tmp_path / "r")]
         status = main(argv)
     finally:
         signal.signal(signal.SIGHUP, hangup)
+        monkeypatch.setattr(Trainer, "step", original)
+    return status, json.loads((tmp_path / "r" / "result.json").read_text())
+
+
+def test_a_hang_up_whose_terminal_is_gone_still_keeps_the_run(tmp_path, monkeypatch):
+    """A real hang-up: the terminal that sent SIGHUP is gone, so every print fails with EIO,
+    the one in the signal handler included (it raised inside the step, and the run was lost
+    with exit 1). Now the run stops after the step with its outputs, status 129."""
+    import signal
+
+    monkeypatch.setattr(sys, "stdout", _GoneTerminal())
+    monkeypatch.setattr(sys, "stderr", _GoneTerminal())
+    status, stored = _train_signalled(tmp_path, monkeypatch, getattr(signal, "SIGHUP", 1))
     assert status == 129
-    stored = json.loads((tmp_path / "r" / "result.json").read_text())
     assert (stored["iterations"], stored["stopped_by"]) == (7, "interrupted")
 
 
-def test_two_signals_of_one_event_stop_once_and_only_long_commands_take_them(
-    tmp_path, monkeypatch, capsys
-):
+def test_two_signals_of_one_event_stop_once_and_only_long_commands_take_them(tmp_path, monkeypatch):
     """systemd sends SIGTERM then SIGHUP at once: counted as a second request, they stopped
     train inside its step (and crashed a race in a lock). Commands with nothing to keep
     (``solve``, ``eval``) keep the default SIGTERM: they end at once, not when an LP returns."""
     import argparse
     import signal
 
-    from nashzoo.cli import main
     from nashzoo.cli.main import _run_command
-    from nashzoo.train import Trainer
 
-    if not hasattr(signal, "SIGHUP"):
-        pytest.skip("no SIGHUP here")
-    original = Trainer.step
-
-    def step_then_two(self):
-        metrics = original(self)
-        if self.iteration == 7:
-            os.kill(os.getpid(), signal.SIGTERM)
-            os.kill(os.getpid(), signal.SIGHUP)
-        return metrics
-
-    monkeypatch.setattr(Trainer, "step", step_then_two)
-    hangup = signal.signal(signal.SIGHUP, signal.SIG_DFL)
-    try:
-        argv = ["train", "--learner", "cfr", "--iterations", "50", "--out", str(tmp_path / "r")]
-        assert main(argv) == 143
-    finally:
-        signal.signal(signal.SIGHUP, hangup)
-    stored = json.loads((tmp_path / "r" / "result.json").read_text())
+    both = (signal.SIGTERM, getattr(signal, "SIGHUP", 1))
+    status, stored = _train_signalled(tmp_path, monkeypatch, *both)
+    assert status == 143
     assert (stored["iterations"], stored["stopped_by"]) == (7, "interrupted")
     seen = []
     quick = argparse.Namespace(func=lambda args: seen.append(signal.getsignal(signal.SIGTERM)) or 0)
