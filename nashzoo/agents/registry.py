@@ -79,17 +79,17 @@ def import_plugins(modules: Iterable[str]) -> None:
     for module in modules:
         check_module_name(module)
         try:
-            imported = importlib.import_module(module)
+            importlib.import_module(module)
         except ImportError as err:
             raise ImportError(
                 f"cannot import plugin module {module!r} ({err}); give an importable module "
                 "name (the current folder is searched) that registers learners with "
                 "@nashzoo.agents.register"
             ) from None
-        _refuse_a_shadowed_plugin(module, imported)
+        _refuse_a_shadowed_plugin(module)
 
 
-def _refuse_a_shadowed_plugin(module: str, imported: Any) -> None:
+def _refuse_a_shadowed_plugin(module: str) -> None:
     """The current folder is searched after everything installed (``nashzoo.cli.main``), so a
     plugin saved as ``tree.py`` or ``code.py`` imports the installed module of that name, and
     its learners were then "unknown" with no word of why: say so, and how to fix it."""
