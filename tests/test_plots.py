@@ -283,3 +283,32 @@ def test_race_with_a_learner_that_counts_no_work_writes_its_plots(tmp_path, monk
     _, legend = captured["work (nodes touched + env steps, both seats)"]
     assert legend == [f"{_NoWorkLearner.name}: no point to draw", "cfr (1 run)"]
     assert json.loads((out / "summary.json").read_text())["runs_finished"] == 2
+
+
+def test_each_runs_last_evaluation_is_drawn():
+    """A run that ended before the latest one lost its final evaluation from the plot (the grid
+    stepped past its end), the number the race's table reports: RUN_B's 0.02 at 0.1 was never
+    drawn, in the median or the band."""
+    fig = convergence_figure({"cfr": [RUN_A, RUN_B]}, xlabel="work")
+    try:
+        solid = _median(fig, "cfr")
+        xs, ys = np.asarray(solid.get_xdata()), np.asarray(solid.get_ydata())
+        at_end = np.isclose(xs, 0.1)
+        assert at_end.any() and ys[at_end][0] == pytest.approx((0.01 + 0.02) / 2)
+    finally:
+        plt.close(fig)
+
+
+def test_the_plots_leave_pyplot_and_its_backend_alone():
+    """In a notebook a race's plots switched the session to Agg (the user's own plt.show()
+    then showed nothing), became pyplot's current figure and stayed open: 25 calls left 26."""
+    plt.switch_backend("svg")
+    try:
+        before = plt.get_fignums()
+        for _ in range(3):
+            convergence_figure({"cfr": [RUN_A]}, xlabel="s")
+            heatmap_figure(np.ones((2, 2)), ["a", "b"], ["a", "b"], title="t", colorbar="c")
+        assert matplotlib.get_backend() == "svg"
+        assert plt.get_fignums() == before
+    finally:
+        plt.switch_backend("Agg")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import math
 import os
 import subprocess
 import sys
@@ -805,26 +804,27 @@ def test_a_one_seed_cross_play_verdict_says_it_had_no_spread(tmp_path):
 
 
 def _entry(learner: str, times: list[float], runs: int | None = None):
-    """A hand-made leaderboard entry whose seeds reached exploitability 0.1 after ``times``
-    (of ``runs`` seeds: the others never reached it)."""
-    from nashzoo.train.race.summary import LeaderboardEntry, mean_ci
+    """A hand-made leaderboard entry whose seeds held exploitability 0.1 from ``times`` on
+    (of ``runs`` seeds: the others never held it)."""
+    from nashzoo.train.race.summary import LeaderboardEntry
 
-    mean, ci = mean_ci(times)
+    runs = len(times) if runs is None else runs
+    held = tuple(times) + (None,) * (runs - len(times))
     return LeaderboardEntry(
         learner=learner,
-        runs=len(times) if runs is None else runs,
-        final_exploitability=(0.01, math.nan),
-        time_to={0.1: (mean, ci, len(times))},
+        finals=(0.01,) * runs,
+        held_from={0.1: held},
         work_per_second=1.0,
         slope=None,
         verdict="converges",
-        time_range={0.1: (min(times), max(times))},
     )
 
 
 def test_the_fastest_learner_is_named_only_when_its_seeds_beat_the_others():
-    """Ten seeds make narrow 95% intervals that separate although one seed of the runner-up
-    was faster than the slowest seed of the leader: level within seed noise, not a winner."""
+    """A winner is named only when every seed of it held the level before every seed of the
+    others (ten seeds with one slow seed of the leader and one quick of the runner-up are level
+    within seed noise), not by intervals: two seeds each, 1.0-1.1 s against 5-6 s, are apart
+    although a two-seed Student-t interval would span both."""
     from nashzoo.train.race.summary import markdown_summary
 
     quick = [1.0] * 9 + [1.5]
@@ -833,29 +833,144 @@ def test_the_fastest_learner_is_named_only_when_its_seeds_beat_the_others():
         "kuhn_poker", [_entry("a", quick), _entry("b", slow)], None, budget="-", thresholds=(0.1,)
     )
     assert (
-        "- No learner is clearly fastest to exploitability 0.1: a (1.05 s on average) and b "
-        "(1.94 s) are level within seed noise: the seeds' ranges overlap (a's slowest seed "
+        "- No learner is clearly fastest to exploitability 0.1: a (median 1 s) and b "
+        "(2 s) are level within seed noise: the seeds' ranges overlap (a's slowest seed "
         "1.5 s, b's fastest 1.4 s)." in md
     )
     apart = [1.6] + [2.0] * 9
     md = markdown_summary(
         "kuhn_poker", [_entry("a", quick), _entry("b", apart)], None, budget="-", thresholds=(0.1,)
     )
-    assert "every seed got there before every seed of the others): **a** (1.05 s on average" in md
+    assert (
+        "every seed got there before every seed of the others): **a** (median 1 s [1 s, 1.5 s], "
+        "next b (2 s))." in md
+    )
     board = [_entry("a", quick), _entry("b", apart), _entry("c", [1.2] + [3.0] * 9)]
     md = markdown_summary(
         "kuhn_poker", board, None, budget="-", thresholds=(0.1,)
     )  # c's fastest seed beat a's
-    assert "a (1.05 s on average) and c (2.82 s) are level within seed noise" in md
+    assert "a (median 1 s) and c (3 s) are level within seed noise" in md
     # a learner that missed 0.1 in some runs is not ranked, but its quick seed still counts
     board = [_entry("a", quick), _entry("b", apart), _entry("d", [1.3, 4.0], runs=10)]
     md = markdown_summary("kuhn_poker", board, None, budget="-", thresholds=(0.1,))
     assert "d's fastest 1.3 s" in md and "Fastest to" not in md
     md = markdown_summary(
         "kuhn_poker",
-        [_entry("a", [1.0, 1.1]), _entry("b", [5, 6])],
+        [_entry("a", [1.0, 1.1]), _entry("b", [5, 6]), _entry("e", [], runs=2)],
         None,
         budget="-",
         thresholds=(0.1,),
     )
-    assert "are within each other's 95% intervals, or have too few runs for one." in md
+    assert "**a** (median 1.05 s [1 s, 1.1 s], next b (5.5 s); never held by e)." in md
+    md = markdown_summary(
+        "kuhn_poker", [_entry("a", [1.0]), _entry("b", [5])], None, budget="-", thresholds=(0.1,)
+    )
+    assert "a held it soonest (1 s) on one run, which shows no spread over seeds" in md
+
+
+def _curve_rows(learner: str, seed: int, curve: list[tuple[float, float]]) -> list[dict]:
+    """A self-play run's rows as results.csv holds them: (wall seconds, exploitability)."""
+    return [
+        {
+            "run_id": f"self-{learner}-seed{seed}",
+            "mode": "self",
+            "seat": 0,
+            "seed": seed,
+            "checkpoint": i,
+            "learner_seat0": learner,
+            "exploitability": value,
+            "wall_seconds": seconds,
+            "total_work": 10 * (i + 1),
+        }
+        for i, (seconds, value) in enumerate(curve)
+    ]
+
+
+def test_time_to_a_level_is_when_a_run_began_to_hold_it():
+    """A noisy curve is credited with the level it holds: a dip below it that came back up does
+    not count (the table gave ES-MCCFR's first touch of 0.001 at 0.26 s where it held it from
+    0.72 s, and a learner at uniform play for 99 of 100 iterations "reached" 0.001 in 656 us),
+    and a run whose last point is above it has not reached it."""
+    from nashzoo.train.race.summary import leaderboard, markdown_summary, time_to
+
+    dipper = [(0.1, 0.5), (0.2, 0.0005), (0.3, 0.5), (0.4, 0.0004), (0.5, 0.0011), (0.6, 0.0009)]
+    points = [{"exploitability": v, "wall_seconds": s} for s, v in dipper]
+    assert time_to(points, 0.001, "wall_seconds") == 0.6
+    assert time_to(points, 0.1, "wall_seconds") == 0.4
+    assert time_to(points[:3], 0.1, "wall_seconds") is None  # ends above it
+    rows = _curve_rows("dipper", 0, dipper) + _curve_rows("dipper", 1, dipper[:3])
+    rows += _curve_rows("steady", 0, [(0.1, 0.2), (0.3, 0.05)])
+    rows += _curve_rows("steady", 1, [(0.1, 0.2), (0.5, 0.05)])
+    board = {entry.learner: entry for entry in leaderboard(rows, (0.1, 0.001))}
+    held = board["dipper"].time_to(0.1)
+    assert (held.median, held.count) == (0.4, 1)
+    assert board["dipper"].to_dict()["time_to_threshold"]["0.1"]["first_below_seconds"] == [
+        0.2,
+        0.2,
+    ]
+    md = markdown_summary(
+        "kuhn_poker", list(board.values()), None, budget="-", thresholds=(0.1, 0.001)
+    )
+    assert "| dipper | 2 | 0.2505 [0.0009, 0.5] | 400 ms (1/2) | 600 ms (1/2) |" in md
+    assert "| steady | 2 | 0.05 | 400 ms [300 ms, 500 ms] | not reached |" in md
+    assert "a dip below X that came back up does not count" in md
+
+
+def test_learners_with_equal_finals_share_a_rank():
+    """Identical twins ranked 1 and 2 by their names."""
+    from nashzoo.train.race.summary import leaderboard, markdown_summary
+
+    rows = []
+    for name in ("b_twin", "a_twin", "worse"):
+        final = 0.2 if name == "worse" else 0.1
+        rows += _curve_rows(name, 0, [(0.1, 0.3), (0.2, final)])
+    md = markdown_summary(
+        "kuhn_poker", leaderboard(rows, (0.1,)), None, budget="-", thresholds=(0.1,)
+    )
+    assert "| 1 | a_twin |" in md and "| 1 | b_twin |" in md and "| 3 | worse |" in md
+
+
+def test_a_race_whose_every_run_failed_names_only_the_files_it_wrote(tmp_path, capsys):
+    """ "results written to ... (results.csv, summary.json, summary.md, plots)" where neither
+    results.csv nor the plots existed."""
+    register(_BrokenLearner)
+    try:
+        run_race(_config(tmp_path, learners=("_broken_for_tests",), seeds=1), progress=False)
+    finally:
+        _REGISTRY.pop("_broken_for_tests", None)
+    out = capsys.readouterr().out
+    assert "(summary.json, summary.md)" in out
+    assert not (tmp_path / "race" / "results.csv").exists()
+
+
+def test_the_default_workers_are_the_cpus_this_process_may_use(tmp_path, monkeypatch):
+    """``os.cpu_count()`` counts the machine's CPUs: under ``taskset -c 0`` a race ran two runs
+    on one core, each at half speed, and ranked them below a run that had the core alone.
+    More runs side by side than CPUs are warned of, and the report says how they ran."""
+    from nashzoo.train import threads
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert threads.usable_cpus() == 1
+    cfg = _config(tmp_path, learners=("cfr",), seeds=2)
+    assert backends.race_workers(cfg, 2) == 1
+    pooled = dataclasses.replace(
+        cfg, backend="process", workers=2, budget_seconds=0.05, budget_iterations=None
+    )
+    with pytest.warns(UserWarning, match="2 runs side by side on 1 usable CPU"):
+        outcome = run_race(pooled, progress=False)
+    assert "2 runs at a time on 1 usable CPU (more runs than CPUs" in outcome.markdown
+    assert outcome.summary["workers"] == 2 and outcome.summary["usable_cpus"] == 1
+
+
+def test_a_cpu_quota_limits_the_usable_cpus(tmp_path, monkeypatch):
+    """A container's ``--cpus 1.5`` (cgroup v2 ``cpu.max``: 150000 100000) gives two CPUs'
+    worth of runs, not one per core of the machine; "max" is no quota."""
+    from nashzoo.train import threads
+
+    v2 = tmp_path / "cpu.max"
+    monkeypatch.setattr(threads, "CPU_CGROUP_FILES", (v2, tmp_path / "none"))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    v2.write_text("150000 100000\n")
+    assert threads.usable_cpus() == 2
+    v2.write_text("max 100000\n")
+    assert threads.usable_cpus() == 8

@@ -26,13 +26,20 @@ def require_matplotlib(otherwise: str = "") -> None:
     require("plots", "plot", "matplotlib", otherwise=otherwise)
 
 
-def _pyplot() -> Any:
+def _figure(figsize: tuple[float, float]) -> tuple[Any, Any]:
+    """A figure and its axes made without pyplot: the caller's backend (a notebook's inline
+    one) is left as it was, and pyplot does not keep the figure open or make it its current
+    one. Through pyplot, a race or a plot function in a notebook switched the backend to Agg
+    for the rest of the session (the user's own ``plt.show()`` then showed nothing), drew the
+    user's next ``plt.plot`` into nashzoo's figure, and left every figure open (matplotlib's
+    "More than 20 figures" warning after 20 calls). A Figure needs no backend to be written as
+    PNG, and a notebook still displays one returned from a cell."""
     require_matplotlib()
-    matplotlib = _import_matplotlib()
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    _import_matplotlib()
+    from matplotlib.figure import Figure
 
-    return plt
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots()
 
 
 def _import_matplotlib() -> Any:
@@ -67,7 +74,6 @@ def _save(fig: Any, path: str | os.PathLike[str]) -> None:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=120, bbox_inches="tight")
     atomic_write_bytes(path, buffer.getvalue())
-    _pyplot().close(fig)
 
 
 def step_curve(xs: Sequence[float], ys: Sequence[float], grid: np.ndarray) -> np.ndarray:
@@ -192,8 +198,7 @@ def convergence_figure(
             ``curves``' names as algorithms).
         thresholds: exploitability levels drawn as faint horizontal lines (the race's targets).
     """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8.6, 4.8))
+    fig, ax = _figure((8.6, 4.8))
     styles = styles if styles is not None else line_styles({name: name for name in curves})
     positive = [
         x for runs in curves.values() for xs, _ in runs for x in xs if x is not None and x > 0
@@ -215,7 +220,15 @@ def convergence_figure(
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         return fig
-    grid = np.geomspace(min(positive), max(positive), 200)
+    # each run's own last point on the grid too: a run that ended before the latest one
+    # would otherwise lose its final evaluation, the one the race's table reports
+    ends = [
+        max(x for x in xs if x is not None and x > 0)
+        for runs in curves.values()
+        for xs, _ in runs
+        if any(x is not None and x > 0 for x in xs)
+    ]
+    grid = np.union1d(np.geomspace(min(positive), max(positive), 200), ends)
     ys_all = [y for runs in curves.values() for _, ys in runs for y in ys]
     floor = _zero_line(ys_all)
     # (line, label) pairs given to the legend explicitly: matplotlib leaves out any label that
@@ -357,7 +370,8 @@ def heatmap_figure(
     under each value as ``[low, high]`` in smaller type, where both are numbers (a ``nan``
     pair, as from a single seed, writes nothing); the title is the caller's to say what the
     brackets are."""
-    plt = _pyplot()
+    require_matplotlib()
+    matplotlib = _import_matplotlib()
     matrix = np.asarray(matrix, dtype=float)
     spread = None if spread is None else np.asarray(spread, dtype=float)
     if spread is not None and spread.shape != (*matrix.shape, 2):
@@ -367,7 +381,7 @@ def heatmap_figure(
         )
     wide = 1.5 if spread is not None else 0.9  # room for "[low, high]" under each value
     size = (1.2 + wide * len(col_names), 1.0 + 0.6 * len(row_names))
-    fig, ax = plt.subplots(figsize=(max(5.0, size[0]), max(3.5, size[1])))
+    fig, ax = _figure((max(5.0, size[0]), max(3.5, size[1])))
     masked = np.ma.masked_invalid(matrix)
     scale: dict[str, Any] = {}
     finite = matrix[np.isfinite(matrix)]
@@ -378,7 +392,7 @@ def heatmap_figure(
     elif center_zero and np.isfinite(matrix).any():
         bound = float(np.nanmax(np.abs(matrix))) or 1.0
         scale = {"vmin": -bound, "vmax": bound}
-    colours = plt.get_cmap(cmap).with_extremes(bad="0.9")
+    colours = matplotlib.colormaps[cmap].with_extremes(bad="0.9")
     image = ax.imshow(masked, cmap=colours, aspect="auto", **scale)
     ax.set_xticks(range(len(col_names)), labels=_tick_labels(col_names), rotation=35, ha="right")
     ax.set_yticks(range(len(row_names)), labels=_tick_labels(row_names))

@@ -17,13 +17,15 @@ the variables for child processes.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-__all__ = ["THREAD_VARIABLES", "ThreadLimit", "limit_threads"]
+__all__ = ["THREAD_VARIABLES", "ThreadLimit", "limit_threads", "usable_cpus"]
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
@@ -83,3 +85,40 @@ def limit_threads(threads: int = 1) -> ThreadLimit:
     if threads < 1:
         raise ValueError(f"threads must be at least 1, got {threads}")
     return ThreadLimit(threads)
+
+
+CPU_CGROUP_FILES = (Path("/sys/fs/cgroup/cpu.max"), Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: those its affinity mask allows (``taskset``, a
+    cpuset, a SLURM allocation), fewer where its control group's CPU quota (a container's
+    ``--cpus``) is smaller, at least one. ``os.cpu_count()`` counts the machine's: a race
+    given one core of many ran two runs on it, each at half speed, and ranked them against
+    runs that had a core alone."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        count = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    if quota is not None:
+        count = min(count, quota)
+    return max(1, count)
+
+
+def _cgroup_cpu_quota() -> int | None:
+    """The whole CPUs the control group's quota allows (rounded up), ``None`` without one:
+    cgroup v2 ``cpu.max`` ("QUOTA PERIOD" or "max PERIOD"), v1 ``cpu.cfs_quota_us`` over
+    ``cpu.cfs_period_us``."""
+    v2, v1 = CPU_CGROUP_FILES
+    try:
+        if v2.exists():
+            quota, period = v2.read_text().split()[:2]
+        else:
+            quota = v1.read_text().strip()
+            period = (v1.parent / "cpu.cfs_period_us").read_text().strip()
+        if quota in ("max", "-1"):
+            return None
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError, ZeroDivisionError):  # no such files, or not numbers
+        return None

@@ -32,7 +32,7 @@ from nashzoo.train.race.config import RaceConfig, RaceJob
 from nashzoo.train.race.storage import _digest
 from nashzoo.train.result import EvalRecord
 from nashzoo.train.schedule import EvalSchedule
-from nashzoo.train.threads import limit_threads
+from nashzoo.train.threads import limit_threads, usable_cpus
 from nashzoo.train.trainer import Trainer
 
 
@@ -145,7 +145,7 @@ def check_workers_can_import(config: RaceConfig, num_jobs: int) -> None:
     ``__main__`` (a notebook, ``python -c``, stdin): worker processes import modules (a script's
     own file included), and such a definition is in none, so every run would fail with
     'unknown game'."""
-    workers = config.workers or min(os.cpu_count() or 1, num_jobs)
+    workers = race_workers(config, num_jobs)
     if config.backend == "serial" or (config.backend == "process" and workers == 1):
         return  # the runs stay in this process
     main = sys.modules.get("__main__")
@@ -177,7 +177,9 @@ def _execute(
     out = str(config.out)
     if not jobs:
         return
-    workers = config.workers or min(os.cpu_count() or 1, len(jobs))
+    workers = race_workers(config, len(jobs))
+    if config.backend == "process":
+        _warn_if_oversubscribed(config, workers)
     if config.backend == "process" and workers > 1 and not _processes_can_share_locks():
         workers = 1  # the same runs, the same numbers, one at a time
     if config.backend == "serial" or (config.backend == "process" and workers == 1):
@@ -188,6 +190,28 @@ def _execute(
         _run_on_ray(config, jobs, out, workers, on_done)
         return
     _run_process_pool(jobs, out, workers, on_done)
+
+
+def race_workers(config: RaceConfig, num_jobs: int) -> int:
+    """How many runs go side by side: ``config.workers``, else one per CPU this process may
+    use (:func:`~nashzoo.train.threads.usable_cpus`), no more than there are runs."""
+    return config.workers or max(1, min(usable_cpus(), num_jobs))
+
+
+def _warn_if_oversubscribed(config: RaceConfig, workers: int) -> None:
+    """Warn where more runs go side by side than there are CPUs to run them: a run's seconds
+    are wall clock, so runs sharing a CPU each train at a fraction of the speed of a run that
+    had one alone, and their times and finals do not compare (two identical CFR+ runs sharing
+    one core did 31-32k iterations in 2 s where a third did 77k alone, and ranked below it)."""
+    cpus = usable_cpus()
+    if workers > cpus and config.budget_seconds is not None:
+        warnings.warn(
+            f"{workers} runs side by side on {cpus} usable CPU{'s' * (cpus != 1)}: a run's "
+            "budget is wall-clock seconds, so runs that share a CPU train slower than runs "
+            "that have one alone and their times do not compare; --workers "
+            f"{cpus} (or fewer) gives each run a CPU of its own",
+            stacklevel=3,
+        )
 
 
 def _processes_can_share_locks() -> bool:

@@ -16,6 +16,7 @@ from nashzoo.games.base import display_id
 from nashzoo.io import (
     atomic_write_bytes,
 )
+from nashzoo.train.race.backends import race_workers
 from nashzoo.train.race.config import RaceConfig
 from nashzoo.train.race.storage import _rows
 from nashzoo.train.race.summary import (
@@ -26,6 +27,7 @@ from nashzoo.train.race.summary import (
     seed_counts_text,
 )
 from nashzoo.train.result import write_csv
+from nashzoo.train.threads import usable_cpus
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +92,7 @@ def write_reports(
         board,
         cross,
         thresholds=config.thresholds,
-        budget=config.budget_text(),
+        budget=config.budget_text() + _side_by_side(config, planned or len(results)),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         **_value_facts(config.game, shown),
     )
@@ -102,6 +104,9 @@ def write_reports(
         "game": game_id,
         "budget": config.budget_text(),
         "exploitability_convention": "NashConv / 2",
+        "time_to_threshold_means": TIME_TO_MEANS,
+        "workers": race_workers(config, planned or len(results)),
+        "usable_cpus": usable_cpus(),
         "runs_finished": len(results),
         "runs_failed": len(failures),
         "interrupted": interrupted,
@@ -128,6 +133,28 @@ def write_reports(
         )
     return RaceOutcome(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
+    )
+
+
+TIME_TO_MEANS = (
+    "wall-clock training seconds (evaluation excluded) from which a run's exploitability "
+    "stayed at or below the threshold to the end of its budget; first_below_seconds: the "
+    "first time it was at or below it, held or not"
+)
+"""What summary.json's times to a threshold are."""
+
+
+def _side_by_side(config: RaceConfig, num_jobs: int) -> str:
+    """The budget line's note of how many runs went side by side on how many usable CPUs, for
+    a race run on this machine ("" on Ray, whose cluster this process does not see)."""
+    if config.backend == "ray":
+        return ""
+    workers = 1 if config.backend == "serial" else race_workers(config, num_jobs)
+    cpus = usable_cpus()
+    shared = " (more runs than CPUs: their seconds do not compare)" if workers > cpus else ""
+    return (
+        f"; {workers} run{'s' * (workers != 1)} at a time on {cpus} usable "
+        f"CPU{'s' * (cpus != 1)}{shared}"
     )
 
 

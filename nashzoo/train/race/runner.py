@@ -10,6 +10,7 @@ import json
 import multiprocessing
 import os
 import shutil
+import statistics
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -36,14 +37,14 @@ from nashzoo.train.race.storage import RACE_CONFIG_FILE, _job_dict, _stored
 
 
 def _standings(results: Iterable[dict[str, Any]], top: int = 3) -> str:
-    """The live leaderboard for the progress bar: the self-play learners with the lowest mean
-    final exploitability over their finished runs so far."""
+    """The live leaderboard for the progress bar: the self-play learners with the lowest median
+    final exploitability over their finished runs so far (the report's statistic)."""
     finals: dict[str, list[float]] = {}
     for res in results:
         learners = res["job"]["learners"]
         if learners[0] == learners[1]:
             finals.setdefault(learners[0], []).append(res["history"][-1]["exploitability"])
-    ranked = sorted((sum(v) / len(v), name) for name, v in finals.items())
+    ranked = sorted((statistics.median(v), name) for name, v in finals.items())
     return "leaders: " + ", ".join(f"{name} {value:.2g}" for value, name in ranked[:top])
 
 
@@ -153,9 +154,19 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
     )
     print("", file=stream)
     print(outcome.markdown, file=stream)
-    written = "results.csv, summary.json, summary.md" + (", plots" if config.plots else "")
-    print(f"results written to {out}/ ({written})", file=stream)
+    print(f"results written to {out}/ ({_written(out)})", file=stream)
     return outcome
+
+
+def _written(out: Path) -> str:
+    """The report files the race left in ``out``, in words: results.csv and the plots only
+    where there were finished runs to put in them."""
+    names = [
+        name for name in ("results.csv", "summary.json", "summary.md") if (out / name).exists()
+    ]
+    if any((out / name).exists() for name in PLOT_FILES):
+        names.append("plots")
+    return ", ".join(names)
 
 
 def _write_race_config(out: Path, config: RaceConfig, jobs: Sequence[RaceJob]) -> None:

@@ -4,10 +4,17 @@ Input is the long-form table a race writes (``results.csv``: one row per run, ev
 and seat). Everything here is a plain function of those rows, so a report can be rebuilt from the
 CSV alone. Exploitability is NashConv / 2 throughout (OpenSpiel's convention).
 
-Statistics across seeds: means with a two-sided 95% Student-t confidence interval
-(``t_{0.975, n-1} * sd / sqrt(n)``; no interval from a single seed). A cross-play cell's
-spread is the lowest and highest seed (min to max, as the self-play plots' bands are; none
+Statistics across seeds: the self-play leaderboard gives each number as the median over seeds
+with the lowest and highest seed (min to max, as the plots' bands are: a curve that jumps is
+summed up by what its seeds do, not by a mean and an interval that can reach below zero);
+summary.json keeps each seed's number, and the mean with its two-sided 95% Student-t interval
+beside them. A cross-play cell is the mean over seeds with the lowest and highest seed (none
 from a single seed).
+
+"Time to" a level is when a run began to *hold* it: the first evaluation from which the run's
+exploitability stayed at or below the level until the end of its budget (:func:`time_to`). A
+dip below the level that came back up does not count (sampled and neural learners' curves
+jump), and a run whose last evaluation is above the level has not reached it.
 
 Verdicts that name a winner (the cross-play pairs, the fastest learner) do so only when the
 seeds' ranges do not overlap (:func:`separated_by_seeds`): every seed of one learner beats every
@@ -80,11 +87,52 @@ def _points(run_rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 def time_to(points: Sequence[Mapping[str, Any]], threshold: float, x: str) -> float | None:
-    """First ``x`` (wall seconds or work) at which exploitability <= ``threshold``."""
+    """The ``x`` (wall seconds or work) from which a run held exploitability <= ``threshold``:
+    the first point of the run's last stretch at or below it, ``None`` when its last point is
+    above it. A dip that came back up is not counted, so a noisy curve is credited with the
+    level it holds, not the first moment it touched it."""
+    held: float | None = None
+    for p in points:
+        if float(p["exploitability"]) <= threshold:
+            if held is None:
+                held = float(p[x])
+        else:
+            held = None
+    return held
+
+
+def first_below(points: Sequence[Mapping[str, Any]], threshold: float, x: str) -> float | None:
+    """The first ``x`` at which exploitability was <= ``threshold``, held or not (kept in
+    summary.json beside :func:`time_to`, which the tables use)."""
     for p in points:
         if float(p["exploitability"]) <= threshold:
             return float(p[x])
     return None
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """A number over seeds: the median, the lowest and the highest seed (``nan`` when no seed
+    has it), and how many seeds have it."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    @classmethod
+    def of(cls, values: Sequence[float | None]) -> SeedSpread:
+        data = [float(v) for v in values if v is not None and math.isfinite(v)]
+        if not data:
+            return cls(math.nan, math.nan, math.nan, 0)
+        return cls(float(np.median(data)), min(data), max(data), len(data))
+
+    def shown(self, fmt: Any) -> str:
+        """``median [low, high]`` with ``fmt`` (a function of one number); the median alone
+        from one seed or where every seed has the same number."""
+        text = fmt(self.median)
+        low, high = fmt(self.low), fmt(self.high)
+        return text if self.count < 2 or low == high else f"{text} [{low}, {high}]"
 
 
 def trend_slope(points: Sequence[Mapping[str, Any]]) -> float | None:
@@ -110,45 +158,66 @@ def trend_slope(points: Sequence[Mapping[str, Any]]) -> float | None:
 
 @dataclass(frozen=True)
 class LeaderboardEntry:
-    """One self-play algorithm's results across seeds."""
+    """One self-play algorithm's results across seeds: each run's own numbers, in seed order,
+    and what the table and summary.json derive from them."""
 
     learner: str
-    runs: int
-    final_exploitability: tuple[float, float]
-    time_to: dict[float, tuple[float, float, int]]  # threshold -> (mean, ci, seeds reached)
+    finals: tuple[float, ...]
+    """Each run's final exploitability."""
+    held_from: dict[float, tuple[float | None, ...]]
+    """threshold -> each run's seconds from which it held the level (:func:`time_to`;
+    ``None``: not held at the end of the run)."""
     work_per_second: float
     slope: float | None
     verdict: str
-    time_range: dict[float, tuple[float, float]] = field(default_factory=dict)
-    """threshold -> the fastest and slowest seed that reached it (``nan`` when none did)."""
+    first_below: dict[float, tuple[float | None, ...]] = field(default_factory=dict)
+    """threshold -> each run's first seconds at or below the level, held or not."""
+
+    @property
+    def runs(self) -> int:
+        return len(self.finals)
+
+    @property
+    def final(self) -> SeedSpread:
+        return SeedSpread.of(self.finals)
+
+    def time_to(self, threshold: float) -> SeedSpread:
+        """When the runs held ``threshold``: median, fastest and slowest seed among those
+        that held it, and how many did."""
+        return SeedSpread.of(self.held_from.get(threshold, ()))
 
     def to_dict(self) -> dict[str, Any]:
+        final, (mean, ci) = self.final, mean_ci(self.finals)
         return {
             "learner": self.learner,
             "runs": self.runs,
-            "final_exploitability_mean": self.final_exploitability[0],
-            "final_exploitability_ci95": _nan_none(self.final_exploitability[1]),
+            "final_exploitability_median": _nan_none(final.median),
+            "final_exploitability_min": _nan_none(final.low),
+            "final_exploitability_max": _nan_none(final.high),
+            "final_exploitability_seeds": [_nan_none(v) for v in self.finals],
+            "final_exploitability_mean": _nan_none(mean),
+            "final_exploitability_ci95": _nan_none(ci),
             "time_to_threshold": {
-                str(t): {
-                    "mean_seconds": _nan_none(m),
-                    "ci95": _nan_none(c),
-                    "reached": n,
-                    **self._seed_seconds(t),
-                }
-                for t, (m, c, n) in self.time_to.items()
+                str(t): self._threshold_dict(t, seconds) for t, seconds in self.held_from.items()
             },
             "work_per_second": self.work_per_second,
             "trend_slope": self.slope,
             "verdict": self.verdict,
         }
 
-    def _seed_seconds(self, threshold: float) -> dict[str, float | None]:
-        """The fastest and slowest seed to ``threshold`` for summary.json (none when the entry
-        was built without them, as by an older caller)."""
-        if threshold not in self.time_range:
-            return {}
-        low, high = self.time_range[threshold]
-        return {"min_seconds": _nan_none(low), "max_seconds": _nan_none(high)}
+    def _threshold_dict(self, threshold: float, seconds: Sequence[float | None]) -> dict:
+        held = self.time_to(threshold)
+        mean, ci = mean_ci([v for v in seconds if v is not None])
+        return {
+            "median_seconds": _nan_none(held.median),
+            "min_seconds": _nan_none(held.low),
+            "max_seconds": _nan_none(held.high),
+            "reached": held.count,
+            "seed_seconds": list(seconds),
+            "first_below_seconds": list(self.first_below.get(threshold, ())),
+            "mean_seconds": _nan_none(mean),
+            "ci95": _nan_none(ci),
+        }
 
 
 def _nan_none(value: float | None) -> float | None:
@@ -182,22 +251,15 @@ def verdict(
 def leaderboard(
     rows: Sequence[Mapping[str, Any]], thresholds: Sequence[float] = DEFAULT_THRESHOLDS
 ) -> list[LeaderboardEntry]:
-    """Self-play leaderboard, best (lowest mean final exploitability) first."""
+    """Self-play leaderboard, best (lowest median final exploitability) first."""
     by_learner: dict[str, list[list[Mapping[str, Any]]]] = defaultdict(list)
     for run_rows in _runs([r for r in rows if r["mode"] == "self"]).values():
         by_learner[str(run_rows[0]["learner_seat0"])].append(_points(run_rows))
     entries = []
     for learner, runs in by_learner.items():
-        runs = [run for run in runs if run]
-        finals = [float(run[-1]["exploitability"]) for run in runs]
+        runs = sorted((run for run in runs if run), key=lambda run: _seed_of(run[0]))
+        finals = tuple(float(run[-1]["exploitability"]) for run in runs)
         firsts = [float(run[0]["exploitability"]) for run in runs]
-        reach, spread = {}, {}
-        for threshold in thresholds:
-            times = [time_to(run, threshold, "wall_seconds") for run in runs]
-            reached = [seconds for seconds in times if seconds is not None]
-            mean, ci = mean_ci(reached) if reached else (math.nan, math.nan)
-            reach[threshold] = (mean, ci, len(reached))
-            spread[threshold] = (min(reached), max(reached)) if reached else (math.nan, math.nan)
         speed = [
             float(run[-1]["total_work"]) / float(run[-1]["wall_seconds"])
             for run in runs
@@ -205,21 +267,33 @@ def leaderboard(
         ]
         slopes = [slope for slope in map(trend_slope, runs) if slope is not None]
         slope = float(np.median(slopes)) if slopes else None
-        final = mean_ci(finals)
+        median = float(np.median(finals))
         entries.append(
             LeaderboardEntry(
                 learner=learner,
-                runs=len(runs),
-                final_exploitability=final,
-                time_to=reach,
-                work_per_second=float(np.mean(speed)) if speed else math.nan,
+                finals=finals,
+                held_from={
+                    t: tuple(time_to(run, t, "wall_seconds") for run in runs) for t in thresholds
+                },
+                work_per_second=float(np.median(speed)) if speed else math.nan,
                 slope=slope,
-                verdict=verdict(final[0], slope, float(np.mean(firsts)), thresholds, max(finals)),
-                time_range=spread,
+                verdict=verdict(median, slope, float(np.median(firsts)), thresholds, max(finals)),
+                first_below={
+                    t: tuple(first_below(run, t, "wall_seconds") for run in runs)
+                    for t in thresholds
+                },
             )
         )
-    entries.sort(key=lambda entry: (entry.final_exploitability[0], entry.learner))
+    entries.sort(key=lambda entry: (entry.final.median, entry.learner))
     return entries
+
+
+def _seed_of(row: Mapping[str, Any]) -> int:
+    """A run's seed, for ordering its numbers in summary.json (0 where a row has none)."""
+    try:
+        return int(row.get("seed", 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 @dataclass(frozen=True)
@@ -400,12 +474,12 @@ def fmt_seconds(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def _fmt_time(entry: tuple[float, float, int], runs: int) -> str:
-    mean, ci, hit = entry
-    if hit == 0:
+def _fmt_time(held: SeedSpread, runs: int) -> str:
+    """A "time to" cell: the median [fastest, slowest] seed among the runs that held the
+    level, and ``(k/n)`` where only k of the n runs did."""
+    if held.count == 0:
         return "not reached"
-    text = fmt_seconds(mean) + (f" ± {fmt_seconds(ci)}" if math.isfinite(ci) else "")
-    return text + (f" ({hit}/{runs})" if hit < runs else "")
+    return held.shown(fmt_seconds) + (f" ({held.count}/{runs})" if held.count < runs else "")
 
 
 def _earned(a: str, b: str, payoff_a: float, spec: str = "+.3f") -> str:
@@ -499,21 +573,33 @@ def _thresholds_note(thresholds: Sequence[float], payoff_scale: float | None) ->
     ]
 
 
+LEADERBOARD_READING = (
+    "Each cell is the median over the seeds, then in brackets the lowest and highest seed. "
+    '"Time to X" is the training time (wall clock, evaluation excluded) from which a run\'s '
+    "exploitability stayed at or below X to the end of its budget: a dip below X that came "
+    "back up does not count, and (k/n) says only k of the n runs held X at the end. Rank is by "
+    "the median final exploitability; equal medians share a rank."
+)
+"""What the leaderboard's numbers are, said once above it in summary.md."""
+
+
 def _leaderboard_section(
     board: Sequence[LeaderboardEntry], thresholds: Sequence[float]
 ) -> list[str]:
     """The self-play table, each learner's verdict, and the fastest to the first threshold."""
-    lines = ["## Self-play leaderboard", ""]
+    lines = ["## Self-play leaderboard", "", LEADERBOARD_READING, ""]
     head = (
         "| rank | learner | runs | final exploitability | "
         + " | ".join(f"time to {t:g}" for t in thresholds)
         + " | work/s | verdict |"
     )
     lines += [head, "|" + "---|" * (6 + len(thresholds))]
-    for rank, entry in enumerate(board, 1):
-        mean, ci = entry.final_exploitability
-        final = f"{mean:.4g}" + (f" ± {ci:.2g}" if math.isfinite(ci) else "")
-        times = " | ".join(_fmt_time(entry.time_to[t], entry.runs) for t in thresholds)
+    rank, previous = 0, None
+    for place, entry in enumerate(board, 1):
+        final = entry.final.shown(lambda v: f"{v:.4g}")
+        if entry.final.median != previous:  # standard competition ranking: 1, 1, 3
+            rank, previous = place, entry.final.median
+        times = " | ".join(_fmt_time(entry.time_to(t), entry.runs) for t in thresholds)
         lines.append(
             f"| {rank} | {entry.learner} | {entry.runs} | {final} | {times} | "
             f"{entry.work_per_second:.3g} | {entry.verdict} |"
@@ -526,42 +612,47 @@ def _leaderboard_section(
 
 
 def _fastest_line(board: Sequence[LeaderboardEntry], first: float) -> str:
-    """The sentence on which learner reaches exploitability ``first`` fastest ("" with fewer
-    than two learners that reached it in every run). A learner is named only when its 95%
-    interval is apart from the runner-up's and every one of its seeds got there before every
-    seed of each other learner, those that missed it in some run included
+    """The sentence on which learner holds exploitability ``first`` soonest ("" with fewer
+    than two learners, or none that held it in every run). A learner is named only when it
+    held the level in every run, with at least two runs, and every one of its seeds got there
+    before every seed of each other learner that held it in any run
     (:func:`separated_by_seeds`); otherwise the sentence says which test failed."""
-    always_reached = [entry for entry in board if entry.time_to[first][2] == entry.runs]
-    ranked = sorted(always_reached, key=lambda entry: entry.time_to[first][0])
-    if len(ranked) < 2:
+    if len(board) < 2:
         return ""
-    best, second = ranked[0], ranked[1]
-    (mean, ci, _), (mean2, ci2, _) = best.time_to[first], second.time_to[first]
-    if not (math.isfinite(ci) and math.isfinite(ci2) and mean + ci < mean2 - ci2):
+    always = [entry for entry in board if entry.time_to(first).count == entry.runs]
+    if not always:
+        return ""
+    best = min(always, key=lambda entry: (entry.time_to(first).median, entry.learner))
+    held = best.time_to(first)
+    if best.runs < 2:
         return (
-            f"- No learner is clearly fastest to exploitability {first:g}: "
-            f"{best.learner} ({fmt_seconds(mean)}) and {second.learner} "
-            f"({fmt_seconds(mean2)}) are within each other's 95% intervals, or have too "
-            "few runs for one."
+            f"- No learner is named fastest to exploitability {first:g}: {best.learner} held it "
+            f"soonest ({fmt_seconds(held.median)}) on one run, which shows no spread over seeds "
+            "to judge noise by (`--seeds` sets more)."
         )
-    others = [entry for entry in board if entry is not best and entry.time_to[first][2] > 0]
-    for other in sorted(others, key=lambda entry: entry.time_range.get(first, (0.0,))[0]):
-        if best.time_range.get(first) is None or other.time_range.get(first) is None:
-            continue  # built without seed ranges (an older caller): the intervals decide
-        if separated_by_seeds(*best.time_range[first], *other.time_range[first]) != 0:
-            slowest, quickest = best.time_range[first][1], other.time_range[first][0]
+    others = [e for e in board if e is not best and e.time_to(first).count > 0]
+    for other in sorted(others, key=lambda entry: entry.time_to(first).low):
+        theirs = other.time_to(first)
+        if separated_by_seeds(held.low, held.high, theirs.low, theirs.high) != 0:
             return (
                 f"- No learner is clearly fastest to exploitability {first:g}: "
-                f"{best.learner} ({fmt_seconds(mean)} on average) and {other.learner} "
-                f"({fmt_seconds(other.time_to[first][0])}) are level within seed noise: "
-                f"the seeds' ranges overlap ({best.learner}'s slowest seed "
-                f"{fmt_seconds(slowest)}, {other.learner}'s fastest {fmt_seconds(quickest)})."
+                f"{best.learner} (median {fmt_seconds(held.median)}) and {other.learner} "
+                f"({fmt_seconds(theirs.median)}) are level within seed noise: the seeds' "
+                f"ranges overlap ({best.learner}'s slowest seed {fmt_seconds(held.high)}, "
+                f"{other.learner}'s fastest {fmt_seconds(theirs.low)})."
             )
+    never = [e.learner for e in board if e is not best and e.time_to(first).count == 0]
+    behind = (
+        f", next {min(others, key=lambda e: e.time_to(first).median).learner}"
+        f" ({fmt_seconds(min(e.time_to(first).median for e in others))})"
+        if others
+        else ""
+    )
     return (
-        f"- Fastest to exploitability {first:g} (every finished run reached it, the 95% "
-        "intervals do not overlap, and every seed got there before every seed of the "
-        f"others): **{best.learner}** ({fmt_seconds(mean)} on average, next "
-        f"{second.learner} {fmt_seconds(mean2)})."
+        f"- Fastest to exploitability {first:g} (held it in every run, and every seed got "
+        f"there before every seed of the others): **{best.learner}** (median "
+        f"{fmt_seconds(held.median)} [{fmt_seconds(held.low)}, {fmt_seconds(held.high)}]"
+        f"{behind}" + (f"; never held by {', '.join(never)}" if never else "") + ")."
     )
 
 
