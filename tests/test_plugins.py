@@ -364,6 +364,37 @@ def test_a_race_resumed_with_other_plugins_is_refused_and_keeps_its_own(two_plug
     assert json.loads(stored)["plugins"] == ["my_plugin_a", "my_plugin_b"]
 
 
+def test_a_race_resumed_from_python_with_other_plugins_is_refused(two_plugins):
+    """From Python, ``run_race(RaceConfig(..., resume=True))`` with the plugins left out (the
+    default ``()``) ran the finished runs again, each failing as 'unknown learner', and
+    replaced their results with the errors."""
+    import dataclasses
+    import sys
+
+    from nashzoo.train.race import RaceConfig, run_race
+
+    sys.path.append(str(two_plugins))  # (the command line searches the current folder itself)
+    config = RaceConfig(
+        learners=("_plugin_idle_a", "_plugin_idle_b"),
+        seeds=1,
+        budget_seconds=None,
+        budget_iterations=2,
+        backend="serial",
+        plots=False,
+        out="r",
+        plugins=("my_plugin_a", "my_plugin_b"),
+    )
+    run_race(config, progress=False)
+    results = sorted((two_plugins / "r" / "runs").glob("*/result.json"))
+    kept = [path.read_bytes() for path in results]
+    for other in ((), ("my_plugin_b",)):
+        with pytest.raises(ValueError, match=r"plugins=\('my_plugin_a', 'my_plugin_b'\), but"):
+            run_race(dataclasses.replace(config, plugins=other, resume=True), progress=False)
+    assert [path.read_bytes() for path in results] == kept and len(kept) == 2
+    again = run_race(dataclasses.replace(config, resume=True), progress=False)
+    assert len(again.results) == 2 and not again.failures
+
+
 def test_a_race_over_a_plugins_game_resumes_without_the_plugin_typed(tmp_path, monkeypatch, capsys):
     """The stored race's game was checked before its stored --plugin modules were imported:
     `race --out DIR --resume` over a game a plugin registers said "unknown game ...; fix it or

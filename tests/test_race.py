@@ -974,3 +974,10 @@ def test_a_cpu_quota_limits_the_usable_cpus(tmp_path, monkeypatch):
     assert threads.usable_cpus() == 2
     v2.write_text("max 100000\n")
     assert threads.usable_cpus() == 8
+
+
+def test_a_race_outcome_shows_itself_in_a_line(tmp_path):
+    """A notebook cell ending with run_race(...) printed every run's whole history."""
+    outcome = run_race(_config(tmp_path, learners=("cfr",)), progress=False)
+    shown = repr(outcome)
+    assert len(shown) < 300 and "runs_finished=2" in shown and "interrupted=False" in shown

@@ -176,3 +176,23 @@ def test_a_learner_defined_in_a_notebook_is_refused_before_its_worker_starts(mon
     with pytest.raises(TypeError, match=r"learner CellLearner was defined in this interactive"):
         trainer.run(iterations=1)
     assert trainer.iteration == 0
+
+
+def test_a_ctrl_c_while_waiting_for_the_workers_step_keeps_its_learner():
+    """A notebook's interrupt while the caller waited for seat 1's step: the step was marked
+    done before its reply was read, so close() read that reply as the learner (``TypeError: a
+    bytes-like object is required, not 'tuple'``) and seat 1's learner was lost."""
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    conn = worker._conn
+    real_recv = conn.recv
+
+    def interrupted_once():
+        conn.recv = real_recv
+        raise KeyboardInterrupt
+
+    worker.step_async(make_learner("cfr", "kuhn_poker", 0).current_policy())
+    conn.recv = interrupted_once
+    with pytest.raises(KeyboardInterrupt):
+        worker.step_wait()
+    back = worker.close()
+    assert back.iterations == 1 and back.seat == 1

@@ -148,14 +148,19 @@ class StopOnInterrupt(Callback):
     the same way.)
 
     Active only inside :meth:`armed` (which installs the SIGINT handler, in the main thread
-    only, and restores the previous one on the way out)."""
+    only, and restores the previous one on the way out). ``interrupted`` says whether the
+    last armed stretch was interrupted; entering :meth:`armed` again clears it, and so does a
+    run started outside it (in a notebook, one Ctrl-C stopped every later run of the trainer
+    after a single step)."""
 
     def __init__(self) -> None:
         self.interrupted = False
+        self._armed = 0
 
     @contextlib.contextmanager
     def armed(self) -> Iterator[StopOnInterrupt]:
         """Context manager: Ctrl-C inside it asks the run to stop after the current step."""
+        self.interrupted = False
         if threading.current_thread() is not threading.main_thread():
             yield self  # signal handlers belong to the main thread: Ctrl-C works as usual
             return
@@ -171,10 +176,16 @@ class StopOnInterrupt(Callback):
                 print(f"\nstopping after this step ({again} to interrupt at once)", file=sys.stderr)
 
         signal.signal(signal.SIGINT, ask_to_stop)
+        self._armed += 1
         try:
             yield self
         finally:
+            self._armed -= 1
             signal.signal(signal.SIGINT, previous)
+
+    def on_training_start(self, trainer: Trainer) -> None:
+        if not getattr(self, "_armed", 0):  # an earlier armed run's Ctrl-C is not this run's
+            self.interrupted = False
 
     def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
         return False if self.interrupted else None

@@ -221,8 +221,18 @@ class SeatWorker:
         """The metrics of the step started by :meth:`step_async`."""
         if not self._pending:
             raise RuntimeError("SeatWorker.step_wait without a step_async before it")
+        # Wait where an interrupt leaves the reply in the pipe, still pending, for close() to
+        # collect: marked done before the wait, a Ctrl-C during it made close() read the
+        # step's reply as the learner (TypeError) and lose seat 1's learner.
+        self._wait_for_reply()
+        try:
+            metrics, work, policy = self._receive()
+        except KeyboardInterrupt:
+            raise  # the reply is still to be read, by close()
+        except BaseException:
+            self._pending = False  # read: the step's own error, raised here
+            raise
         self._pending = False
-        metrics, work, policy = self._receive()
         self._work = work
         if policy is not None and self._pending_view is not None:
             self._policies[self._pending_view] = policy
@@ -280,6 +290,12 @@ class SeatWorker:
             raise RuntimeError(f"SeatWorker.{what}: the worker was closed; use the learner")
         if self._pending:
             raise RuntimeError(f"SeatWorker.{what} while a step is in flight: step_wait first")
+
+    def _wait_for_reply(self) -> None:
+        try:
+            self._conn.poll(None)
+        except (EOFError, ConnectionError, OSError) as err:
+            raise self._died() from err
 
     def _request(self, op: str, arg: Any) -> Any:
         self._send(op, arg)

@@ -35,7 +35,9 @@ Checkpoints are one file written atomically: both learners' checkpoints plus the
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -192,6 +194,7 @@ class Trainer:
         self.eval_seconds = 0.0
         self._last_eval_train_seconds = 0.0
         self._history: list[EvalRecord] = []
+        self._cut_short: tuple[int, list[int]] | None = None  # see _refuse_if_torn
 
     # --- read-only views ---------------------------------------------------------------------
     @property
@@ -269,6 +272,7 @@ class Trainer:
             ValueError: no budget given, or a non-positive one.
         """
         iterations = _checked_budget(iterations, seconds, work)
+        self._refuse_if_torn("run")
         if isinstance(self.learners[1], SeatWorker):  # its worker died in an earlier run()
             raise SeatWorkerError(
                 f"this trainer lost seat 1's learner at iteration {self.iteration}, when its "
@@ -309,20 +313,63 @@ class Trainer:
                 worker = SeatWorker(self.learners[1])
                 self.learners = (self.learners[0], worker)  # type: ignore[assignment]
             self.callbacks.on_training_start(self)
-            while (stopped_by := self._stop_reason(limits)) is None:
-                if self._after_step(self.step(), bar):
-                    interrupted = any(
-                        isinstance(cb, StopOnInterrupt) and cb.interrupted
-                        for cb in self.callbacks.callbacks
-                    )
-                    return "interrupted" if interrupted else "callback"
-            return stopped_by
+            with _WholeSteps() as whole:
+                return self._steps(limits, bar, whole)
         finally:
             if bar is not None:
                 bar.close()
             second = self.learners[1]
             if isinstance(second, SeatWorker):
                 self.learners = (self.learners[0], second.close())
+
+    def _steps(self, limits: _Limits, bar: Any, whole: _WholeSteps) -> str:
+        """The loop of :meth:`_loop`: step until a limit is reached or a callback stops. A
+        Ctrl-C during a step takes effect when the step is done (``whole``); an iteration cut
+        short all the same (a second Ctrl-C, an error in a learner) after one seat had stepped
+        leaves the trainer torn, which :meth:`save` and :meth:`run` then refuse."""
+        while (stopped_by := self._stop_reason(limits)) is None:
+            before = [learner.iterations for learner in self.learners]
+            whole.in_step = True
+            try:
+                metrics = self.step()
+            except BaseException:
+                self._note_if_torn(before)
+                raise
+            finally:
+                whole.in_step = False
+            whole.raise_if_interrupted()
+            if self._after_step(metrics, bar):
+                interrupted = any(
+                    isinstance(cb, StopOnInterrupt) and cb.interrupted
+                    for cb in self.callbacks.callbacks
+                )
+                return "interrupted" if interrupted else "callback"
+        return stopped_by
+
+    def _note_if_torn(self, before: list[int]) -> None:
+        """Keep the seats' step counts from before an iteration that failed: the trainer did
+        not count it, so a seat that stepped in it (the worker's seat is known only once its
+        learner is back) leaves the trainer torn."""
+        self._cut_short = (self.iteration, before)
+
+    def _refuse_if_torn(self, what: str) -> None:
+        """Refuse to go on from, or save, seats out of step with the trainer's count."""
+        cut = getattr(self, "_cut_short", None)  # (absent from a Trainer pickled before it)
+        if cut is None or isinstance(self.learners[1], SeatWorker):
+            return  # (a seat left in its dead worker: that error says more)
+        iteration, before = cut
+        moved = [lr.iterations - b for lr, b in zip(self.learners, before, strict=True)]
+        if not any(moved) or iteration != self.iteration:
+            self._cut_short = None  # no seat stepped in it (or a load replaced the state)
+            return
+        stepped = " and ".join(f"seat {p}" for p, m in enumerate(moved) if m)
+        raise RuntimeError(
+            f"Trainer.{what}: iteration {iteration + 1} was cut short (an interrupt inside "
+            f"the step, or an error in it) after {stepped} had stepped, so the seats are out of "
+            "step with the trainer's count and a checkpoint of them could not be loaded; go on "
+            "from the last checkpoint (Trainer.load) or a new Trainer (a single Ctrl-C waits "
+            "for the step to finish and keeps them in step)"
+        )
 
     def _stop_reason(self, limits: _Limits) -> str | None:
         """Which budget is spent (checked in the order iterations, seconds, work), or None."""
@@ -430,6 +477,7 @@ class Trainer:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write one checkpoint file atomically: both learners and the trainer state."""
+        self._refuse_if_torn("save")
         seat_files = [learner.checkpoint_bytes() for learner in self.learners]
         with atomic_file(path) as handle:  # straight to the file: never held whole
             write_trainer_checkpoint(handle, self._state(), seat_files)
@@ -602,6 +650,46 @@ def _check_processes(processes: Any, schedule: str) -> None:
             "processes=2 steps both seats at once, which is the 'simultaneous' schedule; pass "
             f"schedule='simultaneous' (got {schedule!r}: seat 1 would have to wait for seat 0)"
         )
+
+
+class _WholeSteps:
+    """Ctrl-C during a trainer step takes effect when the step is done, so that both seats
+    have stepped (or neither) and the trainer stays consistent: interrupted between its seats'
+    steps, a trainer in a notebook had one seat an iteration ahead, and the checkpoint it then
+    saved was refused by :meth:`Trainer.load`. A second Ctrl-C interrupts at once. Installed
+    only in the main thread, and only where Ctrl-C has Python's default handler (under
+    :class:`~nashzoo.train.callbacks.StopOnInterrupt`, which stops after the step anyway, or a
+    handler of the caller's own, nothing changes)."""
+
+    def __init__(self) -> None:
+        self.in_step = False
+        self._pending = False
+        self._installed = False
+
+    def __enter__(self) -> _WholeSteps:
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if not self.in_step:
+            raise KeyboardInterrupt
+        self._pending = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the second one: at once
+
+    def raise_if_interrupted(self) -> None:
+        """Raise the KeyboardInterrupt that came during the step just finished."""
+        if self._pending:
+            self._pending = False
+            raise KeyboardInterrupt
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,15 @@ class RaceOutcome:
     markdown: str
     interrupted: bool = False
 
+    def __repr__(self) -> str:
+        # The fields hold every run's whole history (80,000 characters for three runs of half
+        # a second), which a notebook cell ending with run_race(...) printed in full.
+        return (
+            f"RaceOutcome(out={str(self.out)!r}, runs_finished={len(self.results)}, "
+            f"runs_failed={len(self.failures)}, skipped={sorted(self.skipped)!r}, "
+            f"interrupted={self.interrupted}; .markdown is the report)"
+        )
+
 
 def _value_facts(spec: str, shown: str) -> dict[str, Any]:
     """What the report's words need to know of the game's payoffs: their largest size (for the

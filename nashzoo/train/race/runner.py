@@ -107,6 +107,8 @@ def _claim(out: Path, config: RaceConfig) -> None:
     be mixed)."""
     refuse_other_kinds(out, "race", FileExistsError)
     existing = [n for n in (RACE_CONFIG_FILE, "runs", *RACE_OUTPUTS) if (out / n).exists()]
+    if config.resume:
+        _refuse_other_plugins(out, config)
     if not existing or config.resume:
         return
     if not config.force:
@@ -117,6 +119,27 @@ def _claim(out: Path, config: RaceConfig) -> None:
     shutil.rmtree(out / "runs", ignore_errors=True)
     for name in (RACE_CONFIG_FILE, *RACE_OUTPUTS, *PLOT_FILES):
         (out / name).unlink(missing_ok=True)
+
+
+def _refuse_other_plugins(out: Path, config: RaceConfig) -> None:
+    """A race resumes with the plugin modules it was started with (they define its learners,
+    in every worker). From Python a resume with other ones (``plugins`` left at its default
+    included) ran the finished runs again, each failing with ``unknown learner``, and replaced
+    their results with the errors; the command line refused it, and now so does this."""
+    try:
+        stored = json.loads((out / RACE_CONFIG_FILE).read_text())
+    except (OSError, ValueError):
+        return  # none yet, or unreadable: the resume's own checks say so
+    plugins = stored.get("plugins") if isinstance(stored, dict) else None
+    if not isinstance(plugins, list) or same_plugins(config.plugins, plugins):
+        return
+    raise ValueError(
+        f"resume=True finishes the race in {out} with the plugin modules it was started with, "
+        f"plugins={tuple(plugins)!r}, but this one has plugins={tuple(config.plugins)!r}: pass "
+        "the stored ones (on the command line, --resume takes them when --plugin is left out), "
+        "or start a new race (force=True or another out); its finished runs would otherwise be "
+        "run again without their learners"
+    )
 
 
 def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> RaceOutcome:
