@@ -193,8 +193,9 @@ def add_race_parser(sub: Any) -> None:
         "--thresholds",
         type=positive_float_list,
         metavar="E1,E2,...",
-        help="exploitability levels of the time-to columns, in the game's payoff units "
-        "(default 0.1,0.05,0.01,0.001; a game paying thousands or thousandths wants its own)",
+        help="exploitability levels of the time-to columns (the time from which a run held "
+        "each), in the game's payoff units (default 0.1,0.05,0.01,0.001; a game paying "
+        "thousands or thousandths wants its own)",
     )
     _race_output_options(race)
     settings_options(race)
@@ -206,7 +207,12 @@ def _race_output_options(race: Any) -> None:
     """Where a race's runs go (folder, workers, backend) and what happens to a folder that
     already holds one."""
     race.add_argument("--out", type=user_path, help="output folder (default runs/race)")
-    race.add_argument("--workers", type=positive_int, help="parallel runs (default: cores)")
+    race.add_argument(
+        "--workers",
+        type=positive_int,
+        help="parallel runs (default: one per CPU this process may use; more makes runs share "
+        "CPUs, and their wall-clock times stop comparing)",
+    )
     race.add_argument(
         "--backend", choices=("process", "serial", "ray"), help="where runs go (default process)"
     )

@@ -42,7 +42,8 @@ class RaceConfig:
         cross_play: also race every ordered pair of different learners (default False).
         self_play: race each learner against itself (default True).
         out: output folder (default ``"runs/race"``).
-        workers: parallel runs (default: ``min(cpu cores, runs)``).
+        workers: parallel runs (default: ``min(usable CPUs, runs)``, the CPUs this process may
+            use: :func:`nashzoo.train.threads.usable_cpus`).
         backend: ``"process"`` (default), ``"serial"`` or ``"ray"``.
         address: Ray cluster address (``None``: start a local Ray instance).
         resume: skip runs whose results are already in ``out`` and run the rest (default

@@ -702,7 +702,11 @@ def _cross_play_section(
         "## Different algorithms: which side gets closer to equilibrium?",
         "",
         "Final seat exploitability of the row learner when the column learner holds the "
-        "other seat (both seatings and all seeds pooled; lower is closer to equilibrium).",
+        "other seat (both seatings and all seeds pooled; lower is closer to equilibrium). A "
+        "seat's exploitability is what its policy alone gives away to a best responder, "
+        "relative to the game value (zero exactly for an equilibrium strategy; the two seats' "
+        "sum is the pair's NashConv). It is read at the end of the budget: cross-play ranks "
+        "who ends closer, not who gets there first.",
         *([over] if over else []),
         "",
     ]
