@@ -395,6 +395,34 @@ def test_a_race_resumed_from_python_with_other_plugins_is_refused(two_plugins):
     assert len(again.results) == 2 and not again.failures
 
 
+def test_a_learner_from_a_module_not_given_as_a_plugin_is_refused_before_a_race(two_plugins):
+    """``import my_learners`` in a notebook, then a race with workers and no ``plugins``: every
+    run failed in its worker with ``unknown learner``, after the folder was claimed, without
+    naming the fix."""
+    import importlib
+    import sys
+
+    from nashzoo.train.race import RaceConfig, run_race
+
+    sys.path.append(str(two_plugins))
+    importlib.import_module("my_plugin_a")
+    config = RaceConfig(
+        learners=("_plugin_idle_a", "cfr"),
+        seeds=1,
+        budget_seconds=None,
+        budget_iterations=2,
+        backend="process",
+        workers=2,
+        plots=False,
+        out="r",
+    )
+    with pytest.raises(
+        ValueError, match=r"'_plugin_idle_a' from my_plugin_a; pass plugins=\('my_plugin_a',\)"
+    ):
+        run_race(config, progress=False)
+    assert not (two_plugins / "r").exists()
+
+
 def test_a_race_over_a_plugins_game_resumes_without_the_plugin_typed(tmp_path, monkeypatch, capsys):
     """The stored race's game was checked before its stored --plugin modules were imported:
     `race --out DIR --resume` over a game a plugin registers said "unknown game ...; fix it or

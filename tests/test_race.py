@@ -981,3 +981,22 @@ def test_a_race_outcome_shows_itself_in_a_line(tmp_path):
     outcome = run_race(_config(tmp_path, learners=("cfr",)), progress=False)
     shown = repr(outcome)
     assert len(shown) < 300 and "runs_finished=2" in shown and "interrupted=False" in shown
+
+
+def test_learners_that_trained_past_a_seconds_budget_are_named():
+    """A seconds budget is checked between steps: PPO trained 12.9 s on a 10 s budget and
+    the report did not say so, though its times and final are over that longer training."""
+    from nashzoo.train.race.summary import leaderboard, markdown_summary
+
+    rows = _curve_rows("ppo", 0, [(3.0, 0.5), (12.9, 0.3)])
+    rows += _curve_rows("ppo", 1, [(3.0, 0.5), (12.1, 0.3)])
+    rows += _curve_rows("cfr", 0, [(0.1, 0.5), (10.0, 0.001)])
+    board = leaderboard(rows, (0.1,))
+    md = markdown_summary(
+        "kuhn_poker", board, None, budget="-", thresholds=(0.1,), budget_seconds=10.0
+    )
+    assert "Note: trained past the 10 s budget" in md and "ppo (12.5 s [12.1 s, 12.9 s])" in md
+    assert "cfr (" not in md
+    assert "trained past" not in markdown_summary(
+        "kuhn_poker", board, None, budget="-", thresholds=(0.1,)
+    )

@@ -148,12 +148,14 @@ def check_workers_can_import(config: RaceConfig, num_jobs: int) -> None:
     workers = race_workers(config, num_jobs)
     if config.backend == "serial" or (config.backend == "process" and workers == 1):
         return  # the runs stay in this process
+    from nashzoo.agents import learner_class
+    from nashzoo.games.registry import factory_of
+
+    _refuse_learners_from_modules_not_given(config)
     main = sys.modules.get("__main__")
     file = getattr(main, "__file__", None)
     if main is None or (file and not str(file).startswith("<")):  # "<stdin>": not a file
         return
-    from nashzoo.agents import learner_class
-    from nashzoo.games.registry import factory_of
 
     found = []
     factory = factory_of(config.game)
@@ -168,6 +170,35 @@ def check_workers_can_import(config: RaceConfig, num_jobs: int) -> None:
             f"or stdin) cannot reach the race's {config.backend} workers, which import only "
             "modules: move the definition into a module and pass plugins=('that_module',) "
             "(--plugin on the command line), or race with backend='serial'"
+        )
+
+
+def _refuse_learners_from_modules_not_given(config: RaceConfig) -> None:
+    """Refuse a learner whose class comes from a module the workers would not import: a
+    module the caller imported (``import my_learners`` in a notebook or script) but did not
+    name in ``plugins``. Every run failed in its worker with ``unknown learner``, after the
+    folder was claimed, without naming the fix. nashzoo's own learners, and those of a plugin
+    module or its submodules, are imported by the workers themselves; a script's ``__main__``
+    is imported again by each worker, and an interactive one is refused on its own."""
+    from nashzoo.agents import learner_class
+
+    missing: dict[str, list[str]] = {}
+    for label, setting in config.learner_settings().items():
+        module = getattr(learner_class(setting.algorithm), "__module__", "") or ""
+        if module == "__main__" or module.split(".")[0] == "nashzoo":
+            continue
+        if any(module == p or module.startswith(p + ".") for p in config.plugins):
+            continue
+        missing.setdefault(module, []).append(label)
+    if missing:
+        named = "; ".join(
+            f"{', '.join(map(repr, labels))} from {m}" for m, labels in missing.items()
+        )
+        modules = tuple(dict.fromkeys((*config.plugins, *missing)))
+        raise ValueError(
+            f"the race's {config.backend} workers import only nashzoo and the plugins modules, "
+            f"and these learners come from modules that are neither: {named}; pass "
+            f"plugins={modules!r} (--plugin on the command line), or race with workers=1"
         )
 
 

@@ -102,6 +102,7 @@ def write_reports(
         cross,
         thresholds=config.thresholds,
         budget=config.budget_text() + _side_by_side(config, planned or len(results)),
+        budget_seconds=config.budget_seconds,
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         **_value_facts(config.game, shown),
     )
