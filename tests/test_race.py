@@ -1000,3 +1000,22 @@ def test_learners_that_trained_past_a_seconds_budget_are_named():
     assert "trained past" not in markdown_summary(
         "kuhn_poker", board, None, budget="-", thresholds=(0.1,)
     )
+
+
+def test_an_iteration_budgets_report_says_which_numbers_repeat(tmp_path):
+    """Two races with the same seeds and an iteration budget: every run the same, bit for bit,
+    yet every time in the tables differed and nothing said which numbers repeat; the held
+    iterations do, and the report points to them."""
+    first = run_race(_config(tmp_path / "a", learners=("cfr", "os_mccfr")), progress=False)
+    second = run_race(_config(tmp_path / "b", learners=("cfr", "os_mccfr")), progress=False)
+    assert "summary.json gives each seed's iteration from which it held" in first.markdown
+
+    def held(outcome):
+        return [
+            (entry["learner"], t, cell["seed_iterations"])
+            for entry in outcome.summary["leaderboard"]
+            for t, cell in entry["time_to_threshold"].items()
+        ]
+
+    assert held(first) == held(second)
+    assert any(iterations[0] is not None for _, _, iterations in held(first))

@@ -172,6 +172,9 @@ class LeaderboardEntry:
     verdict: str
     first_below: dict[float, tuple[float | None, ...]] = field(default_factory=dict)
     """threshold -> each run's first seconds at or below the level, held or not."""
+    held_from_iteration: dict[float, tuple[float | None, ...]] = field(default_factory=dict)
+    """threshold -> each run's trainer iteration from which it held the level: unlike the
+    seconds, the same from one race to the next with the same seeds."""
     trained: tuple[float, ...] = ()
     """Each run's training seconds at its last evaluation (a seconds budget is checked between
     steps, so a learner with long steps trains past it)."""
@@ -218,6 +221,9 @@ class LeaderboardEntry:
             "max_seconds": _nan_none(held.high),
             "reached": held.count,
             "seed_seconds": list(seconds),
+            "seed_iterations": [
+                None if v is None else int(v) for v in self.held_from_iteration.get(threshold, ())
+            ],
             "first_below_seconds": list(self.first_below.get(threshold, ())),
             "mean_seconds": _nan_none(mean),
             "ci95": _nan_none(ci),
@@ -285,6 +291,9 @@ def leaderboard(
                 first_below={
                     t: tuple(first_below(run, t, "wall_seconds") for run in runs)
                     for t in thresholds
+                },
+                held_from_iteration={
+                    t: tuple(time_to(run, t, "iteration") for run in runs) for t in thresholds
                 },
                 trained=tuple(float(run[-1]["wall_seconds"]) for run in runs),
             )
@@ -538,6 +547,8 @@ def markdown_summary(
     if board:
         lines += _leaderboard_section(board, thresholds)
         lines += _overshoot_note(board, budget_seconds)
+        if budget_seconds is None:
+            lines += [CLOCK_NOTE, ""]
         lines += _thresholds_note(thresholds, payoff_scale)
     if cross is not None:
         spec = payoff_spec([payoff_scale] if payoff_scale else cross.payoff.ravel())
@@ -548,6 +559,15 @@ def markdown_summary(
         lines.append("")
     return "\n".join(lines)
 
+
+CLOCK_NOTE = (
+    "Note: the budget is not in seconds, so the runs are the same from one race to the next "
+    "with the same seeds, but the times above are wall clock and are not: summary.json gives "
+    "each seed's iteration from which it held each level (`seed_iterations`), which is. One "
+    "iteration is a different amount of work for each learner (a full-width pass, a batch of "
+    "sampled walks, a number of episodes)."
+)
+"""Said under the leaderboard of a race whose budget is iterations or work."""
 
 OVERSHOOT = 1.1
 """A learner whose median run trained this many times its seconds budget or more is named under
