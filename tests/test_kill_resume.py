@@ -166,7 +166,7 @@ def test_a_race_sent_sigterm_reports_its_finished_runs_and_leaves_no_process(tmp
             race.send_signal(signal.SIGTERM)
         said, _ = race.communicate(timeout=60)
     assert race.returncode == 143, said
-    assert "run again with --resume to finish the rest" in said
+    assert "run again with --resume (from Python: resume=True) to finish the rest" in said
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert summary["interrupted"] is True
     _wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=10)

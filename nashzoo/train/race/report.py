@@ -175,7 +175,7 @@ def _partial_note(out: Path, finished: int, planned: int | None, interrupted: bo
     of = "" if planned is None else f" of {planned}"
     return (
         f"> **Partial results**: the race was interrupted after {finished}{of} runs; "
-        f"`nashzoo race --resume --out {out}` finishes it.\n\n"
+        f"`nashzoo race --resume --out {out}` (from Python: `resume=True`) finishes it.\n\n"
     )
 
 

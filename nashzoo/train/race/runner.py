@@ -165,7 +165,7 @@ def _run_locked(config: RaceConfig, out: Path, progress: bool, stream: Any) -> R
         with contextlib.suppress(OSError):  # the report below matters more than this line
             print(
                 f"\ninterrupted: {len(results)} of {len(jobs)} runs are saved in {out}; "
-                "run again with --resume to finish the rest",
+                "run again with --resume (from Python: resume=True) to finish the rest",
                 file=stream,
             )
     finally:
