@@ -468,3 +468,32 @@ def test_a_race_over_a_plugins_game_resumes_without_the_plugin_typed(tmp_path, m
         assert "--force" not in err
     finally:
         forget()
+
+
+def test_a_learner_renamed_in_a_notebook_takes_its_name_after_unregister():
+    """A class renamed in a notebook cell under a name its earlier version holds was refused
+    until the kernel restarted (learners had no unregister, games had); nashzoo's own stay."""
+    from nashzoo.agents import UniformLearner, unregister
+
+    class First(UniformLearner):
+        name = "_renamed_in_a_cell"
+
+    class Second(UniformLearner):
+        name = "_renamed_in_a_cell"
+
+    register(First)
+    try:
+        with pytest.raises(ValueError, match=r"unregister\('_renamed_in_a_cell'\) first"):
+            register(Second)
+        assert unregister("_renamed_in_a_cell") is First
+        register(Second)
+        assert learner_class("_renamed_in_a_cell") is Second
+    finally:
+        _REGISTRY.pop("_renamed_in_a_cell", None)
+    with pytest.raises(ValueError, match="nashzoo's own learners"):
+        unregister("cfr")
+    with pytest.raises(KeyError, match="no learner '_never_registered'"):
+        unregister("_never_registered")
+    with pytest.raises(ValueError) as taken:
+        register(type("Mine", (UniformLearner,), {"name": "cfr"}))
+    assert "unregister" not in str(taken.value)

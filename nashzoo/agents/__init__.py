@@ -32,6 +32,7 @@ from nashzoo.agents.registry import (
     make_learner,
     register,
     register_lazy,
+    unregister,
 )
 from nashzoo.agents.regret_matching import RegretMatching, RegretMatchingConfig
 from nashzoo.agents.xfp import XFP, XFPConfig
@@ -81,4 +82,5 @@ __all__ = [
     "register",
     "register_lazy",
     "uniform_policy",
+    "unregister",
 ]

@@ -43,13 +43,38 @@ def register(cls: LearnerClass) -> LearnerClass:
             if taken is not None
             else f"{_LAZY[cls.name][0]} (needs the extra {_LAZY[cls.name][1]!r})"
         )
+        mine = taken is not None and not _is_nashzoos(taken)
         raise ValueError(
             f"cannot register {cls.__module__}.{cls.__qualname__} as learner {cls.name!r}: "
             f"that name is taken by {owner}; give your learner another name "
             "(its class attribute `name`)"
+            + (
+                f", or, to put this class in its place (a class renamed in a notebook), "
+                f"nashzoo.agents.unregister({cls.name!r}) first"
+                if mine
+                else ""
+            )
         )
     _REGISTRY[cls.name] = cls
     return cls
+
+
+def unregister(name: str) -> type[Learner]:
+    """Forget the learner a plugin or a notebook registered as ``name`` and return its class,
+    so that another class can take the name (a class renamed in a notebook was refused until
+    the kernel restarted). nashzoo's own learners stay: their names are what every run,
+    race and checkpoint that says them means."""
+    cls = _REGISTRY.get(name)
+    if cls is None:
+        raise KeyError(f"no learner {name!r} is registered; registered: {sorted(_REGISTRY)}")
+    if _is_nashzoos(cls):
+        raise ValueError(f"{name!r} is one of nashzoo's own learners, which cannot be removed")
+    del _REGISTRY[name]
+    return cls
+
+
+def _is_nashzoos(cls: type) -> bool:
+    return cls.__module__.split(".")[0] == "nashzoo"
 
 
 def _same_definition(old: type[Learner], new: type[Learner]) -> bool:
