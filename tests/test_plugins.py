@@ -3,6 +3,8 @@ metrics, checkpoints read without the plugin, worker processes and settings."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -395,17 +397,33 @@ def test_a_race_resumed_from_python_with_other_plugins_is_refused(two_plugins):
     assert len(again.results) == 2 and not again.failures
 
 
-def test_a_learner_from_a_module_not_given_as_a_plugin_is_refused_before_a_race(two_plugins):
+def test_a_learner_from_a_module_not_given_as_a_plugin_is_refused_before_a_race(
+    two_plugins, monkeypatch
+):
     """``import my_learners`` in a notebook, then a race with workers and no ``plugins``: every
     run failed in its worker with ``unknown learner``, after the folder was claimed, without
-    naming the fix."""
+    naming the fix. Not refused (a first version of the check refused them): a plugin that
+    registers a class defined in another module, a script (whose workers run its imports
+    again), and a learner whose extra is missing (skipped, as before)."""
     import importlib
     import sys
+    import types
 
-    from nashzoo.train.race import RaceConfig, run_race
+    from nashzoo.agents.registry import _LAZY, register_lazy
+    from nashzoo.train.race import RaceConfig, backends, run_race
 
     sys.path.append(str(two_plugins))
+    (two_plugins / "elsewhere.py").write_text(
+        "from nashzoo.agents import UniformLearner\n"
+        "class Sib(UniformLearner):\n"
+        "    name = '_plugin_sibling'\n"
+    )
+    (two_plugins / "registers_elsewhere.py").write_text(
+        "import elsewhere\nfrom nashzoo.agents import register\nregister(elsewhere.Sib)\n"
+    )
     importlib.import_module("my_plugin_a")
+    notebook = types.ModuleType("__main__")  # no __file__, as in a notebook
+    monkeypatch.setitem(sys.modules, "__main__", notebook)
     config = RaceConfig(
         learners=("_plugin_idle_a", "cfr"),
         seeds=1,
@@ -421,6 +439,22 @@ def test_a_learner_from_a_module_not_given_as_a_plugin_is_refused_before_a_race(
     ):
         run_race(config, progress=False)
     assert not (two_plugins / "r").exists()
+    check = backends.check_workers_can_import
+    try:
+        sibling = dataclasses.replace(
+            config, learners=("_plugin_sibling", "cfr"), plugins=("registers_elsewhere",)
+        )
+        check(sibling, 2)  # registered by the plugin's import: the workers find it too
+        register_lazy("_needs_an_extra", "_no_such_module_anywhere", "some_extra")
+        lazy = dataclasses.replace(config, learners=("_needs_an_extra", "cfr"))
+        check(lazy, 2, skipped=("_needs_an_extra",))
+        monkeypatch.setattr(notebook, "__file__", str(two_plugins / "script.py"), raising=False)
+        check(config, 2)  # a script's workers run its top level, imports included, again
+    finally:
+        _LAZY.pop("_needs_an_extra", None)
+        _REGISTRY.pop("_plugin_sibling", None)
+        sys.modules.pop("elsewhere", None)
+        sys.modules.pop("registers_elsewhere", None)
 
 
 def test_a_race_over_a_plugins_game_resumes_without_the_plugin_typed(tmp_path, monkeypatch, capsys):

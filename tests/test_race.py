@@ -877,6 +877,7 @@ def _curve_rows(learner: str, seed: int, curve: list[tuple[float, float]]) -> li
             "seat": 0,
             "seed": seed,
             "checkpoint": i,
+            "iteration": i + 1,
             "learner_seat0": learner,
             "exploitability": value,
             "wall_seconds": seconds,
@@ -1019,3 +1020,23 @@ def test_an_iteration_budgets_report_says_which_numbers_repeat(tmp_path):
 
     assert held(first) == held(second)
     assert any(iterations[0] is not None for _, _, iterations in held(first))
+
+
+def test_a_learner_quicker_on_every_seed_that_held_a_level_is_not_called_level():
+    """A learner that held 0.1 sooner on every seed that held it, though not in every run, was
+    said to be "level within seed noise: the seeds' ranges overlap" with ranges apart."""
+    from nashzoo.train.race.summary import markdown_summary
+
+    board = [_entry("a_steady", [0.004, 0.005, 0.006]), _entry("b_quick", [0.001, 0.0012], runs=3)]
+    md = markdown_summary("kuhn_poker", board, None, budget="-", thresholds=(0.1,))
+    assert "b_quick held it sooner on every seed that held it (1.2 ms at the latest" in md
+    assert "but only in 2 of its 3 runs; a_steady held it in every run." in md
+    assert "overlap" not in md
+
+
+def test_summary_json_says_its_format(tmp_path):
+    """Its threshold keys changed meaning (held times, medians): a script reading an older
+    summary.json beside a newer one could not tell."""
+    outcome = run_race(_config(tmp_path, learners=("cfr",)), progress=False)
+    stored = json.loads((Path(outcome.out) / "summary.json").read_text())
+    assert stored["format"] == "nashzoo.RaceSummary/2" == outcome.summary["format"]

@@ -584,7 +584,9 @@ def default_ctrl_c():
     signal.signal(signal.SIGINT, previous)
 
 
-def test_a_ctrl_c_inside_a_step_takes_effect_when_both_seats_have_stepped(tmp_path, default_ctrl_c):
+def test_a_ctrl_c_inside_a_step_takes_effect_when_both_seats_have_stepped(
+    tmp_path, default_ctrl_c, capsys
+):
     """Interrupted between its seats' steps, a trainer in a notebook had seat 0 an iteration
     ahead (16,615 against 16,611 after four interrupts), and the checkpoint it saved was then
     refused by Trainer.load as inconsistent."""
@@ -594,6 +596,7 @@ def test_a_ctrl_c_inside_a_step_takes_effect_when_both_seats_have_stepped(tmp_pa
         trainer.run(iterations=10)
     assert trainer.iteration == 3
     assert [learner.iterations for learner in trainer.learners] == [3, 3]
+    assert "interrupting after this step" in capsys.readouterr().err
     trainer.save(tmp_path / "t.npz")
     assert Trainer.load(tmp_path / "t.npz").iteration == 3
     trainer.run(iterations=2)  # and it goes on

@@ -14,6 +14,8 @@ from nashzoo.games import Game
 _REGISTRY: dict[str, type[Learner]] = {}
 # Learners living in modules with optional dependencies: name -> (module, extra to install).
 _LAZY: dict[str, tuple[str, str]] = {}
+# Learner name -> the plugin module whose import registered it (see registered_by_plugin).
+_BY_PLUGIN: dict[str, str] = {}
 
 LearnerClass = TypeVar("LearnerClass", bound=type[Learner])
 
@@ -103,6 +105,7 @@ def import_plugins(modules: Iterable[str]) -> None:
     """
     for module in modules:
         check_module_name(module)
+        before = set(_REGISTRY)
         try:
             importlib.import_module(module)
         except ImportError as err:
@@ -112,6 +115,14 @@ def import_plugins(modules: Iterable[str]) -> None:
                 "@nashzoo.agents.register"
             ) from None
         _refuse_a_shadowed_plugin(module)
+        for name in set(_REGISTRY) - before:
+            _BY_PLUGIN[name] = module
+
+
+def registered_by_plugin(name: str) -> str | None:
+    """The plugin module whose import (:func:`import_plugins`) registered learner ``name``,
+    or ``None`` (a built-in, or registered otherwise)."""
+    return _BY_PLUGIN.get(name)
 
 
 def _refuse_a_shadowed_plugin(module: str) -> None:

@@ -1,7 +1,12 @@
 """PNG plots of convergence curves and heatmaps (matplotlib, the ``plot`` extra).
 
 Everything here works on plain data (rows of dicts, arrays), so reports can be re-plotted from a
-``results.csv`` without re-running anything. Figures are written atomically and closed.
+``results.csv`` without re-running anything. Figures are written atomically.
+
+The ``*_figure`` functions return a ``matplotlib.figure.Figure`` made without pyplot, so a
+caller's backend, current figure and open-figure list are left as they were: a notebook shows
+one returned from a cell and ``fig.savefig(path)`` writes it anywhere, but it belongs to no
+pyplot window: ``plt.show()`` in a script does not show it (save it and open the file).
 """
 
 from __future__ import annotations

@@ -92,10 +92,11 @@ CPU_CGROUP_FILES = (Path("/sys/fs/cgroup/cpu.max"), Path("/sys/fs/cgroup/cpu/cpu
 
 def usable_cpus() -> int:
     """The CPUs this process may run on: those its affinity mask allows (``taskset``, a
-    cpuset, a SLURM allocation), fewer where its control group's CPU quota (a container's
-    ``--cpus``) is smaller, at least one. ``os.cpu_count()`` counts the machine's: a race
-    given one core of many ran two runs on it, each at half speed, and ranked them against
-    runs that had a core alone."""
+    cpuset, a SLURM allocation), fewer where the CPU quota at the root of the control-group
+    mount it sees is smaller (a container's ``--cpus``; a quota set on a group deeper in the
+    host's hierarchy, as systemd's ``CPUQuota=``, is not read), at least one.
+    ``os.cpu_count()`` counts the machine's: a race given one core of many ran two runs on
+    it, each at half speed, and ranked them against runs that had a core alone."""
     try:
         count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux

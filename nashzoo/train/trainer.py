@@ -34,6 +34,7 @@ Checkpoints are one file written atomically: both learners' checkpoints plus the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -684,6 +685,14 @@ class _WholeSteps:
             raise KeyboardInterrupt
         self._pending = True
         signal.signal(signal.SIGINT, signal.default_int_handler)  # the second one: at once
+        with contextlib.suppress(OSError):  # (a terminal gone: the print is not the point)
+            # said at once: a step of seconds (a neural learner's) read as a Ctrl-C ignored,
+            # and a second one then cut the step short
+            print(
+                "\ninterrupting after this step, when both seats have stepped (Ctrl-C again "
+                "to interrupt at once)",
+                file=sys.stderr,
+            )
 
     def raise_if_interrupted(self) -> None:
         """Raise the KeyboardInterrupt that came during the step just finished."""

@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -140,30 +140,43 @@ def _ok_payload(
     return payload
 
 
-def check_workers_can_import(config: RaceConfig, num_jobs: int) -> None:
-    """Refuse, before anything is written, a game or learner defined in an interactive
-    ``__main__`` (a notebook, ``python -c``, stdin): worker processes import modules (a script's
-    own file included), and such a definition is in none, so every run would fail with
-    'unknown game'."""
+def check_workers_can_import(
+    config: RaceConfig, num_jobs: int, skipped: Iterable[str] = ()
+) -> None:
+    """Refuse, before anything is written, a game or learner the race's worker processes could
+    not find, so that every run would fail with 'unknown game' or 'unknown learner': one
+    defined in an interactive ``__main__`` (a notebook, ``python -c``, stdin), and a learner
+    from a module the caller imported but did not give as a plugin
+    (:func:`_refuse_learners_from_modules_not_given`). ``skipped``: labels the plan leaves out
+    (a learner whose extra is missing is skipped, not refused)."""
     workers = race_workers(config, num_jobs)
     if config.backend == "serial" or (config.backend == "process" and workers == 1):
         return  # the runs stay in this process
     from nashzoo.agents import learner_class
     from nashzoo.games.registry import factory_of
 
-    _refuse_learners_from_modules_not_given(config)
+    left_out = set(skipped)
+    classes: dict[str, type] = {}
+    for label, setting in config.learner_settings().items():
+        if label in left_out:
+            continue
+        with contextlib.suppress(ImportError, ValueError):  # said where the run needs it
+            classes[label] = learner_class(setting.algorithm)
     main = sys.modules.get("__main__")
     file = getattr(main, "__file__", None)
-    if main is None or (file and not str(file).startswith("<")):  # "<stdin>": not a file
+    script = main is not None and bool(file) and not str(file).startswith("<")
+    if config.backend == "ray" or not script:
+        # (a script's workers run its top level again, imports included, under "spawn")
+        _refuse_learners_from_modules_not_given(config, classes)
+    if script or main is None:
         return
-
     found = []
     factory = factory_of(config.game)
     if getattr(factory, "__module__", None) == "__main__":
         found.append(f"game {config.game!r}")
-    for label, setting in config.learner_settings().items():
-        if getattr(learner_class(setting.algorithm), "__module__", None) == "__main__":
-            found.append(f"learner {label!r}")
+    found += [
+        f"learner {label!r}" for label, cls in classes.items() if cls.__module__ == "__main__"
+    ]
     if found:
         raise ValueError(
             f"{' and '.join(found)} defined in this interactive session (a notebook, python -c "
@@ -173,30 +186,35 @@ def check_workers_can_import(config: RaceConfig, num_jobs: int) -> None:
         )
 
 
-def _refuse_learners_from_modules_not_given(config: RaceConfig) -> None:
-    """Refuse a learner whose class comes from a module the workers would not import: a
-    module the caller imported (``import my_learners`` in a notebook or script) but did not
-    name in ``plugins``. Every run failed in its worker with ``unknown learner``, after the
-    folder was claimed, without naming the fix. nashzoo's own learners, and those of a plugin
-    module or its submodules, are imported by the workers themselves; a script's ``__main__``
-    is imported again by each worker, and an interactive one is refused on its own."""
-    from nashzoo.agents import learner_class
+def _refuse_learners_from_modules_not_given(config: RaceConfig, classes: dict[str, type]) -> None:
+    """Refuse a learner whose class comes from a module the workers would not import: one the
+    caller imported (``import my_learners`` in a notebook) but did not give in ``plugins``.
+    Every run failed in its worker with ``unknown learner``, after the folder was claimed,
+    without naming the fix. A learner is found by the workers when it is nashzoo's own, when
+    a plugin module (or one of its submodules) defines it, when a plugin's import registered
+    it, or when a plugin module holds its class by name."""
+    from nashzoo.agents.registry import registered_by_plugin
 
+    plugins = tuple(config.plugins)
     missing: dict[str, list[str]] = {}
-    for label, setting in config.learner_settings().items():
-        module = getattr(learner_class(setting.algorithm), "__module__", "") or ""
+    for label, cls in classes.items():
+        module = getattr(cls, "__module__", "") or ""
         if module == "__main__" or module.split(".")[0] == "nashzoo":
             continue
-        if any(module == p or module.startswith(p + ".") for p in config.plugins):
+        if any(module == p or module.startswith(p + ".") for p in plugins):
+            continue
+        if registered_by_plugin(getattr(cls, "name", "")) in plugins:
+            continue
+        if any(cls in vars(sys.modules.get(p, sys)).values() for p in plugins):
             continue
         missing.setdefault(module, []).append(label)
     if missing:
         named = "; ".join(
             f"{', '.join(map(repr, labels))} from {m}" for m, labels in missing.items()
         )
-        modules = tuple(dict.fromkeys((*config.plugins, *missing)))
+        modules = tuple(dict.fromkeys((*plugins, *missing)))
         raise ValueError(
-            f"the race's {config.backend} workers import only nashzoo and the plugins modules, "
+            f"the race's {config.backend} workers import only nashzoo and the plugin modules, "
             f"and these learners come from modules that are neither: {named}; pass "
             f"plugins={modules!r} (--plugin on the command line), or race with workers=1"
         )
@@ -225,8 +243,8 @@ def _execute(
 
 def race_workers(config: RaceConfig, num_jobs: int) -> int:
     """How many runs go side by side: ``config.workers``, else one per CPU this process may
-    use (:func:`~nashzoo.train.threads.usable_cpus`), no more than there are runs."""
-    return config.workers or max(1, min(usable_cpus(), num_jobs))
+    use (:func:`~nashzoo.train.threads.usable_cpus`); never more than there are runs."""
+    return max(1, min(config.workers or usable_cpus(), num_jobs))
 
 
 def _warn_if_oversubscribed(config: RaceConfig, workers: int) -> None:

@@ -111,6 +111,7 @@ def write_reports(
     )
     markdown += _skipped_section(skipped)
     summary = {
+        "format": SUMMARY_FORMAT,
         "game": game_id,
         "budget": config.budget_text(),
         "exploitability_convention": "NashConv / 2",
@@ -145,6 +146,12 @@ def write_reports(
         out, tuple(results), tuple(failures), skipped, summary, markdown, interrupted
     )
 
+
+SUMMARY_FORMAT = "nashzoo.RaceSummary/2"
+"""summary.json's format. 2 (2026-11-28): a threshold's ``mean_seconds``, ``ci95``,
+``min_seconds``, ``max_seconds`` and ``reached`` are over the times from which each run *held*
+the level (1, untagged: the first time at or below it, now ``first_below_seconds``), and
+``work_per_second`` is the median over seeds (1: the mean)."""
 
 TIME_TO_MEANS = (
     "wall-clock training seconds (evaluation excluded) from which a run's exploitability "

@@ -62,7 +62,8 @@ def run_race(config: RaceConfig, *, progress: bool = True, stream: Any = None) -
     _require_extras(config)
     # A game too big to compile would fail every run in its worker, and a resume alike.
     check_counted_game(load_game(config.game))
-    check_workers_can_import(config, len(plan(config)[0]))
+    jobs, skipped = plan(config)
+    check_workers_can_import(config, len(jobs), skipped)
     out = check_output_folder(config.out)
     with folder_lock(out, "--out folder"):
         remove_stale_temp_files(out)

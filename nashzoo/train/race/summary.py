@@ -688,7 +688,15 @@ def _fastest_line(board: Sequence[LeaderboardEntry], first: float) -> str:
     others = [e for e in board if e is not best and e.time_to(first).count > 0]
     for other in sorted(others, key=lambda entry: entry.time_to(first).low):
         theirs = other.time_to(first)
-        if separated_by_seeds(held.low, held.high, theirs.low, theirs.high) != 0:
+        apart = separated_by_seeds(held.low, held.high, theirs.low, theirs.high)
+        if apart == 1:  # quicker on every seed that held it, but it did not hold it in all
+            return (
+                f"- No learner is named fastest to exploitability {first:g}: {other.learner} "
+                f"held it sooner on every seed that held it ({fmt_seconds(theirs.high)} at the "
+                f"latest, {best.learner} {fmt_seconds(held.low)} at the earliest), but only in "
+                f"{theirs.count} of its {other.runs} runs; {best.learner} held it in every run."
+            )
+        if apart is None:
             return (
                 f"- No learner is clearly fastest to exploitability {first:g}: "
                 f"{best.learner} (median {fmt_seconds(held.median)}) and {other.learner} "
