@@ -366,6 +366,14 @@ def test_a_race_resumed_with_other_plugins_is_refused_and_keeps_its_own(two_plug
     assert json.loads(stored)["plugins"] == ["my_plugin_a", "my_plugin_b"]
 
 
+def _plugin_race(**fields):
+    """A two-iteration, one-seed race into ``r`` without plots, with ``fields`` on top."""
+    from nashzoo.train.race import RaceConfig
+
+    base = dict(seeds=1, budget_seconds=None, budget_iterations=2, plots=False, out="r")
+    return RaceConfig(**{**base, **fields})
+
+
 def test_a_race_resumed_from_python_with_other_plugins_is_refused(two_plugins):
     """From Python, ``run_race(RaceConfig(..., resume=True))`` with the plugins left out (the
     default ``()``) ran the finished runs again, each failing as 'unknown learner', and
@@ -373,17 +381,12 @@ def test_a_race_resumed_from_python_with_other_plugins_is_refused(two_plugins):
     import dataclasses
     import sys
 
-    from nashzoo.train.race import RaceConfig, run_race
+    from nashzoo.train.race import run_race
 
     sys.path.append(str(two_plugins))  # (the command line searches the current folder itself)
-    config = RaceConfig(
+    config = _plugin_race(
         learners=("_plugin_idle_a", "_plugin_idle_b"),
-        seeds=1,
-        budget_seconds=None,
-        budget_iterations=2,
         backend="serial",
-        plots=False,
-        out="r",
         plugins=("my_plugin_a", "my_plugin_b"),
     )
     run_race(config, progress=False)
@@ -410,7 +413,7 @@ def test_a_learner_from_a_module_not_given_as_a_plugin_is_refused_before_a_race(
     import types
 
     from nashzoo.agents.registry import _LAZY, register_lazy
-    from nashzoo.train.race import RaceConfig, backends, run_race
+    from nashzoo.train.race import backends, run_race
 
     sys.path.append(str(two_plugins))
     (two_plugins / "elsewhere.py").write_text(
@@ -424,16 +427,7 @@ def test_a_learner_from_a_module_not_given_as_a_plugin_is_refused_before_a_race(
     importlib.import_module("my_plugin_a")
     notebook = types.ModuleType("__main__")  # no __file__, as in a notebook
     monkeypatch.setitem(sys.modules, "__main__", notebook)
-    config = RaceConfig(
-        learners=("_plugin_idle_a", "cfr"),
-        seeds=1,
-        budget_seconds=None,
-        budget_iterations=2,
-        backend="process",
-        workers=2,
-        plots=False,
-        out="r",
-    )
+    config = _plugin_race(learners=("_plugin_idle_a", "cfr"), backend="process", workers=2)
     with pytest.raises(
         ValueError, match=r"'_plugin_idle_a' from my_plugin_a; pass plugins=\('my_plugin_a',\)"
     ):
