@@ -45,7 +45,7 @@ def register(cls: LearnerClass) -> LearnerClass:
             if taken is not None
             else f"{_LAZY[cls.name][0]} (needs the extra {_LAZY[cls.name][1]!r})"
         )
-        mine = taken is not None and not _is_nashzoos(taken)
+        mine = taken is not None and not is_nashzoos(taken)
         raise ValueError(
             f"cannot register {cls.__module__}.{cls.__qualname__} as learner {cls.name!r}: "
             f"that name is taken by {owner}; give your learner another name "
@@ -69,14 +69,15 @@ def unregister(name: str) -> type[Learner]:
     cls = _REGISTRY.get(name)
     if cls is None:
         raise KeyError(f"no learner {name!r} is registered; registered: {sorted(_REGISTRY)}")
-    if _is_nashzoos(cls):
+    if is_nashzoos(cls):
         raise ValueError(f"{name!r} is one of nashzoo's own learners, which cannot be removed")
     del _REGISTRY[name]
     return cls
 
 
-def _is_nashzoos(cls: type) -> bool:
-    return cls.__module__.split(".")[0] == "nashzoo"
+def is_nashzoos(cls: type) -> bool:
+    """Whether ``cls`` is one of nashzoo's own classes (its module is in the package)."""
+    return (getattr(cls, "__module__", "") or "").split(".")[0] == "nashzoo"
 
 
 def _same_definition(old: type[Learner], new: type[Learner]) -> bool:

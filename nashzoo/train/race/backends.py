@@ -193,19 +193,19 @@ def _refuse_learners_from_modules_not_given(config: RaceConfig, classes: dict[st
     without naming the fix. A learner is found by the workers when it is nashzoo's own, when
     a plugin module (or one of its submodules) defines it, when a plugin's import registered
     it, or when a plugin module holds its class by name."""
-    from nashzoo.agents.registry import registered_by_plugin
+    from nashzoo.agents.registry import is_nashzoos, registered_by_plugin
 
     plugins = tuple(config.plugins)
     missing: dict[str, list[str]] = {}
     for label, cls in classes.items():
         module = getattr(cls, "__module__", "") or ""
-        if module == "__main__" or module.split(".")[0] == "nashzoo":
+        if module == "__main__" or is_nashzoos(cls):
             continue
         if any(module == p or module.startswith(p + ".") for p in plugins):
             continue
         if registered_by_plugin(getattr(cls, "name", "")) in plugins:
             continue
-        if any(cls in vars(sys.modules.get(p, sys)).values() for p in plugins):
+        if any(cls in getattr(sys.modules.get(p), "__dict__", {}).values() for p in plugins):
             continue
         missing.setdefault(module, []).append(label)
     if missing:

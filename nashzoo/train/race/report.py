@@ -95,13 +95,14 @@ def write_reports(
     else:
         (out / "results.csv").unlink(missing_ok=True)
     board = leaderboard(rows, config.thresholds)
+    side_by_side, cpus = _runs_at_a_time(config, planned or len(results)), usable_cpus()
     cross = cross_play(rows)
     markdown = markdown_summary(
         shown,
         board,
         cross,
         thresholds=config.thresholds,
-        budget=config.budget_text() + _side_by_side(config, planned or len(results)),
+        budget=config.budget_text() + _side_by_side(side_by_side, cpus),
         budget_seconds=config.budget_seconds,
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         **_value_facts(config.game, shown),
@@ -116,8 +117,8 @@ def write_reports(
         "budget": config.budget_text(),
         "exploitability_convention": "NashConv / 2",
         "time_to_threshold_means": TIME_TO_MEANS,
-        "workers": race_workers(config, planned or len(results)),
-        "usable_cpus": usable_cpus(),
+        "workers": side_by_side,
+        "usable_cpus": cpus,
         "runs_finished": len(results),
         "runs_failed": len(failures),
         "interrupted": interrupted,
@@ -161,13 +162,19 @@ TIME_TO_MEANS = (
 """What summary.json's times to a threshold are."""
 
 
-def _side_by_side(config: RaceConfig, num_jobs: int) -> str:
-    """The budget line's note of how many runs went side by side on how many usable CPUs, for
-    a race run on this machine ("" on Ray, whose cluster this process does not see)."""
+def _runs_at_a_time(config: RaceConfig, num_jobs: int) -> int | None:
+    """How many runs this race runs side by side on this machine (``None`` on Ray, whose
+    cluster this process does not see)."""
     if config.backend == "ray":
+        return None
+    return 1 if config.backend == "serial" else race_workers(config, num_jobs)
+
+
+def _side_by_side(workers: int | None, cpus: int) -> str:
+    """The budget line's note of how many runs went side by side on how many usable CPUs
+    ("" on Ray)."""
+    if workers is None:
         return ""
-    workers = 1 if config.backend == "serial" else race_workers(config, num_jobs)
-    cpus = usable_cpus()
     shared = " (more runs than CPUs: their seconds do not compare)" if workers > cpus else ""
     return (
         f"; {workers} run{'s' * (workers != 1)} at a time on {cpus} usable "
