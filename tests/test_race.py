@@ -966,15 +966,58 @@ def test_the_default_workers_are_the_cpus_this_process_may_use(tmp_path, monkeyp
 def test_a_cpu_quota_limits_the_usable_cpus(tmp_path, monkeypatch):
     """A container's ``--cpus 1.5`` (cgroup v2 ``cpu.max``: 150000 100000) gives two CPUs'
     worth of runs, not one per core of the machine; "max" is no quota."""
+    from nashzoo.games import limits
     from nashzoo.train import threads
 
-    v2 = tmp_path / "cpu.max"
-    monkeypatch.setattr(threads, "CPU_CGROUP_FILES", (v2, tmp_path / "none"))
+    own = tmp_path / "self-cgroup"
+    own.write_text("0::/\n")
+    monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path)
+    monkeypatch.setattr(limits, "PROC_CGROUP", own)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
-    v2.write_text("150000 100000\n")
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
     assert threads.usable_cpus() == 2
-    v2.write_text("max 100000\n")
+    (tmp_path / "cpu.max").write_text("max 100000\n")
     assert threads.usable_cpus() == 8
+
+
+def test_a_cpu_quota_on_a_group_above_the_mount_root_counts(tmp_path, monkeypatch):
+    """systemd's ``CPUQuota=`` sets the quota on the service's own group, deep in the
+    hierarchy: reading the mount root alone gave every core of the machine. The smallest
+    quota from the process's group up to the root is the one that holds, in v2 and in v1."""
+    from nashzoo.games import limits
+    from nashzoo.train import threads
+
+    own = tmp_path / "self-cgroup"
+    monkeypatch.setattr(limits, "PROC_CGROUP", own)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    v2 = tmp_path / "v2"
+    group = v2 / "system.slice" / "lab.service"
+    group.mkdir(parents=True)
+    (v2 / "cgroup.controllers").write_text("cpu memory\n")
+    (v2 / "cpu.max").write_text("max 100000\n")
+    (v2 / "system.slice" / "cpu.max").write_text("600000 100000\n")
+    (group / "cpu.max").write_text("300000 100000\n")
+    monkeypatch.setattr(limits, "CGROUP_ROOT", v2)
+    own.write_text("0::/system.slice/lab.service\n")
+    assert threads.usable_cpus() == 3
+    (group / "cpu.max").write_text("max 100000\n")
+    assert threads.usable_cpus() == 6  # the slice above still limits it
+    # A path this process cannot see under its mount (no cgroup namespace): the root alone.
+    own.write_text("0::/elsewhere/deep\n")
+    assert threads.usable_cpus() == 16
+    # cgroup v1: the cpu controller's folder, quota over period.
+    v1 = tmp_path / "v1"
+    job = v1 / "cpu" / "slurm" / "job_7"
+    job.mkdir(parents=True)
+    (job / "cpu.cfs_quota_us").write_text("200000\n")
+    (job / "cpu.cfs_period_us").write_text("100000\n")
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (v1 / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    monkeypatch.setattr(limits, "CGROUP_ROOT", v1)
+    own.write_text("12:memory:/slurm/job_7\n4:cpu,cpuacct:/slurm/job_7\n0::/\n")
+    assert threads.usable_cpus() == 2
+    own.write_text("garbage without colons\n")  # no group named: no quota read
+    assert threads.usable_cpus() == 16
 
 
 def test_a_race_outcome_shows_itself_in_a_line(tmp_path):
@@ -1020,6 +1063,33 @@ def test_an_iteration_budgets_report_says_which_numbers_repeat(tmp_path):
 
     assert held(first) == held(second)
     assert any(iterations[0] is not None for _, _, iterations in held(first))
+
+
+def test_a_race_with_both_a_seconds_and_an_iteration_budget_says_which_runs_repeat(tmp_path):
+    """With both budgets, a run ends at whichever comes first: the report said nothing of
+    which numbers repeat (the clock note was for counted budgets alone, the overshoot note for
+    seconds alone)."""
+    from nashzoo.train.race.summary import BOTH_BUDGETS_NOTE, CLOCK_NOTE
+
+    both = run_race(
+        _config(tmp_path / "both", learners=("cfr",), budget_seconds=30.0, budget_iterations=5),
+        progress=False,
+    )
+    assert BOTH_BUDGETS_NOTE in both.markdown and CLOCK_NOTE not in both.markdown
+    assert "(whichever comes first)" in both.markdown
+    assert "Here the clock stopped 0 of 2 runs." in both.markdown  # 5 iterations in 30 s
+    cut = run_race(
+        _config(tmp_path / "cut", learners=("cfr",), budget_seconds=1e-4, budget_iterations=10**9),
+        progress=False,
+    )
+    assert "Here the clock stopped 2 of 2 runs." in cut.markdown
+    counted = run_race(_config(tmp_path / "counted", learners=("cfr",)), progress=False)
+    assert CLOCK_NOTE in counted.markdown and BOTH_BUDGETS_NOTE not in counted.markdown
+    clock = run_race(
+        _config(tmp_path / "clock", learners=("cfr",), budget_seconds=0.05, budget_iterations=None),
+        progress=False,
+    )
+    assert BOTH_BUDGETS_NOTE not in clock.markdown and CLOCK_NOTE not in clock.markdown
 
 
 def test_a_learner_quicker_on_every_seed_that_held_a_level_is_not_called_level():

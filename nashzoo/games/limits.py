@@ -174,36 +174,54 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 _NO_LIMIT = 2**60  # cgroup v1 writes "no limit" as the largest page-aligned 64-bit number
 
 
-def cgroup_headroom() -> int | None:
-    """The bytes this process's memory control group can still grow by, the least over it and
-    the groups above it (limits are hierarchical); ``None`` where no limit is set or none can
-    be read. cgroup v2 (``memory.max``, ``memory.current``) and v1 (``memory.limit_in_bytes``,
-    ``memory.usage_in_bytes``); the inactive file cache, which the kernel reclaims before it
-    kills, counts as free."""
+def cgroup_folders(controller: str) -> list[tuple[Path, bool]]:
+    """The folders of this process's control groups for ``controller`` (``"memory"``,
+    ``"cpu"``), each with whether it is cgroup v2: from its own group up to the mount root
+    (limits are hierarchical: a group's holds for every group below it), for the v2
+    hierarchy and v1's controller folder alike (where a machine has both, the files of the
+    one not in use are absent). A group path not under the mount this process sees (a
+    container without a cgroup namespace sees the host's paths) leaves the folders above it,
+    down to the mount root, to read. Empty where ``/proc/self/cgroup`` cannot be read."""
     try:
         lines = PROC_CGROUP.read_text().splitlines()
     except OSError:
-        return None
-    least: int | None = None
+        return []
+    found: list[tuple[Path, bool]] = []
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
             continue
         if parts[1] == "":
-            root, files = CGROUP_ROOT, ("memory.max", "memory.current", "inactive_file")
-        elif "memory" in parts[1].split(","):
-            root = CGROUP_ROOT / "memory"
-            files = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+            root, v2 = CGROUP_ROOT, True
+        elif controller in parts[1].split(","):
+            root, v2 = CGROUP_ROOT / controller, False
         else:
             continue
         folder = root / parts[2].lstrip("/")
         while True:
-            room = _group_headroom(folder, *files)
-            if room is not None:
-                least = room if least is None else min(least, room)
+            found.append((folder, v2))
             if folder == root or root not in folder.parents:
                 break
             folder = folder.parent
+    return found
+
+
+def cgroup_headroom() -> int | None:
+    """The bytes this process's memory control group can still grow by, the least over it and
+    the groups above it (:func:`cgroup_folders`); ``None`` where no limit is set or none can
+    be read. cgroup v2 (``memory.max``, ``memory.current``) and v1 (``memory.limit_in_bytes``,
+    ``memory.usage_in_bytes``); the inactive file cache, which the kernel reclaims before it
+    kills, counts as free."""
+    least: int | None = None
+    for folder, v2 in cgroup_folders("memory"):
+        if v2:
+            room = _group_headroom(folder, "memory.max", "memory.current", "inactive_file")
+        else:
+            room = _group_headroom(
+                folder, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+            )
+        if room is not None:
+            least = room if least is None else min(least, room)
     return least
 
 

@@ -25,6 +25,8 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
+from nashzoo.games.limits import cgroup_folders
+
 __all__ = ["THREAD_VARIABLES", "ThreadLimit", "limit_threads", "usable_cpus"]
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -87,14 +89,10 @@ def limit_threads(threads: int = 1) -> ThreadLimit:
     return ThreadLimit(threads)
 
 
-CPU_CGROUP_FILES = (Path("/sys/fs/cgroup/cpu.max"), Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"))
-
-
 def usable_cpus() -> int:
     """The CPUs this process may run on: those its affinity mask allows (``taskset``, a
-    cpuset, a SLURM allocation), fewer where the CPU quota at the root of the control-group
-    mount it sees is smaller (a container's ``--cpus``; a quota set on a group deeper in the
-    host's hierarchy, as systemd's ``CPUQuota=``, is not read), at least one.
+    cpuset, a SLURM allocation), fewer where a CPU quota on its control group or any group
+    above it is smaller (a container's ``--cpus``, systemd's ``CPUQuota=``), at least one.
     ``os.cpu_count()`` counts the machine's: a race given one core of many ran two runs on
     it, each at half speed, and ranked them against runs that had a core alone."""
     try:
@@ -108,16 +106,22 @@ def usable_cpus() -> int:
 
 
 def _cgroup_cpu_quota() -> int | None:
-    """The whole CPUs the control group's quota allows (rounded up), ``None`` without one:
-    cgroup v2 ``cpu.max`` ("QUOTA PERIOD" or "max PERIOD"), v1 ``cpu.cfs_quota_us`` over
+    """The whole CPUs (rounded up) of the smallest CPU quota on this process's control group
+    and the groups above it (:func:`nashzoo.games.limits.cgroup_folders`); ``None`` without
+    one. cgroup v2 ``cpu.max`` ("QUOTA PERIOD" or "max PERIOD"), v1 ``cpu.cfs_quota_us`` over
     ``cpu.cfs_period_us``."""
-    v2, v1 = CPU_CGROUP_FILES
+    quotas = [q for q in (_quota_in(*found) for found in cgroup_folders("cpu")) if q is not None]
+    return min(quotas) if quotas else None
+
+
+def _quota_in(folder: Path, v2: bool) -> int | None:
+    """The whole CPUs of the quota set in ``folder``, ``None`` without one (or unreadable)."""
     try:
-        if v2.exists():
-            quota, period = v2.read_text().split()[:2]
+        if v2:
+            quota, period = (folder / "cpu.max").read_text().split()[:2]
         else:
-            quota = v1.read_text().strip()
-            period = (v1.parent / "cpu.cfs_period_us").read_text().strip()
+            quota = (folder / "cpu.cfs_quota_us").read_text().strip()
+            period = (folder / "cpu.cfs_period_us").read_text().strip()
         if quota in ("max", "-1"):
             return None
         return max(1, math.ceil(int(quota) / int(period)))

@@ -104,6 +104,7 @@ def write_reports(
         thresholds=config.thresholds,
         budget=config.budget_text() + _side_by_side(side_by_side, cpus),
         budget_seconds=config.budget_seconds,
+        clock_stopped=_clock_stopped(config, results),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
         **_value_facts(config.game, shown),
     )
@@ -168,6 +169,16 @@ def _runs_at_a_time(config: RaceConfig, num_jobs: int) -> int | None:
     if config.backend == "ray":
         return None
     return 1 if config.backend == "serial" else race_workers(config, num_jobs)
+
+
+def _clock_stopped(config: RaceConfig, results: Sequence[dict[str, Any]]) -> tuple[int, int] | None:
+    """How many of the runs their seconds budget stopped, where they also had an iteration or
+    work budget (``None`` otherwise): those are the runs that do not repeat."""
+    if config.budget_seconds is None or (
+        config.budget_iterations is None and config.budget_work is None
+    ):
+        return None
+    return sum(res.get("stopped_by") == "seconds" for res in results), len(results)
 
 
 def _side_by_side(workers: int | None, cpus: int) -> str:

@@ -529,6 +529,7 @@ def markdown_summary(
     general_sum: bool = False,
     payoff_scale: float | None = None,
     budget_seconds: float | None = None,
+    clock_stopped: tuple[int, int] | None = None,
 ) -> str:
     """The human summary: leaderboard, plain-words answers, cross-play matrix. ``not_judged``:
     why closeness to equilibrium was not evaluated where it was not; ``constant``: what the
@@ -537,7 +538,9 @@ def markdown_summary(
     ``payoff_scale``: the game's largest absolute payoff, where it is known (the payoffs are
     then shown with decimals that suit it, and thresholds far from it are pointed out);
     ``budget_seconds``: the runs' seconds budget, where there is one (learners that trained
-    well past it are named)."""
+    well past it are named); ``clock_stopped``: where the runs also had an iteration or work
+    budget, how many of how many runs the clock stopped (the report then says which of its
+    numbers repeat from race to race)."""
     lines = [
         f"# nashzoo race on {game_id}",
         "",
@@ -549,6 +552,9 @@ def markdown_summary(
         lines += _overshoot_note(board, budget_seconds)
         if budget_seconds is None:
             lines += [CLOCK_NOTE, ""]
+        elif clock_stopped is not None:
+            by_clock, runs = clock_stopped
+            lines += [f"{BOTH_BUDGETS_NOTE} Here the clock stopped {by_clock} of {runs} runs.", ""]
         lines += _thresholds_note(thresholds, payoff_scale)
     if cross is not None:
         spec = payoff_spec([payoff_scale] if payoff_scale else cross.payoff.ravel())
@@ -568,6 +574,16 @@ CLOCK_NOTE = (
     "sampled walks, a number of episodes)."
 )
 """Said under the leaderboard of a race whose budget is iterations or work."""
+
+BOTH_BUDGETS_NOTE = (
+    "Note: each run stopped at its seconds budget or its iteration (or work) budget, "
+    "whichever came first. A run the count stopped is the same from one race to the next with "
+    "the same seeds, as long as the clock does not stop it first on a slower or busier "
+    "machine; a run the clock stopped is not. The times above are wall clock either way: "
+    "summary.json gives each seed's iteration from which it held each level "
+    "(`seed_iterations`), and each run's iterations are in results.csv."
+)
+"""Said under the leaderboard of a race with both a seconds and a counted budget."""
 
 OVERSHOOT = 1.1
 """A learner whose median run trained this many times its seconds budget or more is named under
