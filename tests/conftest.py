@@ -49,6 +49,16 @@ def _sb3_log_folders_under_pytests_own():
         patch.undo()
 
 
+@pytest.fixture
+def default_ctrl_c():
+    """Python's own Ctrl-C handler for the test (a test runner may have its own)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(params=["loop", "numpy"])
 def layout_twin(request, monkeypatch) -> str:
     """Runs the test once with each twin of the compile's layout (``games/layout.py``): the

@@ -196,3 +196,55 @@ def test_a_ctrl_c_while_waiting_for_the_workers_step_keeps_its_learner():
         worker.step_wait()
     back = worker.close()
     assert back.iterations == 1 and back.seat == 1
+
+
+def test_a_ctrl_c_while_a_reply_is_read_takes_effect_once_it_is_taken_whole(default_ctrl_c):
+    """A second Ctrl-C (the first waits for the step) that landed while seat 1's reply was
+    being read cut it mid-message: the pipe was left unreadable and the step's work unrecorded.
+    It now takes effect once the reply is read and taken."""
+    import os
+    import signal
+
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    conn = worker._conn
+    real_recv = conn.recv
+
+    def signalled_while_reading():
+        conn.recv = real_recv
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_recv()
+
+    opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
+    worker.step_async(opponent)
+    conn.recv = signalled_while_reading
+    with pytest.raises(KeyboardInterrupt):
+        worker.step_wait()
+    assert not worker._pending and worker.iterations == 1  # the reply was taken
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    worker.step(opponent)
+    assert worker.iterations == 2
+    assert worker.close().iterations == 2
+
+
+def test_a_ctrl_c_while_a_policy_is_asked_for_does_not_shift_the_replies():
+    """Interrupted while it waited for a policy, the worker's reply stayed in the pipe and the
+    next request read it as its own: the next step failed to unpack a policy as its
+    metrics."""
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    real_wait = worker._wait_for_reply
+
+    def interrupted_once():
+        worker._wait_for_reply = real_wait
+        raise KeyboardInterrupt
+
+    worker._wait_for_reply = interrupted_once
+    with pytest.raises(KeyboardInterrupt):
+        worker.average_policy()
+    opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
+    metrics = worker.step(opponent)
+    assert isinstance(metrics, dict) and worker.iterations == 1
+    assert worker.average_policy().game.id == worker.game.id
+    worker._wait_for_reply = interrupted_once
+    with pytest.raises(KeyboardInterrupt):
+        worker.current_policy()
+    assert worker.close().iterations == 1

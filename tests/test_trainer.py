@@ -574,16 +574,6 @@ class _SignalsDuringStep(CFR):
         return out
 
 
-@pytest.fixture
-def default_ctrl_c():
-    """Python's own Ctrl-C handler for the test (a test runner may have its own)."""
-    import signal
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
 def test_a_ctrl_c_inside_a_step_takes_effect_when_both_seats_have_stepped(
     tmp_path, default_ctrl_c, capsys
 ):

@@ -25,11 +25,14 @@ on two cores, each with one, is the point; a BLAS pool per process would fight f
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import pickle
 import signal
 import sys
+import threading
 import traceback
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from nashzoo.agents.base import Learner
@@ -125,6 +128,30 @@ def _main_is_a_file() -> bool:
     return bool(file) and not str(file).startswith("<")
 
 
+@contextlib.contextmanager
+def _whole_message() -> Iterator[None]:
+    """Hold a Ctrl-C that comes while a message is written to or read from the worker's pipe
+    until the message is whole, then deliver it to the handler that was there: cut
+    mid-message, the pipe was left unreadable and every later request read garbage. Only in
+    the main thread (where Python runs signal handlers), and only where the handler is
+    Python code (an ignored Ctrl-C stays ignored)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):
+        yield
+        return
+    held: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
+
+
 def _policy(learner: Learner, view: str | None) -> Policy | None:
     if view is None:
         return None
@@ -153,6 +180,7 @@ class SeatWorker:
         self._work = learner.work()
         self._policies: dict[str, Policy] = {}
         self._pending = False
+        self._unanswered = 0  # requests sent whose replies are not read yet (see _receive)
         self._closed = False
         self._started = False
         self._lost: str | None = None  # why the learner is gone, once the worker died
@@ -221,18 +249,16 @@ class SeatWorker:
         """The metrics of the step started by :meth:`step_async`."""
         if not self._pending:
             raise RuntimeError("SeatWorker.step_wait without a step_async before it")
-        # Wait where an interrupt leaves the reply in the pipe, still pending, for close() to
-        # collect: marked done before the wait, a Ctrl-C during it made close() read the
-        # step's reply as the learner (TypeError) and lose seat 1's learner.
-        self._wait_for_reply()
-        try:
-            metrics, work, policy = self._receive()
-        except KeyboardInterrupt:
-            raise  # the reply is still to be read, by close()
-        except BaseException:
-            self._pending = False  # read: the step's own error, raised here
-            raise
-        self._pending = False
+        # An interrupt during the wait leaves the reply in the pipe and the step pending, for
+        # a later step_wait or close() to collect: marked done before the wait, a Ctrl-C
+        # during it made close() read the step's reply as the learner (TypeError) and lose
+        # seat 1's learner. Once read, the reply is taken in whole (_stepped).
+        return self._receive(self._stepped)
+
+    def _stepped(self, status: str, payload: Any) -> dict[str, float]:
+        """Take the step's reply: its work and the policy sent back with it."""
+        self._pending = False  # read: the step's own error, if any, is raised here
+        metrics, work, policy = self._unpacked(status, payload)
         self._work = work
         if policy is not None and self._pending_view is not None:
             self._policies[self._pending_view] = policy
@@ -253,14 +279,10 @@ class SeatWorker:
             raise RuntimeError("SeatWorker.close was called already")
         self._closed = True
         try:
-            if self._pending:  # let the step finish, so the learner comes back whole
-                self._pending = False
-                try:
-                    self._receive()
-                except SeatWorkerError:
-                    raise
-                except Exception:  # the step failed: its error was raised to the caller already
-                    pass
+            # A step still in flight finishes first (the worker answers in order), so the
+            # learner comes back whole; its reply, and any other an interrupt left unread, is
+            # dropped on the way to this one's.
+            self._pending = False
             return pickle.loads(self._request("close", None))
         finally:
             self._stop_process()
@@ -302,16 +324,33 @@ class SeatWorker:
         return self._receive()
 
     def _send(self, op: str, arg: Any) -> None:
-        try:
-            self._conn.send((op, arg))
-        except (BrokenPipeError, ConnectionError, EOFError) as err:
-            raise self._died() from err
+        with _whole_message():
+            try:
+                self._conn.send((op, arg))
+            except (BrokenPipeError, ConnectionError, EOFError) as err:
+                raise self._died() from err
+            self._unanswered += 1
 
-    def _receive(self) -> Any:
-        try:
-            status, payload = self._conn.recv()
-        except (EOFError, ConnectionError) as err:
-            raise self._died() from err
+    def _receive(self, then: Callable[[str, Any], Any] | None = None) -> Any:
+        """The reply to the latest request (``then(status, payload)`` where given, else the
+        payload or the worker's error raised). The wait is interruptible and leaves the reply
+        unread; replies that interrupts left unread (a Ctrl-C while a policy was asked for)
+        come first in the pipe and are dropped here, where the next request used to read its
+        predecessor's reply as its own. A message is read, and taken, in whole
+        (:func:`_whole_message`)."""
+        while True:
+            self._wait_for_reply()
+            with _whole_message():
+                try:
+                    status, payload = self._conn.recv()
+                except (EOFError, ConnectionError) as err:
+                    raise self._died() from err
+                self._unanswered -= 1
+                if self._unanswered == 0:
+                    return (then or self._unpacked)(status, payload)
+
+    def _unpacked(self, status: str, payload: Any) -> Any:
+        """The payload of an ``ok`` reply; the worker's error raised again otherwise."""
         if status == "ok":
             return payload
         error, detail = payload
