@@ -183,17 +183,17 @@ def test_a_ctrl_c_while_waiting_for_the_workers_step_keeps_its_learner():
     done before its reply was read, so close() read that reply as the learner (``TypeError: a
     bytes-like object is required, not 'tuple'``) and seat 1's learner was lost."""
     worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
-    conn = worker._conn
-    real_recv = conn.recv
+    real_wait = worker._wait_for_reply
 
     def interrupted_once():
-        conn.recv = real_recv
+        worker._wait_for_reply = real_wait
         raise KeyboardInterrupt
 
     worker.step_async(make_learner("cfr", "kuhn_poker", 0).current_policy())
-    conn.recv = interrupted_once
+    worker._wait_for_reply = interrupted_once
     with pytest.raises(KeyboardInterrupt):
         worker.step_wait()
+    assert worker._pending
     back = worker.close()
     assert back.iterations == 1 and back.seat == 1
 
@@ -207,16 +207,16 @@ def test_a_ctrl_c_while_a_reply_is_read_takes_effect_once_it_is_taken_whole(defa
 
     worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
     conn = worker._conn
-    real_recv = conn.recv
+    real_recv = conn.recv_bytes
 
     def signalled_while_reading():
-        conn.recv = real_recv
+        conn.recv_bytes = real_recv
         os.kill(os.getpid(), signal.SIGINT)
         return real_recv()
 
     opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
     worker.step_async(opponent)
-    conn.recv = signalled_while_reading
+    conn.recv_bytes = signalled_while_reading
     with pytest.raises(KeyboardInterrupt):
         worker.step_wait()
     assert not worker._pending and worker.iterations == 1  # the reply was taken
@@ -248,3 +248,107 @@ def test_a_ctrl_c_while_a_policy_is_asked_for_does_not_shift_the_replies():
     with pytest.raises(KeyboardInterrupt):
         worker.current_policy()
     assert worker.close().iterations == 1
+
+
+def test_a_request_after_an_unread_large_reply_does_not_wait_for_ever(default_ctrl_c):
+    """A Ctrl-C while a Leduc policy (about 440 KB pickled, more than a pipe holds) was asked
+    for left the worker writing it; the next step's request (as large) was written while
+    nobody read, so each side waited on the other, and Ctrl-C, held until the request was
+    whole, could no longer break it. Unread replies are now read before a request is sent."""
+    import faulthandler
+
+    worker = SeatWorker(make_learner("cfr", "leduc_poker", 1, seed=3))
+    real_wait = worker._wait_for_reply
+
+    def interrupted_once():
+        worker._wait_for_reply = real_wait
+        raise KeyboardInterrupt
+
+    worker._wait_for_reply = interrupted_once
+    with pytest.raises(KeyboardInterrupt):
+        worker.average_policy()
+    faulthandler.dump_traceback_later(120, exit=True)  # a hang fails the run, not the CI clock
+    try:
+        worker.step(make_learner("cfr", "leduc_poker", 0).average_policy())
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    assert worker.close().iterations == 1
+
+
+def test_a_reply_that_cannot_be_unpickled_here_keeps_the_worker_in_step():
+    """A reply read whole that failed to unpickle in the caller (a class the caller cannot
+    rebuild) left the count of unread replies one too high: the next request waited for
+    ever, or close() dropped the learner as a stale reply and called the worker dead."""
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    conn = worker._conn
+    real_recv = conn.recv_bytes
+
+    def garbled_once():
+        conn.recv_bytes = real_recv
+        real_recv()  # the step's reply, read and lost to the caller
+        return b"not a pickle"
+
+    conn.recv_bytes = garbled_once
+    with pytest.raises(SeatWorkerError, match="could not be unpickled in this process"):
+        worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
+    assert not worker._pending
+    assert worker.current_policy().game.id == "kuhn_poker"  # the next request: its own reply
+    assert worker.close().iterations == 1  # the step happened in the worker
+
+
+def test_a_ctrl_c_while_a_step_is_sent_leaves_it_pending(default_ctrl_c):
+    """A Ctrl-C held through the step's request took effect before the step was marked
+    pending: step_wait() then said there was no step, and the learner stepped twice where
+    the caller saw one step."""
+    import os
+    import signal
+
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    conn = worker._conn
+    real_send = conn.send
+
+    def signalled_while_sending(message):
+        conn.send = real_send
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_send(message)
+
+    conn.send = signalled_while_sending
+    opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
+    with pytest.raises(KeyboardInterrupt):
+        worker.step_async(opponent)
+    assert worker._pending
+    worker.step_wait()
+    assert worker.iterations == 1
+    assert worker.close().iterations == 1
+
+
+def test_a_ctrl_c_while_the_learner_comes_back_keeps_it(default_ctrl_c, monkeypatch):
+    """A Ctrl-C while close() read the learner back lost it, though it had arrived whole: the
+    trainer kept the closed SeatWorker as seat 1 and the next run said its worker had died."""
+    import os
+    import signal
+
+    real_take_back = SeatWorker._take_back
+
+    def signalled_while_taking_back(self, reply):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real_take_back(self, reply)
+
+    monkeypatch.setattr(SeatWorker, "_take_back", signalled_while_taking_back)
+    trainer = Trainer(
+        "kuhn_poker",
+        "cfr",
+        "cfr",
+        schedule="simultaneous",
+        processes=2,
+        eval_every=None,
+        final_eval=False,
+        progress=False,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run(iterations=3)
+    assert not isinstance(trainer.learners[1], SeatWorker)
+    assert [learner.iterations for learner in trainer.learners] == [3, 3]
+    monkeypatch.setattr(SeatWorker, "_take_back", real_take_back)
+    trainer.run(iterations=2)
+    assert trainer.iteration == 5

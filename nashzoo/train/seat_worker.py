@@ -181,6 +181,7 @@ class SeatWorker:
         self._policies: dict[str, Policy] = {}
         self._pending = False
         self._unanswered = 0  # requests sent whose replies are not read yet (see _receive)
+        self.brought_back: Learner | None = None  # the learner, once close() has it back
         self._closed = False
         self._started = False
         self._lost: str | None = None  # why the learner is gone, once the worker died
@@ -241,7 +242,11 @@ class SeatWorker:
         if view is not None and view not in _VIEWS:
             raise ValueError(f"view must be one of {_VIEWS} or None, got {view!r}")
         self._policies.clear()
-        self._send("step", (opponent, view))
+        self._send("step", (opponent, view), then=lambda: self._mark_pending(view))
+
+    def _mark_pending(self, view: str | None) -> None:
+        """The step is sent: its reply is the one to wait for (marked in the same held
+        stretch as the send, so a Ctrl-C cannot leave a step running that nobody collects)."""
         self._pending = True
         self._pending_view = view
 
@@ -255,10 +260,10 @@ class SeatWorker:
         # seat 1's learner. Once read, the reply is taken in whole (_stepped).
         return self._receive(self._stepped)
 
-    def _stepped(self, status: str, payload: Any) -> dict[str, float]:
+    def _stepped(self, reply: bytes) -> dict[str, float]:
         """Take the step's reply: its work and the policy sent back with it."""
         self._pending = False  # read: the step's own error, if any, is raised here
-        metrics, work, policy = self._unpacked(status, payload)
+        metrics, work, policy = self._unpacked(reply)
         self._work = work
         if policy is not None and self._pending_view is not None:
             self._policies[self._pending_view] = policy
@@ -283,9 +288,17 @@ class SeatWorker:
             # learner comes back whole; its reply, and any other an interrupt left unread, is
             # dropped on the way to this one's.
             self._pending = False
-            return pickle.loads(self._request("close", None))
+            self._send("close", None)
+            return self._receive(self._take_back)  # type: ignore[no-any-return]
         finally:
             self._stop_process()
+
+    def _take_back(self, reply: bytes) -> Learner:
+        """The learner, kept in :attr:`brought_back` as soon as it is here: a Ctrl-C that
+        comes while it is read takes effect after, and the caller still finds it there."""
+        learner = pickle.loads(self._unpacked(reply))
+        self.brought_back = learner
+        return learner
 
     def __repr__(self) -> str:
         return f"SeatWorker({self.name!r}, seat={self.seat}, iterations={self.iterations})"
@@ -323,34 +336,56 @@ class SeatWorker:
         self._send(op, arg)
         return self._receive()
 
-    def _send(self, op: str, arg: Any) -> None:
+    def _send(self, op: str, arg: Any, then: Callable[[], None] | None = None) -> None:
+        """Send a request (``then()`` once it is sent). Replies an interrupt left unread are
+        read first: the worker answers only when it has written its last reply, so a request
+        written while a large reply waited unread (a policy of Leduc's is 440 KB, more than a
+        pipe holds) left each side waiting on the other. The worker is then reading, so the
+        write finishes, and it is held whole against a Ctrl-C (:func:`_whole_message`)."""
+        while self._unanswered:
+            self._read_reply(None)
         with _whole_message():
             try:
                 self._conn.send((op, arg))
             except (BrokenPipeError, ConnectionError, EOFError) as err:
                 raise self._died() from err
             self._unanswered += 1
+            if then is not None:
+                then()
 
-    def _receive(self, then: Callable[[str, Any], Any] | None = None) -> Any:
-        """The reply to the latest request (``then(status, payload)`` where given, else the
-        payload or the worker's error raised). The wait is interruptible and leaves the reply
-        unread; replies that interrupts left unread (a Ctrl-C while a policy was asked for)
-        come first in the pipe and are dropped here, where the next request used to read its
-        predecessor's reply as its own. A message is read, and taken, in whole
-        (:func:`_whole_message`)."""
+    def _receive(self, then: Callable[[bytes], Any] | None = None) -> Any:
+        """The reply to the latest request: ``then(reply)`` where given, else its payload (or
+        the worker's error raised). Replies that interrupts left unread (a Ctrl-C while a
+        policy was asked for) come first in the pipe and are dropped here, where the next
+        request used to read its predecessor's reply as its own."""
         while True:
-            self._wait_for_reply()
-            with _whole_message():
-                try:
-                    status, payload = self._conn.recv()
-                except (EOFError, ConnectionError) as err:
-                    raise self._died() from err
-                self._unanswered -= 1
-                if self._unanswered == 0:
-                    return (then or self._unpacked)(status, payload)
+            latest = self._unanswered == 1
+            taken = self._read_reply((then or self._unpacked) if latest else None)
+            if latest:
+                return taken
 
-    def _unpacked(self, status: str, payload: Any) -> Any:
+    def _read_reply(self, then: Callable[[bytes], Any] | None) -> Any:
+        """Wait for the next reply (interruptible: it stays in the pipe), then read it and
+        pass it to ``then`` (dropped if None) in one stretch a Ctrl-C cannot cut
+        (:func:`_whole_message`): cut mid-message, the pipe was left unreadable."""
+        self._wait_for_reply()
+        with _whole_message():
+            try:
+                reply = self._conn.recv_bytes()
+            except (EOFError, ConnectionError, OSError) as err:
+                raise self._died() from err
+            self._unanswered -= 1  # read: whatever becomes of it, it is not in the pipe
+            return None if then is None else then(reply)
+
+    def _unpacked(self, reply: bytes) -> Any:
         """The payload of an ``ok`` reply; the worker's error raised again otherwise."""
+        try:
+            status, payload = pickle.loads(reply)
+        except Exception as err:
+            raise SeatWorkerError(
+                f"seat {self.seat}'s reply could not be unpickled in this process "
+                f"({type(err).__name__}: {err}); the learner is still in its worker"
+            ) from err
         if status == "ok":
             return payload
         error, detail = payload

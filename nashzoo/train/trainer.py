@@ -321,7 +321,11 @@ class Trainer:
                 bar.close()
             second = self.learners[1]
             if isinstance(second, SeatWorker):
-                self.learners = (self.learners[0], second.close())
+                try:
+                    second.close()
+                finally:  # back even where a Ctrl-C came as it arrived (it goes on after)
+                    if second.brought_back is not None:
+                        self.learners = (self.learners[0], second.brought_back)
 
     def _steps(self, limits: _Limits, bar: Any, whole: _WholeSteps) -> str:
         """The loop of :meth:`_loop`: step until a limit is reached or a callback stops. A

@@ -577,11 +577,12 @@ CLOCK_NOTE = (
 
 BOTH_BUDGETS_NOTE = (
     "Note: each run stopped at its seconds budget or its iteration (or work) budget, "
-    "whichever came first. A run the count stopped is the same from one race to the next with "
-    "the same seeds, as long as the clock does not stop it first on a slower or busier "
-    "machine; a run the clock stopped is not. The times above are wall clock either way: "
-    "summary.json gives each seed's iteration from which it held each level "
-    "(`seed_iterations`), and each run's iterations are in results.csv."
+    "whichever came first. A run the count stopped ends in the same state from one race to the "
+    "next with the same seeds (its final exploitability repeats), as long as the clock does not "
+    "stop it first on a slower or busier machine; a run the clock stopped does not. The rest is "
+    "wall clock and does not repeat: the times above, and the iterations at which runs were "
+    "evaluated (every 25th of the seconds budget, in training time), so `seed_iterations` in "
+    "summary.json too."
 )
 """Said under the leaderboard of a race with both a seconds and a counted budget."""
 
