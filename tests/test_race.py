@@ -129,11 +129,11 @@ def test_interrupted_race_keeps_results_and_resumes(tmp_path, monkeypatch):
     real = race_mod.run_job
     calls = []
 
-    def interrupt_second(job, out):
+    def interrupt_second(job, out, *rest):
         calls.append(job.run_id)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real(job, out)
+        return real(job, out, *rest)
 
     monkeypatch.setattr(backends, "run_job", interrupt_second)
     outcome = run_race(cfg, progress=False)
@@ -961,6 +961,45 @@ def test_the_default_workers_are_the_cpus_this_process_may_use(tmp_path, monkeyp
         outcome = run_race(pooled, progress=False)
     assert "2 runs at a time on 1 usable CPU (more runs than CPUs" in outcome.markdown
     assert outcome.summary["workers"] == 2 and outcome.summary["usable_cpus"] == 1
+
+
+def test_each_run_records_how_it_ran_and_a_resume_reports_each_way(tmp_path, monkeypatch):
+    """The budget line said how the current invocation ran its runs: a race run two at a
+    time on one CPU, then resumed one at a time, was reported as one at a time, its shared
+    runs' seconds unflagged. Each run records its own way; the report gives each."""
+    from nashzoo.train import threads
+    from nashzoo.train.race.storage import _digest
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    cfg = _config(tmp_path, learners=("cfr",), seeds=2)
+    first = run_race(cfg, progress=False)
+    assert threads.usable_cpus() == 1
+    assert all(r["placement"] == {"runs_at_a_time": 1, "usable_cpus": 1} for r in first.results)
+    assert "; 1 run at a time on 1 usable CPU." in first.markdown
+    # As if seed 1 had run two at a time on one CPU, in an earlier invocation.
+    stored = Path(cfg.out) / "runs" / "self-cfr-seed1" / "result.json"
+    payload = json.loads(stored.read_text())
+    payload["placement"] = {"runs_at_a_time": 2, "usable_cpus": 1}
+    payload["checksum"] = _digest(payload)
+    stored.write_text(json.dumps(payload))
+    resumed = run_race(dataclasses.replace(cfg, resume=True), progress=False)
+    assert len(resumed.results) == 2  # both kept, neither run again
+    assert (
+        "the runs went side by side differently (resumed with other workers or elsewhere): "
+        "1 run 1 at a time on 1 usable CPU, 1 run 2 at a time on 1 usable CPU (more runs than "
+        "CPUs in some: their seconds do not compare)" in resumed.markdown
+    )
+    assert sorted(resumed.summary["placements"], key=lambda p: p["runs_at_a_time"]) == [
+        {"runs_at_a_time": 1, "usable_cpus": 1, "runs": 1},
+        {"runs_at_a_time": 2, "usable_cpus": 1, "runs": 1},
+    ]
+    # A run written before runs recorded it counts as this invocation's way.
+    del payload["placement"]
+    payload["checksum"] = _digest(payload)
+    stored.write_text(json.dumps(payload))
+    again = run_race(dataclasses.replace(cfg, resume=True), progress=False)
+    assert "; 1 run at a time on 1 usable CPU." in again.markdown
+    assert again.summary["placements"] == [{"runs_at_a_time": 1, "usable_cpus": 1, "runs": 2}]
 
 
 def test_a_cpu_quota_limits_the_usable_cpus(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -50,16 +51,22 @@ class _RaceRecorder(Callback):
         return None
 
 
-def run_job(job: RaceJob, out: str) -> dict[str, Any]:
+def run_job(
+    job: RaceJob, out: str, placement: Mapping[str, int | None] | None = None
+) -> dict[str, Any]:
     """Run one job and write its files; never raises for a failing learner (the error is
     recorded in ``error.json`` and returned). The run is held to one thread (runs are the unit
     of parallelism); the caller's thread settings are back when it returns (the serial backend
-    runs jobs in the caller's process)."""
+    runs jobs in the caller's process). ``placement``: how many runs went side by side with
+    this one on how many usable CPUs (``runs_at_a_time``, ``usable_cpus``), kept in its
+    result: a race resumed elsewhere reports how each of its runs ran."""
     with limit_threads():
-        return _run_job(job, out)
+        return _run_job(job, out, placement)
 
 
-def _run_job(job: RaceJob, out: str) -> dict[str, Any]:
+def _run_job(
+    job: RaceJob, out: str, placement: Mapping[str, int | None] | None = None
+) -> dict[str, Any]:
     folder = Path(out) / "runs" / job.run_id
     folder.mkdir(parents=True, exist_ok=True)
     for stale in ("result.json", "error.json"):
@@ -78,7 +85,7 @@ def _run_job(job: RaceJob, out: str) -> dict[str, Any]:
             )
         result.average_policy.save(folder / "average_policy.json")
         trainer.save(folder / "checkpoint.npz")
-        payload = _ok_payload(job, trainer, result, recorder, started)
+        payload = _ok_payload(job, trainer, result, recorder, started, placement)
         atomic_write_bytes(folder / "result.json", json.dumps(payload, indent=1).encode())
         return payload
     except Exception as err:  # a failing run must not sink the race
@@ -115,7 +122,12 @@ def _job_trainer(job: RaceJob, out: str, folder: Path, recorder: _RaceRecorder) 
 
 
 def _ok_payload(
-    job: RaceJob, trainer: Trainer, result: Any, recorder: _RaceRecorder, started: float
+    job: RaceJob,
+    trainer: Trainer,
+    result: Any,
+    recorder: _RaceRecorder,
+    started: float,
+    placement: Mapping[str, int | None] | None = None,
 ) -> dict[str, Any]:
     """A finished run's ``result.json`` contents, with its checksum."""
     history = [record.to_dict() for record in result.history]
@@ -136,6 +148,8 @@ def _ok_payload(
         "elapsed_seconds": time.time() - started,
         "code": code_id(),  # which code timed it: a resume says when runs' codes differ
     }
+    if placement is not None:  # how it ran beside others (not on Ray: its cluster's to say)
+        payload["placement"] = dict(placement)
     payload["checksum"] = _digest(payload)
     return payload
 
@@ -231,14 +245,16 @@ def _execute(
         _warn_if_oversubscribed(config, workers)
     if config.backend == "process" and workers > 1 and not _processes_can_share_locks():
         workers = 1  # the same runs, the same numbers, one at a time
-    if config.backend == "serial" or (config.backend == "process" and workers == 1):
-        for job in jobs:
-            _report(on_done, run_job(job, out), out)
-        return
     if config.backend == "ray":
         _run_on_ray(config, jobs, out, workers, on_done)
         return
-    _run_process_pool(jobs, out, workers, on_done)
+    serial = config.backend == "serial" or workers == 1
+    placement = {"runs_at_a_time": 1 if serial else workers, "usable_cpus": usable_cpus()}
+    if serial:
+        for job in jobs:
+            _report(on_done, run_job(job, out, placement), out)
+        return
+    _run_process_pool(jobs, out, workers, on_done, functools.partial(run_job, placement=placement))
 
 
 def race_workers(config: RaceConfig, num_jobs: int) -> int:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from collections import Counter
@@ -95,14 +96,17 @@ def write_reports(
     else:
         (out / "results.csv").unlink(missing_ok=True)
     board = leaderboard(rows, config.thresholds)
-    side_by_side, cpus = _runs_at_a_time(config, planned or len(results)), usable_cpus()
+    placements = _placements(
+        results, (_runs_at_a_time(config, planned or len(results)), usable_cpus())
+    )
+    (side_by_side, cpus), _ = placements.most_common(1)[0]
     cross = cross_play(rows)
     markdown = markdown_summary(
         shown,
         board,
         cross,
         thresholds=config.thresholds,
-        budget=config.budget_text() + _side_by_side(side_by_side, cpus),
+        budget=config.budget_text() + _side_by_side_note(placements),
         budget_seconds=config.budget_seconds,
         clock_stopped=_clock_stopped(config, results),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
@@ -120,6 +124,9 @@ def write_reports(
         "time_to_threshold_means": TIME_TO_MEANS,
         "workers": side_by_side,
         "usable_cpus": cpus,
+        "placements": [
+            {"runs_at_a_time": w, "usable_cpus": c, "runs": n} for (w, c), n in placements.items()
+        ],
         "runs_finished": len(results),
         "runs_failed": len(failures),
         "interrupted": interrupted,
@@ -179,6 +186,41 @@ def _clock_stopped(config: RaceConfig, results: Sequence[dict[str, Any]]) -> tup
     ):
         return None
     return sum(res.get("stopped_by") == "seconds" for res in results), len(results)
+
+
+def _placements(
+    results: Sequence[dict[str, Any]], current: tuple[int | None, int]
+) -> Counter[tuple[int | None, int]]:
+    """How many runs went how many at a time on how many usable CPUs, as each run recorded
+    it (a race resumed with other workers, or on another machine, ran its runs differently);
+    ``current``, this invocation's, for a run that recorded none (on Ray, or written before
+    runs recorded it), and for a race with no finished run."""
+    found: Counter[tuple[int | None, int]] = Counter()
+    for res in results:
+        placement, way = res.get("placement"), current  # none recorded, or damaged: current
+        if isinstance(placement, dict):
+            with contextlib.suppress(TypeError, KeyError, ValueError):
+                way = (int(placement["runs_at_a_time"]), int(placement["usable_cpus"]))
+        found[way] += 1
+    return found or Counter({current: 0})
+
+
+def _side_by_side_note(placements: Counter[tuple[int | None, int]]) -> str:
+    """The budget line's note of how the runs went side by side: one way for all, or each
+    way with its number of runs."""
+    if len(placements) == 1:
+        return _side_by_side(*next(iter(placements)))
+    ways = [
+        f"{n} run{'s' * (n != 1)} {workers} at a time on {cpus} usable CPU{'s' * (cpus != 1)}"
+        for (workers, cpus), n in placements.most_common()
+        if workers is not None
+    ]
+    shared = any(w is not None and w > c for w, c in placements)
+    return (
+        "; the runs went side by side differently (resumed with other workers or elsewhere): "
+        + ", ".join(ways)
+        + (" (more runs than CPUs in some: their seconds do not compare)" if shared else "")
+    )
 
 
 def _side_by_side(workers: int | None, cpus: int) -> str:
