@@ -167,6 +167,10 @@ class SeatWorker:
     learner's own business: read it after :meth:`close`.
     """
 
+    brought_back: Learner | None
+    """The learner once :meth:`close` has read it back (``None`` before): there even where a
+    Ctrl-C came as it arrived and :meth:`close` raised it instead of returning."""
+
     def __init__(self, learner: Learner) -> None:
         if not isinstance(learner, Learner):
             raise TypeError(f"SeatWorker runs a Learner, got {type(learner).__name__}")
@@ -181,7 +185,7 @@ class SeatWorker:
         self._policies: dict[str, Policy] = {}
         self._pending = False
         self._unanswered = 0  # requests sent whose replies are not read yet (see _receive)
-        self.brought_back: Learner | None = None  # the learner, once close() has it back
+        self.brought_back = None
         self._closed = False
         self._started = False
         self._lost: str | None = None  # why the learner is gone, once the worker died
