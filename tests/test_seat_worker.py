@@ -178,19 +178,24 @@ def test_a_learner_defined_in_a_notebook_is_refused_before_its_worker_starts(mon
     assert trainer.iteration == 0
 
 
-def test_a_ctrl_c_while_waiting_for_the_workers_step_keeps_its_learner():
-    """A notebook's interrupt while the caller waited for seat 1's step: the step was marked
-    done before its reply was read, so close() read that reply as the learner (``TypeError: a
-    bytes-like object is required, not 'tuple'``) and seat 1's learner was lost."""
-    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+def _interrupt_the_next_wait(worker):
+    """A Ctrl-C, as the caller sees it, during the worker's next wait for a reply."""
     real_wait = worker._wait_for_reply
 
     def interrupted_once():
         worker._wait_for_reply = real_wait
         raise KeyboardInterrupt
 
-    worker.step_async(make_learner("cfr", "kuhn_poker", 0).current_policy())
     worker._wait_for_reply = interrupted_once
+
+
+def test_a_ctrl_c_while_waiting_for_the_workers_step_keeps_its_learner():
+    """A notebook's interrupt while the caller waited for seat 1's step: the step was marked
+    done before its reply was read, so close() read that reply as the learner (``TypeError: a
+    bytes-like object is required, not 'tuple'``) and seat 1's learner was lost."""
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    worker.step_async(make_learner("cfr", "kuhn_poker", 0).current_policy())
+    _interrupt_the_next_wait(worker)
     with pytest.raises(KeyboardInterrupt):
         worker.step_wait()
     assert worker._pending
@@ -231,20 +236,14 @@ def test_a_ctrl_c_while_a_policy_is_asked_for_does_not_shift_the_replies():
     next request read it as its own: the next step failed to unpack a policy as its
     metrics."""
     worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
-    real_wait = worker._wait_for_reply
-
-    def interrupted_once():
-        worker._wait_for_reply = real_wait
-        raise KeyboardInterrupt
-
-    worker._wait_for_reply = interrupted_once
+    _interrupt_the_next_wait(worker)
     with pytest.raises(KeyboardInterrupt):
         worker.average_policy()
     opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
     metrics = worker.step(opponent)
     assert isinstance(metrics, dict) and worker.iterations == 1
     assert worker.average_policy().game.id == worker.game.id
-    worker._wait_for_reply = interrupted_once
+    _interrupt_the_next_wait(worker)
     with pytest.raises(KeyboardInterrupt):
         worker.current_policy()
     assert worker.close().iterations == 1
@@ -258,13 +257,7 @@ def test_a_request_after_an_unread_large_reply_does_not_wait_for_ever(default_ct
     import faulthandler
 
     worker = SeatWorker(make_learner("cfr", "leduc_poker", 1, seed=3))
-    real_wait = worker._wait_for_reply
-
-    def interrupted_once():
-        worker._wait_for_reply = real_wait
-        raise KeyboardInterrupt
-
-    worker._wait_for_reply = interrupted_once
+    _interrupt_the_next_wait(worker)
     with pytest.raises(KeyboardInterrupt):
         worker.average_policy()
     faulthandler.dump_traceback_later(120, exit=True)  # a hang fails the run, not the CI clock
