@@ -1012,6 +1012,7 @@ def test_a_cpu_quota_limits_the_usable_cpus(tmp_path, monkeypatch):
     own.write_text("0::/\n")
     monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path)
     monkeypatch.setattr(limits, "PROC_CGROUP", own)
+    monkeypatch.setattr(limits, "PROC_MOUNTINFO", tmp_path / "no-mountinfo")  # by name
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     (tmp_path / "cpu.max").write_text("150000 100000\n")
     assert threads.usable_cpus() == 2
@@ -1028,6 +1029,7 @@ def test_a_cpu_quota_on_a_group_above_the_mount_root_counts(tmp_path, monkeypatc
 
     own = tmp_path / "self-cgroup"
     monkeypatch.setattr(limits, "PROC_CGROUP", own)
+    monkeypatch.setattr(limits, "PROC_MOUNTINFO", tmp_path / "no-mountinfo")  # by name
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
     v2 = tmp_path / "v2"
     group = v2 / "system.slice" / "lab.service"
@@ -1057,6 +1059,53 @@ def test_a_cpu_quota_on_a_group_above_the_mount_root_counts(tmp_path, monkeypatc
     assert threads.usable_cpus() == 2
     own.write_text("garbage without colons\n")  # no group named: no quota read
     assert threads.usable_cpus() == 16
+
+
+def test_control_groups_are_read_where_mountinfo_says_they_are_mounted(tmp_path, monkeypatch):
+    """The groups were looked for under ``/sys/fs/cgroup`` by name: on a hybrid machine, whose
+    v2 hierarchy is mounted at ``/sys/fs/cgroup/unified``, a v2 quota was never read, and
+    neither was a v1 controller mounted anywhere else. ``/proc/self/mountinfo`` now says where
+    each hierarchy is, and which folder of it a mount shows (a container without a cgroup
+    namespace is shown its own subtree but names its group by the host's path)."""
+    from nashzoo.games import limits
+    from nashzoo.train import threads
+
+    own, info = tmp_path / "self-cgroup", tmp_path / "mountinfo"
+    monkeypatch.setattr(limits, "PROC_CGROUP", own)
+    monkeypatch.setattr(limits, "PROC_MOUNTINFO", info)
+    monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path / "nothing-here")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    unified, cpu = tmp_path / "unified", tmp_path / "cpu and acct"  # a space, escaped
+    (unified / "job").mkdir(parents=True)
+    (unified / "job" / "cpu.max").write_text("400000 100000\n")
+    (cpu / "task").mkdir(parents=True)
+    (cpu / "task" / "cpu.cfs_quota_us").write_text("300000\n")
+    (cpu / "task" / "cpu.cfs_period_us").write_text("100000\n")
+    escaped = str(cpu).replace(" ", "\\040")
+    info.write_text(
+        f"31 23 0:28 / {tmp_path} rw,relatime - tmpfs tmpfs rw,mode=755\n"
+        f"32 31 0:29 /host/box {escaped} rw,relatime shared:9 - cgroup cgroup rw,cpu,cpuacct\n"
+        f"41 31 0:38 / {unified} rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n"
+    )
+    assert [m.point for m in limits.cgroup_mounts()] == [cpu, unified]  # tmpfs left out
+    own.write_text("0::/job\n")
+    assert threads.usable_cpus() == 4  # v2 beside v1, found only through mountinfo
+    # v1 shared by two controllers and mounted as a subtree: /host/box/task is task/ there.
+    own.write_text("4:cpu,cpuacct:/host/box/task\n0::/job\n")
+    assert threads.usable_cpus() == 3
+    assert (cpu / "task", False) in limits.cgroup_folders("cpu")
+    # A path outside what the mount shows, or one climbing out of the namespace: the mount's
+    # own folder, never a folder beside or above it.
+    for path in ("/elsewhere/task", "/host/box/../../x"):
+        own.write_text(f"4:cpu,cpuacct:{path}\n")
+        assert limits.cgroup_folders("cpu") == [(cpu, False)]
+    # No mountinfo (not Linux, or /proc not mounted): by name under /sys/fs/cgroup.
+    info.unlink()
+    own.write_text("0::/job\n")
+    assert limits.cgroup_folders("cpu") == [
+        (tmp_path / "nothing-here" / "job", True),
+        (tmp_path / "nothing-here", True),
+    ]
 
 
 def test_a_race_outcome_shows_itself_in_a_line(tmp_path):

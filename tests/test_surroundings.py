@@ -282,6 +282,7 @@ def _cgroup_tree(tmp_path, monkeypatch, proc: str, files: dict[str, str]) -> Non
         (tmp_path / "cg" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "cg" / name).write_text(text)
     monkeypatch.setattr(limits, "PROC_CGROUP", tmp_path / "proc_cgroup")
+    monkeypatch.setattr(limits, "PROC_MOUNTINFO", tmp_path / "no-mountinfo")  # by name
     monkeypatch.setattr(limits, "CGROUP_ROOT", tmp_path / "cg")
 
 

@@ -31,9 +31,11 @@ a second, for four minutes and 9 GB before reaching a million.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -170,40 +172,100 @@ def available_memory() -> int | None:
 
 
 PROC_CGROUP = Path("/proc/self/cgroup")
-CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_MOUNTINFO = Path("/proc/self/mountinfo")
+CGROUP_ROOT = Path("/sys/fs/cgroup")  # where the hierarchies are looked for without mountinfo
 _NO_LIMIT = 2**60  # cgroup v1 writes "no limit" as the largest page-aligned 64-bit number
+
+
+@dataclasses.dataclass(frozen=True)
+class CgroupMount:
+    """One mounted control-group hierarchy, as ``/proc/self/mountinfo`` lists it: the folder of
+    the hierarchy mounted (``root``, ``/`` unless only a subtree is, as in a container without
+    a cgroup namespace), where it is mounted, whether it is v2, and (v1) its controllers."""
+
+    root: str
+    point: Path
+    v2: bool
+    controllers: frozenset[str]
+
+
+def cgroup_mounts() -> list[CgroupMount] | None:
+    """The control-group hierarchies mounted in this process's view, from
+    ``/proc/self/mountinfo``; ``None`` where it cannot be read or lists none (then
+    :func:`cgroup_folders` looks under ``/sys/fs/cgroup`` by name)."""
+    try:
+        lines = PROC_MOUNTINFO.read_text().splitlines()
+    except OSError:
+        return None
+    found = []
+    for line in lines:
+        # "ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER"
+        head, _, tail = line.partition(" - ")
+        fields, rest = head.split(" "), tail.split(" ")
+        if len(fields) < 6 or len(rest) < 3 or rest[0] not in ("cgroup", "cgroup2"):
+            continue
+        root, point = (_unescaped(field) for field in fields[3:5])
+        v2 = rest[0] == "cgroup2"
+        controllers = frozenset() if v2 else frozenset(rest[2].split(",")) - {"rw", "ro"}
+        found.append(CgroupMount(root, Path(point), v2, controllers))
+    return found or None
+
+
+def _unescaped(field: str) -> str:
+    """A mountinfo path with its octal escapes (``\\040`` for a space) decoded."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 def cgroup_folders(controller: str) -> list[tuple[Path, bool]]:
     """The folders of this process's control groups for ``controller`` (``"memory"``,
-    ``"cpu"``), each with whether it is cgroup v2: from its own group up to the mount root
-    (limits are hierarchical: a group's holds for every group below it), for the v2
-    hierarchy and v1's controller folder alike (where a machine has both, the files of the
-    one not in use are absent). A group path not under the mount this process sees (a
-    container without a cgroup namespace sees the host's paths) leaves the folders above it,
-    down to the mount root, to read. Empty where ``/proc/self/cgroup`` cannot be read."""
+    ``"cpu"``), each with whether it is cgroup v2: from its own group up to the root of the
+    mount (limits are hierarchical: a group's holds for every group below it), for the v2
+    hierarchy and v1's controller alike (where a machine has both, the files of the one not in
+    use are absent).
+
+    The hierarchies are found where ``/proc/self/mountinfo`` says they are mounted (v2 is often
+    at ``/sys/fs/cgroup/unified`` beside v1's controllers; a v1 controller may share a mount
+    with others, ``cpu,cpuacct``), a group's folder relative to the folder the mount shows;
+    without mountinfo, under ``/sys/fs/cgroup`` by name. A group path not under what a mount
+    shows (a container without a cgroup namespace sees the host's paths; ``/../x`` climbs out
+    of the namespace) leaves the mount's own folder, the nearest group it can read, to read.
+    Empty where ``/proc/self/cgroup`` cannot be read."""
     try:
         lines = PROC_CGROUP.read_text().splitlines()
     except OSError:
         return []
+    mounts = cgroup_mounts()
     found: list[tuple[Path, bool]] = []
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
             continue
-        if parts[1] == "":
-            root, v2 = CGROUP_ROOT, True
-        elif controller in parts[1].split(","):
-            root, v2 = CGROUP_ROOT / controller, False
-        else:
+        v2 = parts[1] == ""
+        if not v2 and controller not in parts[1].split(","):
             continue
-        folder = root / parts[2].lstrip("/")
-        while True:
-            found.append((folder, v2))
-            if folder == root or root not in folder.parents:
-                break
-            folder = folder.parent
+        if mounts is None:
+            places = [("/", CGROUP_ROOT if v2 else CGROUP_ROOT / controller)]
+        else:
+            places = [
+                (m.root, m.point)
+                for m in mounts
+                if m.v2 == v2 and (v2 or controller in m.controllers)
+            ]
+        for root, point in places[:1]:  # a hierarchy mounted twice has the same files
+            found.extend((folder, v2) for folder in _up_from(parts[2], root, point))
     return found
+
+
+def _up_from(group: str, root: str, point: Path) -> list[Path]:
+    """The folders of ``group`` (a path in the hierarchy) and the groups above it, down to
+    ``point``, where the hierarchy's folder ``root`` is mounted; ``point`` alone when the group
+    is not under ``root`` or climbs with ``..``."""
+    parts = [part for part in group.split("/") if part]
+    base = [part for part in root.split("/") if part]
+    if ".." in parts or parts[: len(base)] != base:
+        return [point]
+    below = parts[len(base) :]
+    return [point.joinpath(*below[:depth]) for depth in range(len(below), -1, -1)]
 
 
 def cgroup_headroom() -> int | None:
