@@ -345,3 +345,42 @@ def test_a_ctrl_c_while_the_learner_comes_back_keeps_it(default_ctrl_c, monkeypa
     monkeypatch.setattr(SeatWorker, "_take_back", real_take_back)
     trainer.run(iterations=2)
     assert trainer.iteration == 5
+
+
+def test_a_ctrl_c_while_close_waits_for_a_step_says_so_and_why_the_learner_is_lost(
+    capfd, monkeypatch, tmp_path
+):
+    """After a second Ctrl-C cut a step short, close() waited for seat 1's step in flight
+    without a word, so another Ctrl-C (a step of seconds reads as a hang) stopped the worker
+    and the learner with it; the next run() then said the worker process had died. The wait
+    is now said, with what another Ctrl-C costs, and a learner lost that way is named so."""
+    trainer = Trainer(
+        "kuhn_poker", "cfr", "cfr", schedule="simultaneous", processes=2, eval_every=None,
+        final_eval=False, progress=False,
+    )  # fmt: skip
+    real_wait = SeatWorker._wait_for_reply
+
+    def cut_from_the_second_step_on(self):
+        if trainer.iteration >= 1 and (self._pending or self._closed):
+            raise KeyboardInterrupt  # as a second Ctrl-C does, at once
+        return real_wait(self)
+
+    monkeypatch.setattr(SeatWorker, "_wait_for_reply", cut_from_the_second_step_on)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run(iterations=3)
+    assert "waiting for seat 1's step in its worker process to finish" in capfd.readouterr().err
+    worker = trainer.learners[1]
+    assert isinstance(worker, SeatWorker) and not worker._process.is_alive()
+    assert "a Ctrl-C came while seat 1's learner (cfr) was waited for" in worker.lost
+    with pytest.raises(SeatWorkerError, match=r"lost seat 1's learner at iteration 1 .*Ctrl-C"):
+        trainer.run(iterations=1)
+    with pytest.raises(SeatWorkerError, match="a Ctrl-C came"):
+        trainer.save(tmp_path / "run.npz")
+    assert not (tmp_path / "run.npz").exists()
+
+
+def test_close_says_nothing_when_no_step_is_in_flight(capfd):
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+    worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
+    assert worker.close().iterations == 1 and worker.lost is None
+    assert capfd.readouterr().err == ""

@@ -291,11 +291,38 @@ class SeatWorker:
             # A step still in flight finishes first (the worker answers in order), so the
             # learner comes back whole; its reply, and any other an interrupt left unread, is
             # dropped on the way to this one's.
+            if self._pending:
+                self._say_waiting()
             self._pending = False
             self._send("close", None)
             return self._receive(self._take_back)  # type: ignore[no-any-return]
+        except KeyboardInterrupt:
+            if self.brought_back is None:  # the worker is stopped below, the learner with it
+                self._lost = (
+                    f"a Ctrl-C came while seat {self.seat}'s learner ({self.name}) was waited "
+                    "for to come back from its worker process, which was then stopped; the "
+                    "learner's progress since this run started is lost"
+                )
+            raise
         finally:
             self._stop_process()
+
+    def _say_waiting(self) -> None:
+        """Say why :meth:`close` waits (a step in flight, after an interrupt or an error in the
+        other seat), and what another Ctrl-C costs: a step of seconds read as a hang."""
+        with contextlib.suppress(OSError):  # (a terminal gone: the print is not the point)
+            print(
+                f"waiting for seat {self.seat}'s step in its worker process to finish, to "
+                f"take its learner back (Ctrl-C again to abandon it: its progress since this "
+                "run started would be lost)",
+                file=sys.stderr,
+            )
+
+    @property
+    def lost(self) -> str | None:
+        """Why the learner is gone (its worker died, or a Ctrl-C stopped it while :meth:`close`
+        waited for the learner), ``None`` while it is not."""
+        return self._lost
 
     def _take_back(self, reply: bytes) -> Learner:
         """The learner, kept in :attr:`brought_back` as soon as it is here: a Ctrl-C that

@@ -274,10 +274,11 @@ class Trainer:
         """
         iterations = _checked_budget(iterations, seconds, work)
         self._refuse_if_torn("run")
-        if isinstance(self.learners[1], SeatWorker):  # its worker died in an earlier run()
+        if isinstance(self.learners[1], SeatWorker):  # lost in an earlier run()
+            why = self.learners[1].lost or "its worker process died"
             raise SeatWorkerError(
-                f"this trainer lost seat 1's learner at iteration {self.iteration}, when its "
-                "worker process died in an earlier run(); load the last checkpoint to go on "
+                f"this trainer lost seat 1's learner at iteration {self.iteration} in an "
+                f"earlier run() ({why}); load the last checkpoint to go on "
                 "(Trainer.load(path, processes=2))"
             )
         limits = _Limits(
