@@ -384,3 +384,64 @@ def test_close_says_nothing_when_no_step_is_in_flight(capfd):
     worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
     assert worker.close().iterations == 1 and worker.lost is None
     assert capfd.readouterr().err == ""
+
+
+def test_two_ctrl_cs_while_a_reply_is_read_are_two(monkeypatch):
+    """Held while a message was read, two Ctrl-Cs reached the handler as one: the second,
+    which interrupts at once, was lost."""
+    import os
+    import signal
+
+    calls = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: calls.append(signum))
+    try:
+        worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
+        conn = worker._conn
+        real_recv = conn.recv_bytes
+
+        def signalled_twice_while_reading():
+            conn.recv_bytes = real_recv
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+            return real_recv()
+
+        conn.recv_bytes = signalled_twice_while_reading
+        worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
+        assert calls == [signal.SIGINT, signal.SIGINT]
+        assert worker.close().iterations == 1
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_second_ctrl_c_while_seat_1s_reply_is_taken_leaves_the_trainer_in_step(
+    default_ctrl_c, monkeypatch, tmp_path
+):
+    """A first Ctrl-C waits for the step; a second one that came while seat 1's reply was
+    read took effect once it was taken, after both seats had stepped, but before the trainer
+    counted the iteration: it then called itself torn and refused to save or go on. The
+    iteration is now counted, and the run goes on from where it was interrupted."""
+    import os
+    import signal
+
+    real_stepped = SeatWorker._stepped
+
+    def two_ctrl_cs_in_the_second_step(self, reply):
+        if self.iterations == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_stepped(self, reply)
+
+    monkeypatch.setattr(SeatWorker, "_stepped", two_ctrl_cs_in_the_second_step)
+    options = dict(schedule="simultaneous", eval_every=None, final_eval=False, progress=False)
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run(iterations=5)
+    assert trainer.iteration == 2
+    assert [learner.iterations for learner in trainer.learners] == [2, 2]
+    trainer.save(tmp_path / "run.npz")  # in step: nothing refused
+    monkeypatch.setattr(SeatWorker, "_stepped", real_stepped)
+    trainer.run(iterations=1)
+    reference = Trainer("kuhn_poker", "cfr", "cfr", **options)
+    reference.run(iterations=3)
+    for ours, theirs in zip(trainer.learners, reference.learners, strict=True):
+        np.testing.assert_array_equal(ours.average_policy().probs, theirs.average_policy().probs)

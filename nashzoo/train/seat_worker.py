@@ -134,7 +134,8 @@ def _whole_message() -> Iterator[None]:
     until the message is whole, then deliver it to the handler that was there: cut
     mid-message, the pipe was left unreadable and every later request read garbage. Only in
     the main thread (where Python runs signal handlers), and only where the handler is
-    Python code (an ignored Ctrl-C stays ignored)."""
+    Python code (an ignored Ctrl-C stays ignored). Each Ctrl-C held is delivered, in turn:
+    two in one message are a second Ctrl-C, which interrupts at once, not one."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -148,7 +149,7 @@ def _whole_message() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        if held:
+        for _ in held:  # the handler runs at each (it may raise: the rest are then moot)
             signal.raise_signal(signal.SIGINT)
 
 
@@ -247,6 +248,11 @@ class SeatWorker:
             raise ValueError(f"view must be one of {_VIEWS} or None, got {view!r}")
         self._policies.clear()
         self._send("step", (opponent, view), then=lambda: self._mark_pending(view))
+
+    @property
+    def step_in_flight(self) -> bool:
+        """Whether a step was started (:meth:`step_async`) and its reply not taken yet."""
+        return self._pending
 
     def _mark_pending(self, view: str | None) -> None:
         """The step is sent: its reply is the one to wait for (marked in the same held

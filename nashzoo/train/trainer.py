@@ -230,13 +230,25 @@ class Trainer:
             if isinstance(second, SeatWorker):  # processes=2: seat 1 steps while seat 0 does
                 second.step_async(view1, first.opponent_view)
                 m0 = first.step(view0)
-                m1 = second.step_wait()
+                try:
+                    m1 = second.step_wait()
+                except KeyboardInterrupt:
+                    # A Ctrl-C held while seat 1's reply was read goes on once it is taken:
+                    # both seats stepped, so the iteration counts (uncounted, the trainer
+                    # called itself torn). One during the wait leaves the step in flight.
+                    if not second.step_in_flight:
+                        self._count(start)
+                    raise
             else:
                 m0 = first.step(view0)
                 m1 = second.step(view1)
+        self._count(start)
+        return {"iteration": self.iteration, "train_seconds": self.train_seconds, "seats": (m0, m1)}
+
+    def _count(self, start: float) -> None:
+        """An iteration both seats stepped, begun at ``perf_counter()`` ``start``."""
         self.train_seconds += time.perf_counter() - start
         self.iteration += 1
-        return {"iteration": self.iteration, "train_seconds": self.train_seconds, "seats": (m0, m1)}
 
     def evaluate(self) -> EvalRecord:
         """Evaluate the joint average policy now, record it, and return the record."""
@@ -335,11 +347,13 @@ class Trainer:
         leaves the trainer torn, which :meth:`save` and :meth:`run` then refuse."""
         while (stopped_by := self._stop_reason(limits)) is None:
             before = [learner.iterations for learner in self.learners]
+            counted = self.iteration
             whole.in_step = True
             try:
                 metrics = self.step()
             except BaseException:
-                self._note_if_torn(before)
+                if self.iteration == counted:  # not counted, though a seat may have stepped
+                    self._note_if_torn(before)
                 raise
             finally:
                 whole.in_step = False
