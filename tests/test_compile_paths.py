@@ -138,7 +138,8 @@ def test_without_tqdm_a_long_walk_shows_nothing_and_compiles(monkeypatch, capsys
     monkeypatch.setattr(progress, "PROGRESS_DELAY", 0.0)
     monkeypatch.setattr(progress, "PROGRESS_EVERY", 64)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # importing it raises ImportError
+    for name in ("tqdm", "tqdm.auto", "tqdm.std"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing them raises ImportError
     tree = _fast(game)
     assert capsys.readouterr().err == ""
     assert_same_tree(tree, walk_states(game))

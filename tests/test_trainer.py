@@ -625,3 +625,48 @@ def test_a_ctrl_c_of_an_earlier_run_does_not_stop_the_next():
     stop.interrupted = True
     result = trainer.run(iterations=4)  # not armed: the earlier Ctrl-C is not this run's
     assert trainer.iteration == 7 and result.stopped_by == "iterations"
+
+
+def test_a_notebook_without_ipywidgets_gets_a_text_bar_and_no_warning(monkeypatch) -> None:
+    """``tqdm.auto`` in a notebook without ``ipywidgets`` warned "IProgress not found. Please
+    update jupyter and ipywidgets", then drew text anyway. The bars now ask for the notebook
+    widget only where ``ipywidgets`` is installed."""
+    import importlib.util
+    import io
+    import types
+    import warnings
+
+    import tqdm.std
+
+    from nashzoo.games.progress import progress_bar
+
+    shell = type("ZMQInteractiveShell", (), {})()
+    fake_ipython = types.ModuleType("IPython")
+    fake_ipython.get_ipython = lambda: shell
+    fake_display = types.ModuleType("IPython.display")
+    fake_display.display = lambda *args, **kwargs: None
+    monkeypatch.setitem(sys.modules, "IPython", fake_ipython)
+    monkeypatch.setitem(sys.modules, "IPython.display", fake_display)
+    monkeypatch.setitem(sys.modules, "ipykernel.zmqshell", types.ModuleType("ipykernel.zmqshell"))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # not installed: imports fail
+    chosen = ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook")  # imported again below
+    saved = {name: sys.modules.pop(name, None) for name in chosen}
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "ipywidgets" else real_find_spec(name, *a),
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            bar = progress_bar(total=3, file=io.StringIO())
+        assert type(bar) is tqdm.std.tqdm
+        bar.close()
+        with pytest.warns(tqdm.std.TqdmWarning, match="IProgress not found"):  # what it was
+            importlib.import_module("tqdm.auto")
+    finally:  # the modules as they were: chosen in this fake notebook, they would stay so
+        for name, module in saved.items():
+            sys.modules.pop(name, None)
+            if module is not None:
+                sys.modules[name] = module

@@ -66,6 +66,7 @@ from nashzoo.eval.lp import constant_sum, solve_game
 from nashzoo.eval.numbers import format_number, payoff_spec, rank_by
 from nashzoo.games import Game, compile_tree, load_game
 from nashzoo.games.base import brief_repr, display_id, is_whole_number
+from nashzoo.games.progress import progress_bar
 
 BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
 
@@ -455,9 +456,7 @@ def round_robin(
     pairs = all_pairings(len(entrants))
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(pairs), desc="tournament", unit="pairing")
+        bar = progress_bar(total=len(pairs), desc="tournament", unit="pairing")
     played = {}
     try:
         for i, j in pairs:

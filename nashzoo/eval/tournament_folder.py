@@ -80,6 +80,7 @@ from nashzoo.eval.tournament import (
 )
 from nashzoo.games import Game
 from nashzoo.games.base import display_id, is_finite_number, is_whole_number
+from nashzoo.games.progress import progress_bar
 from nashzoo.io import (
     FileFormatError,
     atomic_write_bytes,
@@ -489,9 +490,9 @@ class TournamentFolder:
         missing = [p for p in all_pairings(len(self.entrants)) if p not in self.pairings]
         bar = None
         if progress and missing:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=self.total, initial=self.kept, desc="tournament", unit="pairing")
+            bar = progress_bar(
+                total=self.total, initial=self.kept, desc="tournament", unit="pairing"
+            )
         digest = config_digest(self.config)
         try:
             for row, col in missing:

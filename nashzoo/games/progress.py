@@ -11,6 +11,7 @@ layer needs nothing but numpy). At every look it also checks the walk against th
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +35,19 @@ this (Kuhn: 58) is never looked at, and a fast walk's looks are spaced by time a
 LOOK_SECONDS = 0.25
 """The time aimed at between two looks (within the two bounds above): a game whose histories
 are slow to make (deep ones, whose walk stack holds many states) is still checked often."""
+
+
+def progress_bar(**options: Any) -> Any:
+    """A tqdm bar made with ``options``: a notebook's widget where ``ipywidgets`` is installed,
+    text otherwise. ``tqdm.auto`` alone, in a notebook without ``ipywidgets``, warned
+    "IProgress not found. Please update jupyter and ipywidgets" at the first bar of a session,
+    then drew text anyway. Raises ImportError without tqdm (which every layer but the games'
+    depends on)."""
+    if importlib.util.find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm.std import tqdm
+    return tqdm(**options)
 
 
 class WalkProgress:
@@ -75,15 +89,14 @@ class WalkProgress:
     def _show(self, visited: int, now: float) -> None:
         """The bar: created once the walk has run PROGRESS_DELAY seconds, then updated."""
         if self.bar is None and now - self.start >= PROGRESS_DELAY:
+            name = self.game_id if len(self.game_id) <= 40 else self.game_id[:37] + "..."
             try:
-                from tqdm.auto import tqdm
+                self.bar = progress_bar(
+                    desc=f"compiling {name}", unit=" histories", unit_scale=True, leave=False
+                )
             except ImportError:  # the games layer needs only numpy: without tqdm, no bar
                 self.watching = False
                 return
-            name = self.game_id if len(self.game_id) <= 40 else self.game_id[:37] + "..."
-            self.bar = tqdm(
-                desc=f"compiling {name}", unit=" histories", unit_scale=True, leave=False
-            )
         if self.bar is not None:
             self.bar.update(visited - self.shown)
             self.shown = visited

@@ -55,6 +55,7 @@ from nashzoo.agents.registry import learner_class, make_learner
 from nashzoo.eval import evaluate, lp_is_cheap
 from nashzoo.games import Game, limits, load_game
 from nashzoo.games.base import is_finite_number, is_whole_number
+from nashzoo.games.progress import progress_bar
 from nashzoo.io import (
     TRAINER_FORMAT,
     atomic_file,
@@ -450,10 +451,8 @@ class Trainer:
     def _progress_bar(self, iterations: int | None) -> Any:
         if self.progress is False or (self.progress is None and not sys.stderr.isatty()):
             return None  # None: a bar only on a terminal; True: always (notebooks, logs)
-        from tqdm.auto import tqdm
-
         names = " vs ".join(lr.name for lr in self.learners)
-        return tqdm(
+        return progress_bar(
             total=iterations, desc=f"{names} on {self.game.display_id}", unit="it", leave=False
         )
 

@@ -20,6 +20,7 @@ from nashzoo.agents.registry import same_plugins
 from nashzoo.extras import require
 from nashzoo.games.base import display_id, short_repr
 from nashzoo.games.limits import check_counted_game
+from nashzoo.games.progress import progress_bar
 from nashzoo.games.registry import load_game
 from nashzoo.io import (
     atomic_write_bytes,
@@ -304,9 +305,7 @@ def _progress_reporter(
     each finished run into ``results`` or ``failures`` and reports it."""
     bar = None
     if progress and todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(
+        bar = progress_bar(
             total=len(todo), desc=f"race on {display_id(config.game)}", unit="run", file=sys.stderr
         )
 
