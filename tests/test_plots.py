@@ -312,3 +312,24 @@ def test_the_plots_leave_pyplot_and_its_backend_alone():
         assert plt.get_fignums() == before
     finally:
         plt.switch_backend("Agg")
+
+
+def test_the_plots_draw_on_the_callers_axes_so_plt_show_shows_them():
+    """A figure made without pyplot belongs to no pyplot window: in a script, ``plt.show()``
+    showed nothing and there was no way to put a plot in a figure of one's own. ``ax=`` now
+    draws on the caller's axes (here two panels of one pyplot figure)."""
+    fig, (left, right) = plt.subplots(1, 2)
+    try:
+        drawn = convergence_figure({"cfr": [RUN_A]}, xlabel="s", ax=left)
+        assert drawn is fig and fig.number in plt.get_fignums()  # pyplot's, so shown
+        assert left.get_xscale() == "log" and _median(fig, "cfr") in left.get_lines()
+        heatmap = heatmap_figure(
+            np.eye(2), ["a", "b"], ["a", "b"], title="t", colorbar="c", ax=right
+        )
+        assert heatmap is fig
+        assert right.get_title() == "t" and len(right.images) == 1
+        assert len(fig.axes) == 3  # the two panels and the heatmap's colour bar
+    finally:
+        plt.close(fig)
+    with pytest.raises(TypeError, match=r"ax must be a matplotlib Axes \(fig, ax = plt"):
+        convergence_figure({"cfr": [RUN_A]}, xlabel="s", ax="left")

@@ -5,8 +5,9 @@ Everything here works on plain data (rows of dicts, arrays), so reports can be r
 
 The ``*_figure`` functions return a ``matplotlib.figure.Figure`` made without pyplot, so a
 caller's backend, current figure and open-figure list are left as they were: a notebook shows
-one returned from a cell and ``fig.savefig(path)`` writes it anywhere, but it belongs to no
-pyplot window: ``plt.show()`` in a script does not show it (save it and open the file).
+one returned from a cell and ``fig.savefig(path)`` writes it anywhere. Such a figure belongs to
+no pyplot window; to show one with ``plt.show()`` in a script, or to place it in a figure of
+your own, pass ``ax=`` (an Axes of yours, ``fig, ax = plt.subplots()``) and it is drawn there.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def require_matplotlib(otherwise: str = "") -> None:
     require("plots", "plot", "matplotlib", otherwise=otherwise)
 
 
-def _figure(figsize: tuple[float, float]) -> tuple[Any, Any]:
-    """A figure and its axes made without pyplot: the caller's backend (a notebook's inline
+def _figure(figsize: tuple[float, float], ax: Any = None) -> tuple[Any, Any]:
+    """The caller's axes and their figure where given (``ax``); otherwise a figure and its
+    axes made without pyplot: the caller's backend (a notebook's inline
     one) is left as it was, and pyplot does not keep the figure open or make it its current
     one. Through pyplot, a race or a plot function in a notebook switched the backend to Agg
     for the rest of the session (the user's own ``plt.show()`` then showed nothing), drew the
@@ -41,8 +43,15 @@ def _figure(figsize: tuple[float, float]) -> tuple[Any, Any]:
     PNG, and a notebook still displays one returned from a cell."""
     require_matplotlib()
     _import_matplotlib()
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    if ax is not None:
+        if not isinstance(ax, Axes):
+            raise TypeError(
+                f"ax must be a matplotlib Axes (fig, ax = plt.subplots()), got {type(ax).__name__}"
+            )
+        return ax.figure, ax
     fig = Figure(figsize=figsize)
     return fig, fig.subplots()
 
@@ -185,6 +194,7 @@ def convergence_figure(
     title: str = "",
     styles: Mapping[str, tuple[str, Any]] | None = None,
     thresholds: Sequence[float] = (),
+    ax: Any = None,
 ) -> Any:
     """Log-log figure: one line per name, the median across its runs, a band from min to max.
 
@@ -202,8 +212,10 @@ def convergence_figure(
         styles: ``{name: (colour, line style)}``, from :func:`line_styles` (by default
             ``curves``' names as algorithms).
         thresholds: exploitability levels drawn as faint horizontal lines (the race's targets).
+        ax: a matplotlib Axes of yours to draw on (its figure is returned); by default a new
+            figure made without pyplot.
     """
-    fig, ax = _figure((8.6, 4.8))
+    fig, ax = _figure((8.6, 4.8), ax)
     styles = styles if styles is not None else line_styles({name: name for name in curves})
     positive = [
         x for runs in curves.values() for xs, _ in runs for x in xs if x is not None and x > 0
@@ -364,6 +376,7 @@ def heatmap_figure(
     missing: str = "n/a",
     diagonal: str | None = None,
     spread: np.ndarray | None = None,
+    ax: Any = None,
 ) -> Any:
     """Annotated heatmap. A ``nan`` cell (nothing measured) is grey and says ``missing``
     (``diagonal`` on the diagonal, when given: a cross-play matrix has no cell of a learner
@@ -374,7 +387,9 @@ def heatmap_figure(
     ``spread`` (``[rows, cols, 2]``, e.g. the lowest and highest seed of each cell) is written
     under each value as ``[low, high]`` in smaller type, where both are numbers (a ``nan``
     pair, as from a single seed, writes nothing); the title is the caller's to say what the
-    brackets are."""
+    brackets are. ``ax``: a matplotlib Axes of yours to draw on (its figure is returned, and
+    sized as you made it); by default a new figure, sized to the matrix, made without
+    pyplot."""
     require_matplotlib()
     matplotlib = _import_matplotlib()
     matrix = np.asarray(matrix, dtype=float)
@@ -386,7 +401,7 @@ def heatmap_figure(
         )
     wide = 1.5 if spread is not None else 0.9  # room for "[low, high]" under each value
     size = (1.2 + wide * len(col_names), 1.0 + 0.6 * len(row_names))
-    fig, ax = _figure((max(5.0, size[0]), max(3.5, size[1])))
+    fig, ax = _figure((max(5.0, size[0]), max(3.5, size[1])), ax)
     masked = np.ma.masked_invalid(matrix)
     scale: dict[str, Any] = {}
     finite = matrix[np.isfinite(matrix)]
