@@ -1002,6 +1002,37 @@ def test_each_run_records_how_it_ran_and_a_resume_reports_each_way(tmp_path, mon
     assert again.summary["placements"] == [{"runs_at_a_time": 1, "usable_cpus": 1, "runs": 2}]
 
 
+def test_a_damaged_placement_in_a_signed_result_runs_that_run_again(tmp_path):
+    """A resume checked every field of a run's result the reports read but its placement,
+    which the report read with int(): a count of 10**400 or 0 went into the budget line as
+    it was, 1.5 or true as 1, and other damage silently became this invocation's way. The
+    placement is now checked with the other fields: a run whose placement is not two counts
+    of at least one is run again, as any damaged result is."""
+    from nashzoo.train.race.storage import _digest
+
+    cfg = _config(tmp_path, learners=("cfr",), seeds=1)
+    run_race(cfg, progress=False)
+    stored = Path(cfg.out) / "runs" / "self-cfr-seed0" / "result.json"
+    good = json.loads(stored.read_text())
+    damaged = [
+        {"runs_at_a_time": float("inf"), "usable_cpus": 1},
+        {"runs_at_a_time": 10**400, "usable_cpus": 1},
+        {"runs_at_a_time": 0, "usable_cpus": 1},
+        {"runs_at_a_time": True, "usable_cpus": 1},
+        {"runs_at_a_time": 1.5, "usable_cpus": 1},
+        {"usable_cpus": 1},
+        [1, 1],
+        "1 at a time",
+    ]
+    for placement in damaged:
+        payload = {**good, "placement": placement}
+        payload["checksum"] = _digest(payload)
+        stored.write_text(json.dumps(payload))
+        again = run_race(dataclasses.replace(cfg, resume=True), progress=False)
+        assert again.summary["runs_finished"] == 1, placement
+        assert json.loads(stored.read_text())["placement"] == good["placement"], placement
+
+
 def test_a_cpu_quota_limits_the_usable_cpus(tmp_path, monkeypatch):
     """A container's ``--cpus 1.5`` (cgroup v2 ``cpu.max``: 150000 100000) gives two CPUs'
     worth of runs, not one per core of the machine; "max" is no quota."""

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 from collections import Counter
@@ -194,13 +193,16 @@ def _placements(
     """How many runs went how many at a time on how many usable CPUs, as each run recorded
     it (a race resumed with other workers, or on another machine, ran its runs differently);
     ``current``, this invocation's, for a run that recorded none (on Ray, or written before
-    runs recorded it), and for a race with no finished run."""
+    runs recorded it), and for a race with no finished run. (A resume checks what a run
+    recorded, ``storage._check_result``, and runs it again if it is not two counts.)"""
     found: Counter[tuple[int | None, int]] = Counter()
     for res in results:
-        placement, way = res.get("placement"), current  # none recorded, or damaged: current
-        if isinstance(placement, dict):
-            with contextlib.suppress(TypeError, KeyError, ValueError):
-                way = (int(placement["runs_at_a_time"]), int(placement["usable_cpus"]))
+        placement = res.get("placement")
+        way = (
+            current
+            if placement is None
+            else (int(placement["runs_at_a_time"]), int(placement["usable_cpus"]))
+        )
         found[way] += 1
     return found or Counter({current: 0})
 

@@ -55,6 +55,7 @@ def _check_result(payload: Any, where: str) -> None:
         raise FileFormatError(f"{where}: field 'mode' must be 'self' or 'cross'")
     number(payload, "iterations", where, integer=True, minimum=0)
     number(payload, "train_seconds", where, minimum=0)
+    _check_placement(payload, where)
     history = field(payload, "history", list, where)
     if not history:
         raise FileFormatError(f"{where}: field 'history' is empty")
@@ -71,6 +72,15 @@ def _check_result(payload: Any, where: str) -> None:
             for key in (f"seat{p}_value", f"current_value_seat{p}"):
                 number(row, key, at)
             number(row, f"seat{p}_exploitability", at, optional=True)
+
+
+def _check_placement(payload: dict[str, Any], where: str) -> None:
+    """How the run went beside others, which the report's budget line reads: two counts of at
+    least one, or nothing (a run on Ray, or written before runs recorded it)."""
+    placement = field(payload, "placement", dict, where, optional=True)
+    if placement is not None:
+        for key in ("runs_at_a_time", "usable_cpus"):
+            number(placement, key, f"{where}: placement", integer=True, minimum=1)
 
 
 def _job_dict(job: RaceJob) -> dict[str, Any]:
