@@ -366,6 +366,7 @@ def test_a_ctrl_c_while_close_waits_for_a_step_says_so_and_why_the_learner_is_lo
         return real_wait(self)
 
     monkeypatch.setattr(SeatWorker, "_wait_for_reply", cut_from_the_second_step_on)
+    monkeypatch.setattr(SeatWorker, "_reply_waiting", lambda self: False)  # a step of seconds
     with pytest.raises(KeyboardInterrupt):
         trainer.run(iterations=3)
     assert "waiting for seat 1's step in its worker process to finish" in capfd.readouterr().err
@@ -380,9 +381,18 @@ def test_a_ctrl_c_while_close_waits_for_a_step_says_so_and_why_the_learner_is_lo
 
 
 def test_close_says_nothing_when_no_step_is_in_flight(capfd):
+    """Nor when the step's reply is in the pipe already: there is nothing to wait for."""
+    import time
+
     worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
-    worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
-    assert worker.close().iterations == 1 and worker.lost is None
+    opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
+    worker.step(opponent)
+    worker.step_async(opponent)
+    deadline = time.monotonic() + 60
+    while not worker._reply_waiting() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert worker.step_in_flight and worker._reply_waiting()
+    assert worker.close().iterations == 2 and worker.lost is None
     assert capfd.readouterr().err == ""
 
 

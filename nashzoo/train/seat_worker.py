@@ -297,7 +297,7 @@ class SeatWorker:
             # A step still in flight finishes first (the worker answers in order), so the
             # learner comes back whole; its reply, and any other an interrupt left unread, is
             # dropped on the way to this one's.
-            if self._pending:
+            if self._pending and not self._reply_waiting():
                 self._say_waiting()
             self._pending = False
             self._send("close", None)
@@ -312,6 +312,14 @@ class SeatWorker:
             raise
         finally:
             self._stop_process()
+
+    def _reply_waiting(self) -> bool:
+        """Whether a reply is in the pipe already (a dead worker's pipe says yes: there is
+        nothing to wait for, and the read that follows says what happened)."""
+        try:
+            return bool(self._conn.poll(0))
+        except (EOFError, ConnectionError, OSError):
+            return True
 
     def _say_waiting(self) -> None:
         """Say why :meth:`close` waits (a step in flight, after an interrupt or an error in the
