@@ -203,25 +203,33 @@ def test_a_ctrl_c_while_waiting_for_the_workers_step_keeps_its_learner():
     assert back.iterations == 1 and back.seat == 1
 
 
-def test_a_ctrl_c_while_a_reply_is_read_takes_effect_once_it_is_taken_whole(default_ctrl_c):
-    """A second Ctrl-C (the first waits for the step) that landed while seat 1's reply was
-    being read cut it mid-message: the pipe was left unreadable and the step's work unrecorded.
-    It now takes effect once the reply is read and taken."""
+def _ctrl_c_while_the_next_reply_is_read(worker, times=1):
+    """SIGINT to this process ``times`` times as the worker's next reply starts to be read."""
     import os
     import signal
 
-    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
     conn = worker._conn
     real_recv = conn.recv_bytes
 
     def signalled_while_reading():
         conn.recv_bytes = real_recv
-        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(times):
+            os.kill(os.getpid(), signal.SIGINT)
         return real_recv()
 
+    conn.recv_bytes = signalled_while_reading
+
+
+def test_a_ctrl_c_while_a_reply_is_read_takes_effect_once_it_is_taken_whole(default_ctrl_c):
+    """A second Ctrl-C (the first waits for the step) that landed while seat 1's reply was
+    being read cut it mid-message: the pipe was left unreadable and the step's work unrecorded.
+    It now takes effect once the reply is read and taken."""
+    import signal
+
+    worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
     opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
     worker.step_async(opponent)
-    conn.recv_bytes = signalled_while_reading
+    _ctrl_c_while_the_next_reply_is_read(worker)
     with pytest.raises(KeyboardInterrupt):
         worker.step_wait()
     assert not worker._pending and worker.iterations == 1  # the reply was taken
@@ -399,23 +407,13 @@ def test_close_says_nothing_when_no_step_is_in_flight(capfd):
 def test_two_ctrl_cs_while_a_reply_is_read_are_two(monkeypatch):
     """Held while a message was read, two Ctrl-Cs reached the handler as one: the second,
     which interrupts at once, was lost."""
-    import os
     import signal
 
     calls = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: calls.append(signum))
     try:
         worker = SeatWorker(make_learner("cfr", "kuhn_poker", 1, seed=3))
-        conn = worker._conn
-        real_recv = conn.recv_bytes
-
-        def signalled_twice_while_reading():
-            conn.recv_bytes = real_recv
-            os.kill(os.getpid(), signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGINT)
-            return real_recv()
-
-        conn.recv_bytes = signalled_twice_while_reading
+        _ctrl_c_while_the_next_reply_is_read(worker, times=2)
         worker.step(make_learner("cfr", "kuhn_poker", 0).current_policy())
         assert calls == [signal.SIGINT, signal.SIGINT]
         assert worker.close().iterations == 1
