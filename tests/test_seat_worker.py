@@ -453,3 +453,41 @@ def test_a_second_ctrl_c_while_seat_1s_reply_is_taken_leaves_the_trainer_in_step
     reference.run(iterations=3)
     for ours, theirs in zip(trainer.learners, reference.learners, strict=True):
         np.testing.assert_array_equal(ours.average_policy().probs, theirs.average_policy().probs)
+
+
+def test_a_ctrl_c_held_through_a_failed_steps_reply_leaves_the_iteration_uncounted(
+    default_ctrl_c, monkeypatch, tmp_path
+):
+    """Seat 1's step failed in its worker while a second Ctrl-C was held through the read of
+    its reply: the Ctrl-C went on in place of the error, and the trainer, reading "no step in
+    flight" as "seat 1 stepped", counted an iteration seat 1 never did. It saved a checkpoint
+    that Trainer.load then refused (seat 1 at 1 iteration, the trainer at 2). The iteration is
+    counted only when seat 1's step was done; otherwise the trainer is torn and says so."""
+    import os
+    import signal
+
+    options = dict(schedule="simultaneous", eval_every=None, final_eval=False, progress=False)
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2)
+    seat0 = trainer.learners[0]
+    real_current = type(seat0).current_policy
+
+    def poisoned(self):  # seat 1's opponent in iteration 2: its step raises PolicyError
+        return _NaNPolicy() if trainer.iteration == 1 else real_current(self)
+
+    monkeypatch.setattr(type(seat0), "current_policy", poisoned)
+    real_stepped = SeatWorker._stepped
+
+    def two_ctrl_cs_in_the_second_step(self, reply):
+        if self.iterations == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_stepped(self, reply)
+
+    monkeypatch.setattr(SeatWorker, "_stepped", two_ctrl_cs_in_the_second_step)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        trainer.run(iterations=5)
+    assert isinstance(caught.value.__context__, PolicyError)
+    assert trainer.iteration == 1
+    assert [learner.iterations for learner in trainer.learners] == [2, 1]
+    with pytest.raises(RuntimeError, match="iteration 2 was cut short .* after seat 0 had"):
+        trainer.save(tmp_path / "run.npz")

@@ -185,6 +185,7 @@ class SeatWorker:
         self._work = learner.work()
         self._policies: dict[str, Policy] = {}
         self._pending = False
+        self._step_done = False
         self._unanswered = 0  # requests sent whose replies are not read yet (see _receive)
         self.brought_back = None
         self._closed = False
@@ -254,11 +255,18 @@ class SeatWorker:
         """Whether a step was started (:meth:`step_async`) and its reply not taken yet."""
         return self._pending
 
+    @property
+    def last_step_done(self) -> bool:
+        """Whether the last step started was done: its reply taken, and no error in it (a
+        Ctrl-C held through the reply's read goes on after it is taken, whichever it was)."""
+        return self._step_done
+
     def _mark_pending(self, view: str | None) -> None:
         """The step is sent: its reply is the one to wait for (marked in the same held
         stretch as the send, so a Ctrl-C cannot leave a step running that nobody collects)."""
         self._pending = True
         self._pending_view = view
+        self._step_done = False
 
     def step_wait(self) -> dict[str, float]:
         """The metrics of the step started by :meth:`step_async`."""
@@ -277,6 +285,7 @@ class SeatWorker:
         self._work = work
         if policy is not None and self._pending_view is not None:
             self._policies[self._pending_view] = policy
+        self._step_done = True
         return metrics
 
     # --- the end -------------------------------------------------------------------------------

@@ -235,9 +235,10 @@ class Trainer:
                     m1 = second.step_wait()
                 except KeyboardInterrupt:
                     # A Ctrl-C held while seat 1's reply was read goes on once it is taken:
-                    # both seats stepped, so the iteration counts (uncounted, the trainer
-                    # called itself torn). One during the wait leaves the step in flight.
-                    if not second.step_in_flight:
+                    # if both seats stepped, the iteration counts (uncounted, the trainer
+                    # called itself torn). One during the wait leaves the step in flight; an
+                    # error in seat 1's step (which the Ctrl-C then hides) leaves it undone.
+                    if second.last_step_done:
                         self._count(start)
                     raise
             else:
