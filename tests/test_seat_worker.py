@@ -489,5 +489,5 @@ def test_a_ctrl_c_held_through_a_failed_steps_reply_leaves_the_iteration_uncount
     assert isinstance(caught.value.__context__, PolicyError)
     assert trainer.iteration == 1
     assert [learner.iterations for learner in trainer.learners] == [2, 1]
-    with pytest.raises(RuntimeError, match="iteration 2 was cut short .* after seat 0 had"):
+    with pytest.raises(RuntimeError, match=r"iteration 2 was cut short .* after seat 0 had"):
         trainer.save(tmp_path / "run.npz")
