@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from nashzoo.agents import make_learner
+from nashzoo.agents.cfr import CFR
 from nashzoo.agents.policy import PolicyError
 from nashzoo.train import Callback, Trainer
 from nashzoo.train.callbacks import as_callback
@@ -491,3 +492,100 @@ def test_a_ctrl_c_held_through_a_failed_steps_reply_leaves_the_iteration_uncount
     assert [learner.iterations for learner in trainer.learners] == [2, 1]
     with pytest.raises(RuntimeError, match=r"iteration 2 was cut short .* after seat 0 had"):
         trainer.save(tmp_path / "run.npz")
+
+
+def _not_picklable(x):
+    return x
+
+
+class _HookedCFR(CFR):
+    """A learner that picks up something pickle refuses while it trains (a lambda)."""
+
+    def step(self, opponent):
+        metrics = super().step(opponent)
+        self.hook = lambda x: _not_picklable(x)
+        return metrics
+
+
+class _SlowToPickleCFR(CFR):
+    """A learner that takes 2 s to pickle (a large one: replay buffers, big tables)."""
+
+    def __getstate__(self):
+        import time
+
+        time.sleep(2.0)
+        return self.__dict__
+
+
+class _SlowCFR(CFR):
+    """A learner whose steps take 20 s from the second on (a neural learner's long step)."""
+
+    def step(self, opponent):
+        import time
+
+        if self.iterations >= 1:
+            time.sleep(20.0)
+        return super().step(opponent)
+
+
+_OPTIONS = dict(schedule="simultaneous", eval_every=None, final_eval=False, progress=False)
+
+
+def test_a_learner_that_cannot_be_pickled_back_comes_back_through_its_checkpoint():
+    """A learner that picked up a lambda while it trained could not be pickled back at the
+    end of a processes=2 run: it was lost, the next run() said its worker process had died,
+    and save() said to "use the learner". It now comes back through its checkpoint, as
+    Trainer.load would rebuild it, with a warning that says so."""
+    trainer = Trainer("kuhn_poker", "cfr", "cfr", **_OPTIONS, processes=2)
+    trainer.learners = (trainer.learners[0], _HookedCFR("kuhn_poker", 1))
+    with pytest.warns(UserWarning, match="could not be pickled back .* rebuilt from its check"):
+        trainer.run(iterations=3)
+    assert not isinstance(trainer.learners[1], SeatWorker)
+    assert [learner.iterations for learner in trainer.learners] == [3, 3]
+    reference = Trainer("kuhn_poker", "cfr", "cfr", **_OPTIONS)
+    reference.run(iterations=3)
+    for ours, theirs in zip(trainer.learners, reference.learners, strict=True):
+        np.testing.assert_array_equal(ours.average_policy().probs, theirs.average_policy().probs)
+
+
+def test_a_double_ctrl_c_while_the_learner_is_pickled_back_keeps_it(default_ctrl_c, capfd):
+    """Ctrl-C pressed twice: the first, outside a step, ended the run at once; the second came
+    while close() waited for the idle learner to be pickled back (half a second on Leduc) and
+    gave it up, with no word of what a Ctrl-C there costs. The first Ctrl-C in that wait is
+    now held with that word, and the learner comes back before it goes on."""
+    import os
+    import signal
+    import threading
+
+    class _CtrlCAfterTwo(Callback):
+        def on_step(self, trainer, metrics):
+            if metrics["iteration"] == 2:
+                threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+                raise KeyboardInterrupt  # the first, outside a step: at once
+
+    trainer = Trainer(
+        "kuhn_poker", "cfr", "cfr", **_OPTIONS, processes=2, callbacks=_CtrlCAfterTwo()
+    )
+    trainer.learners = (trainer.learners[0], _SlowToPickleCFR("kuhn_poker", 1))
+    with pytest.raises(KeyboardInterrupt):
+        trainer.run(iterations=5)
+    assert "waiting for seat 1's learner to come back" in capfd.readouterr().err
+    assert not isinstance(trainer.learners[1], SeatWorker)
+    assert [learner.iterations for learner in trainer.learners] == [2, 2]
+
+
+def test_a_learner_given_up_in_its_step_is_stopped_at_once():
+    """After "Ctrl-C again to abandon it", close() waited a silent 10 s for the worker, busy
+    in its step, to exit, before it killed it."""
+    import time
+
+    worker = SeatWorker(_SlowCFR("kuhn_poker", 1))
+    opponent = make_learner("cfr", "kuhn_poker", 0).current_policy()
+    worker.step(opponent)
+    worker.step_async(opponent)  # 20 s
+    _interrupt_the_next_wait(worker)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        worker.close()
+    assert time.monotonic() - start < 5
+    assert not worker._process.is_alive() and "a Ctrl-C came" in worker.lost

@@ -32,11 +32,13 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from nashzoo.agents.base import Learner
 from nashzoo.agents.policy import Policy
+from nashzoo.games.base import one_line
 
 __all__ = ["SeatWorker", "SeatWorkerError"]
 
@@ -74,7 +76,7 @@ def _serve(conn: Any) -> None:
             elif op == "checkpoint":
                 reply = learner.checkpoint_bytes()
             elif op == "close":
-                conn.send(("ok", pickle.dumps(learner)))
+                conn.send(("ok", _sent_back(learner)))
                 return
             else:
                 raise ValueError(f"unknown request {op!r}")
@@ -85,6 +87,17 @@ def _serve(conn: Any) -> None:
                 conn.send(("error", (pickle.dumps(err), detail)))
             except Exception:  # the exception itself does not pickle
                 conn.send(("error", (None, detail)))
+
+
+def _sent_back(learner: Learner) -> tuple[str, bytes, str]:
+    """The learner as the worker sends it back: pickled, or, where it picked up something
+    pickle refuses while it trained (a lambda, a generator, an open file), its checkpoint,
+    from which the caller rebuilds it as :meth:`Trainer.load` would. It used to be lost, the
+    worker called dead and the learner's checkpoint never asked for."""
+    try:
+        return "pickle", pickle.dumps(learner), ""
+    except Exception as err:  # pickle raises many kinds: each is "not this way"
+        return "checkpoint", learner.checkpoint_bytes(), f"{type(err).__name__}: {err}"
 
 
 def _pickled(learner: Learner) -> bytes:
@@ -302,25 +315,69 @@ class SeatWorker:
         if self._closed:
             raise RuntimeError("SeatWorker.close was called already")
         self._closed = True
+        abandoned = False
+        # A step still in flight finishes first (the worker answers in order), so the learner
+        # comes back whole; its reply, and any other an interrupt left unread, is dropped on
+        # the way to this one's. The wait is said before it starts where a step is in flight,
+        # else at a first Ctrl-C during it, which is held: only the next one gives up.
+        warned = self._pending and not self._reply_waiting()
+        if warned:
+            self._say_waiting(step=True)
         try:
-            # A step still in flight finishes first (the worker answers in order), so the
-            # learner comes back whole; its reply, and any other an interrupt left unread, is
-            # dropped on the way to this one's.
-            if self._pending and not self._reply_waiting():
-                self._say_waiting()
-            self._pending = False
-            self._send("close", None)
-            return self._receive(self._take_back)  # type: ignore[no-any-return]
+            with self._patient_wait(warned):
+                self._pending = False
+                self._send("close", None)
+                return self._receive(self._take_back)  # type: ignore[no-any-return]
         except KeyboardInterrupt:
             if self.brought_back is None:  # the worker is stopped below, the learner with it
+                abandoned = True
                 self._lost = (
                     f"a Ctrl-C came while seat {self.seat}'s learner ({self.name}) was waited "
                     "for to come back from its worker process, which was then stopped; the "
                     "learner's progress since this run started is lost"
                 )
             raise
+        except BaseException as err:
+            if self.brought_back is None and self._lost is None:
+                self._lost = (
+                    f"seat {self.seat}'s learner ({self.name}) could not be brought back from "
+                    f"its worker process ({type(err).__name__}: {one_line(str(err))}); its "
+                    "progress since this run started is lost (with processes=1 it stays in "
+                    "this process)"
+                )
+            raise
         finally:
-            self._stop_process()
+            self._stop_process(at_once=abandoned)
+
+    @contextlib.contextmanager
+    def _patient_wait(self, warned: bool) -> Iterator[None]:
+        """Hold the first Ctrl-C while :meth:`close` waits (saying what the next one costs),
+        unless the wait was said already: a double-tap of Ctrl-C, the first ending the run,
+        gave up a learner that was only being pickled back (half a second on Leduc). Held,
+        it goes on once the learner is back. Main thread and a Python handler only, as
+        :func:`_whole_message`."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):
+            yield
+            return
+        held: list[int] = []
+
+        def hold_the_first(signum: int, frame: Any) -> None:
+            if warned or held:
+                raise KeyboardInterrupt
+            held.append(signum)
+            self._say_waiting(step=False)
+
+        signal.signal(signal.SIGINT, hold_the_first)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            for _ in held:
+                signal.raise_signal(signal.SIGINT)
 
     def _reply_waiting(self) -> bool:
         """Whether a reply is in the pipe already (a dead worker's pipe says yes: there is
@@ -330,14 +387,19 @@ class SeatWorker:
         except (EOFError, ConnectionError, OSError):
             return True
 
-    def _say_waiting(self) -> None:
+    def _say_waiting(self, step: bool) -> None:
         """Say why :meth:`close` waits (a step in flight, after an interrupt or an error in the
-        other seat), and what another Ctrl-C costs: a step of seconds read as a hang."""
+        other seat, or the learner on its way back), and what another Ctrl-C costs: a step of
+        seconds read as a hang."""
+        what = (
+            "step in its worker process to finish, to take its learner back"
+            if step
+            else ("learner to come back from its worker process")
+        )
         with contextlib.suppress(OSError):  # (a terminal gone: the print is not the point)
             print(
-                f"waiting for seat {self.seat}'s step in its worker process to finish, to "
-                f"take its learner back (Ctrl-C again to abandon it: its progress since this "
-                "run started would be lost)",
+                f"waiting for seat {self.seat}'s {what} (Ctrl-C again to abandon it: its "
+                "progress since this run started would be lost)",
                 file=sys.stderr,
             )
 
@@ -350,7 +412,23 @@ class SeatWorker:
     def _take_back(self, reply: bytes) -> Learner:
         """The learner, kept in :attr:`brought_back` as soon as it is here: a Ctrl-C that
         comes while it is read takes effect after, and the caller still finds it there."""
-        learner = pickle.loads(self._unpacked(reply))
+        how, state, why = self._unpacked(reply)
+        if how == "pickle":
+            learner = pickle.loads(state)
+        else:
+            from nashzoo.agents.loading import learner_from_checkpoint  # (loads the registry)
+            from nashzoo.io.checkpoint import read_learner_checkpoint
+
+            name = f"seat {self.seat}'s learner ({self.name}) from its worker"
+            learner = learner_from_checkpoint(
+                read_learner_checkpoint(state, name), self.game, name=name
+            )
+            warnings.warn(
+                f"seat {self.seat}'s learner ({self.name}) could not be pickled back from its "
+                f"worker process ({one_line(why)}); it was rebuilt from its checkpoint, as "
+                "Trainer.load would: what its checkpoint does not hold is not back",
+                stacklevel=4,
+            )
         self.brought_back = learner
         return learner
 
@@ -358,9 +436,12 @@ class SeatWorker:
         return f"SeatWorker({self.name!r}, seat={self.seat}, iterations={self.iterations})"
 
     # --- plumbing ------------------------------------------------------------------------------
-    def _stop_process(self) -> None:
+    def _stop_process(self, at_once: bool = False) -> None:
+        """Close the pipe and end the worker: it exits when it reads the pipe's end, else it
+        is killed after 10 s, or at once (``at_once``: a learner given up while it stepped,
+        where the 10 s were a silent stall after "Ctrl-C again to abandon it")."""
         self._conn.close()
-        self._process.join(timeout=10)
+        self._process.join(timeout=0 if at_once else 10)
         if self._process.is_alive():
             self._process.kill()
             self._process.join()
