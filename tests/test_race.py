@@ -985,21 +985,40 @@ def test_each_run_records_how_it_ran_and_a_resume_reports_each_way(tmp_path, mon
     resumed = run_race(dataclasses.replace(cfg, resume=True), progress=False)
     assert len(resumed.results) == 2  # both kept, neither run again
     assert (
-        "the runs went side by side differently (resumed with other workers or elsewhere): "
-        "1 run 1 at a time on 1 usable CPU, 1 run 2 at a time on 1 usable CPU (more runs than "
-        "CPUs in some: their seconds do not compare)" in resumed.markdown
+        "the runs went side by side in different ways (a resume runs the runs left with the "
+        "workers and CPUs it has): 1 run 1 at a time on 1 usable CPU, 1 run 2 at a time on 1 "
+        "usable CPU (more runs than CPUs in some: their seconds do not compare)" in resumed.markdown
     )
     assert sorted(resumed.summary["placements"], key=lambda p: p["runs_at_a_time"]) == [
         {"runs_at_a_time": 1, "usable_cpus": 1, "runs": 1},
         {"runs_at_a_time": 2, "usable_cpus": 1, "runs": 1},
     ]
-    # A run written before runs recorded it counts as this invocation's way.
+    # A run written before runs recorded it is said to be so, not taken for this invocation's
+    # way (its seconds may have been shared: nobody knows).
     del payload["placement"]
     payload["checksum"] = _digest(payload)
     stored.write_text(json.dumps(payload))
     again = run_race(dataclasses.replace(cfg, resume=True), progress=False)
-    assert "; 1 run at a time on 1 usable CPU." in again.markdown
-    assert again.summary["placements"] == [{"runs_at_a_time": 1, "usable_cpus": 1, "runs": 2}]
+    assert (
+        "1 run 1 at a time on 1 usable CPU, 1 run with no placement recorded (on Ray, or by an "
+        "older nashzoo)." in again.markdown
+    )
+    assert sorted(again.summary["placements"], key=lambda p: p["runs_at_a_time"] or 0) == [
+        {"runs_at_a_time": None, "usable_cpus": None, "runs": 1},
+        {"runs_at_a_time": 1, "usable_cpus": 1, "runs": 1},
+    ]
+    assert again.summary["workers"] == 1 and again.summary["usable_cpus"] == 1
+    # Every run written so: said once, without a count of its own.
+    first_payload = json.loads(
+        (Path(cfg.out) / "runs" / "self-cfr-seed0" / "result.json").read_text()
+    )
+    del first_payload["placement"]
+    first_payload["checksum"] = _digest(first_payload)
+    (Path(cfg.out) / "runs" / "self-cfr-seed0" / "result.json").write_text(
+        json.dumps(first_payload)
+    )
+    old = run_race(dataclasses.replace(cfg, resume=True), progress=False)
+    assert "; 2 runs with no placement recorded (on Ray, or by an older nashzoo)." in old.markdown
 
 
 def test_a_damaged_placement_in_a_signed_result_runs_that_run_again(tmp_path):

@@ -95,17 +95,17 @@ def write_reports(
     else:
         (out / "results.csv").unlink(missing_ok=True)
     board = leaderboard(rows, config.thresholds)
-    placements = _placements(
-        results, (_runs_at_a_time(config, planned or len(results)), usable_cpus())
-    )
-    (side_by_side, cpus), _ = placements.most_common(1)[0]
+    current = (_runs_at_a_time(config, planned or len(results)), usable_cpus())
+    placements = _placements(results)
+    known = [way for way, _ in placements.most_common() if way != NOT_RECORDED]
+    side_by_side, cpus = known[0] if known else current
     cross = cross_play(rows)
     markdown = markdown_summary(
         shown,
         board,
         cross,
         thresholds=config.thresholds,
-        budget=config.budget_text() + _side_by_side_note(placements),
+        budget=config.budget_text() + _side_by_side_note(placements, current),
         budget_seconds=config.budget_seconds,
         clock_stopped=_clock_stopped(config, results),
         failures=[{"run_id": f["run_id"], "error": f["error"]} for f in failures],
@@ -187,42 +187,60 @@ def _clock_stopped(config: RaceConfig, results: Sequence[dict[str, Any]]) -> tup
     return sum(res.get("stopped_by") == "seconds" for res in results), len(results)
 
 
-def _placements(
-    results: Sequence[dict[str, Any]], current: tuple[int | None, int]
-) -> Counter[tuple[int | None, int]]:
+Placement = tuple[int | None, int | None]
+NOT_RECORDED: Placement = (None, None)
+"""The way of a run that recorded none: on Ray (its cluster's to say), or written by a nashzoo
+from before runs recorded it."""
+
+
+def _placements(results: Sequence[dict[str, Any]]) -> Counter[Placement]:
     """How many runs went how many at a time on how many usable CPUs, as each run recorded
-    it (a race resumed with other workers, or on another machine, ran its runs differently);
-    ``current``, this invocation's, for a run that recorded none (on Ray, or written before
-    runs recorded it), and for a race with no finished run. (A resume checks what a run
-    recorded, ``storage._check_result``, and runs it again if it is not two counts.)"""
-    found: Counter[tuple[int | None, int]] = Counter()
+    it (a race resumed with other workers, with fewer runs left than workers, or on another
+    machine, ran its runs differently); :data:`NOT_RECORDED` for a run that recorded none,
+    never taken for this invocation's way. (A resume checks what a run recorded,
+    ``storage._check_result``, and runs it again if it is not two counts.)"""
+    found: Counter[Placement] = Counter()
     for res in results:
         placement = res.get("placement")
         way = (
-            current
+            NOT_RECORDED
             if placement is None
             else (int(placement["runs_at_a_time"]), int(placement["usable_cpus"]))
         )
         found[way] += 1
-    return found or Counter({current: 0})
+    return found
 
 
-def _side_by_side_note(placements: Counter[tuple[int | None, int]]) -> str:
+def _side_by_side_note(placements: Counter[Placement], current: tuple[int | None, int]) -> str:
     """The budget line's note of how the runs went side by side: one way for all, or each
-    way with its number of runs."""
+    way with its number of runs (``current``: this invocation's way, for a race with no
+    finished run, and to tell a race on Ray, which records none, from older runs)."""
+    if not placements:
+        return _side_by_side(*current)
     if len(placements) == 1:
-        return _side_by_side(*next(iter(placements)))
+        (workers, cpus), n = next(iter(placements.items()))
+        if cpus is not None:
+            return _side_by_side(workers, cpus)
+        on_ray = current[0] is None
+        return "" if on_ray else f"; {_not_recorded(n)}"
     ways = [
-        f"{n} run{'s' * (n != 1)} {workers} at a time on {cpus} usable CPU{'s' * (cpus != 1)}"
+        _not_recorded(n)
+        if workers is None or cpus is None
+        else f"{n} run{'s' * (n != 1)} {workers} at a time on {cpus} usable CPU{'s' * (cpus != 1)}"
         for (workers, cpus), n in placements.most_common()
-        if workers is not None
     ]
-    shared = any(w is not None and w > c for w, c in placements)
+    shared = any(w is not None and c is not None and w > c for w, c in placements)
     return (
-        "; the runs went side by side differently (resumed with other workers or elsewhere): "
+        "; the runs went side by side in different ways (a resume runs the runs left with "
+        "the workers and CPUs it has): "
         + ", ".join(ways)
         + (" (more runs than CPUs in some: their seconds do not compare)" if shared else "")
     )
+
+
+def _not_recorded(n: int) -> str:
+    """The note's words for ``n`` runs that recorded no placement."""
+    return f"{n} run{'s' * (n != 1)} with no placement recorded (on Ray, or by an older nashzoo)"
 
 
 def _side_by_side(workers: int | None, cpus: int) -> str:
