@@ -422,13 +422,8 @@ def test_two_ctrl_cs_while_a_reply_is_read_are_two(monkeypatch):
         signal.signal(signal.SIGINT, previous)
 
 
-def test_a_second_ctrl_c_while_seat_1s_reply_is_taken_leaves_the_trainer_in_step(
-    default_ctrl_c, monkeypatch, tmp_path
-):
-    """A first Ctrl-C waits for the step; a second one that came while seat 1's reply was
-    read took effect once it was taken, after both seats had stepped, but before the trainer
-    counted the iteration: it then called itself torn and refused to save or go on. The
-    iteration is now counted, and the run goes on from where it was interrupted."""
+def _two_ctrl_cs_as_the_second_reply_is_taken(monkeypatch):
+    """SIGINT twice to this process as seat 1's second step reply is taken (read whole)."""
     import os
     import signal
 
@@ -441,6 +436,16 @@ def test_a_second_ctrl_c_while_seat_1s_reply_is_taken_leaves_the_trainer_in_step
         return real_stepped(self, reply)
 
     monkeypatch.setattr(SeatWorker, "_stepped", two_ctrl_cs_in_the_second_step)
+
+
+def test_a_second_ctrl_c_while_seat_1s_reply_is_taken_leaves_the_trainer_in_step(
+    default_ctrl_c, monkeypatch, tmp_path
+):
+    """A first Ctrl-C waits for the step; a second one that came while seat 1's reply was
+    read took effect once it was taken, after both seats had stepped, but before the trainer
+    counted the iteration: it then called itself torn and refused to save or go on. The
+    iteration is now counted, and the run goes on from where it was interrupted."""
+    _two_ctrl_cs_as_the_second_reply_is_taken(monkeypatch)
     options = dict(schedule="simultaneous", eval_every=None, final_eval=False, progress=False)
     trainer = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2)
     with pytest.raises(KeyboardInterrupt):
@@ -448,7 +453,7 @@ def test_a_second_ctrl_c_while_seat_1s_reply_is_taken_leaves_the_trainer_in_step
     assert trainer.iteration == 2
     assert [learner.iterations for learner in trainer.learners] == [2, 2]
     trainer.save(tmp_path / "run.npz")  # in step: nothing refused
-    monkeypatch.setattr(SeatWorker, "_stepped", real_stepped)
+    monkeypatch.undo()  # the Ctrl-Cs no more
     trainer.run(iterations=1)
     reference = Trainer("kuhn_poker", "cfr", "cfr", **options)
     reference.run(iterations=3)
@@ -464,8 +469,6 @@ def test_a_ctrl_c_held_through_a_failed_steps_reply_leaves_the_iteration_uncount
     flight" as "seat 1 stepped", counted an iteration seat 1 never did. It saved a checkpoint
     that Trainer.load then refused (seat 1 at 1 iteration, the trainer at 2). The iteration is
     counted only when seat 1's step was done; otherwise the trainer is torn and says so."""
-    import os
-    import signal
 
     options = dict(schedule="simultaneous", eval_every=None, final_eval=False, progress=False)
     trainer = Trainer("kuhn_poker", "cfr", "cfr", **options, processes=2)
@@ -476,15 +479,7 @@ def test_a_ctrl_c_held_through_a_failed_steps_reply_leaves_the_iteration_uncount
         return _NaNPolicy() if trainer.iteration == 1 else real_current(self)
 
     monkeypatch.setattr(type(seat0), "current_policy", poisoned)
-    real_stepped = SeatWorker._stepped
-
-    def two_ctrl_cs_in_the_second_step(self, reply):
-        if self.iterations == 1:
-            os.kill(os.getpid(), signal.SIGINT)
-            os.kill(os.getpid(), signal.SIGINT)
-        return real_stepped(self, reply)
-
-    monkeypatch.setattr(SeatWorker, "_stepped", two_ctrl_cs_in_the_second_step)
+    _two_ctrl_cs_as_the_second_reply_is_taken(monkeypatch)
     with pytest.raises(KeyboardInterrupt) as caught:
         trainer.run(iterations=5)
     assert isinstance(caught.value.__context__, PolicyError)

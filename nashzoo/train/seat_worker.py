@@ -141,14 +141,22 @@ def _main_is_a_file() -> bool:
     return bool(file) and not str(file).startswith("<")
 
 
-@contextlib.contextmanager
-def _whole_message() -> Iterator[None]:
+def _whole_message() -> contextlib.AbstractContextManager[None]:
     """Hold a Ctrl-C that comes while a message is written to or read from the worker's pipe
     until the message is whole, then deliver it to the handler that was there: cut
-    mid-message, the pipe was left unreadable and every later request read garbage. Only in
-    the main thread (where Python runs signal handlers), and only where the handler is
-    Python code (an ignored Ctrl-C stays ignored). Each Ctrl-C held is delivered, in turn:
-    two in one message are a second Ctrl-C, which interrupts at once, not one."""
+    mid-message, the pipe was left unreadable and every later request read garbage. Each
+    Ctrl-C held is delivered, in turn: two in one message are a second Ctrl-C, which
+    interrupts at once, not one."""
+    return _ctrl_c_held(lambda held: None)
+
+
+@contextlib.contextmanager
+def _ctrl_c_held(before_holding: Callable[[list[int]], None]) -> Iterator[None]:
+    """Hold each Ctrl-C that comes in the block, then deliver them in turn to the handler
+    that was there. ``before_holding(held)`` sees the ones held so far first, and may raise
+    (a KeyboardInterrupt then goes on at once). Only in the main thread (where Python runs
+    signal handlers), and only where the handler is Python code (an ignored Ctrl-C stays
+    ignored)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -157,7 +165,12 @@ def _whole_message() -> Iterator[None]:
         yield
         return
     held: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+
+    def hold(signum: int, frame: Any) -> None:
+        before_holding(held)
+        held.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
     try:
         yield
     finally:
@@ -349,35 +362,18 @@ class SeatWorker:
         finally:
             self._stop_process(at_once=abandoned)
 
-    @contextlib.contextmanager
-    def _patient_wait(self, warned: bool) -> Iterator[None]:
+    def _patient_wait(self, warned: bool) -> contextlib.AbstractContextManager[None]:
         """Hold the first Ctrl-C while :meth:`close` waits (saying what the next one costs),
         unless the wait was said already: a double-tap of Ctrl-C, the first ending the run,
         gave up a learner that was only being pickled back (half a second on Leduc). Held,
-        it goes on once the learner is back. Main thread and a Python handler only, as
-        :func:`_whole_message`."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = signal.getsignal(signal.SIGINT)
-        if not callable(previous):
-            yield
-            return
-        held: list[int] = []
+        it goes on once the learner is back (:func:`_ctrl_c_held`)."""
 
-        def hold_the_first(signum: int, frame: Any) -> None:
+        def only_the_first(held: list[int]) -> None:
             if warned or held:
-                raise KeyboardInterrupt
-            held.append(signum)
+                raise KeyboardInterrupt  # the learner is given up (close() says so)
             self._say_waiting(step=False)
 
-        signal.signal(signal.SIGINT, hold_the_first)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
-            for _ in held:
-                signal.raise_signal(signal.SIGINT)
+        return _ctrl_c_held(only_the_first)
 
     def _reply_waiting(self) -> bool:
         """Whether a reply is in the pipe already (a dead worker's pipe says yes: there is
