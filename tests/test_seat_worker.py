@@ -400,7 +400,7 @@ def test_close_says_nothing_when_no_step_is_in_flight(capfd):
     deadline = time.monotonic() + 60
     while not worker._reply_waiting() and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert worker.step_in_flight and worker._reply_waiting()
+    assert worker._pending and worker._reply_waiting()
     assert worker.close().iterations == 2 and worker.lost is None
     assert capfd.readouterr().err == ""
 

@@ -277,11 +277,6 @@ class SeatWorker:
         self._send("step", (opponent, view), then=lambda: self._mark_pending(view))
 
     @property
-    def step_in_flight(self) -> bool:
-        """Whether a step was started (:meth:`step_async`) and its reply not taken yet."""
-        return self._pending
-
-    @property
     def last_step_done(self) -> bool:
         """Whether the last step started was done: its reply taken, and no error in it (a
         Ctrl-C held through the reply's read goes on after it is taken, whichever it was)."""
