@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from nashzoo.games import checks, fast_walk, limits
+from nashzoo.games import checks, fast_walk, heap, limits
 from nashzoo.games.base import CHANCE, TERMINAL, Game, GameTooLarge, State
 from nashzoo.games.cache import GameCache
 from nashzoo.games.compiled import (
@@ -69,15 +69,19 @@ def _compile(game: Game) -> CompiledTree:
     """A game offering ``compile_arrays()`` builds its own arrays (a native game's vectorised
     builder, or the bridge's walk over raw ``pyspiel`` states); any other game goes through the
     fast walk over its States. A game that counts its histories is first checked against
-    :mod:`~nashzoo.games.limits` (a walk is checked as it goes)."""
+    :mod:`~nashzoo.games.limits` (a walk is checked as it goes). After a big tree, the
+    build's freed memory goes back to the system (:mod:`~nashzoo.games.heap`)."""
     limits.check_counted_game(game)
     builder = getattr(game, "compile_arrays", None)
     if builder is not None:
-        return builder()
-    checks.check_facts(game)
-    return compile_checked(
-        game, lambda: fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))
-    )
+        tree = builder()
+    else:
+        checks.check_facts(game)
+        tree = compile_checked(
+            game, lambda: fast_walk.walk(game, game.new_initial_state(), fast_walk.state_ops(game))
+        )
+    heap.give_back_after_build(tree.num_nodes)  # the build's temporaries (the C heap keeps them)
+    return tree
 
 
 def compile_checked(game: Game, fast: Callable[[], CompiledTree]) -> CompiledTree:

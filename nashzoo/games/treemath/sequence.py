@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nashzoo.games import heap
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import _jit
 from nashzoo.games.treemath._cache import frozen, per_tree
@@ -142,19 +143,17 @@ class SequenceForm:
         number the kernels give, is the same as in the tree's order."""
         built = self.__dict__.setdefault("_kernel_arguments", {})
         if player not in built:
-            own_last, other_last, weight = self._terminals_in_order(player)
-            built[player] = (
-                frozen(
-                    _jit.pack(
-                        *self._ordered(player)[:3],
-                        *self._ordered(1 - player)[:2],
-                        own_last,
-                        other_last,
-                    )
-                ),
-                frozen(weight),
-            )
+            built[player] = self._built_kernel_arguments(player)
+            # The sorts' and the packing's temporaries, gone now, back to the system.
+            heap.give_back_after_build(built[player][1].size)
         return built[player]
+
+    def _built_kernel_arguments(self, player: int) -> tuple[np.ndarray, np.ndarray]:
+        own_last, other_last, weight = self._terminals_in_order(player)
+        index = _jit.pack(
+            *self._ordered(player)[:3], *self._ordered(1 - player)[:2], own_last, other_last
+        )
+        return frozen(index), frozen(weight)
 
     def _terminals_in_order(self, player: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``player``'s and the other player's last sequence before every terminal and
@@ -182,6 +181,11 @@ class SequenceForm:
         terminal (in the player's order), the information sets in own-depth order and the
         depths' offsets; then every information set's parent sequence and the legal mask
         (0/1). The weights are ``[2, Z]``, row ``p`` in player ``p``'s order."""
+        built = self._built_nash_conv_arguments()
+        heap.give_back_after_build(built[1].shape[1])  # the build's temporaries, gone now
+        return built
+
+    def _built_nash_conv_arguments(self) -> tuple[np.ndarray, np.ndarray]:
         arrays, weights = [], []
         legal = np.zeros(self.num_sequences, dtype=np.int64)
         for p in range(2):
