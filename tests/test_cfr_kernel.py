@@ -401,3 +401,36 @@ def test_setting_up_a_learner_pays_numbas_one_time_load():
 
     make_learner("xfp", "kuhn_poker", 0)  # a learner whose own steps use no compiled kernel
     assert _jit._WARM == _jit.ENABLED
+
+
+def test_the_seats_of_a_tree_share_one_scratch_and_a_copy_carries_none() -> None:
+    """The compiled steps of both seats use one scratch space (on a 42-million-history game,
+    1.1 GB less); a step that finds it taken (another thread's) gets its own and computes the
+    same; a copied learner carries none of it; it goes with the last step using it."""
+    import copy
+    import gc
+    import weakref
+
+    from nashzoo.agents import make_learner
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): no scratch on that path")
+    first, second = (make_learner("cfr_plus", "leduc_poker", seat) for seat in (0, 1))
+    scratch = first._update._scratch
+    assert second._update._scratch is scratch
+    first.step(second.current_policy())
+    assert len(scratch._free) == 1
+    twin = copy.deepcopy(first)
+    assert twin._update._scratch is not scratch and twin._update._scratch._free == []
+    held = scratch.take()  # as if a step in another thread had it
+    first.step(second.current_policy())
+    twin.step(second.current_policy())
+    np.testing.assert_array_equal(first.cumulative_regrets(), twin.cumulative_regrets())
+    np.testing.assert_array_equal(first.strategy_sum(), twin.strategy_sum())
+    scratch.give_back(held)
+    assert len(scratch._free) == 1
+    gone = weakref.ref(scratch)
+    del first, second, twin, scratch, held
+    gc.collect()
+    assert gone() is None
