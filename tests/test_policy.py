@@ -470,3 +470,137 @@ def test_a_policy_file_may_spell_its_game_id_another_way(tmp_path):
     path.write_text(json.dumps(payload))
     with pytest.raises(Exception, match="'game_id' says kuhn_poker but its game rebuilds as"):
         TabularPolicy.load(path)
+
+
+def _compiled_or_skip():
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): the numpy checks only")
+    return _jit
+
+
+@pytest.mark.parametrize("width", range(1, 129))
+def test_the_compiled_row_sum_adds_as_numpy_does(width: int) -> None:
+    """``made_exact`` leaves a row alone when numpy's sum of it is within 1e-12 of one; the
+    compiled check must add in the same order to decide the same, bit for bit."""
+    _jit = _compiled_or_skip()
+    rng = np.random.default_rng(width)
+    rows = rng.random((40, width)) * 10.0 ** rng.integers(-9, 9, size=(40, width))
+    rows[::3] /= rows[::3].sum(axis=1, keepdims=True)  # near one, where the last bit decides
+    expected = rows.sum(axis=1)
+    for row, total in zip(rows, expected, strict=True):
+        assert _jit._sum_as_numpy(np.ascontiguousarray(row), width) == total
+
+
+_WITHIN = (1e-13, 5e-13)  # changes too small to matter: the row stays as it is
+_LOOSE = (2e-12, 3e-9, 4e-7, 9e-7)  # a distribution only within the tolerance: made exact
+_OFF = (2e-6, 1e-3)  # not a distribution
+
+
+def _perturbed_table(tree, seed: int, worst: int) -> np.ndarray:
+    """A table whose worst row is of kind ``worst``: 0 exact (or off by rounding), 1 a
+    distribution only within the tolerance (a small negative, a little on an illegal action,
+    a sum off by up to 1e-6), 2 none (NaN, infinity, too negative, too much on an illegal
+    action, a sum off by more); the other rows of kinds up to it, each kind tried."""
+    rng = np.random.default_rng(seed)
+    table = (rng.random(tree.legal_mask.shape) + 0.01) * tree.legal_mask
+    table /= table.sum(axis=1, keepdims=True)
+    rows = rng.permutation(tree.num_infosets)[: max(1, tree.num_infosets // 10)]
+    for k, i in enumerate(rows):
+        level = worst if k == 0 else int(rng.integers(worst + 1))
+        legal = np.flatnonzero(tree.legal_mask[i])
+        illegal = np.flatnonzero(~tree.legal_mask[i])
+        a = legal[rng.integers(legal.size)]
+        size = float(rng.choice((_WITHIN, _LOOSE, _OFF)[level]))
+        how = int(rng.integers(5 if level == 2 else 4))
+        if how == 0:
+            table[i, a] += size
+        elif how == 1:
+            table[i, a] -= size
+        elif how == 2 and level and legal.size > 1:  # a negative, its row's sum kept
+            b = legal[legal != a][0]
+            table[i, b] += table[i, a] + size
+            table[i, a] = -size
+        elif how == 3 and level and illegal.size:
+            table[i, illegal[0]] = size * rng.choice([-1.0, 1.0])
+        elif how < 4:
+            table[i, a] += size
+        else:
+            table[i, a] = rng.choice([np.nan, np.inf, -np.inf])
+    return table
+
+
+@pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker", "liars_dice(dice_sides=3)"])
+def test_the_compiled_check_decides_as_the_numpy_checks(name: str, monkeypatch) -> None:
+    """One compiled pass answers what the whole-table check and ``made_exact`` answer with
+    several numpy passes: which tables pass, and which pass only within the tolerance."""
+    from nashzoo.agents import policy as module
+    from nashzoo.games import treemath as tm
+
+    _jit = _compiled_or_skip()
+    tree = compile_tree(load_game(name))
+    seen = set()
+    for seed in range(90):
+        table = _perturbed_table(tree, seed, worst=seed % 3)
+        status = tm.distribution_status(tree, table, 1e-6, 1e-12)
+        monkeypatch.setattr(_jit, "ENABLED", False)
+        assert tm.distribution_status(tree, table, 1e-6, 1e-12) is None
+        passes = module._all_distributions(tree, table)
+        exact = passes and module.made_exact(tree, table) is table
+        plain = module.made_exact(tree, table) if passes else None
+        monkeypatch.setattr(_jit, "ENABLED", True)
+        assert status == (0 if exact else 1 if passes else 2), seed
+        seen.add(status)
+        assert module._all_distributions(tree, table) == passes
+        if passes:
+            assert module.made_exact(tree, table).tobytes() == plain.tobytes()
+    assert seen == {0, 1, 2}
+
+
+def test_the_joint_of_checked_policies_is_not_checked_again(monkeypatch) -> None:
+    """A trainer's evaluation joins the seats' average policies every time: rows that were
+    checked are taken as they are, an unchecked table is checked once, as a whole."""
+    from nashzoo.agents import policy as module
+
+    calls = []
+    real = module.check_distributions
+    monkeypatch.setattr(
+        module, "check_distributions", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    game = load_game("kuhn_poker")
+    tree = compile_tree(game)
+    bet = TabularPolicy("kuhn_poker", np.tile([0.0, 1.0], (tree.num_infosets, 1)))
+    calls.clear()
+    joint = TabularPolicy.joint(game, [bet, TabularPolicy.uniform(game).check()])
+    assert joint.checked and calls == [1]  # uniform's own check; none for the joint
+    calls.clear()
+    loose = np.array(bet.probs)
+    loose[tree.infosets_of(1)[0]] = [0.5, 0.5 + 5e-7]  # within the tolerance: made exact
+    joint = TabularPolicy.joint(game, [bet, TabularPolicy.adopt(game, tree, loose)])
+    assert joint.checked and calls == [1]
+    assert joint.probs[tree.infosets_of(1)[0]].sum() == pytest.approx(1.0, abs=1e-15)
+    assert joint.probs[tree.infosets_of(0)].tolist() == bet.probs[tree.infosets_of(0)].tolist()
+    with pytest.raises(PolicyError, match="policy is for leduc_poker, not kuhn_poker"):
+        TabularPolicy.joint(game, [bet, TabularPolicy.uniform("leduc_poker")])
+
+
+def test_an_average_policy_reads_only_its_own_rows() -> None:
+    """``behaviour_strategy(rows=...)`` normalises only those rows (the rest uniform), with the
+    same numbers as normalising the whole table; a mask of rows works like their indices."""
+    from nashzoo.games import treemath as tm
+
+    tree = compile_tree(load_game("leduc_poker"))
+    rng = np.random.default_rng(4)
+    weights = rng.random(tree.legal_mask.shape) * (rng.random(tree.legal_mask.shape) < 0.7)
+    weights[::5] = 0.0  # never reached: uniform
+    whole = tm.behaviour_strategy(tree, weights)
+    rows = tree.infosets_of(1)
+    mine = tm.behaviour_strategy(tree, weights, rows=rows)
+    assert mine[rows].tobytes() == whole[rows].tobytes()
+    others = tree.infosets_of(0)
+    assert mine[others].tobytes() == tm.uniform_strategy(tree)[others].tobytes()
+    masked = tm.behaviour_strategy(tree, weights, rows=tree.infoset_player == 1)
+    assert masked.tobytes() == mine.tobytes()
+    weights[others] = np.nan  # other rows are not read
+    assert tm.behaviour_strategy(tree, weights, rows=rows).tobytes() == mine.tobytes()

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents.base import Learner, LearnerConfig, read_only_view
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
@@ -150,7 +150,7 @@ class _FullWidthCFR(Learner):
     def average_policy(self) -> TabularPolicy:
         """The reach-weighted average strategy (a new immutable policy; other rows uniform)."""
         probs = tm.behaviour_strategy(self.tree, self._strategy_sum, rows=self._rows)
-        return TabularPolicy(self.game, probs, validate=False)
+        return TabularPolicy.adopt(self.game, self.tree, probs)  # a fresh table: no copy
 
     def cumulative_regrets(self) -> np.ndarray:
         """A copy of the cumulative (floored, discounted: as the variant keeps them) regrets."""
@@ -161,7 +161,10 @@ class _FullWidthCFR(Learner):
         return self._strategy_sum.copy()
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        return {"regrets": self._regrets.copy(), "strategy_sum": self._strategy_sum.copy()}
+        return {
+            "regrets": read_only_view(self._regrets),
+            "strategy_sum": read_only_view(self._strategy_sum),
+        }
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         tree = self._tree  # this seat's legal cells: where the tables may be non-zero

@@ -115,7 +115,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nashzoo.agents.base import Learner, LearnerConfig
+from nashzoo.agents.base import Learner, LearnerConfig, read_only_view
 from nashzoo.agents.mccfr_sampling import (
     CHANCE_NODE,
     OPPONENT,
@@ -397,7 +397,7 @@ class _SeatTables:
 
     # --- checkpoints -------------------------------------------------------------------------
     def arrays(self) -> dict[str, np.ndarray]:
-        return {"regrets": self.regrets.copy(), "average": self.average.copy()}
+        return {"regrets": read_only_view(self.regrets), "average": read_only_view(self.average)}
 
     def array_specs(self) -> dict[str, ArraySpec]:
         """What stored tables must be: finite, zero off this seat's legal moves, and a
@@ -434,7 +434,7 @@ class _MCCFRLearner(Learner):
 
     def average_policy(self) -> TabularPolicy:
         """The normalised average strategy on this seat's rows (a copy), uniform elsewhere."""
-        return TabularPolicy(self.game, self._tables.average_probs(), validate=False)
+        return TabularPolicy.adopt(self.game, self.tree, self._tables.average_probs())
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
         return self._tables.arrays()

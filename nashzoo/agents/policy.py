@@ -28,6 +28,7 @@ from nashzoo.games.infoset import (
     UniformPolicy,
     as_infoset,
 )
+from nashzoo.games.treemath import distribution_status, uniform_strategy
 from nashzoo.io.policy_file import read_policy_file, write_policy_file
 
 _TOLERANCE = 1e-6
@@ -100,9 +101,9 @@ class TabularPolicy:
     @classmethod
     def uniform(cls, game: Game | str) -> TabularPolicy:
         """Uniform over legal actions at every information set."""
-        tree = compile_tree(load_game(game))
-        mask = tree.legal_mask.astype(np.float64)
-        return cls(game, mask / mask.sum(axis=1, keepdims=True), validate=False)
+        game = load_game(game)
+        tree = compile_tree(game)
+        return cls.adopt(game, tree, uniform_strategy(tree))
 
     @classmethod
     def from_dict(
@@ -173,7 +174,7 @@ class TabularPolicy:
                 raise PolicyError(f"policy is for {policy.game.display_id}, not {game.display_id}")
             if rows is None:
                 return policy
-            probs = np.array(cls.uniform(game).probs)
+            probs = uniform_strategy(tree)
             rows = np.asarray(rows, dtype=np.int64)
             probs[rows] = policy.probs[rows]
             return cls(game, probs)
@@ -183,14 +184,18 @@ class TabularPolicy:
                 return cls(game, policy_rows(tree, policy, np.arange(tree.num_infosets)))
             rows = tree.infosets_of(seat)
         rows = np.asarray(rows, dtype=np.int64)
-        probs = np.array(cls.uniform(game).probs)
+        probs = uniform_strategy(tree)
         probs[rows] = policy_rows(tree, policy, rows)
         return cls(game, probs)
 
     @classmethod
     def joint(cls, game: Game | str, seat_policies: Sequence[Policy]) -> TabularPolicy:
         """One policy from one per seat: player ``p``'s rows come from ``seat_policies[p]``,
-        which is asked only about player ``p``'s information sets."""
+        which is asked only about player ``p``'s information sets.
+
+        A seat's :class:`TabularPolicy` of this game gives its rows as they are, with no
+        intermediate policy; the joint table is checked once, and not at all when every seat's
+        policy was checked already (its rows are then those checked rows)."""
         game = load_game(game)
         tree = compile_tree(game)
         if len(seat_policies) != game.num_players:
@@ -198,10 +203,19 @@ class TabularPolicy:
                 f"{game.display_id} has {game.num_players} seats, got {len(seat_policies)} policies"
             )
         probs = np.empty((tree.num_infosets, tree.num_actions))
+        checked = True
         for p, policy in enumerate(seat_policies):
             rows = tree.infosets_of(p)
-            probs[rows] = cls.from_policy(game, policy, rows=rows).probs[rows]
-        return cls(game, probs)
+            if isinstance(policy, TabularPolicy) and policy.game.id == game.id:
+                probs[rows] = policy.probs[rows]
+                checked = checked and policy.checked
+            else:  # materialised, and so checked (a table of another game is refused there)
+                probs[rows] = cls.from_policy(game, policy, rows=rows).probs[rows]
+        joint = cls.adopt(game, tree, probs)
+        if checked:
+            joint._checked = True
+            return joint
+        return joint.check()
 
     # --- access --------------------------------------------------------------------------
     @property
@@ -462,6 +476,8 @@ def made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
     exact one: negative entries and mass on illegal actions set to zero, the legal entries
     divided by their sum. Returns ``probs`` itself when no row needs it, so exact rows, such
     as a learner's, keep every bit."""
+    if distribution_status(tree, probs, _TOLERANCE, _EXACT) == 0:
+        return probs  # one compiled pass said so
     legal = np.where(tree.legal_mask, probs, 0.0)
     off = (
         (probs < 0.0).any(axis=1)
@@ -478,7 +494,11 @@ def made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
 
 def _all_distributions(tree: CompiledTree, probs: np.ndarray) -> bool:
     """True when every row is finite, non-negative, zero off the legal actions and sums to one
-    on them (within the tolerance); a few whole-array reductions instead of per-row ones."""
+    on them (within the tolerance); one compiled pass where numba is in use, else a few
+    whole-array reductions instead of per-row ones."""
+    status = distribution_status(tree, probs, _TOLERANCE, _EXACT)
+    if status is not None:
+        return status < 2
     mask = tree.legal_mask
     if probs.shape != mask.shape:
         return False

@@ -187,7 +187,7 @@ class RegretMatching(Learner):
         probs = tm.uniform_strategy(self.tree)
         probs[self._infoset] = 0.0
         probs[self._infoset, : self._num_own] = strategy
-        return TabularPolicy(self.game, probs, validate=False)
+        return TabularPolicy.adopt(self.game, self.tree, probs)  # a fresh table: no copy
 
     def current_policy(self) -> TabularPolicy:
         """Regret matching on the current regrets (immutable; other seat's rows uniform)."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig, read_only_view
 from nashzoo.agents.policy import Policy, PolicyError, TabularPolicy, check_distributions
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
@@ -80,14 +80,14 @@ class XFP(Learner):
     def average_policy(self) -> TabularPolicy:
         """The behaviour strategy of the averaged realization plan (other rows uniform)."""
         probs = tm.behaviour_strategy(self.tree, self._plan, rows=self._rows)
-        return TabularPolicy(self.game, probs, validate=False)
+        return TabularPolicy.adopt(self.game, self.tree, probs)  # a fresh table: no copy
 
     def realization_plan(self) -> np.ndarray:
         """A copy of the averaged realization plan ``x`` (``[num_infosets, num_actions]``)."""
         return self._plan.copy()
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        return {"plan": self._plan.copy(), "current": self._current.copy()}
+        return {"plan": read_only_view(self._plan), "current": read_only_view(self._current)}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         legal = self.tree.legal_mask

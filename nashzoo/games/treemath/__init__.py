@@ -27,6 +27,7 @@ from nashzoo.games.treemath.fullwidth import FullWidthStep, IterationWeights
 from nashzoo.games.treemath.matching import (
     RegretMatcher,
     behaviour_strategy,
+    distribution_status,
     regret_matching,
     row_sums,
     uniform_strategy,
@@ -72,6 +73,7 @@ __all__ = [
     "child_ranges",
     "counterfactual_pass",
     "counterfactual_values",
+    "distribution_status",
     "expected_returns",
     "nash_conv",
     "nash_conv_value",

@@ -50,6 +50,7 @@ def warm_up() -> None:
         shape = (tree.num_infosets, tree.num_actions)
         step(np.zeros(shape), np.zeros(shape), uniform, uniform, tm.IterationWeights())
     tm.nash_conv(tree, uniform)
+    tm.distribution_status(tree, uniform, 1e-6, 1e-12)
 
 
 def __getattr__(name: str) -> Any:
@@ -210,6 +211,77 @@ def regret_matching_rows(
         else:
             for a in range(regrets.shape[1]):
                 out[i, a] = inverse_count[i] if legal[i, a] else 0.0
+
+
+@compiled
+def _sum_as_numpy(values: np.ndarray, n: int) -> float:
+    """``values[:n].sum()`` added in numpy's order for a contiguous row of at most 128 numbers
+    (its pairwise summation's base case: one running sum below 8 numbers, else eight running
+    sums combined pairwise, then the rest), so the two agree to the last bit."""
+    if n < 8:
+        total = 0.0
+        for i in range(n):
+            total += values[i]
+        return total
+    r0, r1, r2, r3 = values[0], values[1], values[2], values[3]
+    r4, r5, r6, r7 = values[4], values[5], values[6], values[7]
+    i = 8
+    while i < n - n % 8:
+        r0 += values[i]
+        r1 += values[i + 1]
+        r2 += values[i + 2]
+        r3 += values[i + 3]
+        r4 += values[i + 4]
+        r5 += values[i + 5]
+        r6 += values[i + 6]
+        r7 += values[i + 7]
+        i += 8
+    total = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        total += values[i]
+        i += 1
+    return total
+
+
+SUM_AS_NUMPY_WIDTH = 128
+"""The widest row :func:`_sum_as_numpy` adds as numpy does."""
+
+
+@compiled
+def distribution_status(
+    probs: np.ndarray, legal: np.ndarray, tolerance: float, exact: float
+) -> int:
+    """One pass over a ``[rows, actions]`` table (at most :data:`SUM_AS_NUMPY_WIDTH` actions):
+    2 if some row is not a distribution over its legal actions within ``tolerance`` (a
+    number not finite or below ``-tolerance``, more than ``tolerance`` on an illegal action,
+    a legal sum off one by more than ``tolerance``); else 1 if some row is one only within
+    the tolerance (a negative number, anything on an illegal action, or a legal sum, added as
+    numpy adds it, off one by more than ``exact``); else 0. What ``policy``'s whole-table
+    check and ``made_exact`` decide with several passes each."""
+    rows, width = probs.shape
+    row = np.empty(width)
+    status = 0
+    for i in range(rows):
+        for a in range(width):
+            p = probs[i, a]
+            if not np.isfinite(p) or p < -tolerance:
+                return 2
+            if legal[i, a]:
+                row[a] = p
+            else:
+                if abs(p) > tolerance:
+                    return 2
+                if p != 0.0:
+                    status = 1
+                row[a] = 0.0
+            if p < 0.0:
+                status = 1
+        off = abs(_sum_as_numpy(row, width) - 1.0)
+        if off > tolerance:
+            return 2
+        if off > exact:
+            status = 1
+    return status
 
 
 # --- the kernels the treemath functions call -------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import _jit
+from nashzoo.games.treemath._cache import frozen, per_tree
 
 
 def row_sums(table: np.ndarray) -> np.ndarray:
@@ -67,9 +68,20 @@ def regret_matching(regrets: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
 
 
 def uniform_strategy(tree: CompiledTree) -> np.ndarray:
-    """Uniform over legal actions at every information set."""
-    mask = tree.legal_mask.astype(np.float64)
-    return mask / mask.sum(axis=1, keepdims=True)
+    """Uniform over legal actions at every information set (a new table, the caller's to
+    write): the legal mask times each row's one over its number of legal actions, which is
+    kept per tree (one number a row; counting the mask anew each time was most of the cost
+    of every average policy on a big tree, and keeping the whole table would hold as much
+    memory as a learner's table)."""
+    return np.multiply(tree.legal_mask, _inverse_legal_counts(tree)[:, None])
+
+
+def _inverse_legal_counts(tree: CompiledTree) -> np.ndarray:
+    return per_tree(tree, "inverse_legal_counts", _inverse_counts)
+
+
+def _inverse_counts(tree: CompiledTree) -> np.ndarray:
+    return frozen(1.0 / np.maximum(tree.legal_mask.sum(axis=1), 1))
 
 
 def behaviour_strategy(
@@ -80,13 +92,43 @@ def behaviour_strategy(
     ``weights`` is ``[num_infosets, num_actions]`` (a realization plan, or the reach-weighted
     strategy sums of CFR); each row is normalised over its legal actions, and rows with no
     weight (information sets the strategy never reaches) become uniform over legal actions.
-    With ``rows``, only those rows are normalised and the others are uniform.
-    """
-    weights = np.where(tree.legal_mask, weights, 0.0)
-    if rows is not None:
-        keep = np.zeros(tree.num_infosets, dtype=bool)
-        keep[rows] = True
-        weights[~keep] = 0.0
-    total = weights.sum(axis=1, keepdims=True)
-    uniform = tree.legal_mask / tree.legal_mask.sum(axis=1, keepdims=True)
-    return np.where(total > 0.0, weights / np.where(total > 0.0, total, 1.0), uniform)
+    With ``rows`` (indices, or a boolean mask over the information sets), only those rows are
+    normalised, and only they are read: the others are uniform. Each row's numbers are the
+    same whichever rows are asked for."""
+    out = uniform_strategy(tree)
+    if rows is None:
+        rows = np.arange(tree.num_infosets)
+    rows = np.asarray(rows)
+    if rows.dtype == bool:
+        rows = np.flatnonzero(rows)
+    # In place where it can be: on a big tree every table here is hundreds of MB.
+    legal = np.asarray(weights, dtype=np.float64)[rows]  # a copy: fancy indexing
+    np.copyto(legal, 0.0, where=~tree.legal_mask[rows])
+    total = legal.sum(axis=1)
+    reached = total > 0.0
+    legal /= np.where(reached, total, 1.0)[:, None]
+    out[rows[reached]] = legal[reached]
+    return out
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def distribution_status(
+    tree: CompiledTree, probs: np.ndarray, tolerance: float, exact: float
+) -> int | None:
+    """The compiled one-pass verdict on a whole strategy table (see
+    ``_jit.distribution_status``: 0 every row an exact distribution, 1 some only within
+    ``tolerance``, 2 some not even that), or None where the numpy checks must answer: without
+    numba, for a table that is not C-contiguous float64 of the tree's shape, or for rows wider
+    than the compiled sum adds in numpy's order."""
+    legal = tree.legal_mask
+    if not (
+        _jit.ENABLED
+        and probs.shape == legal.shape
+        and probs.dtype == _FLOAT64
+        and probs.flags.c_contiguous
+        and legal.shape[1] <= _jit.SUM_AS_NUMPY_WIDTH
+    ):
+        return None
+    return int(_jit.distribution_status(probs, legal, tolerance, exact))
