@@ -403,10 +403,11 @@ def test_setting_up_a_learner_pays_numbas_one_time_load():
     assert _jit._WARM == _jit.ENABLED
 
 
-def test_the_seats_of_a_tree_share_one_scratch_and_a_copy_carries_none() -> None:
-    """The compiled steps of both seats use one scratch space (on a 42-million-history game,
-    1.1 GB less); a step that finds it taken (another thread's) gets its own and computes the
-    same; a copied learner carries none of it; it goes with the last step using it."""
+def test_the_seats_and_nash_conv_share_one_scratch_and_a_copy_carries_none() -> None:
+    """The compiled steps of both seats and NashConv use one scratch space (on a
+    42-million-history game, 1.1 GB less held and as much less at each evaluation); a call
+    that finds it taken (another thread's) gets its own and computes the same; a copied
+    learner carries none of it; it goes with the last step using it."""
     import copy
     import gc
     import weakref
@@ -421,6 +422,14 @@ def test_the_seats_of_a_tree_share_one_scratch_and_a_copy_carries_none() -> None
     assert second._update._scratch is scratch
     first.step(second.current_policy())
     assert len(scratch._free) == 1
+    rows = scratch._free[0]
+    tree = compile_tree(first.game)
+    average = tm.behaviour_strategy(tree, first.strategy_sum())
+    value = tm.nash_conv(tree, average)[0]  # NashConv's scratch rows: the learners'
+    assert scratch._free == [rows] and rows[0] is scratch._free[0][0]
+    taken = scratch.take()
+    assert tm.nash_conv(tree, average)[0] == value  # taken: rows of its own, the same value
+    scratch.give_back(taken)
     twin = copy.deepcopy(first)
     assert twin._update._scratch is not scratch and twin._update._scratch._free == []
     held = scratch.take()  # as if a step in another thread had it

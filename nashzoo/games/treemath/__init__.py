@@ -13,6 +13,7 @@ per history. Modules:
 * :mod:`.matching`: regret matching (the ONE implementation), row sums and normalisations;
 * :mod:`.fullwidth`: one full-width CFR-family iteration of a seat (pass, discounted regret and
   average updates, regret matching) as one fused kernel;
+* :mod:`.scratch`: the scratch rows the compiled kernels over one tree share;
 * :mod:`.walks`: batched sampled walks (Deep CFR's traversals) and inverse-CDF sampling;
 * :mod:`.children`: the children of any nodes and the chance nodes' outcome rows, with no
   dense ``[N, B]`` table.

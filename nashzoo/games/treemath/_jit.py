@@ -394,7 +394,11 @@ def full_width_step(
 
 @compiled
 def two_player_values(
-    index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray
+    index: np.ndarray,
+    terminal_weight: np.ndarray,
+    flat: np.ndarray,
+    work: np.ndarray,
+    more: np.ndarray,
 ) -> tuple[float, float, float, float]:
     """Both players' best-response values and on-policy values under the joint ``flat``
     strategy, as :func:`nashzoo.games.treemath.nash_conv` takes them: each player's terminal
@@ -405,9 +409,10 @@ def two_player_values(
     parents, the own depths' offsets, the player's and the other's last sequence before every
     terminal (terminals in the player's order, as its weights row), the information sets in
     own-depth order and their depths' offsets; then every information set's parent sequence
-    and the legal mask (flat, 0/1)."""
+    and the legal mask (flat, 0/1). ``work`` (``[3, S + 1]``: both plans, the best values) and
+    ``more`` (``[2, S + 1]``: the on-policy values, the sums pushed to parents) are scratch
+    space, every entry read written first."""
     n_seq = flat.shape[0]
-    work = np.empty((5, n_seq + 1))  # both plans, the values twice, the sums pushed to parents
     for p in range(2):
         work[p, n_seq] = 1.0
         _plan(_segment(index, 7 * p), _segment(index, 7 * p + 1), flat, work[p])
@@ -417,18 +422,18 @@ def two_player_values(
         o = 7 * p  # sequences, parents, offsets, last, other's last, infosets, offsets
         last, other_last = _segment(index, o + 3), _segment(index, o + 4)
         _terminal_sums(last, other_last, terminal_weight[p], work[1 - p], work[2])
-        work[3] = work[2]
+        more[0] = work[2]
         _back_up(
             _segment(index, o),
             _segment(index, o + 1),
             _segment(index, o + 2),
             flat,
-            work[3],
-            work[4],
+            more[0],
+            more[1],
         )
         _best_back_up(
-            _segment(index, o + 5), _segment(index, o + 6), parent_sequence, legal, work[2], work[4]
+            _segment(index, o + 5), _segment(index, o + 6), parent_sequence, legal, work[2], more[1]
         )
         if p == 0:
-            best0, on0 = work[2, n_seq], work[3, n_seq]
-    return best0, work[2, n_seq], on0, work[3, n_seq]
+            best0, on0 = work[2, n_seq], more[0, n_seq]
+    return best0, work[2, n_seq], on0, more[0, n_seq]

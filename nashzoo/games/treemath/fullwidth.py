@@ -25,15 +25,14 @@ work each); both paths give the same floats.
 from __future__ import annotations
 
 import sys
-import weakref
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import _jit
-from nashzoo.games.treemath._cache import per_tree
 from nashzoo.games.treemath.matching import RegretMatcher
+from nashzoo.games.treemath.scratch import shared_scratch
 from nashzoo.games.treemath.sequence import counterfactual_pass, sequence_form
 
 _FLOAT64 = np.dtype(np.float64)
@@ -135,56 +134,6 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
-
-
-class StepScratch:
-    """The scratch space of the compiled full-width steps over one tree, shared by the steps
-    of every seat in this process (:func:`shared_scratch`): the pass's ``q``, the other
-    player's plan (then the own plan) and the sums pushed to parents, ``[3, I * A + 1]``, and
-    the information sets' values, ``[I]``.
-
-    Kept between steps because fresh pages each step cost more than the arithmetic on a big
-    tree; shared because the two seats of a trainer step one after the other, so one copy
-    serves both (on a 42-million-history Liar's dice, 1.1 GB saved). A step takes it for the
-    call and gives it back; a step that finds it taken (two seats stepping at once, in two
-    threads) gets its own for that call. Pickled (a learner sent to a worker, or deep-copied)
-    without its arrays, which hold nothing between steps.
-    """
-
-    def __init__(self, num_sequences: int, num_infosets: int) -> None:
-        self._shapes = ((3, num_sequences + 1), (num_infosets,))
-        self._free: list[tuple[np.ndarray, np.ndarray]] = []
-
-    def take(self) -> tuple[np.ndarray, np.ndarray]:
-        """The scratch arrays, for one step (``list.pop`` is atomic: no lock)."""
-        try:
-            return self._free.pop()
-        except IndexError:
-            return np.empty(self._shapes[0]), np.empty(self._shapes[1])
-
-    def give_back(self, scratch: tuple[np.ndarray, np.ndarray]) -> None:
-        """Keep ``scratch`` for the next step (one set at most)."""
-        if not self._free:
-            self._free.append(scratch)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"_shapes": self._shapes, "_free": []}
-
-
-def shared_scratch(tree: CompiledTree) -> StepScratch:
-    """The :class:`StepScratch` of ``tree`` that the live steps over it share, or a new one
-    when none is alive (held weakly here: it goes with the last step that uses it, not with
-    the tree, which the game's cache may keep for long)."""
-    holder: list[weakref.ref[StepScratch]] = per_tree(tree, "full_width_scratch", _no_scratch)
-    scratch = holder[0]() if holder else None
-    if scratch is None:
-        scratch = StepScratch(tree.legal_mask.size, tree.num_infosets)
-        holder[:] = [weakref.ref(scratch)]
-    return scratch
-
-
-def _no_scratch(tree: CompiledTree) -> list[weakref.ref[StepScratch]]:
-    return []
 
 
 class _TableRecycler:

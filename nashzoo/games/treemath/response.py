@@ -22,6 +22,7 @@ import numpy as np
 
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import _jit
+from nashzoo.games.treemath.scratch import shared_scratch
 from nashzoo.games.treemath.sequence import SequenceForm, flat_view, sequence_form
 
 
@@ -106,7 +107,13 @@ def _values(
     flat = flat_view(strategy)
     if _jit.ENABLED and tree.num_players == 2:
         index, weights = sf.nash_conv_arguments
-        br0, br1, on0, on1 = _jit.two_player_values(index, weights, flat)
+        scratch = shared_scratch(tree)  # a trainer's learners' rows, free between their steps
+        rows, infoset_values = scratch.take()
+        try:
+            more = np.empty((2, rows.shape[1]))
+            br0, br1, on0, on1 = _jit.two_player_values(index, weights, flat, rows, more)
+        finally:
+            scratch.give_back((rows, infoset_values))
         return (br0 - on0) + (br1 - on1), (br0, br1), (on0, on1)
     reaches = _terminal_reaches(sf, flat, tree.num_players)
     on_policy = np.empty(tree.num_players)
