@@ -23,7 +23,7 @@ import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, BinaryIO, ClassVar, Literal, TypeVar
 
 import numpy as np
 
@@ -382,6 +382,11 @@ class Learner(ABC):
         arrays = self._finite_state_arrays()
         with atomic_file(path) as handle:
             write_learner_checkpoint(handle, self._meta(), arrays)
+
+    def write_checkpoint(self, handle: BinaryIO) -> None:
+        """Write this learner's checkpoint (what :meth:`checkpoint_bytes` holds) to an open
+        binary file, never whole in memory; refused as :meth:`checkpoint_bytes` refuses."""
+        write_learner_checkpoint(handle, self._meta(), self._finite_state_arrays())
 
     def _finite_state_arrays(self) -> dict[str, np.ndarray]:
         """:meth:`_state_arrays`, refused with :class:`TrainingDivergedError` where one holds

@@ -14,6 +14,8 @@ import dataclasses
 import io
 import json
 import os
+import shutil
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -268,15 +270,36 @@ def trainer_checkpoint_bytes(state: Mapping[str, Any], seat_files: Sequence[byte
     return buffer.getvalue()
 
 
+SeatFile = bytes | BinaryIO
+"""A seat's learner checkpoint: its bytes, or a binary file holding it (read from where it
+stands to its end)."""
+
+
 def write_trainer_checkpoint(
-    handle: BinaryIO, state: Mapping[str, Any], seat_files: Sequence[bytes]
+    handle: BinaryIO, state: Mapping[str, Any], seat_files: Sequence[SeatFile]
 ) -> None:
     """Write a trainer checkpoint (:func:`trainer_checkpoint_bytes`) to an open binary file:
     into :func:`~nashzoo.io.atomic.atomic_file`, the file is never held whole in memory (a
-    trainer's 1.4 GB checkpoint took another 2.8 GB as bytes)."""
-    blobs = {f"seat{p}": np.frombuffer(data, dtype=np.uint8) for p, data in enumerate(seat_files)}
-    named: dict[str, Any] = {TRAINER_KEY: np.array(json.dumps(state)), **blobs}
-    np.savez(handle, **named)
+    trainer's 1.4 GB checkpoint took another 2.8 GB as bytes), nor is a seat given as a file
+    (copied across 16 MB at a time).
+
+    The layout is ``np.savez``'s, which the reader loads: an uncompressed zip of ``.npy``
+    entries, the state as a string array and each seat's file as a ``uint8`` array."""
+    with zipfile.ZipFile(handle, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        with zf.open(f"{TRAINER_KEY}.npy", "w", force_zip64=True) as entry:
+            np.lib.format.write_array(entry, np.array(json.dumps(state)), allow_pickle=False)
+        for p, data in enumerate(seat_files):
+            source = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+            start = source.tell()
+            size = source.seek(0, os.SEEK_END) - start
+            source.seek(start)
+            header = {"descr": "|u1", "fortran_order": False, "shape": (size,)}
+            with zf.open(f"seat{p}.npy", "w", force_zip64=True) as entry:
+                np.lib.format.write_array_header_1_0(entry, header)
+                shutil.copyfileobj(source, entry, _COPY_CHUNK)
+
+
+_COPY_CHUNK = 16 << 20
 
 
 def is_trainer_checkpoint(path: str | os.PathLike[str]) -> bool:

@@ -38,13 +38,14 @@ import contextlib
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -496,10 +497,24 @@ class Trainer:
         }
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write one checkpoint file atomically: both learners and the trainer state."""
+        """Write one checkpoint file atomically: both learners and the trainer state.
+
+        A learner in this process writes its checkpoint to an unnamed temporary file beside
+        ``path`` first, copied into the trainer's file from there: held as bytes, the seats'
+        checkpoints raised the peak of a save by their size (1.4 GB on a 42-million-history
+        game). A seat in a worker process (``processes=2``) sends its bytes."""
         self._refuse_if_torn("save")
-        seat_files = [learner.checkpoint_bytes() for learner in self.learners]
-        with atomic_file(path) as handle:  # straight to the file: never held whole
+        folder = Path(path).parent
+        with atomic_file(path) as handle, contextlib.ExitStack() as files:
+            seat_files: list[bytes | BinaryIO] = []
+            for learner in self.learners:
+                if not isinstance(learner, Learner) or _own_checkpoint_bytes(learner):
+                    seat_files.append(learner.checkpoint_bytes())
+                    continue
+                seat_file = files.enter_context(tempfile.TemporaryFile(dir=folder))
+                learner.write_checkpoint(seat_file)
+                seat_file.seek(0)
+                seat_files.append(seat_file)
             write_trainer_checkpoint(handle, self._state(), seat_files)
 
     @classmethod
@@ -566,6 +581,13 @@ class Trainer:
     def __repr__(self) -> str:
         names = " vs ".join(lr.name for lr in self.learners)
         return f"<Trainer {names} on {self.game.display_id}, iteration {self.iteration}>"
+
+
+def _own_checkpoint_bytes(learner: Learner) -> bool:
+    """Whether ``learner``'s class makes its checkpoint's bytes its own way (a plugin may):
+    then those bytes are what a trainer's checkpoint holds, not what
+    :meth:`Learner.write_checkpoint` writes."""
+    return type(learner).checkpoint_bytes is not Learner.checkpoint_bytes
 
 
 def train(
