@@ -10,12 +10,16 @@ Cases: one uncached build of Kuhn's and Leduc's compiled tree (the game's ``comp
 one Trainer iteration (both seats, alternating updates, no evaluation) of CFR+ on Kuhn,
 Leduc and Liar's dice and of DCFR on Leduc; one exact NashConv of the uniform policy on Leduc
 and Liar's dice (``nashzoo.eval.nash_conv``); one Trainer iteration of NFSP and of Deep CFR on
-Leduc (torch single-threaded, timed once the memories are filled). All use only public entry
-points that both sides of a refactor keep.
+Leduc (torch single-threaded, timed once the memories are filled); a trainer's evaluation
+(``Trainer.evaluate``: the seats' average policies joined and evaluated exactly) on Kuhn, Leduc
+and Liar's dice, and a trainer's checkpoint on Liar's dice (``Trainer.save``). With
+``--train-peak GAME``, also the peak resident memory of ``nashzoo train`` of CFR+ on that game.
+All use only public entry points that both sides of a refactor keep.
 
 Run: ``.venv/bin/python benchmarks/bench_revisions.py --before REV [--after REV] [--rounds 3]
-[--markdown BENCHMARKS.md]``. ``--after`` defaults to the working tree as it is (uncommitted
-changes included); ``--markdown`` replaces only the ``## Before and after a refactor`` section.
+[--markdown BENCHMARKS.md] [--train-peak GAME]``. ``--after`` defaults to the working tree as
+it is (uncommitted changes included); ``--markdown`` replaces only the ``## Before and after a
+refactor`` section.
 """
 
 from __future__ import annotations
@@ -77,6 +81,30 @@ def nash_conv_ms(game, n):
         nash_conv(game, policy)
     return (time.process_time() - t) / n * 1e3
 
+def evaluate_ms(game, n):
+    # A trainer's evaluation between its steps: the seats' average policies joined, checked
+    # and evaluated exactly (Trainer.evaluate), after a few CFR+ iterations.
+    tr = Trainer(game, "cfr_plus", "cfr_plus", seed=0, progress=False, final_eval=False)
+    tr.run(iterations=5)
+    tr.evaluate()
+    t = time.process_time()
+    for _ in range(n):
+        tr.evaluate()
+    return (time.process_time() - t) / n * 1e3
+
+def save_ms(game, n):
+    # A trainer's checkpoint (both seats' tables and its state) written to a file.
+    import tempfile, pathlib
+    tr = Trainer(game, "cfr_plus", "cfr_plus", seed=0, progress=False, final_eval=False)
+    tr.run(iterations=3)
+    with tempfile.TemporaryDirectory() as folder:
+        path = pathlib.Path(folder) / "checkpoint.npz"
+        tr.save(path)
+        t = time.process_time()
+        for _ in range(n):
+            tr.save(path)
+        return (time.process_time() - t) / n * 1e3
+
 def compile_ms(game, n):
     # The game's own builder, uncached (compile_tree caches per game).
     game = load_game(game)
@@ -97,6 +125,10 @@ out = {
     "liars_dice nash_conv": nash_conv_ms("liars_dice", units(10)),
     "leduc_poker nfsp iteration": neural_ms("leduc_poker", "nfsp", units(30)),
     "leduc_poker deep_cfr iteration": neural_ms("leduc_poker", "deep_cfr", units(10)),
+    "kuhn_poker trainer evaluate": evaluate_ms("kuhn_poker", units(3000)),
+    "leduc_poker trainer evaluate": evaluate_ms("leduc_poker", units(1000)),
+    "liars_dice trainer evaluate": evaluate_ms("liars_dice", units(30)),
+    "liars_dice trainer save": save_ms("liars_dice", units(10)),
 }
 print(json.dumps(out))
 """
@@ -137,13 +169,51 @@ def time_checkout(path: Path, scale: float) -> dict[str, float]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(before: str, after: str | None, rounds: int, scale: float) -> dict[str, dict]:
-    """Median CPU ms per case for both revisions, alternating them round by round."""
+# Runs inside each checkout: ``nashzoo train`` of CFR+ for a few iterations on GAME in this
+# process (the command line's own entry point, every file it writes), then the process's peak
+# resident memory in MB.
+TRAIN_PEAK = r"""
+import json, resource, sys, tempfile
+from nashzoo.cli.main import main
+with tempfile.TemporaryDirectory() as out:
+    code = main(["train", "--game", GAME, "--learner", "cfr_plus", "--iterations", "3",
+                 "--out", out, "--no-progress"])
+if code:
+    sys.exit(f"nashzoo train exited with {code}")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({f"{GAME} train peak MB": peak}))
+"""
+
+
+def peak_checkout(path: Path, game: str) -> dict[str, float]:
+    """The peak resident MB of ``nashzoo train`` on ``game`` at the checkout ``path`` (Linux:
+    ``ru_maxrss`` is in KB), in a fresh interpreter."""
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    proc = subprocess.run(
+        [sys.executable, "-c", f"GAME = {game!r}\n{TRAIN_PEAK}"],
+        cwd=path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"training at {path} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure(
+    before: str, after: str | None, rounds: int, scale: float, peaks: list[str] | None = None
+) -> dict[str, dict]:
+    """Median CPU ms per case (and peak MB per ``--train-peak`` game) for both revisions,
+    alternating them round by round."""
     runs: dict[str, list[dict[str, float]]] = {"before": [], "after": []}
     with checkout(before) as old, checkout(after) as new:
         for r in range(rounds):
             for side, path in (("before", old), ("after", new)):
-                runs[side].append(time_checkout(path, scale))
+                run = time_checkout(path, scale)
+                for game in peaks or ():
+                    run.update(peak_checkout(path, game))
+                runs[side].append(run)
                 print(f"round {r + 1}/{rounds}: {side} done", file=sys.stderr, flush=True)
     cases = runs["after"][0].keys() & runs["before"][0].keys()
     return {
@@ -182,7 +252,9 @@ def markdown(results: dict[str, dict], args: argparse.Namespace, load: tuple[flo
         "",
         "nashzoo at two revisions, timed in the same run (`benchmarks/bench_revisions.py`): "
         "CPU ms per unit, median over rounds that alternate the revisions; ratio < 1 means "
-        "faster after.",
+        "faster after. A `train peak MB` row (`--train-peak GAME`) is the peak resident "
+        "memory of `nashzoo train` of CFR+ for three iterations on that game, every file "
+        "it writes included (ratio < 1: less memory after).",
         "",
         f"| case | before: {before} | after: {after} | after / before |",
         "| --- | ---: | ---: | ---: |",
@@ -207,6 +279,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--quick", action="store_true", help="a tenth of the work per case")
     parser.add_argument("--markdown", type=Path, default=None, help="write into BENCHMARKS.md")
+    parser.add_argument(
+        "--train-peak",
+        action="append",
+        metavar="GAME",
+        help="also measure the peak memory of `nashzoo train` (CFR+, 3 iterations) on GAME, "
+        "e.g. 'liars_dice(dice_sides=9)' (rung 5: about 10 GB and 2 minutes a run); repeatable",
+    )
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -217,7 +296,9 @@ def main(argv: list[str] | None = None) -> None:
                 f"(a hash, a branch or a tag; e.g. {flag} HEAD~1)"
             )
     load_before = os.getloadavg()[0]
-    results = measure(args.before, args.after, args.rounds, 0.1 if args.quick else 1.0)
+    results = measure(
+        args.before, args.after, args.rounds, 0.1 if args.quick else 1.0, args.train_peak
+    )
     table = markdown(results, args, (load_before, os.getloadavg()[0]))
     print(table)
     if args.markdown:
