@@ -604,3 +604,31 @@ def test_an_average_policy_reads_only_its_own_rows() -> None:
     assert masked.tobytes() == mine.tobytes()
     weights[others] = np.nan  # other rows are not read
     assert tm.behaviour_strategy(tree, weights, rows=rows).tobytes() == mine.tobytes()
+
+
+def test_a_row_off_by_the_tolerance_is_decided_as_the_numpy_check_decides(monkeypatch) -> None:
+    """A legal sum within rounding of 1 +- 1e-6 is accepted or refused by the order its
+    numbers are added in, and the numpy check adds in BLAS's: the compiled pass leaves such a
+    table to it (found by a review: the compiled pass refused what the check accepted)."""
+    from nashzoo.agents import policy as module
+    from nashzoo.games import treemath as tm
+
+    _jit = _compiled_or_skip()
+    tree = compile_tree(load_game("liars_dice(dice_sides=3)"))
+    base = tm.uniform_strategy(tree)
+    widest = int(np.argmax(tree.legal_mask.sum(axis=1)))
+    legal = np.flatnonzero(tree.legal_mask[widest])
+    rng = np.random.default_rng(0)
+    undecided = 0
+    for _ in range(300):
+        table = base.copy()
+        row = rng.random(legal.size)
+        row *= (1 + rng.choice([-1e-6, 1e-6])) / row.sum()
+        row[-1] += rng.integers(-20, 21) * np.spacing(1.0)
+        table[widest, legal] = row
+        undecided += tm.distribution_status(tree, table, 1e-6, 1e-12) is None
+        compiled = module._all_distributions(tree, table)
+        monkeypatch.setattr(_jit, "ENABLED", False)
+        assert module._all_distributions(tree, table) == compiled
+        monkeypatch.setattr(_jit, "ENABLED", True)
+    assert undecided > 250

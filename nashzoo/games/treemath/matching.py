@@ -120,8 +120,9 @@ def distribution_status(
     """The compiled one-pass verdict on a whole strategy table (see
     ``_jit.distribution_status``: 0 every row an exact distribution, 1 some only within
     ``tolerance``, 2 some not even that), or None where the numpy checks must answer: without
-    numba, for a table that is not C-contiguous float64 of the tree's shape, or for rows wider
-    than the compiled sum adds in numpy's order."""
+    numba, for a table that is not C-contiguous float64 of the tree's shape, for rows wider
+    than the compiled sum adds in numpy's order, or for a row whose sum is off one by about
+    ``tolerance``, which the numpy check, adding in another order, may decide otherwise."""
     legal = tree.legal_mask
     if not (
         _jit.ENABLED
@@ -131,4 +132,5 @@ def distribution_status(
         and legal.shape[1] <= _jit.SUM_AS_NUMPY_WIDTH
     ):
         return None
-    return int(_jit.distribution_status(probs, legal, tolerance, exact))
+    status = int(_jit.distribution_status(probs, legal, tolerance, exact))
+    return None if status == 3 else status
