@@ -632,3 +632,32 @@ def test_a_row_off_by_the_tolerance_is_decided_as_the_numpy_check_decides(monkey
         assert module._all_distributions(tree, table) == compiled
         monkeypatch.setattr(_jit, "ENABLED", True)
     assert undecided > 250
+
+
+def test_a_table_of_lists_is_read_at_once_and_as_row_by_row(tmp_path) -> None:
+    """Rows that are lists of numbers go through one conversion (a policy file's millions of
+    numbers); the result is the row-by-row one's, and anything else still gets the row-by-row
+    check naming the first bad row, a number too large for a float included."""
+    from nashzoo.io.policy_file import lists_of_numbers
+
+    game = load_game("leduc_poker")
+    tree = compile_tree(game)
+    rng = np.random.default_rng(8)
+    table = {}
+    for i, key in enumerate(tree.infoset_keys):
+        row = rng.random(tree.num_actions) * tree.legal_mask[i]
+        table[key] = (row / row.sum()).tolist()
+    table[tree.infoset_keys[0]] = [int(x) for x in tree.legal_mask[0] * 0]
+    table[tree.infoset_keys[0]][int(np.flatnonzero(tree.legal_mask[0])[0])] = 1  # ints
+    at_once = TabularPolicy.from_dict(game, table)
+    row_by_row = TabularPolicy.from_dict(game, {k: tuple(v) for k, v in table.items()})
+    assert at_once.probs.tobytes() == row_by_row.probs.tobytes()
+    assert lists_of_numbers([[0.5, 1], []]) and not lists_of_numbers([(0.5, 0.5)])
+    for bad in (True, None, "0.5", [0.5], 1j):
+        assert not lists_of_numbers([[0.5, 0.5], [0.25, bad]])
+    at_once.save(tmp_path / "p.json")
+    stored = json.loads((tmp_path / "p.json").read_text())
+    stored["policy"][tree.infoset_keys[3]] = [10**400, 0, 0]
+    (tmp_path / "p.json").write_text(json.dumps(stored))
+    with pytest.raises(PolicyError, match=r"about 401 digits is too large to be a probability"):
+        TabularPolicy.load(tmp_path / "p.json")

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -29,7 +30,7 @@ from nashzoo.games.infoset import (
     as_infoset,
 )
 from nashzoo.games.treemath import distribution_status, uniform_strategy
-from nashzoo.io.policy_file import read_policy_file, write_policy_file
+from nashzoo.io.policy_file import lists_of_numbers, read_policy_file, write_policy_file
 
 _TOLERANCE = 1e-6
 
@@ -136,10 +137,22 @@ class TabularPolicy:
             else np.zeros((tree.num_infosets, tree.num_actions))
         )
         given = np.zeros(tree.num_infosets, dtype=bool)
-        for key, row in table.items():
-            index = tree.infoset_index[key]
-            probs[index] = _numeric_row(key, row, tree.num_actions)
+        rows = list(table.values())
+        whole = None
+        if lists_of_numbers(rows) and set(map(len, rows)) <= {tree.num_actions}:
+            # Every row a list of the right number of numbers: one conversion for the whole
+            # table (a file's rows); anything else row by row, which names a bad row.
+            with contextlib.suppress(OverflowError):  # an int past the largest float
+                whole = np.array(rows, dtype=np.float64).reshape(len(rows), tree.num_actions)
+        if whole is not None:
+            index = np.fromiter(map(tree.infoset_index.__getitem__, table), dtype=np.int64)
+            probs[index] = whole
             given[index] = True
+        else:
+            for key, row in table.items():
+                index = tree.infoset_index[key]
+                probs[index] = _numeric_row(key, row, tree.num_actions)
+                given[index] = True
         missing = np.flatnonzero(~given)
         if default is None and missing.size:
             raise PolicyError(
@@ -342,7 +355,15 @@ def _numeric_row(key: str, row: Any, num_actions: int) -> np.ndarray:
             raise PolicyError(
                 f"information set {key!r}: probabilities must be numbers, got {value!r} in {row!r}"
             )
-    out = np.asarray(values, dtype=np.float64)
+    try:
+        out = np.asarray(values, dtype=np.float64)
+    except OverflowError:  # an int past the largest float (a file may hold 10**400)
+        big = max((int(v) for v in values), key=abs)
+        digits = int(big.bit_length() * 0.30103) + 1  # str() of it may be refused as too long
+        raise PolicyError(
+            f"information set {key!r}: an integer of about {digits} digits is too large to be "
+            "a probability"
+        ) from None
     if out.shape != (num_actions,):
         raise PolicyError(
             f"information set {key!r}: expected {num_actions} probabilities, got shape {out.shape}"
