@@ -583,6 +583,13 @@ def test_the_joint_of_checked_policies_is_not_checked_again(monkeypatch) -> None
     assert joint.probs[tree.infosets_of(0)].tolist() == bet.probs[tree.infosets_of(0)].tolist()
     with pytest.raises(PolicyError, match="policy is for leduc_poker, not kuhn_poker"):
         TabularPolicy.joint(game, [bet, TabularPolicy.uniform("leduc_poker")])
+    from nashzoo.games import clear_caches
+
+    clear_caches()  # as after editing a game's rules: the game's tree is compiled anew
+    calls.clear()
+    joint = TabularPolicy.joint(game, [bet, bet])
+    assert joint.tree is not bet.tree and joint.checked
+    assert len(calls) >= 1  # rows of a policy over another tree are checked (review)
 
 
 def test_an_average_policy_reads_only_its_own_rows() -> None:
@@ -602,36 +609,47 @@ def test_an_average_policy_reads_only_its_own_rows() -> None:
     assert mine[others].tobytes() == tm.uniform_strategy(tree)[others].tobytes()
     masked = tm.behaviour_strategy(tree, weights, rows=tree.infoset_player == 1)
     assert masked.tobytes() == mine.tobytes()
+    empty = tm.behaviour_strategy(tree, weights, rows=[])  # no rows: all uniform
+    assert empty.tobytes() == tm.uniform_strategy(tree).tobytes()
     weights[others] = np.nan  # other rows are not read
     assert tm.behaviour_strategy(tree, weights, rows=rows).tobytes() == mine.tobytes()
 
 
-def test_a_row_off_by_the_tolerance_is_decided_as_the_numpy_check_decides(monkeypatch) -> None:
+def test_a_row_off_by_the_tolerance_is_decided_alike_by_every_path(monkeypatch) -> None:
     """A legal sum within rounding of 1 +- 1e-6 is accepted or refused by the order its
-    numbers are added in, and the numpy check adds in BLAS's: the compiled pass leaves such a
-    table to it (found by a review: the compiled pass refused what the check accepted)."""
+    numbers are added in. The compiled pass, the numpy check and its per-row pass (which names
+    the row) all add as numpy's ``sum(axis=1)``, so they decide alike (found by a review: the
+    numpy check added in BLAS's order, and the compiled pass refused what it accepted)."""
     from nashzoo.agents import policy as module
     from nashzoo.games import treemath as tm
 
     _jit = _compiled_or_skip()
-    tree = compile_tree(load_game("liars_dice(dice_sides=3)"))
+    game = load_game("liars_dice(dice_sides=3)")
+    tree = compile_tree(game)
     base = tm.uniform_strategy(tree)
     widest = int(np.argmax(tree.legal_mask.sum(axis=1)))
     legal = np.flatnonzero(tree.legal_mask[widest])
     rng = np.random.default_rng(0)
-    undecided = 0
+    verdicts = set()
     for _ in range(300):
         table = base.copy()
         row = rng.random(legal.size)
         row *= (1 + rng.choice([-1e-6, 1e-6])) / row.sum()
         row[-1] += rng.integers(-20, 21) * np.spacing(1.0)
         table[widest, legal] = row
-        undecided += tm.distribution_status(tree, table, 1e-6, 1e-12) is None
-        compiled = module._all_distributions(tree, table)
-        monkeypatch.setattr(_jit, "ENABLED", False)
-        assert module._all_distributions(tree, table) == compiled
+        decided = []
+        for compiled in (True, False):
+            monkeypatch.setattr(_jit, "ENABLED", compiled)
+            decided.append(module._all_distributions(tree, table))
+            try:
+                TabularPolicy(game, table)
+                decided.append(True)
+            except PolicyError:
+                decided.append(False)
         monkeypatch.setattr(_jit, "ENABLED", True)
-    assert undecided > 250
+        assert len(set(decided)) == 1, decided
+        verdicts.add(decided[0])
+    assert verdicts == {True, False}
 
 
 def test_a_table_of_lists_is_read_at_once_and_as_row_by_row(tmp_path) -> None:

@@ -693,6 +693,22 @@ def test_a_trainer_checkpoint_streams_its_seats_through_files(tmp_path, monkeypa
     for a, b in zip(resumed.learners, trainer.learners, strict=True):
         for key, value in b._state_arrays().items():
             assert a._state_arrays()[key].tobytes() == value.tobytes()
+    # One seat's temporary file at a time: the disk holds half a checkpoint more, not a whole.
+    import tempfile
+
+    real = tempfile.TemporaryFile
+    open_files = []
+
+    def one_at_a_time(*args, **kwargs):
+        assert all(f.closed for f in open_files), "a seat's file outlived its copy"
+        open_files.append(real(*args, **kwargs))  # closed by the caller
+        return open_files[-1]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(tempfile, "TemporaryFile", one_at_a_time)
+        trainer.save(path)
+    assert len(open_files) == 2 and all(f.closed for f in open_files)
+    assert Trainer.load(path).iteration == trainer.iteration
     saved = path.read_bytes()
     trainer.step()
     trainer.learners[0]._regrets[0, 0] = np.nan  # diverged: no checkpoint can hold it
@@ -707,7 +723,7 @@ def test_a_trainer_checkpoint_streams_its_seats_through_files(tmp_path, monkeypa
 
         def checkpoint_bytes(self) -> bytes:
             type(self).calls += 1
-            return super().checkpoint_bytes()
+            return memoryview(super().checkpoint_bytes())  # bytes-like will do (review)
 
     own = Trainer("kuhn_poker", OwnBytes("kuhn_poker", 0), "cfr", seed=1)
     own.run(iterations=2)

@@ -145,9 +145,9 @@ class TabularPolicy:
             with contextlib.suppress(OverflowError):  # an int past the largest float
                 whole = np.array(rows, dtype=np.float64).reshape(len(rows), tree.num_actions)
         if whole is not None:
-            index = np.fromiter(map(tree.infoset_index.__getitem__, table), dtype=np.int64)
-            probs[index] = whole
-            given[index] = True
+            indices = np.fromiter(map(tree.infoset_index.__getitem__, table), dtype=np.int64)
+            probs[indices] = whole
+            given[indices] = True
         else:
             for key, row in table.items():
                 index = tree.infoset_index[key]
@@ -206,9 +206,9 @@ class TabularPolicy:
         """One policy from one per seat: player ``p``'s rows come from ``seat_policies[p]``,
         which is asked only about player ``p``'s information sets.
 
-        A seat's :class:`TabularPolicy` of this game gives its rows as they are, with no
-        intermediate policy; the joint table is checked once, and not at all when every seat's
-        policy was checked already (its rows are then those checked rows)."""
+        A seat's :class:`TabularPolicy` over this game's tree gives its rows as they are, with
+        no intermediate policy; the joint table is checked once, and not at all when every
+        seat's policy was checked already (its rows are then those checked rows)."""
         game = load_game(game)
         tree = compile_tree(game)
         if len(seat_policies) != game.num_players:
@@ -219,10 +219,11 @@ class TabularPolicy:
         checked = True
         for p, policy in enumerate(seat_policies):
             rows = tree.infosets_of(p)
-            if isinstance(policy, TabularPolicy) and policy.game.id == game.id:
+            if isinstance(policy, TabularPolicy) and policy.tree is tree:
                 probs[rows] = policy.probs[rows]
                 checked = checked and policy.checked
-            else:  # materialised, and so checked (a table of another game is refused there)
+            else:  # materialised and checked (a table of another game is refused there, and
+                # one over a tree compiled before the caches were cleared is checked anew)
                 probs[rows] = cls.from_policy(game, policy, rows=rows).probs[rows]
         joint = cls.adopt(game, tree, probs)
         if checked:
@@ -516,7 +517,10 @@ def made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
 def _all_distributions(tree: CompiledTree, probs: np.ndarray) -> bool:
     """True when every row is finite, non-negative, zero off the legal actions and sums to one
     on them (within the tolerance); one compiled pass where numba is in use, else a few
-    whole-array reductions instead of per-row ones."""
+    whole-array reductions instead of per-row ones. Every path adds a row in the order of
+    numpy's ``sum(axis=1)``, so a row whose sum is off one by about the tolerance is decided
+    alike by all of them (a matrix product, which adds in BLAS's order, once decided some
+    such rows otherwise than the per-row pass and the compiled one)."""
     status = distribution_status(tree, probs, _TOLERANCE, _EXACT)
     if status is not None:
         return status < 2
@@ -529,7 +533,7 @@ def _all_distributions(tree: CompiledTree, probs: np.ndarray) -> bool:
             np.isfinite(probs).all()
             and probs.min(initial=0.0) >= -_TOLERANCE
             and np.abs(probs - legal_part).max(initial=0.0) <= _TOLERANCE
-            and np.abs(legal_part @ np.ones(mask.shape[1]) - 1.0).max(initial=0.0) <= _TOLERANCE
+            and np.abs(legal_part.sum(axis=1) - 1.0).max(initial=0.0) <= _TOLERANCE
         )
 
 

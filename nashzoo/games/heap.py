@@ -11,7 +11,6 @@ building each seat's kernel index left as much again. ``malloc_trim(0)`` returns
 
 from __future__ import annotations
 
-import ctypes
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +25,10 @@ thousand histories it would be a sizeable part of it."""
 
 @functools.cache
 def _malloc_trim() -> Callable[[int], Any] | None:
+    try:
+        import ctypes  # imported here: a Python built without it still compiles games
+    except ImportError:
+        return None
     try:
         return getattr(ctypes.CDLL(None), "malloc_trim", None)
     except (OSError, TypeError):  # no C library to open this way (Windows)

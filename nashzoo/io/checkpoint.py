@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -270,18 +270,19 @@ def trainer_checkpoint_bytes(state: Mapping[str, Any], seat_files: Sequence[byte
     return buffer.getvalue()
 
 
-SeatFile = bytes | BinaryIO
-"""A seat's learner checkpoint: its bytes, or a binary file holding it (read from where it
-stands to its end)."""
+SeatFile = bytes | bytearray | memoryview | np.ndarray | BinaryIO
+"""A seat's learner checkpoint: its bytes (or any bytes-like object), or a binary file holding
+it (read from where it stands to its end)."""
 
 
 def write_trainer_checkpoint(
-    handle: BinaryIO, state: Mapping[str, Any], seat_files: Sequence[SeatFile]
+    handle: BinaryIO, state: Mapping[str, Any], seat_files: Iterable[SeatFile]
 ) -> None:
     """Write a trainer checkpoint (:func:`trainer_checkpoint_bytes`) to an open binary file:
     into :func:`~nashzoo.io.atomic.atomic_file`, the file is never held whole in memory (a
     trainer's 1.4 GB checkpoint took another 2.8 GB as bytes), nor is a seat given as a file
-    (copied across 16 MB at a time).
+    (copied across 16 MB at a time). The seats are taken one at a time, in order, each when
+    the one before is written: a generator can make each seat's file just then, and drop it.
 
     The layout is ``np.savez``'s, which the reader loads: an uncompressed zip of ``.npy``
     entries, the state as a string array and each seat's file as a ``uint8`` array."""
@@ -289,7 +290,7 @@ def write_trainer_checkpoint(
         with zf.open(f"{TRAINER_KEY}.npy", "w", force_zip64=True) as entry:
             np.lib.format.write_array(entry, np.array(json.dumps(state)), allow_pickle=False)
         for p, data in enumerate(seat_files):
-            source = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+            source = _readable(data)
             start = source.tell()
             size = source.seek(0, os.SEEK_END) - start
             source.seek(start)
@@ -300,6 +301,19 @@ def write_trainer_checkpoint(
 
 
 _COPY_CHUNK = 16 << 20
+
+
+def _readable(data: SeatFile) -> BinaryIO:
+    """A seat's checkpoint as a file to read: a file as it is, bytes without a copy, any other
+    bytes-like object (a plugin's ``checkpoint_bytes`` may return a memoryview or an array)
+    as its bytes."""
+    if isinstance(data, bytes):
+        return io.BytesIO(data)
+    if isinstance(data, (bytearray, memoryview)):
+        return io.BytesIO(bytes(data))
+    if isinstance(data, np.ndarray):
+        return io.BytesIO(data.tobytes())
+    return data
 
 
 def is_trainer_checkpoint(path: str | os.PathLike[str]) -> bool:

@@ -115,8 +115,9 @@ def read_policy_file(path: str | os.PathLike[str]) -> PolicyFile:
         for key, row in table.items():
             if not isinstance(row, list) or not all(_is_number(v) for v in row):
                 raise PolicyFileError(
-                    f"{name}: information set {key!r} must map to a list of numbers, "
-                    f"got {row!r}"[:300]
+                    f"{name}: information set {key!r} must map to a list of numbers, got {row!r}"[
+                        :300
+                    ]
                 )
     return PolicyFile(game, table)
 

@@ -42,7 +42,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -500,22 +500,27 @@ class Trainer:
         """Write one checkpoint file atomically: both learners and the trainer state.
 
         A learner in this process writes its checkpoint to an unnamed temporary file beside
-        ``path`` first, copied into the trainer's file from there: held as bytes, the seats'
-        checkpoints raised the peak of a save by their size (1.4 GB on a 42-million-history
-        game). A seat in a worker process (``processes=2``) sends its bytes."""
+        ``path``, copied into the trainer's file from there, one seat at a time: held as
+        bytes, the seats' checkpoints raised the peak memory of a save by their size (1.4 GB
+        on a 42-million-history game). The disk then holds, for a moment, the old checkpoint,
+        the new one and one seat's file (about half a checkpoint). A seat in a worker process
+        (``processes=2``), or a learner class that makes its own
+        :meth:`~nashzoo.agents.Learner.checkpoint_bytes`, gives bytes."""
         self._refuse_if_torn("save")
-        folder = Path(path).parent
-        with atomic_file(path) as handle, contextlib.ExitStack() as files:
-            seat_files: list[bytes | BinaryIO] = []
-            for learner in self.learners:
-                if not isinstance(learner, Learner) or _own_checkpoint_bytes(learner):
-                    seat_files.append(learner.checkpoint_bytes())
-                    continue
-                seat_file = files.enter_context(tempfile.TemporaryFile(dir=folder))
+        with atomic_file(path) as handle, contextlib.closing(self._seat_files(path)) as seats:
+            write_trainer_checkpoint(handle, self._state(), seats)
+
+    def _seat_files(self, path: str | os.PathLike[str]) -> Generator[bytes | BinaryIO]:
+        """Each seat's checkpoint in turn, a local learner's in a temporary file beside
+        ``path`` that is gone once the next seat is asked for (or the generator closed)."""
+        for learner in self.learners:
+            if not isinstance(learner, Learner) or _own_checkpoint_bytes(learner):
+                yield learner.checkpoint_bytes()
+                continue
+            with tempfile.TemporaryFile(dir=Path(path).parent) as seat_file:
                 learner.write_checkpoint(seat_file)
                 seat_file.seek(0)
-                seat_files.append(seat_file)
-            write_trainer_checkpoint(handle, self._state(), seat_files)
+                yield seat_file
 
     @classmethod
     def load(

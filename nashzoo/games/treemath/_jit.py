@@ -247,11 +247,6 @@ SUM_AS_NUMPY_WIDTH = 128
 """The widest row :func:`_sum_as_numpy` adds as numpy does."""
 
 
-SUM_ORDER_MARGIN = 1e-13
-"""How far apart two orders of adding a row near one may put its sum: at most 128 numbers of
-at least ``-tolerance`` whose sum is near one differ by under 3e-14 however they are added."""
-
-
 @compiled
 def distribution_status(
     probs: np.ndarray, legal: np.ndarray, tolerance: float, exact: float
@@ -262,13 +257,10 @@ def distribution_status(
     a legal sum off one by more than ``tolerance``); else 1 if some row is one only within
     the tolerance (a negative number, anything on an illegal action, or a legal sum, added as
     numpy adds it, off one by more than ``exact``); else 0. What ``policy``'s whole-table
-    check and ``made_exact`` decide with several passes each. 3 when a legal sum is within
-    :data:`SUM_ORDER_MARGIN` of ``tolerance`` off one and nothing else fails: the numpy check
-    adds rows in BLAS's order, which may decide such a row the other way, so it decides."""
+    check and ``made_exact`` decide with several passes each."""
     rows, width = probs.shape
     row = np.empty(width)
     status = 0
-    near = False
     for i in range(rows):
         for a in range(width):
             p = probs[i, a]
@@ -285,13 +277,11 @@ def distribution_status(
             if p < 0.0:
                 status = 1
         off = abs(_sum_as_numpy(row, width) - 1.0)
-        if off > tolerance + SUM_ORDER_MARGIN:
+        if off > tolerance:
             return 2
-        if off > tolerance - SUM_ORDER_MARGIN:
-            near = True
         if off > exact:
             status = 1
-    return 3 if near else status
+    return status
 
 
 # --- the kernels the treemath functions call -------------------------------------------------

@@ -101,6 +101,8 @@ def behaviour_strategy(
     rows = np.asarray(rows)
     if rows.dtype == bool:
         rows = np.flatnonzero(rows)
+    elif rows.size == 0:
+        rows = np.empty(0, dtype=np.intp)  # np.asarray([]) is float: no rows, all uniform
     # In place where it can be: on a big tree every table here is hundreds of MB.
     legal = np.asarray(weights, dtype=np.float64)[rows]  # a copy: fancy indexing
     np.copyto(legal, 0.0, where=~tree.legal_mask[rows])
@@ -120,9 +122,8 @@ def distribution_status(
     """The compiled one-pass verdict on a whole strategy table (see
     ``_jit.distribution_status``: 0 every row an exact distribution, 1 some only within
     ``tolerance``, 2 some not even that), or None where the numpy checks must answer: without
-    numba, for a table that is not C-contiguous float64 of the tree's shape, for rows wider
-    than the compiled sum adds in numpy's order, or for a row whose sum is off one by about
-    ``tolerance``, which the numpy check, adding in another order, may decide otherwise."""
+    numba, for a table that is not C-contiguous float64 of the tree's shape, or for rows wider
+    than the compiled sum adds in numpy's order."""
     legal = tree.legal_mask
     if not (
         _jit.ENABLED
@@ -132,5 +133,4 @@ def distribution_status(
         and legal.shape[1] <= _jit.SUM_AS_NUMPY_WIDTH
     ):
         return None
-    status = int(_jit.distribution_status(probs, legal, tolerance, exact))
-    return None if status == 3 else status
+    return int(_jit.distribution_status(probs, legal, tolerance, exact))
