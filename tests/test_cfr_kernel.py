@@ -403,7 +403,7 @@ def test_setting_up_a_learner_pays_numbas_one_time_load():
     assert _jit._WARM == _jit.ENABLED
 
 
-def test_the_seats_and_nash_conv_share_one_scratch_and_a_copy_carries_none() -> None:
+def test_the_seats_and_nash_conv_share_one_scratch_and_a_copy_carries_none(monkeypatch) -> None:
     """The compiled steps of both seats and NashConv use one scratch space (on a
     42-million-history game, 1.1 GB less held and as much less at each evaluation); a call
     that finds it taken (another thread's) gets its own and computes the same; a copied
@@ -413,7 +413,7 @@ def test_the_seats_and_nash_conv_share_one_scratch_and_a_copy_carries_none() -> 
     import weakref
 
     from nashzoo.agents import make_learner
-    from nashzoo.games.treemath import _jit
+    from nashzoo.games.treemath import _jit, response
 
     if not _jit.ENABLED:
         pytest.skip("numba is not installed (or NASHZOO_PURE_NUMPY=1): no scratch on that path")
@@ -425,11 +425,14 @@ def test_the_seats_and_nash_conv_share_one_scratch_and_a_copy_carries_none() -> 
     rows = scratch._free[0]
     tree = compile_tree(first.game)
     average = tm.behaviour_strategy(tree, first.strategy_sum())
-    value = tm.nash_conv(tree, average)[0]  # NashConv's scratch rows: the learners'
+    own_rows = tm.nash_conv(tree, average)  # a small tree: NashConv's kernel has its own rows
+    monkeypatch.setattr(response, "SHARED_SCRATCH_FROM", 0)  # as on a big tree
+    assert tm.nash_conv(tree, average)[0] == own_rows[0]  # in the learners' rows: the same
     assert scratch._free == [rows] and rows[0] is scratch._free[0][0]
     taken = scratch.take()
-    assert tm.nash_conv(tree, average)[0] == value  # taken: rows of its own, the same value
+    assert tm.nash_conv(tree, average)[0] == own_rows[0]  # taken: rows of its own again
     scratch.give_back(taken)
+    monkeypatch.setattr(response, "SHARED_SCRATCH_FROM", 1 << 20)
     twin = copy.deepcopy(first)
     assert twin._update._scratch is not scratch and twin._update._scratch._free == []
     held = scratch.take()  # as if a step in another thread had it

@@ -61,6 +61,12 @@ def best_response(
     return value, br
 
 
+SHARED_SCRATCH_FROM = 1 << 20
+"""Sequences from which NashConv's compiled kernel uses the tree's shared scratch rows
+(:mod:`~nashzoo.games.treemath.scratch`) for three of its five: 1.1 GB less at each
+evaluation of rung 5; below, rows of its own, which cost a small tree's NashConv less."""
+
+
 def expected_returns(tree: CompiledTree, strategy: np.ndarray) -> np.ndarray:
     """Exact expected return of every player when all play ``strategy``: the on-policy values
     of :func:`nash_conv`, the same floats (each player's terminal weights backed up along its
@@ -107,13 +113,16 @@ def _values(
     flat = flat_view(strategy)
     if _jit.ENABLED and tree.num_players == 2:
         index, weights = sf.nash_conv_arguments
-        scratch = shared_scratch(tree)  # a trainer's learners' rows, free between their steps
-        rows, infoset_values = scratch.take()
-        try:
-            more = np.empty((2, rows.shape[1]))
-            br0, br1, on0, on1 = _jit.two_player_values(index, weights, flat, rows, more)
-        finally:
-            scratch.give_back((rows, infoset_values))
+        if flat.shape[0] < SHARED_SCRATCH_FROM:
+            br0, br1, on0, on1 = _jit.two_player_values(index, weights, flat)
+        else:  # three of the kernel's five rows: a trainer's learners', free between steps
+            scratch = shared_scratch(tree)
+            rows, infoset_values = scratch.take()
+            try:
+                more = np.empty((2, rows.shape[1]))
+                br0, br1, on0, on1 = _jit.two_player_values_into(index, weights, flat, rows, more)
+            finally:
+                scratch.give_back((rows, infoset_values))
         return (br0 - on0) + (br1 - on1), (br0, br1), (on0, on1)
     reaches = _terminal_reaches(sf, flat, tree.num_players)
     on_policy = np.empty(tree.num_players)
