@@ -156,16 +156,18 @@ def checkout(rev: str | None) -> Iterator[Path]:
 
 def time_checkout(path: Path, scale: float) -> dict[str, float]:
     """Run the timer in a fresh interpreter importing nashzoo from ``path``."""
+    return run_in_checkout(path, f"SCALE = {scale}\n{TIMER}", "timing")
+
+
+def run_in_checkout(path: Path, script: str, what: str) -> dict[str, float]:
+    """The JSON object ``script`` prints last, run in a fresh interpreter importing nashzoo
+    from ``path``; the run's error output if it fails."""
     env = {**os.environ, "PYTHONPATH": str(path)}
     proc = subprocess.run(
-        [sys.executable, "-c", f"SCALE = {scale}\n{TIMER}"],
-        cwd=path,
-        env=env,
-        capture_output=True,
-        text=True,
+        [sys.executable, "-c", script], cwd=path, env=env, capture_output=True, text=True
     )
     if proc.returncode != 0:
-        raise SystemExit(f"timing {path} failed:\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"{what} {path} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -188,17 +190,7 @@ print(json.dumps({f"{GAME} train peak MB": peak}))
 def peak_checkout(path: Path, game: str) -> dict[str, float]:
     """The peak resident MB of ``nashzoo train`` on ``game`` at the checkout ``path`` (Linux:
     ``ru_maxrss`` is in KB), in a fresh interpreter."""
-    env = {**os.environ, "PYTHONPATH": str(path)}
-    proc = subprocess.run(
-        [sys.executable, "-c", f"GAME = {game!r}\n{TRAIN_PEAK}"],
-        cwd=path,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"training at {path} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_in_checkout(path, f"GAME = {game!r}\n{TRAIN_PEAK}", "training at")
 
 
 def measure(

@@ -396,29 +396,16 @@ def full_width_step(
 def two_player_values(
     index: np.ndarray, terminal_weight: np.ndarray, flat: np.ndarray
 ) -> tuple[float, float, float, float]:
-    """:func:`two_player_values_into` with scratch rows of its own (on a small tree, three
-    fewer arguments to dispatch and rows the compiler knows apart are worth more than the
-    memory)."""
+    """:func:`two_player_values_into` with scratch rows of its own (on a small tree, two
+    fewer arguments to dispatch are worth more than the memory)."""
     n_seq = flat.shape[0]
     work = np.empty((3, n_seq + 1))
     more = np.empty((2, n_seq + 1))
-    return _two_player_values(index, terminal_weight, flat, work, more)
+    return two_player_values_into(index, terminal_weight, flat, work, more)
 
 
 @compiled
 def two_player_values_into(
-    index: np.ndarray,
-    terminal_weight: np.ndarray,
-    flat: np.ndarray,
-    work: np.ndarray,
-    more: np.ndarray,
-) -> tuple[float, float, float, float]:
-    """:func:`_two_player_values` in the caller's scratch rows (a big tree's shared ones)."""
-    return _two_player_values(index, terminal_weight, flat, work, more)
-
-
-@compiled
-def _two_player_values(
     index: np.ndarray,
     terminal_weight: np.ndarray,
     flat: np.ndarray,
