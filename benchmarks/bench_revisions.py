@@ -173,7 +173,7 @@ def run_in_checkout(path: Path, script: str, what: str) -> dict[str, float]:
 
 # Runs inside each checkout: ``nashzoo train`` of CFR+ for a few iterations on GAME in this
 # process (the command line's own entry point, every file it writes), then the process's peak
-# resident memory in MB.
+# resident memory in GB (10**9 bytes; Linux gives ``ru_maxrss`` in KiB).
 TRAIN_PEAK = r"""
 import json, resource, sys, tempfile
 from nashzoo.cli.main import main
@@ -182,14 +182,14 @@ with tempfile.TemporaryDirectory() as out:
                  "--out", out, "--no-progress"])
 if code:
     sys.exit(f"nashzoo train exited with {code}")
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({f"{GAME} train peak MB": peak}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+print(json.dumps({f"{GAME} train peak GB": peak}))
 """
 
 
 def peak_checkout(path: Path, game: str) -> dict[str, float]:
-    """The peak resident MB of ``nashzoo train`` on ``game`` at the checkout ``path`` (Linux:
-    ``ru_maxrss`` is in KB), in a fresh interpreter."""
+    """The peak resident GB of ``nashzoo train`` on ``game`` at the checkout ``path``, in a
+    fresh interpreter."""
     return run_in_checkout(path, f"GAME = {game!r}\n{TRAIN_PEAK}", "training at")
 
 
@@ -244,7 +244,7 @@ def markdown(results: dict[str, dict], args: argparse.Namespace, load: tuple[flo
         "",
         "nashzoo at two revisions, timed in the same run (`benchmarks/bench_revisions.py`): "
         "CPU ms per unit, median over rounds that alternate the revisions; ratio < 1 means "
-        "faster after. A `train peak MB` row (`--train-peak GAME`) is the peak resident "
+        "faster after. A `train peak GB` row (`--train-peak GAME`) is the peak resident "
         "memory of `nashzoo train` of CFR+ for three iterations on that game, every file "
         "it writes included (ratio < 1: less memory after).",
         "",
