@@ -114,11 +114,8 @@ def read_policy_file(path: str | os.PathLike[str]) -> PolicyFile:
     if not lists_of_numbers(table.values()):  # row by row only to name the first bad one
         for key, row in table.items():
             if not isinstance(row, list) or not all(_is_number(v) for v in row):
-                raise PolicyFileError(
-                    f"{name}: information set {key!r} must map to a list of numbers, got {row!r}"[
-                        :300
-                    ]
-                )
+                text = f"{name}: information set {key!r} must map to a list of numbers, got {row!r}"
+                raise PolicyFileError(text[:300])
     return PolicyFile(game, table)
 
 

@@ -33,7 +33,7 @@ class RegretMatcher:
 
     def __init__(self, legal_mask: np.ndarray) -> None:
         self.legal = np.asarray(legal_mask, dtype=bool)
-        self.inverse_count = 1.0 / np.maximum(self.legal.sum(axis=-1), 1)
+        self.inverse_count = inverse_legal_counts(self.legal)
         """One over each row's number of legal actions (at least one): its uniform
         probability."""
 
@@ -81,7 +81,14 @@ def _inverse_legal_counts(tree: CompiledTree) -> np.ndarray:
 
 
 def _inverse_counts(tree: CompiledTree) -> np.ndarray:
-    return frozen(1.0 / np.maximum(tree.legal_mask.sum(axis=1), 1))
+    return frozen(inverse_legal_counts(tree.legal_mask))
+
+
+def inverse_legal_counts(legal_mask: np.ndarray) -> np.ndarray:
+    """One over each row's number of legal actions (at least one): its uniform probability,
+    what :class:`RegretMatcher` and :func:`uniform_strategy` fill rows without regret or
+    weight with."""
+    return 1.0 / np.maximum(legal_mask.sum(axis=-1), 1)
 
 
 def behaviour_strategy(
