@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -367,10 +368,8 @@ def test_a_policy_is_checked_once(monkeypatch) -> None:
     from nashzoo.eval import nash_conv
 
     calls = []
-    real = module.check_distributions
-    monkeypatch.setattr(
-        module, "check_distributions", lambda *a, **k: calls.append(1) or real(*a, **k)
-    )
+    real = module.checked_exact
+    monkeypatch.setattr(module, "checked_exact", lambda *a, **k: calls.append(1) or real(*a, **k))
     game = load_game("kuhn_poker")
     checked = TabularPolicy(game, TabularPolicy.uniform(game).probs)
     assert checked.checked and len(calls) == 1
@@ -564,10 +563,8 @@ def test_the_joint_of_checked_policies_is_not_checked_again(monkeypatch) -> None
     from nashzoo.agents import policy as module
 
     calls = []
-    real = module.check_distributions
-    monkeypatch.setattr(
-        module, "check_distributions", lambda *a, **k: calls.append(1) or real(*a, **k)
-    )
+    real = module.checked_exact
+    monkeypatch.setattr(module, "checked_exact", lambda *a, **k: calls.append(1) or real(*a, **k))
     game = load_game("kuhn_poker")
     tree = compile_tree(game)
     bet = TabularPolicy("kuhn_poker", np.tile([0.0, 1.0], (tree.num_infosets, 1)))
@@ -679,3 +676,29 @@ def test_a_table_of_lists_is_read_at_once_and_as_row_by_row(tmp_path) -> None:
     (tmp_path / "p.json").write_text(json.dumps(stored))
     with pytest.raises(PolicyError, match=r"about 401 digits is too large to be a probability"):
         TabularPolicy.load(tmp_path / "p.json")
+
+
+def test_a_check_reads_an_exact_table_once(monkeypatch) -> None:
+    """Checking a table and making its rows exact is one compiled pass when every row is an
+    exact distribution (a learner's); a table with a bad row still names it, and one within the
+    tolerance is still mended."""
+    from nashzoo.agents import policy as module
+
+    game = load_game("leduc_poker")
+    tree = compile_tree(game)
+    table = np.array(TabularPolicy.uniform(game).probs)
+    passes = []
+    real = module.distribution_status
+    monkeypatch.setattr(
+        module, "distribution_status", lambda *a, **k: passes.append(1) or real(*a, **k)
+    )
+    assert module.checked_exact(tree, table) is table
+    assert len(passes) == 1
+    loose = np.array(table)
+    loose[0, 0] += 5e-7
+    mended = module.checked_exact(tree, loose)
+    assert mended is not loose and mended[0].sum() == pytest.approx(1.0, abs=1e-15)
+    bad = np.array(table)
+    bad[3, np.flatnonzero(tree.legal_mask[3])[0]] += 0.5
+    with pytest.raises(PolicyError, match=re.escape(f"{tree.infoset_keys[3]!r} does not sum")):
+        module.checked_exact(tree, bad)

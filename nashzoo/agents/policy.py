@@ -68,8 +68,7 @@ class TabularPolicy:
                 f"(infosets x actions), got {probs.shape}"
             )
         if validate:
-            check_distributions(self.tree, probs)
-            probs = made_exact(self.tree, probs)
+            probs = checked_exact(self.tree, probs)
         probs.setflags(write=False)
         self._probs = probs
         self._by_tensor: dict[bytes, list[int]] | None = None
@@ -246,8 +245,7 @@ class TabularPolicy:
         """Raise :class:`PolicyError` naming the first row that is not a distribution over its
         legal actions; a policy that passed once is not checked again (it cannot change)."""
         if not self._checked:
-            check_distributions(self.tree, self._probs)
-            exact = made_exact(self.tree, self._probs)
+            exact = checked_exact(self.tree, self._probs)
             if exact is not self._probs:  # rows within the tolerance, made exact once
                 exact.setflags(write=False)
                 self._probs = exact
@@ -492,6 +490,17 @@ _EXACT = 1e-12
 are left bit for bit by :func:`made_exact`."""
 
 
+def checked_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
+    """:func:`check_distributions`, then :func:`made_exact`, with one compiled pass deciding
+    both where numba is in use: a table of exact rows (a learner's) is read once, not twice."""
+    status = distribution_status(tree, probs, _TOLERANCE, _EXACT)
+    if status == 0:
+        return probs
+    if status != 1:  # some row is off (the per-row pass names it), or no compiled pass here
+        check_distributions(tree, probs)
+    return _rows_made_exact(tree, probs)
+
+
 def made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
     """``probs`` (rows that passed :func:`check_distributions`) with every row that is a
     distribution only within the check's tolerance (rounded numbers from a file, say) made an
@@ -500,6 +509,11 @@ def made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
     as a learner's, keep every bit."""
     if distribution_status(tree, probs, _TOLERANCE, _EXACT) == 0:
         return probs  # one compiled pass said so
+    return _rows_made_exact(tree, probs)
+
+
+def _rows_made_exact(tree: CompiledTree, probs: np.ndarray) -> np.ndarray:
+    """:func:`made_exact`'s numpy pass: finds the rows within the tolerance and mends them."""
     legal = np.where(tree.legal_mask, probs, 0.0)
     off = (
         (probs < 0.0).any(axis=1)
@@ -545,6 +559,7 @@ __all__ = [
     "UniformPolicy",
     "as_infoset",
     "check_distributions",
+    "checked_exact",
     "made_exact",
     "policy_rows",
     "sample_action",
