@@ -122,10 +122,19 @@ def test_resume_names_a_flag_typed_now_the_way_it_is_typed(tmp_path, capsys):
 
 
 def test_version(capsys):
-    with pytest.raises(SystemExit) as stop:
-        main(["--version"])
-    assert stop.value.code == 0
+    assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"nashzoo {__version__}"
+
+
+def test_main_returns_the_status_of_help_and_malformed_options(capsys):
+    """``main`` returns the exit status, as its docstring says, for what argparse answers
+    itself too: a notebook or a script calling it is not stopped by ``SystemExit``."""
+    assert main(["--help"]) == 0
+    assert "race" in capsys.readouterr().out
+    assert main(["race", "--help"]) == 0
+    assert "--budget-seconds" in capsys.readouterr().out
+    assert main(["race", "--no-such-option"]) == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
 
 
 def test_the_version_is_written_once():

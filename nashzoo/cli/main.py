@@ -137,7 +137,10 @@ def _main(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     """:func:`main` once the standard streams are set up."""
     debug = False
     try:
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as stop:  # --help, --version or a malformed option: argparse said it
+            return stop.code if isinstance(stop.code, int) else EXIT_USAGE
         debug = args.debug
         if args.command is None:
             parser.print_help()
