@@ -178,3 +178,43 @@ def test_the_bridge_walk_gives_up_on_imperfect_recall(layout_twin: str) -> None:
         fw.walk(game, game.openspiel_game.new_initial_state(), _raw_ops(game))
     with pytest.raises(GameDefinitionError, match="perfect recall"):
         compile_tree(game)
+
+
+def test_a_subclass_of_a_built_in_game_is_walked_through_its_own_states() -> None:
+    """The card builder knows Kuhn's rules, not a subclass's: a variant whose information
+    sets forget the betting (imperfect recall) used to compile silently as plain Kuhn (review
+    by a newcomer); it is now walked, every history checked, and refused. A subclass that
+    changes nothing gets Kuhn's tree either way; declaring the hook again keeps the builder."""
+    from nashzoo.games import GameDefinitionError, KuhnPokerGame
+    from nashzoo.games.kuhn import KuhnState
+    from nashzoo.games.tree import own_builder
+
+    class ForgetfulState(KuhnState):
+        def _child(self, action: int) -> KuhnState:
+            child = super()._child(action)
+            return ForgetfulState(self.game, child._cards, child._bets)
+
+        def infoset_key(self, player: int) -> str:
+            return super().infoset_key(player).split("|")[0]  # the card alone
+
+    class ForgetfulKuhn(KuhnPokerGame):
+        name = "_forgetful_kuhn"
+
+        def new_initial_state(self) -> KuhnState:
+            return ForgetfulState(self, (), ())
+
+    class SameKuhn(KuhnPokerGame):
+        name = "_same_kuhn"
+
+    class FastKuhn(KuhnPokerGame):
+        name = "_fast_kuhn"
+        compile_arrays = KuhnPokerGame.compile_arrays
+
+    assert own_builder(ForgetfulKuhn()) is None and own_builder(SameKuhn()) is None
+    with pytest.raises(GameDefinitionError, match="perfect recall"):
+        _compile(ForgetfulKuhn())
+    kuhn = load_game("kuhn_poker")
+    assert own_builder(kuhn) is not None and own_builder(FastKuhn()) is not None
+    same, fast = SameKuhn(), FastKuhn()
+    assert_same_tree(_compile(same), build_card_game_tree(same))
+    assert_same_tree(_compile(fast), walk_states(fast))

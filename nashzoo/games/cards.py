@@ -30,7 +30,9 @@ class CardGame(Game):
         """The root of the game tree: a chance node dealing player 0's card."""
 
     def compile_arrays(self) -> CompiledTree:
-        """The compiled tree without a State per history (``games/card_tree.py``)."""
+        """The compiled tree without a State per history (``games/card_tree.py``). Used for a
+        class that declares it in its own body (Kuhn's and Leduc's do): a subclass may change
+        rules the builder does not read from its States, so it is walked (``tree.own_builder``)."""
         return build_card_game_tree(self)
 
 

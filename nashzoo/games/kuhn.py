@@ -39,6 +39,8 @@ class KuhnPokerGame(CardGame):
     action_names = ("pass", "bet")
     infoset_tensor_size = 11
 
+    compile_arrays = CardGame.compile_arrays  # the builder knows these rules (tree.own_builder)
+
     def new_initial_state(self) -> KuhnState:
         return KuhnState(self, (), ())
 

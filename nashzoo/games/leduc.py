@@ -48,6 +48,8 @@ class LeducPokerGame(CardGame):
     action_names = ("fold", "call", "raise")
     infoset_tensor_size = 30
 
+    compile_arrays = CardGame.compile_arrays  # the builder knows these rules (tree.own_builder)
+
     def new_initial_state(self) -> LeducState:
         return LeducState(self, (), ((), ()))
 

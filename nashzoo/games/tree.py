@@ -4,7 +4,8 @@
 Three ways in, one result (the same arrays, bit for bit, for the same game):
 
 * a native game's vectorised builder (its ``compile_arrays()`` hook: the matrix games, Kuhn
-  poker, Leduc hold'em, Liar's dice), which makes no Python object per history;
+  poker, Leduc hold'em, Liar's dice), which makes no Python object per history; a subclass of
+  one of them is walked instead, unless it declares the hook again (:func:`own_builder`);
 * the fast walk (``fast_walk``) over the States of any other game, and over raw ``pyspiel``
   states for a bridged OpenSpiel game: depth first, only the per-node numbers recorded, the
   breadth-first layout, reach probabilities, sequences and the perfect-recall check done
@@ -72,7 +73,7 @@ def _compile(game: Game) -> CompiledTree:
     :mod:`~nashzoo.games.limits` (a walk is checked as it goes). After a big tree, the
     build's freed memory goes back to the system (:mod:`~nashzoo.games.heap`)."""
     limits.check_counted_game(game)
-    builder = getattr(game, "compile_arrays", None)
+    builder = own_builder(game)
     if builder is not None:
         tree = builder()
     else:
@@ -82,6 +83,18 @@ def _compile(game: Game) -> CompiledTree:
         )
     heap.give_back_after_build(tree.num_nodes)  # the build's temporaries (the C heap keeps them)
     return tree
+
+
+def own_builder(game: Game) -> Callable[[], CompiledTree] | None:
+    """``game.compile_arrays`` when the game's class declares that hook itself, else ``None``
+    (the game is then walked through its States, every history checked). A builder knows the
+    rules of the class it was written for, not those of a subclass: a researcher's variant of
+    Kuhn poker that changes its information sets, say, would be compiled as plain Kuhn, without
+    a word. A subclass that changes no rule keeps the builder by declaring the hook again
+    (``compile_arrays = KuhnPokerGame.compile_arrays``)."""
+    if type(game).__dict__.get("compile_arrays") is None:
+        return None
+    return getattr(game, "compile_arrays")  # noqa: B009 (Game declares no such hook)
 
 
 def compile_checked(game: Game, fast: Callable[[], CompiledTree]) -> CompiledTree:
