@@ -403,6 +403,28 @@ def test_setting_up_a_learner_pays_numbas_one_time_load():
     assert _jit._WARM == _jit.ENABLED
 
 
+def test_a_plugin_learners_counterfactual_pass_loads_no_kernel_in_its_first_step():
+    """A researcher's learner built on ``counterfactual_pass`` (the documented route for a
+    variant ``FullWidthStep`` does not cover) found its first step paying numba's load of that
+    kernel, 7-15 ms on Kuhn, on a race's clock, and again for a writeable table (numba keeps a
+    version per argument type; review by a newcomer). The warm-up loads it, and the pass hands
+    the kernel read-only tables whatever the caller's."""
+    from nashzoo.games.treemath import _jit
+
+    if not _jit.ENABLED:
+        pytest.skip("numba is not in use")
+    _jit.warm_up()
+    kernel = _jit.two_player_pass
+    loaded = len(kernel.signatures)
+    assert loaded >= 1
+    tree = compile_tree(load_game("leduc_poker"))
+    writeable = tm.uniform_strategy(tree).copy()
+    assert writeable.flags.writeable
+    tm.counterfactual_pass(tree, writeable, 0, others=writeable)
+    tm.counterfactual_pass(tree, writeable, 1)
+    assert len(kernel.signatures) == loaded
+
+
 def test_the_seats_and_nash_conv_share_one_scratch_and_a_copy_carries_none(monkeypatch) -> None:
     """The compiled steps of both seats and NashConv use one scratch space (on a
     42-million-history game, 1.1 GB less held and as much less at each evaluation); a call

@@ -59,14 +59,6 @@ class LearnerConfig:
         return _plain(dataclasses.asdict(self))
 
 
-def read_only_view(array: np.ndarray) -> np.ndarray:
-    """A view of ``array`` that cannot be written through: how :meth:`Learner._state_arrays`
-    gives a live table to the checkpoint writer without copying it."""
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
 def _plain(value: Any) -> Any:
     """``value`` with numpy scalars and arrays turned into Python numbers and lists."""
     if isinstance(value, dict):
@@ -215,9 +207,9 @@ class Learner(ABC):
     @abstractmethod
     def _state_arrays(self) -> dict[str, np.ndarray]:
         """Every array needed to resume exactly. They are written out at once and never kept,
-        so a live table may be given as it is, through :func:`read_only_view` (a copy of each
-        would add the tables' size to the peak of every checkpoint: 1.4 GB on a
-        42-million-history game)."""
+        so a live table may be given as it is, through
+        :func:`~nashzoo.games.treemath.read_only_view` (a copy of each would add the tables'
+        size to the peak of every checkpoint: 1.4 GB on a 42-million-history game)."""
 
     @abstractmethod
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:

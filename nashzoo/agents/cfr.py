@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nashzoo.agents.base import Learner, LearnerConfig, read_only_view
+from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
@@ -162,8 +162,8 @@ class _FullWidthCFR(Learner):
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
         return {
-            "regrets": read_only_view(self._regrets),
-            "strategy_sum": read_only_view(self._strategy_sum),
+            "regrets": tm.read_only_view(self._regrets),
+            "strategy_sum": tm.read_only_view(self._strategy_sum),
         }
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:

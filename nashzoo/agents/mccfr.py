@@ -115,7 +115,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from nashzoo.agents.base import Learner, LearnerConfig, read_only_view
+from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.mccfr_sampling import (
     CHANCE_NODE,
     OPPONENT,
@@ -132,6 +132,7 @@ from nashzoo.games import CompiledTree, Game
 from nashzoo.games.base import is_finite_number, is_whole_number
 from nashzoo.games.treemath import (
     node_paths,
+    read_only_view,
     realization_plan,
     regret_matching,
     row_sums,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig, read_only_view
+from nashzoo.agents.base import CheckpointError, Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, PolicyError, TabularPolicy, check_distributions
 from nashzoo.agents.registry import register
 from nashzoo.games import treemath as tm
@@ -87,7 +87,7 @@ class XFP(Learner):
         return self._plan.copy()
 
     def _state_arrays(self) -> dict[str, np.ndarray]:
-        return {"plan": read_only_view(self._plan), "current": read_only_view(self._current)}
+        return {"plan": tm.read_only_view(self._plan), "current": tm.read_only_view(self._current)}
 
     def _load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         legal = self.tree.legal_mask

@@ -22,7 +22,7 @@ Notation: for a terminal ``z``, ``pi_p(z)`` is the product of player ``p``'s act
 the path to ``z``, ``pi_c(z)`` the chance probability, ``u_p(z)`` the payoff.
 """
 
-from nashzoo.games.treemath._cache import per_tree
+from nashzoo.games.treemath._cache import per_tree, read_only_view
 from nashzoo.games.treemath.children import ChanceRows, chance_rows, child_ranges
 from nashzoo.games.treemath.fullwidth import FullWidthStep, IterationWeights
 from nashzoo.games.treemath.matching import (
@@ -81,6 +81,7 @@ __all__ = [
     "node_paths",
     "per_tree",
     "reaches_player",
+    "read_only_view",
     "realization_plan",
     "regret_matching",
     "row_sums",

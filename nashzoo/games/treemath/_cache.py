@@ -36,6 +36,18 @@ def per_tree(tree: CompiledTree, kind: str, build: Callable[[CompiledTree], T]) 
         return entries[kind]
 
 
+def read_only_view(array: np.ndarray) -> np.ndarray:
+    """``array`` itself when it is read-only, else a view of it that cannot be written through:
+    a live table handed on without a copy (a learner's to the checkpoint writer), and the one
+    argument type the compiled kernels are loaded for (numba keeps a version per argument
+    type, so a writeable table would load, or compile, a second one in a timed step)."""
+    if not array.flags.writeable:
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def frozen(array: np.ndarray) -> np.ndarray:
     """A contiguous, read-only copy (or view) of ``array``: cached indexes are shared."""
     return readonly(np.ascontiguousarray(array))

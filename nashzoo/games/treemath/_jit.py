@@ -49,6 +49,7 @@ def warm_up() -> None:
         step = tm.FullWidthStep(tree, seat)
         shape = (tree.num_infosets, tree.num_actions)
         step(np.zeros(shape), np.zeros(shape), uniform, uniform, tm.IterationWeights())
+        tm.counterfactual_pass(tree, uniform, seat, others=uniform)  # a plugin learner's path
     tm.nash_conv(tree, uniform)
     tm.distribution_status(tree, uniform, 1e-6, 1e-12)
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import _jit
+from nashzoo.games.treemath._cache import read_only_view
 from nashzoo.games.treemath.matching import RegretMatcher
 from nashzoo.games.treemath.scratch import shared_scratch
 from nashzoo.games.treemath.sequence import counterfactual_pass, sequence_form
@@ -96,8 +97,8 @@ class FullWidthStep:
                 # declares them.
                 value = _jit.full_width_step(
                     *self._arguments,
-                    _read_only(current),
-                    _read_only(others),
+                    read_only_view(current),
+                    read_only_view(others),
                     regrets,
                     strategy_sum,
                     out,
@@ -125,15 +126,6 @@ class FullWidthStep:
         if weights.decay != 1.0:
             strategy_sum *= weights.decay
         return self.matcher(regrets), float(result.value)
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """``array`` itself when it is read-only, else a read-only view of it."""
-    if not array.flags.writeable:
-        return array
-    view = array.view()
-    view.flags.writeable = False
-    return view
 
 
 class _TableRecycler:

@@ -27,7 +27,7 @@ import numpy as np
 from nashzoo.games import heap
 from nashzoo.games.tree import CompiledTree
 from nashzoo.games.treemath import _jit
-from nashzoo.games.treemath._cache import frozen, per_tree
+from nashzoo.games.treemath._cache import frozen, per_tree, read_only_view
 from nashzoo.games.treemath.matching import row_sums
 
 TIE_TOLERANCE = 1e-12
@@ -345,8 +345,17 @@ def counterfactual_pass(
         values = np.empty(tree.num_infosets)
         index, weight = sf.kernel_arguments(player)
         work = np.empty((2, sf.num_sequences + 1))
-        _jit.two_player_pass(
-            index, weight, sf.num_actions, flat, other_flat, q, plan, values, work, True
+        _jit.two_player_pass(  # read-only tables: the kernel version warm_up loads
+            index,
+            weight,
+            sf.num_actions,
+            read_only_view(flat),
+            read_only_view(other_flat),
+            q,
+            plan,
+            values,
+            work,
+            True,
         )
         return CounterfactualPass(q[:-1].reshape(shape), values, plan[:-1].reshape(shape), q[-1])
     weight = sf.terminal_weight[player]
