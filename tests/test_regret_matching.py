@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -126,6 +128,25 @@ def test_refuses_extensive_form_games() -> None:
         make_learner("regret_matching", "leduc_poker", 0)
     with pytest.raises(ValueError, match="matrix games"):
         train("kuhn_poker", "regret_matching", iterations=1)
+
+
+def test_the_refusal_names_every_table_learner_that_plays_any_game() -> None:
+    """The list is read from the registry (it was written out by hand, and a new learner,
+    ``xfp`` among them, was missing from it)."""
+    from nashzoo.agents.registry import learner_class, learner_names
+
+    with pytest.raises(ValueError) as refused:
+        make_learner("regret_matching", "kuhn_poker", 0)
+    named = set(re.findall(r"'(\w+)'", str(refused.value).split("matrix game: use ")[1]))
+    table = set()
+    for name in learner_names():
+        try:
+            if learner_class(name).kind in ("tabular", "sampling"):
+                table.add(name)
+        except ImportError:
+            continue
+    assert named == table - {"regret_matching"}
+    assert {"cfr", "cfr_plus", "dcfr", "os_mccfr", "es_mccfr", "xfp"} <= named
 
 
 def test_config_errors() -> None:

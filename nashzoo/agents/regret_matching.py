@@ -37,7 +37,7 @@ import numpy as np
 
 from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
-from nashzoo.agents.registry import register
+from nashzoo.agents.registry import learner_class, learner_names, register
 from nashzoo.games import Game
 from nashzoo.games import treemath as tm
 from nashzoo.games.matrix import MatrixGame
@@ -114,8 +114,7 @@ class RegretMatching(Learner):
             raise ValueError(
                 f"regret_matching plays two-player matrix games (load_game('rps') or "
                 f"load_game('matrix', ...)); {game.display_id} is not a nashzoo matrix game{why}: "
-                "use 'cfr', 'cfr_plus', 'dcfr', 'os_mccfr' or 'es_mccfr' instead, which play any "
-                "game"
+                f"use {_table_learners()} instead, which play any game"
             )
 
     def _setup(self) -> None:
@@ -230,3 +229,17 @@ class RegretMatching(Learner):
         self._strategy_sum = arrays["strategy_sum"]
         self._payoff_sum = arrays["payoff_sum"]
         self._refresh()
+
+
+def _table_learners() -> str:
+    """The registered learners with a table per information set that play any game (the
+    tabular and sampling ones), as an error names them: a new one is named without an edit."""
+    names = []
+    for name in learner_names():
+        try:
+            kind = learner_class(name).kind
+        except ImportError:  # an optional extra's learner: not a table learner anyway
+            continue
+        if kind in ("tabular", "sampling") and name != RegretMatching.name:
+            names.append(repr(name))
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
