@@ -52,6 +52,10 @@ class TabularPolicy:
     Immutability also lets a policy be checked once: :attr:`checked` says its rows are known to
     be distributions (checked by the constructor, or by the evaluator the first time it met a
     policy built with ``validate=False``), and the evaluator does not check it again.
+
+    An array of any real dtype is taken, a boolean one as 0 and 1 (a deterministic policy's
+    one-hot rows); :meth:`from_dict` and :meth:`load` take numbers only, since ``True`` in a
+    table or ``true`` in a file is more likely a mistake than a probability.
     """
 
     def __init__(self, game: Game | str, probs: np.ndarray, *, validate: bool = True) -> None:
@@ -113,7 +117,8 @@ class TabularPolicy:
         *,
         default: TabularPolicy | None = None,
     ) -> TabularPolicy:
-        """From ``{infoset_key: probabilities}``.
+        """From ``{infoset_key: probabilities}``: lists (or arrays) of ints and floats; a bool
+        is refused, as in a policy file.
 
         Every information set must be listed unless ``default`` supplies the missing rows.
         """
