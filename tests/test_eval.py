@@ -520,3 +520,47 @@ def test_missing_infosets_and_wrong_shapes() -> None:
         as_tabular("kuhn_poker", 3)
     with pytest.raises(ValueError, match="player must be an integer"):
         best_response("kuhn_poker", uniform_policy("kuhn_poker"), 2)
+
+
+def test_a_ctrl_c_stops_the_wait_for_the_lp_solver_at_once(monkeypatch) -> None:
+    """Python runs its Ctrl-C handler only in the main thread, between bytecodes: a direct call
+    of HiGHS kept `nashzoo solve` of 13-rank Leduc deaf to Ctrl-C for minutes (review of the
+    scale ladder). The solver now runs in a thread of its own while the main thread waits in
+    short sleeps; its result, and any error it raises, come back as before."""
+    import _thread
+    import threading
+    import time
+
+    from nashzoo.eval import lp
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("the test runs outside the main thread, where no Ctrl-C lands")
+    threads: list[threading.Thread] = []
+    release = threading.Event()
+    real = lp.linprog
+
+    def solver(*args, **kwargs):
+        threads.append(threading.current_thread())
+        if kwargs.get("method") == "stuck":
+            release.wait(30)  # a long solve
+            return None
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lp, "linprog", solver)
+    lp._SOLUTIONS.clear()
+    solution = lp.solve_game("kuhn_poker")
+    assert solution.value[0] == pytest.approx(-1 / 18, abs=1e-12)
+    assert threads and all(t is not threading.main_thread() for t in threads)
+
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    began = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            lp._interruptible(solver, method="stuck")
+        assert time.monotonic() - began < 5
+    finally:
+        release.set()
+        timer.cancel()
+    with pytest.raises(ZeroDivisionError):
+        lp._interruptible(lambda: 1 / 0)

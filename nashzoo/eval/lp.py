@@ -27,8 +27,11 @@ cached per game id and holds only read-only arrays.
 
 from __future__ import annotations
 
+import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy import sparse
@@ -39,6 +42,8 @@ from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
 from nashzoo.games.base import brief_repr, display_id
 from nashzoo.games.cache import GameCache
+
+_T = TypeVar("_T")
 
 CONSTANT_SUM_TOLERANCE = 1e-9
 """Terminal payoff sums may spread by at most this (times the payoff scale) for a game to
@@ -194,7 +199,8 @@ def _solve(
     a_ub = sparse.hstack([-payoff.T, other.T]).tocsr()
     a_eq = sparse.hstack([own, sparse.csr_array((own.shape[0], n_other_rows))]).tocsr()
     bounds = [(0.0, None)] * m + [(None, None)] * n_other_rows
-    result = linprog(
+    result = _interruptible(
+        linprog,
         cost,
         A_ub=a_ub,
         b_ub=np.zeros(a_ub.shape[0]),
@@ -209,6 +215,31 @@ def _solve(
             f"the sequence-form LP of {display_id(game_id)} (seat {seat}) failed: {result.message}"
         )
     return result.x[:m], float(-result.fun) + 0.0  # + 0.0: no '-0.0' values
+
+
+def _interruptible(solver: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``solver(*args, **kwargs)`` in a thread of its own while this one waits in short sleeps:
+    HiGHS holds no Python lock while it solves, but Python runs its Ctrl-C handler only between
+    bytecodes of the main thread, which a direct call keeps inside C for as long as the solve
+    takes (minutes on 13-rank Leduc: a Ctrl-C waited for the solver to return). A Ctrl-C now
+    stops the wait at once; the solver thread, which cannot be stopped, finishes on its own
+    (a daemon: it ends with the process)."""
+    done: list[Any] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(solver(*args, **kwargs))
+        except BaseException as err:  # handed to the waiting thread
+            failed.append(err)
+
+    worker = threading.Thread(target=run, name="nashzoo-lp", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if failed:
+        raise failed[0]
+    return done[0]  # type: ignore[no-any-return]
 
 
 def _behaviour(
@@ -274,7 +305,9 @@ def solve_game(game: Game | str) -> GameSolution:
     Solves the two sequence-form LPs (see the module docs) once per game and caches the
     result; the returned arrays are read-only, so the cached solution is safe to share.
     A game over :data:`CHEAP_LP_TERMINALS` terminal histories may keep the solver busy for
-    many minutes, with no progress to show: a ``UserWarning`` says so before it starts.
+    many minutes, with no progress to show: a ``UserWarning`` says so before it starts. A
+    Ctrl-C stops the wait at once (the solver finishes in a background thread, its result
+    dropped).
 
     Raises:
         ValueError: the game has more than two players or is not constant-sum.
@@ -287,8 +320,8 @@ def solve_game(game: Game | str) -> GameSolution:
             warnings.warn(
                 f"solve_game: {game.display_id} has {terminals:,} terminal histories, over the "
                 f"{CHEAP_LP_TERMINALS:,} whose sequence-form LP solves in seconds; it may take "
-                "many minutes (13-rank Leduc's 704,600: over four), with no progress to show. "
-                "The solution is cached for the rest of this process",
+                "many minutes (13-rank Leduc's 704,600: over four), with no progress to show "
+                "(Ctrl-C stops it). The solution is cached for the rest of this process",
                 UserWarning,
                 stacklevel=2,
             )
