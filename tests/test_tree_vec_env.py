@@ -278,6 +278,30 @@ def test_auto_plays_the_tree_up_to_two_million_histories():
     assert MAX_HISTORIES == 2_000_000
 
 
+def test_auto_plays_through_the_envs_under_a_cap_on_compiles(monkeypatch):
+    """Under ``NASHZOO_MAX_HISTORIES`` (README's setting for a shared machine) NFSP and the SB3
+    learners compiled Liar's dice anyway and were refused, with a message saying they do not
+    need the tree (review of the scale ladder); they now play through the envs."""
+    from nashzoo.agents.tree_vec_env import fits
+    from nashzoo.games import limits
+
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "200000")
+    assert not fits(load_game("liars_dice"))  # 294,883 histories, counted by the game
+    assert fits(load_game("kuhn_poker"))
+    monkeypatch.delenv(limits.MAX_HISTORIES_VARIABLE)
+    with limits.history_cap(5_000):
+        assert not fits(load_game("leduc_poker"))  # 9,457, counted only up to the cap
+    with limits.history_cap(10_000):
+        assert fits(load_game("leduc_poker"))
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "200000")
+    from nashzoo.games.infoset import UniformPolicy
+
+    config = {"n_envs": 2, "steps_per_iteration": 16, "batch_size": 8, "n_epochs": 1}
+    learner = PPOLearner("liars_dice", 0, config, seed=0)
+    assert not isinstance(learner.model.env, TreeVecEnv)
+    assert learner.step(UniformPolicy())["learner_steps"] == 16
+
+
 def test_a_fixed_seat_never_asks_the_opponent_about_the_learners_own_sets():
     from nashzoo.games.infoset import Policy
 

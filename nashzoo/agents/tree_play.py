@@ -26,13 +26,14 @@ from typing import Any, Literal
 import numpy as np
 
 from nashzoo.agents.policy import check_distributions, policy_rows
-from nashzoo.envs.lazy import small_enough
+from nashzoo.envs.lazy import count_histories, small_enough
 from nashzoo.envs.single_agent import SeatUnreached, opponent_pool
 from nashzoo.games import compile_tree, load_game
 from nashzoo.games import treemath as tm
 from nashzoo.games.base import CHANCE, TERMINAL, Game, is_whole_number
 from nashzoo.games.checks import check_seat_moves
 from nashzoo.games.infoset import Policy, UniformPolicy
+from nashzoo.games.limits import history_limit
 
 __all__ = ["MAX_HISTORIES", "SeatUnreached", "TreePlay", "fits", "unreached_step"]
 
@@ -65,11 +66,16 @@ def fits(game: Game) -> bool:
     """Whether ``"auto"`` plays ``game`` over its compiled tree: at most :data:`MAX_HISTORIES`
     histories when the game knows its size, else the env's own rule
     (:func:`nashzoo.envs.lazy.small_enough`: tabulated envs only), which counts no further than
-    its own limit."""
+    its own limit; and never past a cap on compiles (``NASHZOO_MAX_HISTORIES``,
+    :func:`~nashzoo.games.limits.history_limit`), under which such a learner plays through the
+    envs instead of being refused."""
+    cap = history_limit()
     size = game.num_histories()
     if size is None:
-        return small_enough(game)
-    return size <= MAX_HISTORIES
+        if not small_enough(game):
+            return False
+        return cap is None or count_histories(game, cap + 1) <= cap
+    return size <= MAX_HISTORIES and (cap is None or size <= cap)
 
 
 class TreePlay:

@@ -147,6 +147,13 @@ def history_cap(histories: int, seconds: float | None = None) -> Iterator[None]:
         _BLOCK_CAP.reset(token)
 
 
+def history_limit() -> int | None:
+    """The most histories a compile started now may have (:data:`MAX_HISTORIES_VARIABLE` or
+    :func:`history_cap`, the smaller), ``None`` without a cap: for code that can do without the
+    tree (a learner that plays through the envs) and should rather than be refused."""
+    return _cap()[0]
+
+
 def _cap() -> tuple[int | None, str]:
     """The cap on one compile's histories, and what set it, as messages name it."""
     cap, block = max_histories(), _BLOCK_CAP.get()
