@@ -615,6 +615,40 @@ def test_a_game_that_never_ends_is_named_not_walked_until_memory_runs_out(monkey
         compile_tree(Endless())
 
 
+def test_endless_rules_are_refused_at_once_even_where_the_size_estimate_runs(monkeypatch):
+    """The fast walk gave up on an endless game only when its 16-bit depth buffer overflowed,
+    65,536 ever longer histories later (seconds), and a walk that long asked for Knuth's size
+    estimate, whose random path never reached a terminal: the suite hung there on a loaded
+    machine. The walk now gives up past ``MAX_DEPTH`` moves (the checking walk then names the
+    game), and a sampled path ends there too."""
+    import time
+
+    from nashzoo.games import checks, clear_caches, fast_walk, limits
+
+    monkeypatch.setattr(checks, "MAX_DEPTH", 500)
+    monkeypatch.setattr(limits, "ESTIMATE_AFTER_SECONDS", 0.0)  # the estimate at the first look
+
+    class EndlessState(_RareTurnState):
+        def current_player(self):
+            return 0
+
+        def legal_actions(self):
+            return [0]
+
+    class Endless(_RareTurn):
+        name = "endless_estimated"
+
+        def new_initial_state(self):
+            return EndlessState(self, ())
+
+    began = time.monotonic()
+    assert fast_walk.estimated_size(Endless()) == 502  # 1 + 1 + ... along one path of 501 moves
+    with pytest.raises(GameDefinitionError, match=r"more than 500 moves"):
+        compile_tree(Endless())
+    assert time.monotonic() - began < 30  # (seconds, not for ever: a hang fails by timeout)
+    clear_caches()
+
+
 class _PickADeck(Game):
     """Player 0 picks the low deck (cards 0, 1) or the high one (2, 3); one card is drawn from
     it and pays player 0 its value: which chance outcomes are possible depends on the move."""

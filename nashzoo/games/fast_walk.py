@@ -106,6 +106,21 @@ class _Records:
         self.edges: list[list[tuple[int, float]]] = []  # (action, 1.0) per legal action
         self.first = array.array("q")  # the depth-first node where each set was found
 
+    def buffers(self) -> tuple[array.array, ...]:
+        """The per-history buffers a walk appends to, in the order ``_visit_all`` takes them."""
+        found = (
+            self.parent,
+            self.player,
+            self.infoset,
+            self.action,
+            self.chance_prob,
+            self.depth,
+            self.utility,
+        )
+        if any(buffer is None for buffer in found):
+            raise ValueError("these records were laid out already: a walk needs fresh _Records")
+        return found  # type: ignore[return-value]
+
     def new_infoset(
         self, game: Game, state: Any, node: int, who: int, key: Any, legal: list
     ) -> int:
@@ -134,24 +149,16 @@ def _visit_all(
     report = progress if progress is not None else (lambda visited: sys.maxsize)
     players = game.num_players
     player_of, returns_of, outcomes_of, key_of, legal_of, child, last_child = ops
-    parents, movers, infosets, actions = rec.parent, rec.player, rec.infoset, rec.action
-    probs, depths, utilities = rec.chance_prob, rec.depth, rec.utility
-    if (
-        parents is None
-        or movers is None
-        or infosets is None
-        or actions is None
-        or probs is None
-        or depths is None
-        or utilities is None
-    ):
-        raise ValueError("these records were laid out already: a walk needs fresh _Records")
+    parents, movers, infosets, actions, probs, depths, utilities = rec.buffers()
     add_parent, add_player, add_infoset = parents.append, movers.append, infosets.append
     add_action, add_prob, add_depth = actions.append, probs.append, depths.append
     add_utility = utilities.extend
     index, owner, legals, edges_of = rec.index, rec.owner, rec.legal, rec.edges
     stack = [(root, -1, -1, 1.0, 0)]
     pop, push = stack.pop, stack.append
+    # Past this many moves the checking walk refuses the game as endless: give up there, not
+    # at the depth buffer's overflow (65,536 moves of ever longer histories: tens of seconds)
+    deepest = checks.MAX_DEPTH
     node = 0
     look_again = report(0)
     while stack:
@@ -188,6 +195,8 @@ def _visit_all(
         else:
             raise Unexplained(f"current_player() returned {who!r}")
         depth += 1
+        if depth > deepest:
+            raise Unexplained("a history past MAX_DEPTH moves")
         for action, p in edges[:0:-1]:
             push((child(state, action), node, action, p, depth))
         action, p = edges[0]

@@ -42,6 +42,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from nashzoo.games import checks
 from nashzoo.games.base import CHANCE, TERMINAL, Game, GameTooLarge, display_id
 
 MEMORY_SHARE = 0.6
@@ -369,13 +370,17 @@ def sampled_size(root: Any, ops: Any, paths: int = SAMPLED_PATHS, seconds: float
     least one), from a fixed seed so the same game gets the same estimate, rounded to a whole
     number. In integers, exactly: a deep game's paths pass the largest float (OpenSpiel's chess:
     a float estimate was ``inf``, and the refusal failed to print it). ``ops``: how to ask a
-    state of the walk (:class:`~nashzoo.games.fast_walk.StateOps`)."""
+    state of the walk (:class:`~nashzoo.games.fast_walk.StateOps`). A path ends after
+    ``checks.MAX_DEPTH`` moves, where the walk refuses a history as endless: rules that never
+    end had the sampler follow one path for ever."""
     rng = random.Random(0)
     estimates: list[int] = []
     deadline = time.perf_counter() + seconds
+    max_depth = checks.MAX_DEPTH  # read now: a test (or a user) may lower it
     while len(estimates) < paths and (not estimates or time.perf_counter() < deadline):
-        state, width, total = root, 1, 1
-        while (player := ops.player(state)) != TERMINAL:
+        state, width, total, depth = root, 1, 1, 0
+        while (player := ops.player(state)) != TERMINAL and depth <= max_depth:
+            depth += 1
             if player == CHANCE:
                 moves = [outcome for outcome, _ in ops.outcomes(state)]
             else:
