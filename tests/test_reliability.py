@@ -565,7 +565,7 @@ def test_ctrl_c_ends_a_training_run_at_a_step_and_keeps_it(tmp_path, capsys, mon
     assert status == {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}[sig]
     err = capsys.readouterr().err
     again = "Ctrl-C again" if sig == "SIGINT" else f"another {sig}"
-    assert f"stopping after this step ({again} to interrupt at once)" in err
+    assert f"stopping after this step ({again} to interrupt at once, losing the steps" in err
     assert "interrupted at iteration 7; the same command with --resume trains on to 50" in err
     stored = json.loads((tmp_path / "run" / "result.json").read_text())
     assert (stored["iterations"], stored["stopped_by"]) == (7, "interrupted")
@@ -608,7 +608,10 @@ def test_a_second_sigterm_interrupts_at_once_and_a_command_without_its_own_handl
     monkeypatch.setattr(cli_main, "SAME_EVENT_SECONDS", 0.0)  # the second is a second request
     argv = ["--learner", "cfr", "--iterations", "50", "--checkpoint-every", "5"]
     assert _train(tmp_path, *argv) == 143
-    assert capsys.readouterr().err.splitlines()[-1] == "terminated"
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1] == "terminated"
+    assert said[-2].startswith("stopped inside iteration 8: ")
+    assert "as of its last checkpoint (one every 5 iterations); the same command with" in said[-2]
     assert not (tmp_path / "run" / "result.json").exists()  # stopped inside the step
     assert (tmp_path / "run" / "checkpoint.npz").exists()  # the one of iteration 5 stays
     monkeypatch.setattr(Trainer, "step", original)
@@ -618,4 +621,7 @@ def test_a_second_sigterm_interrupts_at_once_and_a_command_without_its_own_handl
         assert _train(tmp_path / "ignored", "--learner", "cfr", "--iterations", "50") == 143
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert capsys.readouterr().err.splitlines()[-1] == "terminated"
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1] == "terminated"
+    assert "before any checkpoint: nothing of the run is saved in" in said[-2]
+    assert "--resume starts it over (--checkpoint-every N saves" in said[-2]

@@ -315,10 +315,7 @@ def _train_once(
         if folder is not None and all((folder / name).exists() for name in OUTPUT_FILES):
             return 0  # its outputs stand as the run wrote them (how it stopped included)
     _add_loggers(trainer, config, folder)
-    with stopper.armed(), warnings.catch_warnings():
-        # said below, with what the command wrote: a warning too would say it twice
-        warnings.filterwarnings("ignore", "the run's final checkpoint could not be written")
-        result = trainer.run(**remaining)
+    result = _run(trainer, remaining, stopper, config, folder, checkpoint)
     if folder is not None:  # written before anything is printed: an output gone loses nothing
         _write_outputs(folder, config, result)
     # Stopped by a signal, the terminal may be gone (SIGHUP): its lines are then dropped, and
@@ -348,6 +345,47 @@ def _train_once(
             print(f"interrupted at iteration {trainer.iteration}{again}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0
+
+
+def _run(
+    trainer: Any,
+    remaining: dict[str, Any],
+    stopper: Any,
+    config: Any,
+    folder: Path | None,
+    checkpoint: Path | None,
+) -> Any:
+    """``trainer.run(**remaining)`` with Ctrl-C ending it after a step; a second Ctrl-C (or
+    SIGTERM) stops it inside one, and then says what the folder keeps."""
+    try:
+        with stopper.armed(), warnings.catch_warnings():
+            # said below, with what the command wrote: a warning too would say it twice
+            warnings.filterwarnings("ignore", "the run's final checkpoint could not be written")
+            return trainer.run(**remaining)
+    except KeyboardInterrupt:
+        if folder is not None and checkpoint is not None:
+            with contextlib.suppress(OSError):
+                print(_kept_after_a_hard_stop(trainer, config, folder, checkpoint), file=sys.stderr)
+        raise
+
+
+def _kept_after_a_hard_stop(trainer: Any, config: Any, folder: Path, checkpoint: Path) -> str:
+    """What a run stopped inside a step keeps, and what ``--resume`` does with it: a second
+    Ctrl-C used to print only "interrupted", and a run with no checkpoint yet (the default
+    writes one only at the end) was lost without a word."""
+    inside = f"stopped inside iteration {trainer.iteration + 1}"
+    if checkpoint.exists():
+        every = config.checkpoint_every
+        when = f" (one every {every} iterations)" if every else ""
+        return (
+            f"{inside}: {checkpoint} holds the run as of its last checkpoint{when}; the same "
+            "command with --resume goes on from there"
+        )
+    return (
+        f"{inside}, before any checkpoint: nothing of the run is saved in {folder}, and the "
+        "same command with --resume starts it over (--checkpoint-every N saves a long run "
+        "every N iterations)"
+    )
 
 
 def _write_outputs(folder: Path, config: Any, result: Any) -> None:

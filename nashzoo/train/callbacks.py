@@ -173,7 +173,11 @@ class StopOnInterrupt(Callback):
             again = "Ctrl-C again" if signum == signal.SIGINT else f"another {_name(signum)}"
             with contextlib.suppress(OSError):  # in a signal handler: a failed print (the
                 # terminal that sent SIGHUP is gone) would raise inside the step
-                print(f"\nstopping after this step ({again} to interrupt at once)", file=sys.stderr)
+                print(
+                    f"\nstopping after this step ({again} to interrupt at once, losing the "
+                    "steps since the last checkpoint)",
+                    file=sys.stderr,
+                )
 
         signal.signal(signal.SIGINT, ask_to_stop)
         self._armed += 1
