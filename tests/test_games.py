@@ -688,3 +688,20 @@ def test_a_long_id_of_numbers_reads_back_without_the_parser(monkeypatch) -> None
         load_game(game.id.replace(", ", ",  "))  # not as an id writes it
     monkeypatch.undo()
     assert load_game(names.id).id == names.id
+
+
+def test_two_long_ids_that_part_late_are_shown_where_they_part():
+    """Two universal_poker games apart only in a parameter near the end of their ids were both
+    cut to the same first 80 characters in "holds a policy for X, not for Y": only the hashes
+    told them apart (review of the scale ladder)."""
+    from nashzoo.games import display_ids_apart
+
+    spec = "openspiel:universal_poker(" + ",".join(f"p{i}={i} {i}" for i in range(20))
+    first, second = spec + ")", spec + ",stack=1200 1200)"
+    assert display_id(first)[:80] == display_id(second)[:80]
+    theirs, ours = display_ids_apart(first, second)
+    assert theirs != ours and "stack=1200 1200" in ours and "stack" not in theirs
+    assert theirs.startswith(first[:40]) and len(ours) < 150
+    assert display_ids_apart("kuhn_poker", "leduc_poker") == ("kuhn_poker", "leduc_poker")
+    apart = ("x" * 200, "y" * 200)  # parted within the first 80: each id's usual short form
+    assert display_ids_apart(*apart) == (display_id(apart[0]), display_id(apart[1]))

@@ -30,7 +30,7 @@ import numpy as np
 from nashzoo.agents.config_fields import ConfigFieldError, coerce_fields, coerce_instance
 from nashzoo.agents.policy import Policy, TabularPolicy
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.base import check_player, checked_seed
+from nashzoo.games.base import check_player, checked_seed, display_ids_apart
 from nashzoo.games.treemath import _jit
 from nashzoo.io import (
     LEARNER_FORMAT,
@@ -430,10 +430,8 @@ class Learner(ABC):
                 f"with nashzoo.agents.load_learner"
             )
         if game is not None and load_game(game).id != checkpoint.game.id:
-            raise CheckpointError(
-                f"{name} was trained on {checkpoint.game.display_id}, not on "
-                f"{load_game(game).display_id}"
-            )
+            theirs, ours = display_ids_apart(checkpoint.game.id, load_game(game).id)
+            raise CheckpointError(f"{name} was trained on {theirs}, not on {ours}")
         meta = checkpoint.meta
         config = _on_device(meta["config"], device, name)
         if isinstance(config, dict):

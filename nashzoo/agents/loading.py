@@ -16,6 +16,7 @@ from nashzoo.agents.policy import PolicyError, TabularPolicy
 from nashzoo.agents.registry import check_module_name, learner_class
 from nashzoo.extras import require
 from nashzoo.games import Game, load_game
+from nashzoo.games.base import display_ids_apart
 from nashzoo.io import (
     CheckpointError,
     LearnerCheckpoint,
@@ -165,10 +166,8 @@ def _load(
         return TabularPolicy.from_policy(learner.game, learner.average_policy()), learner.seat
     checkpoint = read_trainer_checkpoint(file)
     if game is not None and load_game(game).id != checkpoint.game.id:
-        raise CheckpointError(
-            f"{path} was trained on {checkpoint.game.display_id}, not on "
-            f"{load_game(game).display_id}"
-        )
+        theirs, ours = display_ids_apart(checkpoint.game.id, load_game(game).id)
+        raise CheckpointError(f"{path} was trained on {theirs}, not on {ours}")
     device = _policy_device([seat.meta.get("config") for seat in checkpoint.seats])
     learners = seat_learners(checkpoint, name=str(path), device=device)
     return TabularPolicy.joint(checkpoint.game, [lr.average_policy() for lr in learners]), None

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
-from nashzoo.games.base import display_id
+from nashzoo.games.base import display_id, display_ids_apart
 from nashzoo.games.infoset import (
     BatchPolicy,
     Infoset,
@@ -131,8 +131,9 @@ class TabularPolicy:
                 f"({len(unknown)} unknown keys; e.g. valid keys: {list(tree.infoset_keys[:4])})"
             )
         if default is not None and default.game.id != game.id:
+            theirs, ours = display_ids_apart(default.game.id, game.id)
             raise PolicyError(
-                f"the default policy is for {default.game.display_id}, not {game.display_id}; pass "
+                f"the default policy is for {theirs}, not {ours}; pass "
                 f"default=TabularPolicy.uniform({game.name!r}) or a policy of this game"
             )
         probs = (
@@ -188,7 +189,8 @@ class TabularPolicy:
         tree = compile_tree(game)
         if isinstance(policy, TabularPolicy):
             if policy.game.id != game.id:
-                raise PolicyError(f"policy is for {policy.game.display_id}, not {game.display_id}")
+                theirs, ours = display_ids_apart(policy.game.id, game.id)
+                raise PolicyError(f"policy is for {theirs}, not {ours}")
             if rows is None:
                 return policy
             probs = uniform_strategy(tree)
@@ -332,10 +334,8 @@ class TabularPolicy:
         """Read a file written by :meth:`save`, validating it against its game."""
         stored = read_policy_file(path)
         if game is not None and load_game(game).id != stored.game.id:
-            raise PolicyError(
-                f"{path} holds a policy for {stored.game.display_id}, not for "
-                f"{load_game(game).display_id}"
-            )
+            theirs, ours = display_ids_apart(stored.game.id, load_game(game).id)
+            raise PolicyError(f"{path} holds a policy for {theirs}, not for {ours}")
         try:
             return cls.from_dict(stored.game, stored.table)
         except PolicyError as err:

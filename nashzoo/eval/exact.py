@@ -63,7 +63,7 @@ from nashzoo.eval.lp import (
 )
 from nashzoo.games import CompiledTree, Game, compile_tree, load_game
 from nashzoo.games import treemath as tm
-from nashzoo.games.base import brief_repr, check_player, display_id
+from nashzoo.games.base import brief_repr, check_player, display_id, display_ids_apart
 from nashzoo.games.tree import readonly
 
 PolicyLike = (
@@ -96,8 +96,9 @@ def as_tabular(game: Game | str, policy: PolicyLike) -> TabularPolicy:
     game = load_game(game)
     if isinstance(policy, TabularPolicy):
         if policy.game.id != game.id:
+            theirs, ours = display_ids_apart(policy.game.id, game.id)
             raise PolicyError(
-                f"the policy is for {policy.game.display_id}, not {game.display_id}; evaluate it "
+                f"the policy is for {theirs}, not {ours}; evaluate it "
                 "on its own "
                 "game or build a policy for this one"
             )

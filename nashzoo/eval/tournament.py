@@ -65,7 +65,7 @@ from nashzoo.eval.exact import expected_returns
 from nashzoo.eval.lp import constant_sum, solve_game
 from nashzoo.eval.numbers import format_number, payoff_spec, rank_by
 from nashzoo.games import Game, compile_tree, load_game
-from nashzoo.games.base import brief_repr, display_id, is_whole_number
+from nashzoo.games.base import brief_repr, display_id, display_ids_apart, is_whole_number
 from nashzoo.games.progress import progress_bar
 
 BUILTIN_ENTRANTS = ("uniform", "equilibrium", "fixed:P1,P2,...")
@@ -558,10 +558,8 @@ def check_entrants(game: Game, entrants: Sequence[Entrant]) -> None:
                 "TabularPolicy; make one with nashzoo.eval.as_tabular(game, policy)"
             )
         if entrant.policy.game.id != game.id:
-            raise PolicyError(
-                f"entrant {entrant.name!r} plays {entrant.policy.game.display_id}, not "
-                f"{game.display_id}"
-            )
+            theirs, ours = display_ids_apart(entrant.policy.game.id, game.id)
+            raise PolicyError(f"entrant {entrant.name!r} plays {theirs}, not {ours}")
 
 
 def _moments(episodes: Iterator[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

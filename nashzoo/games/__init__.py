@@ -9,6 +9,7 @@ from nashzoo.games.base import (
     IllegalActionError,
     State,
     display_id,
+    display_ids_apart,
 )
 from nashzoo.games.cache import clear_caches
 from nashzoo.games.kuhn import KuhnPokerGame
@@ -45,6 +46,7 @@ __all__ = [
     "clear_caches",
     "compile_tree",
     "display_id",
+    "display_ids_apart",
     "game_names",
     "load_game",
     "parse_game_spec",

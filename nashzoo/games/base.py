@@ -420,6 +420,28 @@ def display_id(game_id: str) -> str:
     return f"{one_line(game_id[:80])}...#{digest}"
 
 
+def display_ids_apart(first: str, second: str) -> tuple[str, str]:
+    """Two game ids as a message that contrasts them shows them: :func:`display_id` of each,
+    unless that cuts them to the same first 80 characters, where only their hashes would differ
+    (two universal_poker games apart in a parameter near the end of their ids); each is then
+    shown around the first character where they part."""
+    shown = display_id(first), display_id(second)
+    cut = max(len(first), len(second)) > DISPLAY_ID_LIMIT
+    if first == second or not cut or first[:80] != second[:80]:
+        return shown
+    parted = next(
+        (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+        min(len(first), len(second)),
+    )
+    start = parted - 30
+
+    def around(game_id: str) -> str:
+        tail = "..." if len(game_id) > parted + 60 else ""
+        return f"{one_line(game_id[:40])}...{one_line(game_id[start : parted + 60])}{tail}"
+
+    return around(first), around(second)
+
+
 def check_player(game: Game, player: int) -> int:
     """Validate a player index and return it as an int."""
     if not is_whole_number(player) or not int(player) < game.num_players:
