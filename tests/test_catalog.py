@@ -374,3 +374,13 @@ def test_a_slow_lp_is_skipped_by_games_and_solved_after_a_warning_by_solve(capsy
         "warning: solve_game: matrix(row_payoffs=[[1.0, -2.0, 3.0], [0.0, 4.0, -1.0]]) has 6 "
         "terminal histories, over the 5"
     )
+
+
+def test_describing_a_game_too_big_to_count_says_why_and_what_gives_its_value(capsys):
+    """``nashzoo games "liars_dice(numdice=2)"`` said "too big to count quickly" and "value:
+    not computed" without the limit behind it or a way to the value (review of the ladder)."""
+    assert main(["games", "liars_dice(numdice=2)"]) == 0
+    said = capsys.readouterr().out
+    assert "value               not computed: the tree was not compiled" in said
+    assert "compiles no game past 1,000,000 histories" in said
+    assert "nashzoo solve 'liars_dice(numdice=2)' computes its value" in said

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,7 @@ def _cmd_games(args: argparse.Namespace) -> int:
 def _describe_game(args: argparse.Namespace) -> int:
     """``nashzoo games GAME_SPEC``: the game's facts, and its exact value where it is quick."""
     from nashzoo.envs import env_ids
-    from nashzoo.games.catalog import TOO_BIG, game_facts
+    from nashzoo.games.catalog import COUNT_CAP, TOO_BIG, game_facts
 
     game = load_game_arg(args.game)
     facts = game_facts(game)
@@ -114,7 +115,16 @@ def _describe_game(args: argparse.Namespace) -> int:
     ]
     if size.note is not None:
         lines.append(("value", "not computed: the tree was not compiled"))
-    if size.note not in (None, TOO_BIG):
+    if size.note == TOO_BIG:
+        lines.append(
+            (
+                "note",
+                f"this listing compiles no game past {COUNT_CAP:,} histories; "
+                f"nashzoo solve {shlex.quote(game.id)} computes its value and equilibrium "
+                "(zero-sum games), where the machine can hold the tree",
+            )
+        )
+    elif size.note is not None:
         lines.append(("note", size.note))
     if answers is not None:
         if answers.value is not None:
