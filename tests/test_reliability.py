@@ -625,3 +625,26 @@ def test_a_second_sigterm_interrupts_at_once_and_a_command_without_its_own_handl
     assert said[-1] == "terminated"
     assert "before any checkpoint: nothing of the run is saved in" in said[-2]
     assert "--resume starts it over (--checkpoint-every N saves" in said[-2]
+
+
+def test_a_run_that_fails_before_writing_leaves_no_folder_behind(tmp_path, capsys, monkeypatch):
+    """A train refused after it claimed --out (here a game past NASHZOO_MAX_HISTORIES) left a
+    folder holding only ``.nashzoo.lock`` (review of the scale ladder); a folder that existed
+    before is kept as it was, and a finished run keeps its lock file beside its outputs."""
+    from nashzoo.games import limits
+    from nashzoo.io import folder_lock
+
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "1000")
+    argv = ["--game", "liars_dice", "--learner", "cfr", "--iterations", "2"]
+    assert _train(tmp_path, *argv) == 1
+    assert "over the cap of 1,000" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+    (tmp_path / "run").mkdir()
+    assert _train(tmp_path, *argv) == 1
+    assert (tmp_path / "run").is_dir()
+    with pytest.raises(RuntimeError), folder_lock(tmp_path / "new" / "deeper"):
+        raise RuntimeError("failed before writing anything")
+    assert not (tmp_path / "new" / "deeper").exists() and (tmp_path / "new").is_dir()
+    monkeypatch.delenv(limits.MAX_HISTORIES_VARIABLE)
+    assert _train(tmp_path / "done", "--learner", "cfr", "--iterations", "2") == 0
+    assert (tmp_path / "done" / "run" / ".nashzoo.lock").exists()

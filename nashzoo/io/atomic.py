@@ -209,22 +209,34 @@ def check_output_folder(folder: str | os.PathLike[str], option: str = "--out") -
             f"{option} {folder} is a link to {os.readlink(path)}, which does not exist; create "
             "that folder or give another path"
         )
+    missing = not path.exists()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise OutputFolderError(
             f"{option} {folder}: cannot create the folder ({err.strerror or err})"
         ) from None
+    if missing:  # folder_lock removes it again if the command writes nothing there
+        _MADE_BY_CHECK.add(path.resolve())
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputFolderError(f"{option} {folder} is not writable; choose another folder")
     return path
 
 
+_MADE_BY_CHECK: set[Path] = set()
+"""Folders :func:`check_output_folder` created in this process (for :func:`folder_lock`)."""
+
+
 @contextlib.contextmanager
 def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> Iterator[Path]:
     """Hold ``folder``'s lock for the ``with`` block (created if missing); a second holder is
-    refused at once with :class:`FolderLockedError` naming the process that writes it."""
+    refused at once with :class:`FolderLockedError` naming the process that writes it. A folder
+    the block created and left holding nothing but the lock (a command that failed or was
+    interrupted before it wrote anything) is removed on the way out: it used to stay, empty
+    but for ``.nashzoo.lock``."""
     folder = Path(folder)
+    created = not folder.exists() or folder.resolve() in _MADE_BY_CHECK
+    _MADE_BY_CHECK.discard(folder.resolve())
     folder.mkdir(parents=True, exist_ok=True)
     lock_path = folder / LOCK_NAME
     writable = True
@@ -249,7 +261,17 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
             os.write(fd, str(os.getpid()).encode())
         yield folder
     finally:
+        if created:
+            _remove_if_only_the_lock(folder, lock_path)
         os.close(fd)  # closing releases the lock
+
+
+def _remove_if_only_the_lock(folder: Path, lock_path: Path) -> None:
+    """Remove ``folder`` when the lock file is all it holds (still locked while it goes)."""
+    with contextlib.suppress(OSError):  # anything in the way (Windows' open file): it stays
+        if [entry.name for entry in folder.iterdir()] == [lock_path.name]:
+            lock_path.unlink()
+            folder.rmdir()
 
 
 def _try_lock(fd: int, folder: Path) -> bool:
