@@ -267,3 +267,21 @@ def test_a_race_on_a_game_too_big_is_refused_before_it_starts(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: liars_dice(numdice=2) has 43,486,542,835 histories")
     assert len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_the_cap_holds_for_a_game_a_vectorised_builder_compiles(monkeypatch):
+    """NASHZOO_MAX_HISTORIES "caps every compile", but Leduc (9,457 histories, built by the
+    card builder and not counted beforehand) compiled under a cap of 1,000."""
+    from nashzoo.games import GameTooLarge, LeducPokerGame, compile_tree
+
+    class CappedLeduc(LeducPokerGame):  # a key of its own: no tree cached by another test
+        name = "_capped_leduc"
+        compile_arrays = LeducPokerGame.compile_arrays  # the card builder, as Leduc's
+
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "1000")
+    with pytest.raises(GameTooLarge, match="_capped_leduc has 9,457 histories, over the cap of"):
+        compile_tree(CappedLeduc())
+    with limits.history_cap(50), pytest.raises(GameTooLarge, match="over the cap of 50 set by"):
+        compile_tree(CappedLeduc())
+    monkeypatch.delenv(limits.MAX_HISTORIES_VARIABLE)
+    assert compile_tree(CappedLeduc()).num_nodes == 9_457

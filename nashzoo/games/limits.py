@@ -333,6 +333,18 @@ def _meminfo_bytes(field: str) -> int | None:
     return None
 
 
+def check_cap(game_id: str, histories: int) -> None:
+    """Refuse ``histories`` histories past the cap (:func:`history_limit`): before a compile
+    of a game that counts them, and after a vectorised builder's of one that does not (Kuhn's
+    and Leduc's are built in milliseconds; the cap used to pass them by)."""
+    cap, source = _cap()
+    if cap is not None and histories > cap:
+        raise GameTooLarge(
+            f"{display_id(game_id)} has {_count(histories)} histories, over the cap of {cap:,} "
+            f"set by {source}; {_ADVICE}"
+        )
+
+
 def check_counted_game(game: Game) -> None:
     """Refuse, before any work, a game that counts its histories (``Game.num_histories()``,
     Liar's dice does) when they would not fit (:func:`check_counted`); any other game passes
@@ -346,12 +358,7 @@ def check_counted_game(game: Game) -> None:
 def check_counted(game_id: str, histories: int) -> None:
     """Refuse, before compiling, a game that says it has ``histories`` histories when they
     pass the cap or would not fit in memory at :data:`BYTES_PER_HISTORY` each."""
-    cap, source = _cap()
-    if cap is not None and histories > cap:
-        raise GameTooLarge(
-            f"{display_id(game_id)} has {_count(histories)} histories, over the cap of {cap:,} "
-            f"set by {source}; {_ADVICE}"
-        )
+    check_cap(game_id, histories)
     available = available_memory()
     if available is not None and histories * BYTES_PER_HISTORY > MEMORY_SHARE * available:
         raise GameTooLarge(

@@ -76,6 +76,7 @@ def _compile(game: Game) -> CompiledTree:
     builder = own_builder(game)
     if builder is not None:
         tree = builder()
+        limits.check_cap(game.id, tree.num_nodes)  # the cap holds for a built tree too
     else:
         checks.check_facts(game)
         tree = compile_checked(
