@@ -591,28 +591,29 @@ def test_a_parameter_that_is_not_a_literal_is_refused_by_name(coin_bluff):
     assert Tabled(table=[[1.0, 0.0], [0.0, 1.0]]).id == "tabled(table=[[1.0, 0.0], [0.0, 1.0]])"
 
 
+class _EndlessState(_RareTurnState):
+    def current_player(self):
+        return 0  # player 0 moves forever: no history is ever terminal
+
+    def legal_actions(self):
+        return [0]
+
+
+class _Endless(_RareTurn):
+    name = "endless"
+
+    def new_initial_state(self):
+        return _EndlessState(self, ())
+
+
 def test_a_game_that_never_ends_is_named_not_walked_until_memory_runs_out(monkeypatch):
     """Rules that cycle (no TERMINAL is ever reached) make an infinite tree: the walk stops at
     MAX_DEPTH moves with a message (lowered here to keep the test fast)."""
     from nashzoo.games import checks
 
     monkeypatch.setattr(checks, "MAX_DEPTH", 500)
-
-    class EndlessState(_RareTurnState):
-        def current_player(self):
-            return 0  # player 0 moves forever: no history is ever terminal
-
-        def legal_actions(self):
-            return [0]
-
-    class Endless(_RareTurn):
-        name = "endless"
-
-        def new_initial_state(self):
-            return EndlessState(self, ())
-
     with pytest.raises(GameDefinitionError, match=r"more than 500 moves.*does the game end"):
-        compile_tree(Endless())
+        compile_tree(_Endless())
 
 
 def test_endless_rules_are_refused_at_once_even_where_the_size_estimate_runs(monkeypatch):
@@ -628,18 +629,8 @@ def test_endless_rules_are_refused_at_once_even_where_the_size_estimate_runs(mon
     monkeypatch.setattr(checks, "MAX_DEPTH", 500)
     monkeypatch.setattr(limits, "ESTIMATE_AFTER_SECONDS", 0.0)  # the estimate at the first look
 
-    class EndlessState(_RareTurnState):
-        def current_player(self):
-            return 0
-
-        def legal_actions(self):
-            return [0]
-
-    class Endless(_RareTurn):
-        name = "endless_estimated"
-
-        def new_initial_state(self):
-            return EndlessState(self, ())
+    class Endless(_Endless):
+        name = "endless_estimated"  # a key of its own: compiled afresh
 
     began = time.monotonic()
     assert fast_walk.estimated_size(Endless()) == 502  # 1 + 1 + ... along one path of 501 moves
