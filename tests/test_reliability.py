@@ -648,3 +648,35 @@ def test_a_run_that_fails_before_writing_leaves_no_folder_behind(tmp_path, capsy
     monkeypatch.delenv(limits.MAX_HISTORIES_VARIABLE)
     assert _train(tmp_path / "done", "--learner", "cfr", "--iterations", "2") == 0
     assert (tmp_path / "done" / "run" / ".nashzoo.lock").exists()
+
+
+def test_a_refused_lock_never_removes_the_holders_folder(tmp_path):
+    """A process whose lock was refused removed the holder's lock file and folder on its way
+    out when its own check had created the folder (review): the folder is the holder's."""
+    import subprocess
+    import sys
+
+    from nashzoo.io import check_output_folder, folder_lock
+    from nashzoo.io.atomic import FolderLockedError
+
+    out = tmp_path / "shared"
+    check_output_folder(out)  # this process created it
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom nashzoo.io import folder_lock\n"
+            f"with folder_lock({str(out)!r}):\n"
+            "    print('locked', flush=True)\n    sys.stdin.readline()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(FolderLockedError), folder_lock(out):
+            pass
+        assert (out / ".nashzoo.lock").exists()
+    finally:
+        holder.communicate("\n", timeout=30)

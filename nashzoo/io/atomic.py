@@ -247,6 +247,7 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
         # a lock needs no write access to its file, only the owner's pid is not written.
         fd = os.open(lock_path, os.O_RDONLY)
         writable = False
+    held = False
     try:
         if not _try_lock(fd, folder):
             os.lseek(fd, 0, os.SEEK_SET)
@@ -255,13 +256,14 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
                 f"{folder} is being written by another nashzoo process (pid {owner}); wait for "
                 f"it to finish or choose another {what}"
             )
+        held = True
         if writable:
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, str(os.getpid()).encode())
         yield folder
     finally:
-        if created:
+        if created and held:  # never a refused process: the folder is the holder's
             _remove_if_only_the_lock(folder, lock_path)
         os.close(fd)  # closing releases the lock
 
