@@ -635,7 +635,8 @@ def test_a_run_that_fails_before_writing_leaves_no_folder_behind(tmp_path, capsy
     from nashzoo.io import folder_lock
 
     monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "1000")
-    argv = ["--game", "liars_dice", "--learner", "cfr", "--iterations", "2"]
+    # a game no other test compiles (a cached tree is not compiled again, so not refused)
+    argv = ["--game", "liars_dice(dice_sides=11)", "--learner", "cfr", "--iterations", "2"]
     assert _train(tmp_path, *argv) == 1
     assert "over the cap of 1,000" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()

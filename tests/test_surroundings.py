@@ -359,6 +359,7 @@ def test_a_lock_file_another_user_made_is_taken_read_only(tmp_path, monkeypatch)
     from nashzoo.io import FolderLockedError, folder_lock
 
     folder = tmp_path / "shared"
+    folder.mkdir()  # the group's folder (one a lock created and left empty would be removed)
     with folder_lock(folder):
         pass
     real_open = os.open

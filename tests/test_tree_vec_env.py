@@ -300,6 +300,16 @@ def test_auto_plays_through_the_envs_under_a_cap_on_compiles(monkeypatch):
     learner = PPOLearner("liars_dice", 0, config, seed=0)
     assert not isinstance(learner.model.env, TreeVecEnv)
     assert learner.step(UniformPolicy())["learner_steps"] == 16
+    # A game that does not count itself (Leduc, 9,457): its env steps states, and the learners
+    # play there too, where Leduc's env asked for its tables and was refused (review)
+    monkeypatch.setenv(limits.MAX_HISTORIES_VARIABLE, "1000")
+    from nashzoo.envs import env
+
+    capped = env("leduc_poker")
+    capped.reset(seed=0)
+    assert not capped.unwrapped.tabulated
+    learner = PPOLearner("leduc_poker", 0, config, seed=0)
+    assert learner.step(UniformPolicy())["learner_steps"] == 16
 
 
 def test_a_fixed_seat_never_asks_the_opponent_about_the_learners_own_sets():

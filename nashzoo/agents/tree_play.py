@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nashzoo.agents.policy import check_distributions, policy_rows
-from nashzoo.envs.lazy import count_histories, small_enough
+from nashzoo.envs.lazy import small_enough
 from nashzoo.envs.single_agent import SeatUnreached, opponent_pool
 from nashzoo.games import compile_tree, load_game
 from nashzoo.games import treemath as tm
@@ -69,12 +69,10 @@ def fits(game: Game) -> bool:
     its own limit; and never past a cap on compiles (``NASHZOO_MAX_HISTORIES``,
     :func:`~nashzoo.games.limits.history_limit`), under which such a learner plays through the
     envs instead of being refused."""
-    cap = history_limit()
     size = game.num_histories()
     if size is None:
-        if not small_enough(game):
-            return False
-        return cap is None or count_histories(game, cap + 1) <= cap
+        return small_enough(game)  # which reads the cap too
+    cap = history_limit()
     return size <= MAX_HISTORIES and (cap is None or size <= cap)
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from nashzoo.games import CHANCE, TERMINAL, Game, State, checks
 from nashzoo.games.cache import GameCache
+from nashzoo.games.limits import history_limit
 
 TABULATE_MAX_HISTORIES = 100_000
 """``tabulate="auto"`` tabulates games with at most this many histories (Leduc has 9,457; the
@@ -37,15 +38,26 @@ dice stepped in turn in one process, the first played 20-25% fewer episodes a se
 
 
 def small_enough(game: Game) -> bool:
-    """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game)."""
-    return _SMALL(game)
+    """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game), never
+    past a cap on compiles (``NASHZOO_MAX_HISTORIES``, read at each call): under one, Leduc's
+    env used to ask for its tables and be refused."""
+    if not _SMALL(game):
+        return False
+    cap = history_limit()
+    return cap is None or _COUNTED(game) <= cap
 
 
-def _decide(game: Game) -> bool:
+def _histories(game: Game) -> int:
+    """``game``'s histories: exact up to :data:`TABULATE_MAX_HISTORIES`, past it the count
+    stops one above."""
     size = game.num_histories()
     if size is None:
         size = count_histories(game, TABULATE_MAX_HISTORIES + 1)
-    return size <= TABULATE_MAX_HISTORIES
+    return size
+
+
+def _decide(game: Game) -> bool:
+    return _histories(game) <= TABULATE_MAX_HISTORIES
 
 
 def count_histories(game: Game, stop: int) -> int:
@@ -179,3 +191,4 @@ class NodeMemo:
 
 
 _SMALL: GameCache[bool] = GameCache(_decide)
+_COUNTED: GameCache[int] = GameCache(_histories)
