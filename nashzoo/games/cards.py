@@ -31,8 +31,9 @@ class CardGame(Game):
 
     def compile_arrays(self) -> CompiledTree:
         """The compiled tree without a State per history (``games/card_tree.py``). Used for a
-        class that declares it in its own body (Kuhn's and Leduc's do): a subclass may change
-        rules the builder does not read from its States, so it is walked (``tree.own_builder``)."""
+        class that declares it in its own body (Kuhn's and Leduc's do): a subclass under a name
+        of its own may change rules the builder does not read from its States, so it is walked
+        (``tree.own_builder``)."""
         return build_card_game_tree(self)
 
 

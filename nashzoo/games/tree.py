@@ -5,7 +5,7 @@ Three ways in, one result (the same arrays, bit for bit, for the same game):
 
 * a native game's vectorised builder (its ``compile_arrays()`` hook: the matrix games, Kuhn
   poker, Leduc hold'em, Liar's dice), which makes no Python object per history; a subclass of
-  one of them is walked instead, unless it declares the hook again (:func:`own_builder`);
+  one of them under a name of its own is walked instead (:func:`own_builder`);
 * the fast walk (``fast_walk``) over the States of any other game, and over raw ``pyspiel``
   states for a bridged OpenSpiel game: depth first, only the per-node numbers recorded, the
   breadth-first layout, reach probabilities, sequences and the perfect-recall check done
@@ -87,13 +87,20 @@ def _compile(game: Game) -> CompiledTree:
 
 
 def own_builder(game: Game) -> Callable[[], CompiledTree] | None:
-    """``game.compile_arrays`` when the game's class declares that hook itself, else ``None``
+    """``game.compile_arrays`` when the builder was written for the game's rules, else ``None``
     (the game is then walked through its States, every history checked). A builder knows the
-    rules of the class it was written for, not those of a subclass: a researcher's variant of
-    Kuhn poker that changes its information sets, say, would be compiled as plain Kuhn, without
-    a word. A subclass that changes no rule keeps the builder by declaring the hook again
-    (``compile_arrays = KuhnPokerGame.compile_arrays``)."""
-    if type(game).__dict__.get("compile_arrays") is None:
+    rules of the class that declares it, not those of a subclass: a researcher's variant of
+    Kuhn poker under a name of its own, with information sets that forget the betting, was
+    compiled as plain Kuhn without a word. So a subclass with a ``name`` of its own is walked,
+    unless it declares the hook again (``compile_arrays = KuhnPokerGame.compile_arrays``: no
+    rule changed). A subclass that keeps the built-in's name claims its rules and its id
+    (policies and checkpoints of one are taken for the other), so it keeps the builder and its
+    layout: a walk numbers Liar's dice's information sets otherwise."""
+    cls = type(game)
+    owner = next((c for c in cls.__mro__ if "compile_arrays" in c.__dict__), None)
+    if owner is None or owner.__dict__["compile_arrays"] is None:
+        return None
+    if owner is not cls and cls.name != getattr(owner, "name", None):
         return None
     return getattr(game, "compile_arrays")  # noqa: B009 (Game declares no such hook)
 
