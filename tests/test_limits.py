@@ -285,3 +285,16 @@ def test_the_cap_holds_for_a_game_a_vectorised_builder_compiles(monkeypatch):
         compile_tree(CappedLeduc())
     monkeypatch.delenv(limits.MAX_HISTORIES_VARIABLE)
     assert compile_tree(CappedLeduc()).num_nodes == 9_457
+
+
+def test_a_cap_below_kuhns_size_still_sets_up_a_learner_of_a_smaller_game(monkeypatch):
+    """The kernels' warm-up compiled Kuhn through ``compile_tree``: a cap under its 58
+    histories refused every learner's set-up, naming kuhn_poker (review)."""
+    from nashzoo.agents import make_learner
+    from nashzoo.games.treemath import _jit
+
+    monkeypatch.setattr(_jit, "_WARM", False)  # as in a fresh process
+    with limits.history_cap(20):
+        learner = make_learner("cfr", "rps", 0)  # 13 histories
+        learner.step(learner.current_policy())
+    assert _jit._WARM == _jit.ENABLED

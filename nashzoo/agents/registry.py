@@ -198,6 +198,12 @@ def learner_names() -> list[str]:
     return sorted(set(_REGISTRY) | set(_LAZY))
 
 
+def imported_learner_classes() -> dict[str, type[Learner]]:
+    """The learners registered so far, by name, without importing any optional extra's (a
+    message that lists learners of a kind must not import torch to say so)."""
+    return dict(sorted(_REGISTRY.items()))
+
+
 def learning_learner_names() -> list[str]:
     """Registered learners whose strategy changes with training (``Learner.learns``): what a
     race runs when no learners are named. A learner whose optional extra is missing stays in the

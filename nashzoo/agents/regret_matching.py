@@ -37,7 +37,7 @@ import numpy as np
 
 from nashzoo.agents.base import Learner, LearnerConfig
 from nashzoo.agents.policy import Policy, TabularPolicy
-from nashzoo.agents.registry import learner_class, learner_names, register
+from nashzoo.agents.registry import imported_learner_classes, register
 from nashzoo.games import Game
 from nashzoo.games import treemath as tm
 from nashzoo.games.matrix import MatrixGame
@@ -234,12 +234,9 @@ class RegretMatching(Learner):
 def _table_learners() -> str:
     """The registered learners with a table per information set that play any game (the
     tabular and sampling ones), as an error names them: a new one is named without an edit."""
-    names = []
-    for name in learner_names():
-        try:
-            kind = learner_class(name).kind
-        except ImportError:  # an optional extra's learner: not a table learner anyway
-            continue
-        if kind in ("tabular", "sampling") and name != RegretMatching.name:
-            names.append(repr(name))
+    names = [
+        repr(name)
+        for name, cls in imported_learner_classes().items()
+        if getattr(cls, "kind", "") in ("tabular", "sampling") and name != RegretMatching.name
+    ]
     return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)

@@ -87,7 +87,8 @@ def _cmd_games(args: argparse.Namespace) -> int:
 def _describe_game(args: argparse.Namespace) -> int:
     """``nashzoo games GAME_SPEC``: the game's facts, and its exact value where it is quick."""
     from nashzoo.envs import env_ids
-    from nashzoo.games.catalog import COUNT_CAP, TOO_BIG, game_facts
+    from nashzoo.games.catalog import COUNT_CAP, COUNT_SECONDS, TOO_BIG, game_facts
+    from nashzoo.games.limits import history_limit
 
     game = load_game_arg(args.game)
     facts = game_facts(game)
@@ -116,12 +117,15 @@ def _describe_game(args: argparse.Namespace) -> int:
     if size.note is not None:
         lines.append(("value", "not computed: the tree was not compiled"))
     if size.note == TOO_BIG:
+        cap = history_limit()
+        capped = "" if cap is None else f", nor past the {cap:,} of NASHZOO_MAX_HISTORIES"
         lines.append(
             (
                 "note",
-                f"this listing compiles no game past {COUNT_CAP:,} histories; "
-                f"nashzoo solve {shlex.quote(game.id)} computes its value and equilibrium "
-                "(zero-sum games), where the machine can hold the tree",
+                f"this listing compiles no game past {COUNT_CAP:,} histories or "
+                f"{COUNT_SECONDS:g} s of walking{capped}; nashzoo solve "
+                f"{shlex.quote(game.id)} computes the value and an equilibrium of a zero-sum "
+                "game whose tree the machine can hold",
             )
         )
     elif size.note is not None:

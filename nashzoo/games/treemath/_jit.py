@@ -40,9 +40,10 @@ def warm_up() -> None:
     # the evaluator calls (from numba's disk cache: about 10 ms; compiled on a cold cache).
     from nashzoo.games import treemath as tm
     from nashzoo.games.kuhn import KuhnPokerGame
-    from nashzoo.games.tree import compile_tree
 
-    tree = compile_tree(KuhnPokerGame())
+    # Built here, outside compile_tree: a history cap below Kuhn's 58 (NASHZOO_MAX_HISTORIES)
+    # refused every learner's set-up, naming kuhn_poker, whatever its own game (review)
+    tree = KuhnPokerGame().compile_arrays()
     uniform = tm.uniform_strategy(tree)
     uniform.flags.writeable = False  # as policies' tables are
     for seat in (0, 1):
