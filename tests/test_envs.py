@@ -806,10 +806,10 @@ def test_auto_mode_counts_a_game_without_a_size_lazily(monkeypatch) -> None:
 
     assert lazy.count_histories(Unsized(dice_sides=4), 10**6) == 8181
     assert lazy.count_histories(Unsized(dice_sides=4), 100) == 100  # stops at the limit
-    monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
+    monkeypatch.setattr(lazy, "_COUNTED", lazy.GameCache(lazy._histories))
     monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1146)
     assert not GameAECEnv(Unsized(dice_sides=3)).tabulated  # 1,147 histories
-    monkeypatch.setattr(lazy, "_SMALL", lazy.GameCache(lazy._decide))
+    monkeypatch.setattr(lazy, "_COUNTED", lazy.GameCache(lazy._histories))
     monkeypatch.setattr(lazy, "TABULATE_MAX_HISTORIES", 1147)
     assert GameAECEnv(Unsized(dice_sides=3)).tabulated
 

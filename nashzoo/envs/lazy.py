@@ -41,10 +41,9 @@ def small_enough(game: Game) -> bool:
     """Whether ``tabulate="auto"`` uses the tables for ``game`` (decided once per game), never
     past a cap on compiles (``NASHZOO_MAX_HISTORIES``, read at each call): under one, Leduc's
     env used to ask for its tables and be refused."""
-    if not _SMALL(game):
-        return False
+    size = _COUNTED(game)
     cap = history_limit()
-    return cap is None or _COUNTED(game) <= cap
+    return size <= TABULATE_MAX_HISTORIES and (cap is None or size <= cap)
 
 
 def _histories(game: Game) -> int:
@@ -54,10 +53,6 @@ def _histories(game: Game) -> int:
     if size is None:
         size = count_histories(game, TABULATE_MAX_HISTORIES + 1)
     return size
-
-
-def _decide(game: Game) -> bool:
-    return _histories(game) <= TABULATE_MAX_HISTORIES
 
 
 def count_histories(game: Game, stop: int) -> int:
@@ -190,5 +185,4 @@ class NodeMemo:
         return (NodeMemo, (self.game,))
 
 
-_SMALL: GameCache[bool] = GameCache(_decide)
 _COUNTED: GameCache[int] = GameCache(_histories)

@@ -156,8 +156,8 @@ def _visit_all(
     index, owner, legals, edges_of = rec.index, rec.owner, rec.legal, rec.edges
     stack = [(root, -1, -1, 1.0, 0)]
     pop, push = stack.pop, stack.append
-    # Past this many moves the checking walk refuses the game as endless: give up there, not
-    # at the depth buffer's overflow (65,536 moves of ever longer histories: tens of seconds)
+    # Past MAX_DEPTH moves the checking walk refuses the game as endless: give up there (the
+    # depth buffer's overflow at 65,536 gives up too, first under the default MAX_DEPTH)
     deepest = checks.MAX_DEPTH
     node = 0
     look_again = report(0)
