@@ -19,6 +19,9 @@ MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent
 
 RLLIB_VENV := .venv-rllib
 
+# pytest-xdist workers for the suites (auto: one per CPU core); PYTEST_WORKERS=0 runs in one process.
+PYTEST_WORKERS ?= auto
+
 .PHONY: setup race test test-min test-rllib lint typecheck bench clean
 
 setup: $(VENV)/.installed
@@ -35,26 +38,27 @@ race: setup
 	$(BIN)/nashzoo race --force
 
 # A test process that dies of a signal leaves tests/conftest.py's .pytest-running behind: name
-# the test it died in, which the crash's own report (the last lines CI keeps) does not.
+# the test it died in, which the crash's own report (the last lines CI keeps) does not. With
+# workers, pytest-xdist names the test a dead worker was running itself.
 DIED_IN = status=$$?; test ! -f .pytest-running || echo "the test process died (exit status \
 	$$status) in $$(cat .pytest-running)"; rm -f .pytest-running; exit $$status
 
 test: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
-	$(BIN)/python -m pytest $(PYTEST_ARGS) || { $(DIED_IN); }
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) || { $(DIED_IN); }
 
 # The core dependencies at exactly their declared lower bounds (pyproject.toml's `>=` read as
 # `==`), in a venv of their own, running the tests that need nothing else.
 test-min: $(MIN_VENV)/.installed
 	$(MIN_VENV)/bin/python --version
 	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm|threadpoolctl) '
-	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider $(MIN_TESTS) || { $(DIED_IN); }
+	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) $(MIN_TESTS) || { $(DIED_IN); }
 
-$(MIN_VENV)/.installed: pyproject.toml
+$(MIN_VENV)/.installed: pyproject.toml Makefile
 	$(MIN_PYTHON) -m venv $(MIN_VENV)
 	sed -n '/^dependencies = \[/,/^\]/p' pyproject.toml | grep -o '"[^"]*"' | tr -d '"' \
 		| sed 's/>=/==/' > $(MIN_VENV)/lowest.txt
-	$(MIN_VENV)/bin/python -m pip install --quiet -c $(MIN_VENV)/lowest.txt -e . "pytest>=7" "hypothesis>=6"
+	$(MIN_VENV)/bin/python -m pip install --quiet -c $(MIN_VENV)/lowest.txt -e . "pytest>=7" "pytest-xdist>=3" "hypothesis>=6"
 	@touch $@
 
 # RLlib pins its own Gymnasium, so its adapter is tested in a venv of its own (`rllib` extra).

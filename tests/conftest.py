@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import tempfile
 from pathlib import Path
@@ -23,17 +24,29 @@ RUNNING_TEST = Path(__file__).resolve().parent.parent / ".pytest-running"
 """The test now running, written as each one starts and removed when the session ends: when
 the process dies of a signal (a C library's abort or segmentation fault), the file is still
 there and the Makefile prints the test it died in. The crash's own report, the faulthandler
-dump, names only the outermost frames within the last lines CI keeps."""
+dump, names only the outermost frames within the last lines CI keeps. Only a run in one
+process writes it: under pytest-xdist (``make test``'s default) the workers' tests start side
+by side, and xdist itself names the test a dead worker was running."""
+
+_NAME_THE_RUNNING_TEST = False
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _NAME_THE_RUNNING_TEST
+    distributed = session.config.pluginmanager.has_plugin("dsession")  # xdist's controller
+    _NAME_THE_RUNNING_TEST = not distributed and "PYTEST_XDIST_WORKER" not in os.environ
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
-    with contextlib.suppress(OSError):  # a read-only checkout runs its tests without it
-        RUNNING_TEST.write_text(nodeid + "\n")
+    if _NAME_THE_RUNNING_TEST:
+        with contextlib.suppress(OSError):  # a read-only checkout runs its tests without it
+            RUNNING_TEST.write_text(nodeid + "\n")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    with contextlib.suppress(OSError):
-        RUNNING_TEST.unlink(missing_ok=True)
+    if _NAME_THE_RUNNING_TEST:
+        with contextlib.suppress(OSError):
+            RUNNING_TEST.unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True, scope="session")
