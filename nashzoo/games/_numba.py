@@ -102,15 +102,27 @@ def _jit(njit: Any, function: Any) -> Any:
 
 
 def _compile_all() -> None:
+    """Make every kernel not made yet, then put them in their modules, one module at once.
+
+    Another thread reaches a kernel through its module's globals as soon as it is put there,
+    and numba resolves the kernels it calls at that thread's first call, which compiles it. Put
+    there one by one, a kernel calling one defined after it (``two_player_values`` calls
+    ``two_player_values_into``) could be compiled while that one was still the lazy stand-in:
+    ``TypingError: Untyped global name 'two_player_values_into'`` in a thread that evaluated
+    while another's first kernel call was binding them (a cold numba cache). A dict's
+    ``update`` is one step for other threads."""
     njit = _numba_njit()
     with _LOCK:
-        for kernel in _KERNELS:
-            if kernel.target is not None:
-                continue
-            function = kernel.function
-            target = function if njit is None else _jit(njit, function)
-            if function.__globals__.get(function.__name__) is kernel:
-                function.__globals__[function.__name__] = target
+        pending = [kernel for kernel in _KERNELS if kernel.target is None]
+        targets = [k.function if njit is None else _jit(njit, k.function) for k in pending]
+        modules: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        for kernel, target in zip(pending, targets, strict=True):
+            namespace, name = kernel.function.__globals__, kernel.function.__name__
+            if namespace.get(name) is kernel:
+                modules.setdefault(id(namespace), (namespace, {}))[1][name] = target
+        for namespace, bound in modules.values():
+            namespace.update(bound)
+        for kernel, target in zip(pending, targets, strict=True):
             kernel.target = target
 
 

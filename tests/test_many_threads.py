@@ -1,0 +1,48 @@
+"""nashzoo used from several threads of one process (a notebook's or a sweep's
+``ThreadPoolExecutor``): what one thread's call must not break for another."""
+
+from __future__ import annotations
+
+from nashzoo.games import _numba
+
+
+def test_a_kernel_is_reachable_only_once_the_kernels_it_calls_are_put_in_place(monkeypatch):
+    """The first kernel call binds every kernel in its module. Bound one by one, a kernel that
+    calls one defined after it was reachable by another thread while its callee was still the
+    lazy stand-in, and numba, resolving the callee at that thread's first call, failed with
+    ``TypingError: Untyped global name 'two_player_values_into'`` (a cold numba cache, two
+    threads evaluating at once). The stand-in ``njit`` here resolves globals as numba does, and
+    looks, as another thread would, at the module each time the binding makes a kernel."""
+    namespace: dict = {}
+    exec(  # a caller defined before its callee, as two_player_values and _lay_out_loop are
+        "def caller(x):\n    return callee(x) + 1\n\ndef callee(x):\n    return 2 * x\n",
+        namespace,
+    )
+    seen: list[object] = []
+
+    def fake_njit(**options):
+        def decorate(function):
+            def dispatcher(*args):  # numba types the globals a kernel calls at its first call
+                for name in function.__code__.co_names:
+                    if isinstance(function.__globals__.get(name), _numba._Lazy):
+                        raise TypeError(f"Untyped global name {name!r}")
+                return function(*args)
+
+            # another thread, now: a kernel still lazy would wait for the binding's lock
+            if not isinstance(namespace["caller"], _numba._Lazy):
+                try:
+                    seen.append(namespace["caller"](1))
+                except TypeError as err:
+                    seen.append(err)
+            return dispatcher
+
+        return decorate
+
+    monkeypatch.setattr(_numba, "_PURE", False)
+    monkeypatch.setattr(_numba, "_KERNELS", [])
+    monkeypatch.setattr(_numba, "_njit", fake_njit)
+    for name in ("caller", "callee"):
+        namespace[name] = _numba.compiled(namespace[name])
+    assert namespace["caller"](1) == 3
+    assert not seen, seen
+    assert not isinstance(namespace["callee"], _numba._Lazy)
