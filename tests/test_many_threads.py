@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 from nashzoo.games import _numba
 
 
@@ -46,3 +48,28 @@ def test_a_kernel_is_reachable_only_once_the_kernels_it_calls_are_put_in_place(m
     assert namespace["caller"](1) == 3
     assert not seen, seen
     assert not isinstance(namespace["callee"], _numba._Lazy)
+
+
+def test_limits_let_go_out_of_order_put_the_settings_from_before_the_first_back(monkeypatch):
+    """Two threads' ``with limit_threads():`` (two ``Trainer(processes=2)`` runs, two serial
+    races) overlap: A's starts, B's starts, A's ends, B's ends. Each limit put back what it had
+    found, so B's end put back A's one thread: the process, and every process it started, stayed
+    on one thread for good. The order is what two threads give; the check is the environment
+    the children read."""
+    from nashzoo.train.threads import THREAD_VARIABLES, limit_threads
+
+    for var in THREAD_VARIABLES:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    before = {var: os.environ.get(var) for var in THREAD_VARIABLES}
+    first = limit_threads()
+    second = limit_threads(3)
+    assert os.environ["OMP_NUM_THREADS"] == "3"
+    first.restore()
+    assert os.environ["OMP_NUM_THREADS"] == "3"  # the limit still held holds
+    second.restore()
+    assert {var: os.environ.get(var) for var in THREAD_VARIABLES} == before
+    second.restore()  # a second call changes nothing
+    with limit_threads(), limit_threads(2):  # nested, in order, as before
+        assert os.environ["OMP_NUM_THREADS"] == "2"
+    assert {var: os.environ.get(var) for var in THREAD_VARIABLES} == before

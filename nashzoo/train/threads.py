@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,23 +32,61 @@ __all__ = ["THREAD_VARIABLES", "ThreadLimit", "limit_threads", "usable_cpus"]
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
+_LOCK = threading.Lock()
+_HELD: list[ThreadLimit] = []  # the limits not let go yet, oldest first
+
 
 class ThreadLimit:
     """What :func:`limit_threads` changed, to put back with :meth:`restore` (or by using it as a
-    context manager): the environment variables, the loaded pools' sizes and torch's."""
+    context manager): the environment variables, the loaded pools' sizes and torch's.
+
+    The settings are the process's, shared by its threads, so limits held at once (two threads'
+    runs, a serial race beside a ``Trainer(processes=2)``) are kept together: the process holds
+    the most recent limit still held, and the settings from before the first come back when
+    the last is let go, in whatever order they are. Each limit putting back what it found, two
+    threads' overlapping limits left the process, and the processes it started, on one thread
+    for good (the first let go put back the settings from before both, the second the first's
+    one thread)."""
 
     def __init__(self, threads: int) -> None:
-        self._environ = {var: os.environ.get(var) for var in THREAD_VARIABLES}
-        torch = sys.modules.get("torch")
-        self._torch_threads = None if torch is None else torch.get_num_threads()
+        self.threads = threads
+        with _LOCK:
+            if _HELD:
+                self._first = _HELD[0]._first  # holds the settings from before any limit
+            else:
+                self._first = self
+                self._environ = {var: os.environ.get(var) for var in THREAD_VARIABLES}
+                torch = sys.modules.get("torch")
+                self._torch_threads = None if torch is None else torch.get_num_threads()
+                self._pools = threadpool_limits(threads)
+            _HELD.append(self)
+            self._apply(pools=self._first is not self)  # the first one's were resized above
+
+    def _apply(self, pools: bool = True) -> None:
+        """Hold the process to this limit's threads (called with the lock held)."""
         for var in THREAD_VARIABLES:
-            os.environ[var] = str(threads)
-        self._pools = threadpool_limits(threads)
+            os.environ[var] = str(self.threads)
+        if pools:
+            threadpool_limits(self.threads)
+        torch = sys.modules.get("torch")
         if torch is not None:
-            torch.set_num_threads(threads)
+            torch.set_num_threads(self.threads)
 
     def restore(self) -> None:
-        """Put the settings back as they were before the limit."""
+        """Let this limit go: the process goes back to the most recent limit still held, or,
+        where none is, to its settings from before the first (once; a second call does
+        nothing)."""
+        with _LOCK:
+            if self not in _HELD:
+                return
+            _HELD.remove(self)
+            if _HELD:
+                _HELD[-1]._apply()
+            else:
+                self._first._put_back()
+
+    def _put_back(self) -> None:
+        """Put the settings back as they were before the first limit (the lock held)."""
         self._pools.restore_original_limits()
         for var, value in self._environ.items():
             if value is None:
