@@ -737,7 +737,7 @@ def test_a_tournament_into_a_folder_another_one_is_writing_is_refused(tmp_path, 
     command = ["tournament", "uniform", "equilibrium", "--episodes", "0", "--no-plots"]
     with folder_lock(out, "--out folder"):
         assert main([*command, "--out", str(out), "--no-progress"]) == 1
-        assert "is being written by another nashzoo process" in capsys.readouterr().err
+        assert "is being written by this process" in capsys.readouterr().err
         assert not (out / "tournament.json").exists()
     assert main([*command, "--out", str(out), "--no-progress"]) == 0
     assert (out / "tournament.json").exists()

@@ -4,8 +4,12 @@
 from __future__ import annotations
 
 import os
+import threading
+
+import pytest
 
 from nashzoo.games import _numba
+from nashzoo.games.cache import GameCache
 
 
 def test_a_kernel_is_reachable_only_once_the_kernels_it_calls_are_put_in_place(monkeypatch):
@@ -73,3 +77,101 @@ def test_limits_let_go_out_of_order_put_the_settings_from_before_the_first_back(
     with limit_threads(), limit_threads(2):  # nested, in order, as before
         assert os.environ["OMP_NUM_THREADS"] == "2"
     assert {var: os.environ.get(var) for var in THREAD_VARIABLES} == before
+
+
+class _Named:
+    """What a cache keys a game by: its class and its id."""
+
+    def __init__(self, id: str) -> None:
+        self.id = id
+
+
+def test_a_cached_game_is_served_while_another_thread_builds_a_big_one():
+    """The cache held one lock while it built a value, so a thread asking for Kuhn's cached
+    tree waited for another thread's 13-second compile of rung 5. Now only a thread asking for
+    the game being built waits."""
+    started, release = threading.Event(), threading.Event()
+
+    def build(game):
+        if game.id == "big":
+            started.set()
+            assert release.wait(30), "the test never let the big build finish"
+        return [game.id]
+
+    cache = GameCache(build)
+    small = cache(_Named("small"))
+    big = threading.Thread(target=cache, args=(_Named("big"),))
+    big.start()
+    assert started.wait(30)
+    served: list = []
+    asking = threading.Thread(
+        target=lambda: served.extend([cache(_Named("small")), cache(_Named("other"))])
+    )
+    asking.start()
+    asking.join(timeout=10)
+    still_waiting = asking.is_alive()
+    release.set()
+    big.join(30)
+    asking.join(30)
+    assert not still_waiting, "a cached and a new small game waited for another game's build"
+    assert served[0] is small and served[1] == ["other"]
+
+
+def test_threads_asking_for_one_game_at_once_build_it_once_and_share_it():
+    builds: list[str] = []
+    gate = threading.Barrier(6)
+
+    def build(game):
+        builds.append(game.id)
+        return [game.id]
+
+    cache = GameCache(build)
+    values: list = []
+
+    def ask():
+        gate.wait(30)
+        values.append(cache(_Named("shared")))
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert builds == ["shared"]
+    assert len(values) == 6 and all(value is values[0] for value in values)
+
+
+def test_a_build_that_asks_for_its_own_game_fails_instead_of_hanging():
+    """A user's hook that compiles its own game by mistake recursed until Python stopped it;
+    with a lock per game it must still do so, not wait on itself for ever."""
+
+    def build(game):
+        return cache(game)
+
+    cache = GameCache(build)
+    with pytest.raises(RecursionError):
+        cache(_Named("loop"))
+
+
+def test_a_folder_another_thread_writes_is_refused_naming_this_process(tmp_path):
+    """A folder lock refuses this process's other threads too (a lock is per open file); the
+    message said "another nashzoo process" and gave this process's own pid."""
+    from nashzoo.io import FolderLockedError, folder_lock
+
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        with folder_lock(tmp_path / "out"):
+            locked.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert locked.wait(30)
+        with pytest.raises(FolderLockedError) as refused, folder_lock(tmp_path / "out"):
+            pass
+    finally:
+        release.set()
+        holder.join(30)
+    assert f"by this process (pid {os.getpid()}: another thread" in str(refused.value)

@@ -291,7 +291,7 @@ def test_a_race_folder_is_locked_while_a_race_writes_it(tmp_path, capsys):
     out = tmp_path / "race"
     with folder_lock(out):  # another race holds it
         assert main([*RACE, "--out", str(out)]) == 1
-        assert "being written by another nashzoo process" in capsys.readouterr().err
+        assert "being written by this process" in capsys.readouterr().err
         with pytest.raises(FolderLockedError), folder_lock(out):
             pass
     assert main([*RACE, "--out", str(out)]) == 0
@@ -676,8 +676,9 @@ def test_a_refused_lock_never_removes_the_holders_folder(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(FolderLockedError), folder_lock(out):
+        with pytest.raises(FolderLockedError) as refused, folder_lock(out):
             pass
+        assert f"by another nashzoo process (pid {holder.pid})" in str(refused.value)
         assert (out / ".nashzoo.lock").exists()
     finally:
         holder.communicate("\n", timeout=30)

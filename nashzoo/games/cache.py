@@ -46,27 +46,59 @@ class GameCache(Generic[T]):
         self._alive: weakref.WeakValueDictionary[tuple[type, str], Any] = (
             weakref.WeakValueDictionary()
         )
-        # Held while building, so two threads never build one big value twice; re-entrant, so a
-        # build may use the same cache for another game.
-        self._lock = threading.RLock()
+        # Held only to read and change the two dicts above and the one below, never while a
+        # value is built: a thread asking for a cached (or a small) game does not wait on
+        # another thread's build of a big one.
+        self._lock = threading.Lock()
+        # One lock per game being built, so two threads never build one value twice (the
+        # second waits for the first's value). A build may use the same cache for another
+        # game (its own lock; rules never need each other both ways). Re-entrant, so a build
+        # that asks for its own game (a user's hook by mistake) ends in a RecursionError, not
+        # a hang.
+        self._building: dict[tuple[type, str], threading.RLock] = {}
         _ALL.add(self)
 
     def __call__(self, game: Game) -> T:
         key = (type(game), game.id)
+        value = self._cached(key)
+        if value is not None:
+            return value
+        with self._lock:
+            building = self._building.setdefault(key, threading.RLock())
+        with building:
+            value = self._cached(key)  # built by the thread this one waited for
+            if value is None:
+                value = self._build(game)
+                self._keep(key, value)
+        with self._lock:
+            if self._building.get(key) is building:
+                del self._building[key]
+        return value
+
+    def _cached(self, key: tuple[type, str]) -> T | None:
+        """The value built already (kept, or evicted but still alive: kept again), or None."""
         with self._lock:
             value = self._values.get(key)
             if value is not None:
                 self._values.move_to_end(key)
                 return value
             value = self._alive.get(key)
-            if value is None:
-                value = self._build(game)
-                with contextlib.suppress(TypeError):  # a bool cannot be weakly referenced
-                    self._alive[key] = value
-            self._values[key] = value
-            while len(self._values) > CACHED_GAMES:
-                self._values.popitem(last=False)
+            if value is not None:
+                self._values[key] = value
+                self._evict()
             return value
+
+    def _keep(self, key: tuple[type, str], value: T) -> None:
+        with self._lock:
+            with contextlib.suppress(TypeError):  # a bool cannot be weakly referenced
+                self._alive[key] = value
+            self._values[key] = value
+            self._evict()
+
+    def _evict(self) -> None:
+        """Forget the values of all but the CACHED_GAMES games asked for last (lock held)."""
+        while len(self._values) > CACHED_GAMES:
+            self._values.popitem(last=False)
 
     def __contains__(self, game: Game) -> bool:
         """Whether ``game``'s value is built already (so asking for it costs nothing)."""

@@ -136,7 +136,10 @@ def history_cap(histories: int, seconds: float | None = None) -> Iterator[None]:
     information sets; a deep game such as OpenSpiel's chess walks only tens of thousands of
     histories a second). A game that counts its histories is refused before its compile starts;
     a walk at its next look past either limit (looks are a quarter of a second apart at most,
-    :mod:`~nashzoo.games.progress`). A tree compiled inside is cached like any other."""
+    :mod:`~nashzoo.games.progress`). A tree compiled inside is cached like any other, and a tree
+    compiled already is served inside whatever its size. The cap holds in the thread (context)
+    that opened the block, not in the threads it starts: a ``ThreadPoolExecutor``'s function
+    opens its own."""
     if not isinstance(histories, int) or histories <= 0:
         raise ValueError(f"history_cap needs a positive whole number, got {histories!r}")
     if seconds is not None and not seconds > 0:

@@ -252,9 +252,14 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
         if not _try_lock(fd, folder):
             os.lseek(fd, 0, os.SEEK_SET)
             owner = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            holder = (  # a lock is per open file: this process's other threads are refused too
+                f"this process (pid {owner}: another thread, or a call not finished yet)"
+                if owner == str(os.getpid())
+                else f"another nashzoo process (pid {owner})"
+            )
             raise FolderLockedError(
-                f"{folder} is being written by another nashzoo process (pid {owner}); wait for "
-                f"it to finish or choose another {what}"
+                f"{folder} is being written by {holder}; wait for it to finish or choose "
+                f"another {what}"
             )
         held = True
         if writable:
