@@ -48,6 +48,11 @@ class ThreadLimit:
     for good (the first let go put back the settings from before both, the second the first's
     one thread)."""
 
+    _first: ThreadLimit  # the first of the limits held at once, which keeps what they replaced
+    _environ: dict[str, str | None]  # the first's only, as the three below
+    _torch_threads: int | None
+    _pools: Any
+
     def __init__(self, threads: int) -> None:
         self.threads = threads
         with _LOCK:
