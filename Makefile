@@ -39,12 +39,15 @@ race: setup
 
 # A test process that dies of a signal leaves tests/conftest.py's .pytest-running behind: name
 # the test it died in, which the crash's own report (the last lines CI keeps) does not. With
-# workers, pytest-xdist names the test a dead worker was running itself.
+# workers, pytest-xdist names the test a dead worker was running itself. Each suite removes a
+# file left by an earlier run first: a run with workers never writes or removes it, and an
+# ordinary failure was reported as a death in the earlier run's test.
 DIED_IN = status=$$?; test ! -f .pytest-running || echo "the test process died (exit status \
 	$$status) in $$(cat .pytest-running)"; rm -f .pytest-running; exit $$status
 
 test: setup
 	$(BIN)/ruff check nashzoo tests benchmarks
+	@rm -f .pytest-running
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) || { $(DIED_IN); }
 
 # The core dependencies at exactly their declared lower bounds (pyproject.toml's `>=` read as
@@ -52,6 +55,7 @@ test: setup
 test-min: $(MIN_VENV)/.installed
 	$(MIN_VENV)/bin/python --version
 	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE '^(numpy|scipy|gymnasium|pettingzoo|tqdm|threadpoolctl) '
+	@rm -f .pytest-running
 	$(MIN_VENV)/bin/python -m pytest -p no:cacheprovider -n $(PYTEST_WORKERS) $(MIN_TESTS) || { $(DIED_IN); }
 
 $(MIN_VENV)/.installed: pyproject.toml Makefile
@@ -63,6 +67,7 @@ $(MIN_VENV)/.installed: pyproject.toml Makefile
 
 # RLlib pins its own Gymnasium, so its adapter is tested in a venv of its own (`rllib` extra).
 test-rllib: $(RLLIB_VENV)/.installed
+	@rm -f .pytest-running
 	$(RLLIB_VENV)/bin/python -m pytest -p no:cacheprovider tests/test_rllib.py || { $(DIED_IN); }
 
 $(RLLIB_VENV)/.installed: pyproject.toml

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -130,3 +133,32 @@ def test_the_repository_tracks_no_run_output():
         or (name.rsplit("/", 1)[-1] in outputs and not name.startswith("docs/results/"))
     ]
     assert not misplaced, f"run outputs tracked outside docs/results: {misplaced}"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_test_names_no_earlier_runs_test_as_a_death(tmp_path):
+    """``.pytest-running`` is written and removed only by a run in one process: a file left by
+    an earlier one (a one-process run killed with its make) stayed through every run with
+    workers, and the first ordinary failure of one was reported as a death in that file's test.
+    The Makefile is run as it is, with a venv whose pytest fails as a failing test does."""
+    shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "pyproject.toml").write_text("")
+    bin_folder = tmp_path / "venv" / "bin"
+    bin_folder.mkdir(parents=True)
+    for name, status in (("ruff", 0), ("python", 1)):
+        (bin_folder / name).write_text(f"#!/bin/sh\nexit {status}\n")
+        (bin_folder / name).chmod(0o755)
+    (tmp_path / "venv" / ".installed").touch()
+    (tmp_path / ".pytest-running").write_text("tests/test_gone.py::test_of_an_earlier_run\n")
+    outer = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")  # a make test running this one passes its own
+    env = {name: value for name, value in os.environ.items() if name not in outer}
+    done = subprocess.run(
+        ["make", "test", "VENV=venv"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "test_of_an_earlier_run" not in done.stdout + done.stderr
