@@ -175,3 +175,111 @@ def test_a_folder_another_thread_writes_is_refused_naming_this_process(tmp_path)
         release.set()
         holder.join(30)
     assert f"by this process (pid {os.getpid()}: another thread" in str(refused.value)
+
+
+class _Value:
+    """A value a cache can hold weakly (as a compiled tree), unlike a list."""
+
+    def __init__(self, id: str) -> None:
+        self.id = id
+
+
+def test_a_build_that_raises_leaves_no_lock_behind_and_a_waiter_builds_again():
+    """The per-game lock was removed only after a build that returned: every game whose build
+    raised (a refused game, an interrupt) kept its lock and its class in the cache for good.
+    A thread that waited for the failed build builds the value itself, in either order."""
+    started, fail = threading.Event(), threading.Event()
+    builds: list[str] = []
+
+    def build(game):
+        builds.append(game.id)
+        if len(builds) == 1:
+            started.set()
+            assert fail.wait(30), "the test never let the first build fail"
+            raise ValueError("refused")
+        return _Value(game.id)
+
+    cache = GameCache(build)
+    outcomes: dict[str, object] = {}
+
+    def first():
+        with pytest.raises(ValueError, match="refused"):
+            cache(_Named("game"))
+        outcomes["first"] = "raised"
+
+    failing = threading.Thread(target=first)
+    failing.start()
+    assert started.wait(30)
+    waiting = threading.Thread(target=lambda: outcomes.update(second=cache(_Named("game"))))
+    waiting.start()
+    fail.set()
+    failing.join(30)
+    waiting.join(30)
+    assert outcomes["first"] == "raised"
+    assert isinstance(outcomes["second"], _Value) and builds == ["game", "game"]
+    assert cache._building == {}
+    refused = GameCache(lambda game: (_ for _ in ()).throw(ValueError(game.id)))
+    for number in range(50):
+        with pytest.raises(ValueError):
+            refused(_Named(f"refused-{number}"))
+    assert refused._building == {}
+
+
+def test_a_value_built_while_the_caches_are_cleared_is_served_but_not_kept():
+    """clear_caches() waited for a build in progress while the cache held one lock, so nothing
+    built from the rules it was called to forget was kept; with the build outside the lock it
+    returned at once and the build then kept its value, served to every later caller."""
+    from nashzoo.games.cache import clear_caches
+
+    started, finish = threading.Event(), threading.Event()
+    rules = ["old"]
+
+    def build(game):
+        seen = rules[0]
+        if seen == "old":
+            started.set()
+            assert finish.wait(30), "the test never let the build finish"
+        return _Value(seen)
+
+    cache = GameCache(build)
+    served: list = []
+    building = threading.Thread(target=lambda: served.append(cache(_Named("game"))))
+    building.start()
+    assert started.wait(30)
+    rules[0] = "new"
+    clear_caches()
+    finish.set()
+    building.join(30)
+    assert served[0].id == "old"  # its caller asked before the clear: it gets what it built
+    assert cache(_Named("game")).id == "new"
+
+
+def test_many_threads_asking_for_many_games_build_each_once():
+    from nashzoo.games.cache import CACHED_GAMES
+
+    games = [f"game-{number}" for number in range(CACHED_GAMES)]
+    builds: list[str] = []
+    gate = threading.Barrier(4)
+
+    def build(game):
+        builds.append(game.id)
+        return _Value(game.id)
+
+    cache = GameCache(build)
+    served: list[list] = [[] for _ in range(4)]
+
+    def ask(seat: int) -> None:
+        gate.wait(30)
+        for step in range(3 * len(games)):
+            served[seat].append(cache(_Named(games[(step * (seat + 1)) % len(games)])))
+
+    threads = [threading.Thread(target=ask, args=(seat,)) for seat in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(builds) == sorted(games)
+    by_id: dict[str, _Value] = {}
+    for value in (value for values in served for value in values):
+        assert by_id.setdefault(value.id, value) is value
+    assert cache._building == {}

@@ -54,8 +54,13 @@ class GameCache(Generic[T]):
         # second waits for the first's value). A build may use the same cache for another
         # game (its own lock; rules never need each other both ways). Re-entrant, so a build
         # that asks for its own game (a user's hook by mistake) ends in a RecursionError, not
-        # a hang.
-        self._building: dict[tuple[type, str], threading.RLock] = {}
+        # a hang. Each with the number of threads holding or waiting for it: the last one out
+        # removes it, whether the build returned or raised (a build that raised, as a refused
+        # game's does, used to leave its lock, and its game's class, here for good).
+        self._building: dict[tuple[type, str], tuple[threading.RLock, list[int]]] = {}
+        # Counts clear()s: a value whose build started before one is served to its caller but
+        # not kept (built, maybe, from the rules clear_caches() was called to forget).
+        self._generation = 0
         _ALL.add(self)
 
     def __call__(self, game: Game) -> T:
@@ -64,15 +69,21 @@ class GameCache(Generic[T]):
         if value is not None:
             return value
         with self._lock:
-            building = self._building.setdefault(key, threading.RLock())
-        with building:
-            value = self._cached(key)  # built by the thread this one waited for
-            if value is None:
-                value = self._build(game)
-                self._keep(key, value)
-        with self._lock:
-            if self._building.get(key) is building:
-                del self._building[key]
+            building, users = self._building.setdefault(key, (threading.RLock(), [0]))
+            users[0] += 1
+        try:
+            with building:
+                value = self._cached(key)  # built by the thread this one waited for
+                if value is None:
+                    with self._lock:
+                        generation = self._generation
+                    value = self._build(game)
+                    self._keep(key, value, generation)
+        finally:
+            with self._lock:
+                users[0] -= 1
+                if not users[0]:
+                    del self._building[key]
         return value
 
     def _cached(self, key: tuple[type, str]) -> T | None:
@@ -88,8 +99,10 @@ class GameCache(Generic[T]):
                 self._evict()
             return value
 
-    def _keep(self, key: tuple[type, str], value: T) -> None:
+    def _keep(self, key: tuple[type, str], value: T, generation: int) -> None:
         with self._lock:
+            if generation != self._generation:  # clear() was called during the build
+                return
             with contextlib.suppress(TypeError):  # a bool cannot be weakly referenced
                 self._alive[key] = value
             self._values[key] = value
@@ -108,6 +121,7 @@ class GameCache(Generic[T]):
     def clear(self) -> None:
         """Forget every value (tests, or memory after a very large game)."""
         with self._lock:
+            self._generation += 1
             self._values.clear()
             self._alive.clear()
 
