@@ -278,3 +278,26 @@ def test_a_learner_whose_sums_overflow_writes_no_checkpoint(tmp_path):
         trainer.save(tmp_path / "run.npz")
     assert (tmp_path / "run.npz").read_bytes() == kept  # the last good checkpoint stays
     Trainer.load(tmp_path / "run.npz")
+
+
+def test_a_game_the_lp_holds_builds_its_payoff_matrix_once(monkeypatch):
+    """``lp_refusal`` is computed once per game; for a game the LP holds (its answer None) the
+    cache took None for "not built yet" and built the payoff matrix again on every call, twice
+    in each ``evaluate`` of a policy."""
+    from nashzoo.agents import TabularPolicy
+    from nashzoo.eval import evaluate, lp, lp_refusal
+    from nashzoo.games import load_game
+
+    built: list[int] = []
+    original = lp._payoff_matrix
+
+    def counted(*args):
+        built.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(lp, "_payoff_matrix", counted)
+    game = load_game("matrix", row_payoffs=[[1.25, -0.75], [-0.5, 0.625]])  # no other test's
+    assert lp_refusal(game) is None and lp_refusal(game) is None
+    evaluate(game, TabularPolicy.uniform(game))
+    evaluate(game, TabularPolicy.uniform(game))
+    assert sum(built) == 2  # the refusal's check once, the game value's LP once
