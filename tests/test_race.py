@@ -1248,3 +1248,21 @@ def test_summary_json_says_its_format(tmp_path):
     outcome = run_race(_config(tmp_path, learners=("cfr",)), progress=False)
     stored = json.loads((Path(outcome.out) / "summary.json").read_text())
     assert stored["format"] == "nashzoo.RaceSummary/2" == outcome.summary["format"]
+
+
+def test_a_stop_whose_interrupt_was_lost_ends_the_run_at_its_next_step(tmp_path, monkeypatch):
+    """A race worker is told to stop by an interrupt of its main thread, which Python only
+    prints ("Exception ignored in") where it lands in a weak reference's callback or a
+    ``__del__`` (an import's module lock has one): the run went on to the end of its budget,
+    the race waiting on it. The stop is now also looked at after every step. Here it was asked
+    for and its interrupt lost: a run of a thousand iterations ends at its first step."""
+    from nashzoo.train.race import backends
+
+    monkeypatch.setattr(backends, "_STOP_ASKED", True)
+    monkeypatch.setattr(backends, "_IN_RUN", True)
+    job = race_mod.RaceJob("kuhn_poker", ("cfr", "cfr"), 0, None, 1000, None)
+    with pytest.raises(KeyboardInterrupt):
+        backends.run_job(job, str(tmp_path))
+    assert not (tmp_path / "runs" / job.run_id / "result.json").exists()
+    monkeypatch.setattr(backends, "_STOP_ASKED", False)  # not asked: the run is whole
+    assert backends.run_job(job, str(tmp_path))["status"] == "ok"

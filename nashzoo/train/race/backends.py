@@ -103,7 +103,7 @@ def _run_job(
 def _job_trainer(job: RaceJob, out: str, folder: Path, recorder: _RaceRecorder) -> Trainer:
     """The job's Trainer: its pair, configs and seed, evaluated at log-spaced points (and every
     25th of the seconds budget), recorded by ``recorder`` and the job's logger if any."""
-    callbacks: list[Callback] = [recorder]
+    callbacks: list[Callback] = [recorder, _StopWhenAsked()]
     if job.logger is not None:
         group = Path(out).resolve().name
         callbacks.extend(make_loggers(job.logger, folder, name=job.run_id, group=group))
@@ -470,6 +470,22 @@ ignores one, and leaves when the pool shuts down)."""
 _STOP: Any = None
 """In a pool worker: the reading end of the parent's stop pipe (at its end of file, the parent
 asked the runs to stop, or is gone)."""
+_STOP_ASKED = False
+"""In a pool worker: the parent asked the runs to stop. The interrupt that says so at once can
+be lost: raised while the main thread runs a weak reference's callback or a ``__del__`` (an
+import's module lock has one), it is only printed as "Exception ignored in", and the run went
+on to the end of its budget, the race waiting on it (a ``kill`` of a race ignored for up to a
+minute). The run also looks at this after every step (:class:`_StopWhenAsked`)."""
+
+
+class _StopWhenAsked(Callback):
+    """Ends a race's run at its next step once the parent asked the runs to stop, with the
+    ``KeyboardInterrupt`` the stop pipe's interrupt raises (where that one was lost)."""
+
+    def on_step(self, trainer: Trainer, metrics: dict[str, Any]) -> bool | None:
+        if _STOP_ASKED and _IN_RUN:
+            raise KeyboardInterrupt
+        return None
 
 
 def _start_pool_worker(parent_pid: int, stop: Any) -> None:
@@ -487,10 +503,12 @@ def _start_pool_worker(parent_pid: int, stop: Any) -> None:
             raise KeyboardInterrupt
 
     def watch() -> None:
+        global _STOP_ASKED
         with contextlib.suppress(EOFError, OSError):
             stop.recv()  # nothing is ever sent: the end of the pipe is the message
         import _thread
 
+        _STOP_ASKED = True  # looked at after every step, where the interrupt below is lost
         _thread.interrupt_main()  # runs ``interrupt`` in the main thread, where the run is
 
     signal.signal(signal.SIGINT, interrupt)
