@@ -283,3 +283,16 @@ def test_many_threads_asking_for_many_games_build_each_once():
     for value in (value for values in served for value in values):
         assert by_id.setdefault(value.id, value) is value
     assert cache._building == {}
+
+
+def test_a_value_of_none_is_built_once_like_any_other():
+    """The cache took a value of ``None`` for "not built": ``lp_refusal``'s "nothing to refuse"
+    built the LP's payoff matrix again on every call, twice in each ``evaluate``."""
+    builds: list[str] = []
+
+    def build(game):
+        builds.append(game.id)
+
+    cache = GameCache(build)
+    assert cache(_Named("none")) is None and cache(_Named("none")) is None
+    assert builds == ["none"]

@@ -66,7 +66,7 @@ class GameCache(Generic[T]):
     def __call__(self, game: Game) -> T:
         key = (type(game), game.id)
         value = self._cached(key)
-        if value is not None:
+        if value is not _MISSING:
             return value
         with self._lock:
             building, users = self._building.setdefault(key, (threading.RLock(), [0]))
@@ -74,7 +74,7 @@ class GameCache(Generic[T]):
         try:
             with building:
                 value = self._cached(key)  # built by the thread this one waited for
-                if value is None:
+                if value is _MISSING:
                     with self._lock:
                         generation = self._generation
                     value = self._build(game)
@@ -86,15 +86,17 @@ class GameCache(Generic[T]):
                     del self._building[key]
         return value
 
-    def _cached(self, key: tuple[type, str]) -> T | None:
-        """The value built already (kept, or evicted but still alive: kept again), or None."""
+    def _cached(self, key: tuple[type, str]) -> Any:
+        """The value built already (kept, or evicted but still alive: kept again), or
+        :data:`_MISSING`. A value may be ``None`` (``lp_refusal``'s "nothing to refuse"): taken
+        for "not built", it was built again on every call."""
         with self._lock:
-            value = self._values.get(key)
-            if value is not None:
+            value = self._values.get(key, _MISSING)
+            if value is not _MISSING:
                 self._values.move_to_end(key)
                 return value
-            value = self._alive.get(key)
-            if value is not None:
+            value = self._alive.get(key, _MISSING)
+            if value is not _MISSING:
                 self._values[key] = value
                 self._evict()
             return value
@@ -103,7 +105,7 @@ class GameCache(Generic[T]):
         with self._lock:
             if generation != self._generation:  # clear() was called during the build
                 return
-            with contextlib.suppress(TypeError):  # a bool cannot be weakly referenced
+            with contextlib.suppress(TypeError):  # None, a bool, a str cannot be weakly referenced
                 self._alive[key] = value
             self._values[key] = value
             self._evict()
@@ -127,6 +129,9 @@ class GameCache(Generic[T]):
 
 
 _ALL: weakref.WeakSet[GameCache] = weakref.WeakSet()
+
+_MISSING: Any = object()
+"""What :meth:`GameCache._cached` answers for a value not built (``None`` is a value)."""
 
 
 def clear_caches() -> None:
