@@ -120,6 +120,32 @@ class GameCache(Generic[T]):
         key = (type(game), game.id)
         return key in self._values or key in self._alive
 
+    def values_of(self, game_id: str) -> list[T]:
+        """Every value built for a game of this id (of any class) and still kept or alive."""
+        with self._lock:
+            found = {id(v): v for (_, gid), v in self._values.items() if gid == game_id}
+            found.update((id(v), v) for (_, gid), v in self._alive.items() if gid == game_id)
+        return list(found.values())
+
+    def game_class_of(self, value: T) -> type | None:
+        """The class of the game ``value`` was built for, where it is this cache's value of one
+        (``None`` otherwise)."""
+        with self._lock:
+            pairs = [*self._values.items(), *self._alive.items()]
+        return next((cls for (cls, _), v in pairs if v is value), None)
+
+    def keep_if_absent(self, game_class: type, game_id: str, value: T) -> None:
+        """Keep ``value`` as the game's, built elsewhere (another process's, unpickled here),
+        unless the game has a value already: asked for later, it is then served instead of
+        being built again."""
+        key = (game_class, game_id)
+        with self._lock:
+            if key not in self._values and key not in self._alive:
+                with contextlib.suppress(TypeError):
+                    self._alive[key] = value
+                self._values[key] = value
+                self._evict()
+
     def clear(self) -> None:
         """Forget every value (tests, or memory after a very large game)."""
         with self._lock:

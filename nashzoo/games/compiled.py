@@ -102,6 +102,24 @@ class CompiledTree:
         except KeyError:
             raise KeyError(f"no information set {key!r} in {display_id(self.game_id)}") from None
 
+    # --- copies and pickles ------------------------------------------------------------------
+    def __copy__(self) -> CompiledTree:
+        return self  # read-only and shared: a copy would only cost memory
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CompiledTree:
+        return self  # a learner deep-copied shares its game's tree, as the original does
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (to a worker process, or back from one): the stored arrays and, once
+        computed, the information-set labels, not the tables derived from them; unpickled, the
+        receiving process's own tree of the game where it holds an equal one
+        (:func:`nashzoo.games.tree.unpickled_tree`). Pickled whole, a learner's tree came back
+        from a ``processes=2`` worker as a second copy, with its own sequence-form and
+        NashConv indexes built again beside the first's."""
+        from nashzoo.games.tree import pickled_tree_state, unpickled_tree  # tree imports this
+
+        return (unpickled_tree, pickled_tree_state(self))
+
     def nbytes(self) -> int:
         """Bytes held by the stored arrays (derived tables and labels not counted)."""
         return sum(value.nbytes for value in vars(self).values() if isinstance(value, np.ndarray))

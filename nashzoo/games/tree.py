@@ -18,7 +18,9 @@ Three ways in, one result (the same arrays, bit for bit, for the same game):
 from __future__ import annotations
 
 import array
+import dataclasses
 import functools
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -317,3 +319,85 @@ class _Walk:
 
 
 _TREES: GameCache[CompiledTree] = GameCache(_compile)
+
+
+def pickled_tree_state(
+    tree: CompiledTree,
+) -> tuple[dict[str, Any], tuple[tuple[str, ...], np.ndarray] | None, str | None, str]:
+    """What a pickled tree carries: its stored fields, its labels once computed (a bridged
+    game's are a walk of the game to compute again), the class of the game it was compiled
+    for as ``module:qualname`` (where the cache knows it) and nashzoo's version."""
+    fields = {field.name: getattr(tree, field.name) for field in dataclasses.fields(tree)}
+    game_class = _TREES.game_class_of(tree)
+    name = None if game_class is None else f"{game_class.__module__}:{game_class.__qualname__}"
+    return fields, tree.__dict__.get("_labels"), name, _version()
+
+
+def unpickled_tree(
+    fields: dict[str, Any],
+    labels: tuple[tuple[str, ...], np.ndarray] | None,
+    game_class: str | None,
+    version: str,
+) -> CompiledTree:
+    """A pickled tree back: this process's tree of the game where it holds an equal one
+    (compared array by array, so a tree of other rules or another nashzoo is never taken for
+    it), else the unpickled tree, read-only again and, where this nashzoo compiled it and
+    this process has no tree of the game yet, kept as the game's (a ``processes=2`` worker
+    then uses the tree its learner came with instead of compiling the game a second time)."""
+    stored: dict[str, Any] = {
+        k: readonly(v) if isinstance(v, np.ndarray) else v for k, v in fields.items()
+    }
+    tree = CompiledTree(**stored)
+    if labels is not None:
+        tree.__dict__["_labels"] = (labels[0], readonly(labels[1]))
+    for held in _TREES.values_of(tree.game_id):
+        if same_tree(held, tree):
+            return held
+    cls = _game_class(game_class) if version == _version() else None
+    if cls is not None:
+        _TREES.keep_if_absent(cls, tree.game_id, tree)
+    return tree
+
+
+def same_tree(a: CompiledTree, b: CompiledTree) -> bool:
+    """Whether two trees are the same game's, array for array (dtypes and shapes too), with
+    the same information-set labels where both have computed theirs."""
+    if a is b:
+        return True
+    for field in dataclasses.fields(a):
+        x, y = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, np.ndarray):
+            if not (
+                isinstance(y, np.ndarray)
+                and x.dtype == y.dtype
+                and x.shape == y.shape
+                and np.array_equal(x, y)
+            ):
+                return False
+        elif field.name != "infoset_labels" and x != y:
+            return False
+    mine, theirs = a.__dict__.get("_labels"), b.__dict__.get("_labels")
+    if mine is not None and theirs is not None:
+        return mine[0] == theirs[0] and np.array_equal(mine[1], theirs[1])
+    return True
+
+
+def _game_class(name: str | None) -> type | None:
+    """The Game class named ``module:qualname``, or ``None`` where it cannot be found here (a
+    class local to a function, a notebook's)."""
+    if not name or "<locals>" in name:
+        return None
+    module_name, _, qualname = name.partition(":")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError):
+        return None
+    return found if isinstance(found, type) and issubclass(found, Game) else None
+
+
+def _version() -> str:
+    from nashzoo import __version__
+
+    return __version__
