@@ -30,7 +30,12 @@ from nashzoo.games.infoset import (
     as_infoset,
 )
 from nashzoo.games.treemath import distribution_status, uniform_strategy
-from nashzoo.io.policy_file import lists_of_numbers, read_policy_file, write_policy_file
+from nashzoo.io.policy_file import (
+    lists_of_numbers,
+    read_policy_file,
+    read_policy_table,
+    write_policy_file,
+)
 
 _TOLERANCE = 1e-6
 
@@ -331,18 +336,40 @@ class TabularPolicy:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], game: Game | str | None = None) -> TabularPolicy:
-        """Read a file written by :meth:`save`, validating it against its game."""
-        stored = read_policy_file(path)
-        if game is not None and load_game(game).id != stored.game.id:
-            theirs, ours = display_ids_apart(stored.game.id, load_game(game).id)
-            raise PolicyError(f"{path} holds a policy for {theirs}, not for {ours}")
-        try:
-            return cls.from_dict(stored.game, stored.table)
+        """Read a file written by :meth:`save`, validating it against its game.
+
+        The file is streamed into the table (:func:`~nashzoo.io.policy_file.read_policy_table`)
+        wherever that gives the whole read's table; otherwise, and on any error in the file, it
+        is read whole, which names the problem."""
+        streamed = read_policy_table(path)
+        if streamed is None:
+            stored = read_policy_file(path)
+            _refuse_another_game(path, stored.game, game)
+            try:
+                return cls.from_dict(stored.game, stored.table)
+            except PolicyError as err:
+                raise PolicyError(f"{path}: {err}") from None
+        _refuse_another_game(path, streamed.game, game)
+        try:  # what the constructor checks, without its copy of the table
+            probs = checked_exact(streamed.tree, streamed.probs)
         except PolicyError as err:
             raise PolicyError(f"{path}: {err}") from None
+        policy = cls.adopt(streamed.game, streamed.tree, probs)
+        policy._checked = True
+        return policy
 
     def __repr__(self) -> str:
         return f"TabularPolicy({self.game.display_id}, {self.tree.num_infosets} infosets)"
+
+
+def _refuse_another_game(
+    path: str | os.PathLike[str], stored: Game, game: Game | str | None
+) -> None:
+    """Raise :class:`PolicyError` when ``game`` is given and is not the game ``stored`` (the
+    one the file at ``path`` names)."""
+    if game is not None and load_game(game).id != stored.id:
+        theirs, ours = display_ids_apart(stored.id, load_game(game).id)
+        raise PolicyError(f"{path} holds a policy for {theirs}, not for {ours}")
 
 
 def _numeric_row(key: str, row: Any, num_actions: int) -> np.ndarray:

@@ -43,6 +43,12 @@ def parse_json(text: str | bytes) -> Any:
     return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
 
 
+def strict_decoder() -> json.JSONDecoder:
+    """The decoder :func:`parse_json` parses with, for a reader that parses a file a piece at a
+    time (``raw_decode`` of one value in a longer text)."""
+    return json.JSONDecoder(parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+
+
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
