@@ -7,6 +7,7 @@ checkpoints into objects, dispatching on the learner name a checkpoint stores.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -131,9 +132,11 @@ def load_policy_and_seat(
     if not file.is_file() and not file.is_dir():
         # A pipe (``nashzoo eval <(gunzip -c policy.json.gz)``, ``/dev/stdin``) reads once:
         # its bytes go to a file, which is read as any other. It was refused as not a policy.
+        # Copied a chunk at a time: a policy file is then streamed, never held whole.
         with tempfile.TemporaryDirectory(prefix="nashzoo-") as folder:
             copy = Path(folder) / (file.name or "input")
-            copy.write_bytes(file.read_bytes())
+            with open(file, "rb") as source, open(copy, "wb") as target:
+                shutil.copyfileobj(source, target)
             return _load(copy, path, game)
     return _load(file, path, game)
 
