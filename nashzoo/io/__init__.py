@@ -9,7 +9,7 @@ The layer below the learners and the trainer (it knows games, nothing above them
   tournament) and the refusal to mix them;
 * :mod:`nashzoo.io.fields`: JSON reading (no ``NaN``) and field checks with one-line errors;
   the format tags and writer versions every file carries (:func:`check_format`);
-* :mod:`nashzoo.io.policy_file`: the policy JSON format;
+* :mod:`nashzoo.io.policy_file`: the policy JSON format, written and read a chunk at a time;
 * :mod:`nashzoo.io.checkpoint`: learner and trainer checkpoints, and the checks of learners'
   state arrays (:class:`ArraySpec`, :func:`check_arrays`).
 """
@@ -55,7 +55,9 @@ from nashzoo.io.policy_file import (
     POLICY_FORMAT,
     PolicyFile,
     PolicyFileError,
+    PolicyTable,
     read_policy_file,
+    read_policy_table,
     write_policy_file,
 )
 
@@ -73,6 +75,7 @@ __all__ = [
     "OutputFolderError",
     "PolicyFile",
     "PolicyFileError",
+    "PolicyTable",
     "TrainerCheckpoint",
     "atomic_file",
     "atomic_write_bytes",
@@ -89,6 +92,7 @@ __all__ = [
     "read_json",
     "read_learner_checkpoint",
     "read_policy_file",
+    "read_policy_table",
     "read_trainer_checkpoint",
     "remove_stale_temp_files",
     "trainer_checkpoint_bytes",
