@@ -343,7 +343,7 @@ def _filled(tree: CompiledTree, probs: np.ndarray, given: np.ndarray, rows: dict
     if not lists_of_numbers(values) or not set(map(len, values)) <= {tree.num_actions}:
         return False
     index = tree.infoset_index
-    if not all(key in index for key in rows):
+    if not rows.keys() <= index.keys():
         return False
     indices = np.fromiter(map(index.__getitem__, rows), dtype=np.int64, count=len(rows))
     if given[indices].any():
