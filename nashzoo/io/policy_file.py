@@ -171,9 +171,10 @@ _OBJECT_END = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
 
 def read_policy_table(path: str | os.PathLike[str]) -> PolicyTable | None:
     """The policy file at ``path`` read a chunk at a time into its game's table, holding the
-    table and a few megabytes of text and rows, or None where the stream declines: the file
-    keeps a game field after the table, or anything in it is wrong (unreadable, not JSON, a key
-    written twice, a field or row that :func:`read_policy_file` or
+    table and a few megabytes of text and rows, or None where the stream declines: the file is
+    laid out otherwise (a game field after the table, a text that is not plain UTF-8, not a
+    regular file), or anything in it is wrong (unreadable, not JSON, a key written twice, a
+    field or row that :func:`read_policy_file` or
     :meth:`~nashzoo.agents.TabularPolicy.from_dict` refuses, a row missing). The caller then
     reads it whole, which gives the table or names the problem: the stream returns a table only
     where that read would have returned the same one, bit for bit."""
