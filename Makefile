@@ -15,7 +15,8 @@ MIN_PYTHON ?= $(or $(shell for p in python3.10 $${PYENV_ROOT:-$$HOME/.pyenv}/ver
 MIN_TESTS := tests/test_envs.py tests/test_env_parity.py tests/test_single_agent.py \
 	tests/test_games.py tests/test_eval.py tests/test_cfr.py tests/test_mccfr.py tests/test_xfp.py \
 	tests/test_regret_matching.py tests/test_policy.py tests/test_tournament.py tests/test_threads.py \
-	tests/test_seat_worker.py tests/test_compile_paths.py tests/test_many_threads.py
+	tests/test_seat_worker.py tests/test_compile_paths.py tests/test_many_threads.py \
+	tests/test_tree_pickles.py tests/test_policy_file_stream.py
 
 RLLIB_VENV := .venv-rllib
 
