@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from nashzoo.agents import TabularPolicy, make_learner
-from nashzoo.games import clear_caches, compile_tree, load_game
+from nashzoo.games import TERMINAL, Game, State, clear_caches, compile_tree, load_game
 from nashzoo.games import tree as tree_module
 from nashzoo.games.compiled import CompiledTree, readonly
 
@@ -72,8 +72,9 @@ def test_a_tree_pickles_without_its_derived_tables_and_comes_back_read_only():
     derived = (tree.child_start, tree.legal_rank, tree.depth, tree.children, tree.utility)
     assert len(pickle.dumps(tree)) == bare  # the derived tables are not sent
     data = pickle.dumps(tree)
-    clear_caches()  # no tree of Leduc here: the unpickled one is kept as the game's
-    back = pickle.loads(data)
+    clear_caches()  # no tree of Leduc here: a worker's learner's is kept as the game's
+    with tree_module.adopting_pickled_trees():
+        back = pickle.loads(data)
     assert back is not tree
     assert not set(vars(back)) & {"child_start", "legal_rank", "depth", "children", "utility"}
     for field in dataclasses.fields(tree):
@@ -87,19 +88,29 @@ def test_a_tree_pickles_without_its_derived_tables_and_comes_back_read_only():
 
 
 def test_a_worker_uses_the_tree_its_learner_came_with_instead_of_compiling_again(tmp_path):
-    learner = make_learner("cfr_plus", "leduc_poker", 0)
+    """Through the worker's own loop (``seat_worker._serve``), in a process of its own."""
+    learner = make_learner("cfr_plus", "kuhn_poker", 0)
     path = tmp_path / "learner.pkl"
     path.write_bytes(pickle.dumps(learner))
     script = f"""
-import pickle
+import multiprocessing
 from nashzoo.games import compile_tree
 from nashzoo.games import tree as tree_module
+from nashzoo.train.seat_worker import _serve
 
 def refuse(game):
     raise AssertionError("compiled again")
 
 tree_module._TREES._build = refuse
-learner = pickle.loads(open({str(path)!r}, "rb").read())
+mine, theirs = multiprocessing.Pipe()
+mine.send(("start", open({str(path)!r}, "rb").read()))
+mine.send(("close", None))
+_serve(theirs)
+assert mine.recv() == ("ok", None), "start"
+status, (how, data, _) = mine.recv()
+assert status == "ok" and how == "pickle", status
+import pickle
+learner = pickle.loads(data)
 assert compile_tree(learner.game) is learner.tree is learner._tree
 learner.step(learner.current_policy())
 print("ok")
@@ -120,6 +131,99 @@ def test_a_tree_of_other_payoffs_under_the_same_id_is_neither_taken_nor_kept():
     assert tree_module.same_tree(
         tree, tree_module.unpickled_tree(*tree_module.pickled_tree_state(tree))
     )
+
+
+def test_a_pickle_of_rules_edited_since_does_not_become_the_games_tree():
+    """A policy pickled to a file, the game's rules edited, the file read back in a new
+    session: its tree was kept as the game's (the class found by name, the version the same),
+    and ``compile_tree``, ``solve_game`` and every learner after it served the old rules'
+    numbers (coin bluff's value 1/3 after its fold payoff went from 1 to 5, where it is 0)."""
+    tree = compile_tree("kuhn_poker")
+    old_rules = dataclasses.replace(tree, terminal_utility=readonly(tree.terminal_utility * 2))
+    fields, labels, game_class, version = tree_module.pickled_tree_state(tree)
+    fields["terminal_utility"] = old_rules.terminal_utility
+    assert game_class == "nashzoo.games.kuhn:KuhnPokerGame"
+    clear_caches()  # a new session: no tree of Kuhn here yet
+    back = tree_module.unpickled_tree(fields, labels, game_class, version)
+    np.testing.assert_array_equal(back.terminal_utility, tree.terminal_utility * 2)
+    fresh = compile_tree("kuhn_poker")
+    assert fresh is not back
+    np.testing.assert_array_equal(fresh.terminal_utility, tree.terminal_utility)
+    assert pickle.loads(pickle.dumps(back)) is not fresh  # other payoffs: not taken for it
+
+
+class _Matching(Game):
+    """Matching pennies written as a user would: the information sets are "p0" and "p1"."""
+
+    name = "matching_as_a_user_writes_it"
+    num_actions = 2
+    infoset_tensor_size = 2
+
+    def new_initial_state(self) -> State:
+        return _MatchingState(self, ())
+
+
+class _MatchingState(State):
+    def __init__(self, game: Game, moves: tuple[int, ...]) -> None:
+        super().__init__(game)
+        self.moves = moves
+
+    def current_player(self) -> int:
+        return TERMINAL if len(self.moves) == 2 else len(self.moves)
+
+    def legal_actions(self) -> list[int]:
+        return [] if self.is_terminal() else [0, 1]
+
+    def _child(self, action: int) -> State:
+        return type(self)(self.game, (*self.moves, action))
+
+    def returns(self) -> np.ndarray:
+        if not self.is_terminal():
+            return np.zeros(2)
+        win = 1.0 if self.moves[0] == self.moves[1] else -1.0
+        return np.array([win, -win])
+
+    def history(self) -> list[int]:
+        return list(self.moves)
+
+    def infoset_key(self, player: int) -> str:
+        return f"p{player}"
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        return np.eye(2, dtype=np.float32)[player]
+
+    def describe(self, player: int | None = None) -> str:
+        return str(self.moves)
+
+
+class _OtherKeysState(_MatchingState):
+    def infoset_key(self, player: int) -> str:
+        return ("first", "second")[player]
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        return np.eye(2, dtype=np.float32)[1 - player]
+
+
+class _MatchingOtherKeys(_Matching):
+    """A variant that keeps its parent's name, and so its id: same arrays, other keys and
+    tensors."""
+
+    def new_initial_state(self) -> State:
+        return _OtherKeysState(self, ())
+
+
+def test_a_tree_comes_back_as_its_own_classs_not_as_a_same_named_games():
+    """A learner or policy of a subclass that keeps its parent's name came back holding the
+    parent's tree (equal arrays; the labels compared only where both had computed theirs),
+    and so answered with the parent's information-set keys and tensors."""
+    parent, variant = _Matching(), _MatchingOtherKeys()
+    assert parent.id == variant.id
+    assert compile_tree(parent).infoset_keys == ("p0", "p1")  # labels computed on one side
+    policy = TabularPolicy.uniform(variant)
+    back = pickle.loads(pickle.dumps(policy))
+    assert back.tree is policy.tree is compile_tree(variant)
+    assert back.tree.infoset_keys == ("first", "second")
+    np.testing.assert_array_equal(back.tree.infoset_tensors, [[0, 1], [1, 0]])
 
 
 def test_a_tree_pickled_after_clear_caches_is_not_kept_as_the_games():

@@ -120,12 +120,15 @@ class GameCache(Generic[T]):
         key = (type(game), game.id)
         return key in self._values or key in self._alive
 
-    def values_of(self, game_id: str) -> list[T]:
-        """Every value built for a game of this id (of any class) and still kept or alive."""
+    def held(self, game_class: type, game_id: str) -> T | None:
+        """The value built for the game of this class and id, kept or still alive, without
+        building it (``None`` where there is none)."""
+        key = (game_class, game_id)
         with self._lock:
-            found = {id(v): v for (_, gid), v in self._values.items() if gid == game_id}
-            found.update((id(v), v) for (_, gid), v in self._alive.items() if gid == game_id)
-        return list(found.values())
+            value = self._values.get(key, _MISSING)
+            if value is _MISSING:
+                value = self._alive.get(key, _MISSING)
+        return None if value is _MISSING else value
 
     def game_class_of(self, value: T) -> type | None:
         """The class of the game ``value`` was built for, where it is this cache's value of one
@@ -137,7 +140,8 @@ class GameCache(Generic[T]):
     def keep_if_absent(self, game_class: type, game_id: str, value: T) -> None:
         """Keep ``value`` as the game's, built elsewhere (another process's, unpickled here),
         unless the game has a value already: asked for later, it is then served instead of
-        being built again."""
+        being built again. Only for a value known to come from this process's rules (a
+        ``processes=2`` worker's, sent just now by its caller): nothing here checks it."""
         key = (game_class, game_id)
         with self._lock:
             if key not in self._values and key not in self._alive:

@@ -18,10 +18,12 @@ Three ways in, one result (the same arrays, bit for bit, for the same game):
 from __future__ import annotations
 
 import array
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -339,24 +341,56 @@ def unpickled_tree(
     game_class: str | None,
     version: str,
 ) -> CompiledTree:
-    """A pickled tree back: this process's tree of the game where it holds an equal one
-    (compared array by array, so a tree of other rules or another nashzoo is never taken for
-    it), else the unpickled tree, read-only again and, where this nashzoo compiled it and
-    this process has no tree of the game yet, kept as the game's (a ``processes=2`` worker
-    then uses the tree its learner came with instead of compiling the game a second time)."""
+    """A pickled tree back: this process's tree of the game where it holds an equal one, else
+    the unpickled tree, read-only again.
+
+    "The game" is the one of the class the tree was compiled for (``game_class``, looked up
+    here by its name), never another class's under the same id: a subclass of a user's game
+    that keeps its name (and so its id) with other information-set keys or tensors has equal
+    arrays, and its learner or policy came back holding the other class's tree, with that
+    game's keys. The held tree must be equal array for array (and label for label where both
+    have computed theirs), so a tree of other rules is never taken for it.
+
+    The unpickled tree is kept as the game's only inside :func:`adopting_pickled_trees` (a
+    ``processes=2`` worker taking the learner its caller sent just now, which then uses the
+    tree the learner came with instead of compiling the game a second time). Kept after any
+    other unpickling, a pickle saved before the game's rules were edited (a policy pickled to
+    a file, read back in a new session) made the old tree the game's for the rest of the
+    process: ``compile_tree`` and ``solve_game`` served the old rules' numbers, for a user's
+    game and, within one nashzoo version, for a built-in one."""
     stored: dict[str, Any] = {
         k: readonly(v) if isinstance(v, np.ndarray) else v for k, v in fields.items()
     }
     tree = CompiledTree(**stored)
     if labels is not None:
         tree.__dict__["_labels"] = (labels[0], readonly(labels[1]))
-    for held in _TREES.values_of(tree.game_id):
-        if same_tree(held, tree):
-            return held
-    cls = _game_class(game_class) if version == _version() else None
-    if cls is not None:
+    cls = _game_class(game_class)
+    if cls is None:
+        return tree
+    held = _TREES.held(cls, tree.game_id)
+    if held is not None and same_tree(held, tree):
+        return held
+    if _ADOPTING.get() and version == _version():
         _TREES.keep_if_absent(cls, tree.game_id, tree)
     return tree
+
+
+_ADOPTING: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "nashzoo_adopting_pickled_trees", default=False
+)
+
+
+@contextlib.contextmanager
+def adopting_pickled_trees() -> Iterator[None]:
+    """Within it, a tree unpickled for a game this process has no tree of yet becomes the
+    game's (:func:`unpickled_tree`): only for a pickle made just now by the same code (a
+    ``processes=2`` worker's learner, sent by its caller), never a file or a pickle of
+    unknown age, which may hold the tree of rules edited since."""
+    token = _ADOPTING.set(True)
+    try:
+        yield
+    finally:
+        _ADOPTING.reset(token)
 
 
 def same_tree(a: CompiledTree, b: CompiledTree) -> bool:

@@ -44,6 +44,7 @@ from typing import Any
 from nashzoo.agents.base import Learner
 from nashzoo.agents.policy import Policy
 from nashzoo.games.base import one_line
+from nashzoo.games.tree import adopting_pickled_trees
 
 __all__ = ["SeatWorker", "SeatWorkerError"]
 
@@ -69,7 +70,8 @@ def _serve(conn: Any) -> None:
         try:
             reply: Any = None
             if op == "start":
-                learner = pickle.loads(arg)
+                with adopting_pickled_trees():  # sent just now by the same code
+                    learner = pickle.loads(arg)
             elif learner is None:
                 raise RuntimeError(f"request {op!r} before the worker was given its learner")
             elif op == "step":
