@@ -248,6 +248,7 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
         fd = os.open(lock_path, os.O_RDONLY)
         writable = False
     held = False
+    locker = os.getpid()
     try:
         if not _try_lock(fd, folder):
             os.lseek(fd, 0, os.SEEK_SET)
@@ -262,15 +263,46 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
                 f"another {what}"
             )
         held = True
+        with _HELD_LOCKS_LOCK:
+            _HELD_LOCKS.add(fd)
         if writable:
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, str(os.getpid()).encode())
         yield folder
     finally:
-        if created and held:  # never a refused process: the folder is the holder's
-            _remove_if_only_the_lock(folder, lock_path)
-        os.close(fd)  # closing releases the lock
+        if os.getpid() == locker:  # a child forked in the block closed its copy at the fork
+            with _HELD_LOCKS_LOCK:
+                _HELD_LOCKS.discard(fd)
+            if created and held:  # never a refused process: the folder is the holder's
+                _remove_if_only_the_lock(folder, lock_path)
+            os.close(fd)  # closing releases the lock
+
+
+_HELD_LOCKS: set[int] = set()
+"""The descriptors of the folder locks this process holds now (:func:`_close_inherited_locks`)."""
+_HELD_LOCKS_LOCK = threading.Lock()
+
+
+def _close_inherited_locks() -> None:
+    """In a child just forked, close its copies of the parent's folder-lock descriptors.
+
+    A lock taken with ``flock`` belongs to the open file, which a forked child shares: a
+    process pool forked while a folder was locked (a race's ``on_done`` or a Trainer callback
+    that starts a ``fork`` pool, as ``ProcessPoolExecutor`` on Linux does by default) kept the
+    folder locked for as long as its workers lived, after the race had finished, and the same
+    process's ``resume=True`` was refused as "being written by this process". The child never
+    writes the parent's folder; closing its copies leaves the parent's lock as it is."""
+    for fd in list(_HELD_LOCKS):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _HELD_LOCKS.clear()
+    global _HELD_LOCKS_LOCK
+    _HELD_LOCKS_LOCK = threading.Lock()  # a thread of the parent may have held it at the fork
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_locks)
 
 
 def _remove_if_only_the_lock(folder: Path, lock_path: Path) -> None:
