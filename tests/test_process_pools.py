@@ -3,13 +3,17 @@ joblib): what a pool's workers inherit, and what crosses between the processes."
 
 from __future__ import annotations
 
+import csv
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from nashzoo.io.atomic import FolderLockedError, folder_lock
+from nashzoo.train import train
+from nashzoo.train.race import RaceConfig, run_race
 
 FORK = "fork" in multiprocessing.get_all_start_methods()
 
@@ -51,3 +55,47 @@ def test_a_child_forked_inside_the_block_leaves_the_parents_folder_alone(tmp_pat
         if child:
             os._exit(0)
     assert not folder.exists()  # the parent's own way out still tidies it
+
+
+def _train_with_two_processes(_: int) -> str:
+    """A pool task (module level: a spawned worker imports it)."""
+    try:
+        train("kuhn_poker", "cfr_plus", iterations=1, schedule="simultaneous", processes=2)
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return "trained"
+
+
+def test_processes_2_in_a_multiprocessing_pools_worker_names_the_way_out():
+    """A ``multiprocessing.Pool``'s workers are daemonic and may not start processes: the run
+    failed with multiprocessing's bare ``AssertionError: daemonic processes are not allowed to
+    have children``."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        (said,) = pool.map(_train_with_two_processes, [0])
+    assert said.startswith("ValueError: processes=2 starts a worker process for seat 1")
+    assert "processes=1" in said and "ProcessPoolExecutor" in said
+
+
+def test_a_race_in_a_daemonic_worker_runs_its_runs_here(tmp_path, monkeypatch):
+    """A race in a ``multiprocessing.Pool``'s worker (daemonic: it may start no processes)
+    failed with the bare ``AssertionError`` after claiming its folder; it runs its runs one at
+    a time in that process, with a warning, and gives the numbers a serial race gives."""
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    config = dict(learners=("cfr", "cfr_plus"), seeds=1, budget_seconds=None, budget_iterations=5)
+    with pytest.warns(UserWarning, match="daemonic.*one at a time in this process"):
+        run_race(
+            RaceConfig(out=str(tmp_path / "a"), workers=2, plots=False, **config),
+            progress=False,
+        )
+    run_race(
+        RaceConfig(out=str(tmp_path / "b"), backend="serial", plots=False, **config),
+        progress=False,
+    )
+    assert _results_but_times(tmp_path / "a") == _results_but_times(tmp_path / "b")
+
+
+def _results_but_times(out: Path) -> list[dict[str, str]]:
+    with open(out / "results.csv", newline="") as file:
+        return [
+            {k: v for k, v in row.items() if k != "wall_seconds"} for row in csv.DictReader(file)
+        ]

@@ -96,6 +96,20 @@ def _serve(conn: Any) -> None:
                 conn.send(("error", (None, detail)))
 
 
+def check_can_start_a_worker() -> None:
+    """Refuse ``processes=2`` in a process that may not start processes: a daemonic one, as a
+    ``multiprocessing.Pool``'s workers are (a researcher's sweep of runs over a pool). The run
+    failed as it started with multiprocessing's bare ``AssertionError: daemonic processes are
+    not allowed to have children``, which named neither ``processes`` nor the way out."""
+    if multiprocessing.current_process().daemon:
+        raise ValueError(
+            "processes=2 starts a worker process for seat 1, and this process is a daemonic "
+            "one (a multiprocessing.Pool's worker), which may not start processes: run with "
+            "processes=1 here, or sweep over a concurrent.futures.ProcessPoolExecutor, whose "
+            "workers may"
+        )
+
+
 def _sent_back(learner: Learner) -> tuple[str, bytes, str]:
     """The learner as the worker sends it back: pickled, or, where it picked up something
     pickle refuses while it trained (a lambda, a generator, an open file), its checkpoint,
@@ -224,6 +238,7 @@ class SeatWorker:
         self._closed = False
         self._started = False
         self._lost: str | None = None  # why the learner is gone, once the worker died
+        check_can_start_a_worker()
         state = _pickled(learner)  # before a process is started for it
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()

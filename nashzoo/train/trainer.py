@@ -68,7 +68,7 @@ from nashzoo.io import (
 from nashzoo.train.callbacks import Callback, StopOnInterrupt, as_callback
 from nashzoo.train.result import EvalRecord, TrainResult
 from nashzoo.train.schedule import EvalSchedule
-from nashzoo.train.seat_worker import SeatWorker, SeatWorkerError
+from nashzoo.train.seat_worker import SeatWorker, SeatWorkerError, check_can_start_a_worker
 from nashzoo.train.threads import limit_threads
 
 SCHEDULES = ("alternating", "simultaneous")
@@ -697,6 +697,8 @@ def _check_processes(processes: Any, schedule: str) -> None:
             "processes=2 steps both seats at once, which is the 'simultaneous' schedule; pass "
             f"schedule='simultaneous' (got {schedule!r}: seat 1 would have to wait for seat 0)"
         )
+    if processes == 2:
+        check_can_start_a_worker()
 
 
 class _WholeSteps:

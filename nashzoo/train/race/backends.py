@@ -245,6 +245,8 @@ def _execute(
         _warn_if_oversubscribed(config, workers)
     if config.backend == "process" and workers > 1 and not _processes_can_share_locks():
         workers = 1  # the same runs, the same numbers, one at a time
+    if config.backend == "process" and workers > 1 and not _may_start_processes():
+        workers = 1
     if config.backend == "ray":
         _run_on_ray(config, jobs, out, workers, on_done)
         return
@@ -277,6 +279,26 @@ def _warn_if_oversubscribed(config: RaceConfig, workers: int) -> None:
             f"{cpus} (or fewer) gives each run a CPU of its own",
             stacklevel=3,
         )
+
+
+def _may_start_processes() -> bool:
+    """Whether this process may start the race's worker processes; if not (a daemonic one, as
+    a ``multiprocessing.Pool``'s workers are: a researcher's sweep of races over a pool), a
+    warning says the race runs in this process. The race used to fail with multiprocessing's
+    bare ``AssertionError: daemonic processes are not allowed to have children`` after it had
+    claimed its folder."""
+    import multiprocessing
+
+    if not multiprocessing.current_process().daemon:
+        return True
+    warnings.warn(
+        "this process is a daemonic one (a multiprocessing.Pool's worker), which may not start "
+        "the race's worker processes: the race runs its runs one at a time in this process, "
+        "as --workers 1 does (a concurrent.futures.ProcessPoolExecutor's workers may start "
+        "them)",
+        stacklevel=3,
+    )
+    return False
 
 
 def _processes_can_share_locks() -> bool:
