@@ -6,11 +6,16 @@ from __future__ import annotations
 import csv
 import multiprocessing
 import os
+import signal
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from nashzoo.games import TERMINAL, Game, State, compile_tree
+from nashzoo.games.treemath._cache import per_tree
 from nashzoo.io.atomic import FolderLockedError, folder_lock
 from nashzoo.train import train
 from nashzoo.train.race import RaceConfig, run_race
@@ -99,3 +104,94 @@ def _results_but_times(out: Path) -> list[dict[str, str]]:
         return [
             {k: v for k, v in row.items() if k != "wall_seconds"} for row in csv.DictReader(file)
         ]
+
+
+_BUILDING = threading.Event()  # a thread is inside the build
+_GO_ON = threading.Event()  # ... which waits for this
+
+
+class _SlowToBuild(Game):
+    """One move each, in the dark; its first state waits, in a thread other than the main
+    one, until the test lets it go (a build in flight at a fork)."""
+
+    name = "slow_to_build"
+    num_actions = 2
+    infoset_tensor_size = 1
+
+    def new_initial_state(self) -> State:
+        if threading.current_thread() is not threading.main_thread():
+            _BUILDING.set()
+            _GO_ON.wait(30)
+        return _SlowState(self, ())
+
+
+class _SlowState(State):
+    def __init__(self, game: Game, moves: tuple[int, ...]) -> None:
+        super().__init__(game)
+        self.moves = moves
+
+    def current_player(self) -> int:
+        return TERMINAL if len(self.moves) == 2 else len(self.moves)
+
+    def legal_actions(self) -> list[int]:
+        return [] if self.is_terminal() else [0, 1]
+
+    def _child(self, action: int) -> State:
+        return _SlowState(self.game, (*self.moves, action))
+
+    def returns(self) -> np.ndarray:
+        win = float(self.moves[0] == self.moves[1]) * 2 - 1 if self.is_terminal() else 0.0
+        return np.array([win, -win])
+
+    def history(self) -> list[int]:
+        return list(self.moves)
+
+    def infoset_key(self, player: int) -> str:
+        return f"p{player}"
+
+    def infoset_tensor(self, player: int) -> np.ndarray:
+        return np.zeros(1, dtype=np.float32)
+
+    def describe(self, player: int | None = None) -> str:
+        return str(self.moves)
+
+
+def _slow_index(tree: object) -> int:
+    _BUILDING.set()
+    _GO_ON.wait(30)
+    return 1
+
+
+@pytest.mark.skipif(not FORK, reason="no fork start method on this platform")
+@pytest.mark.parametrize("what", ["tree", "index"])
+def test_a_child_forked_during_another_threads_build_builds_on_its_own(what):
+    """A ``fork`` pool started while another thread compiled a game (or built a tree's index)
+    had workers that hung for ever, without a word, the first time they asked for it: the
+    build's lock was held by a thread the child does not have."""
+    game = _SlowToBuild()
+    tree = compile_tree("kuhn_poker")
+    _BUILDING.clear()
+    _GO_ON.clear()
+    if what == "tree":
+        thread = threading.Thread(target=compile_tree, args=(game,))
+    else:
+        thread = threading.Thread(target=per_tree, args=(tree, "slow_index", _slow_index))
+    thread.start()
+    try:
+        assert _BUILDING.wait(30)
+        pid = os.fork()
+        if pid == 0:  # the child: built here, or killed by the alarm when it hangs
+            try:
+                signal.alarm(20)
+                if what == "tree":
+                    built = compile_tree(game).num_nodes == 7
+                else:
+                    built = per_tree(tree, "other_index", lambda _: 2) == 2
+                os._exit(0 if built else 1)
+            finally:
+                os._exit(2)
+    finally:
+        _GO_ON.set()
+        thread.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # -14 (SIGALRM): it hung

@@ -20,6 +20,17 @@ from typing import Any
 
 _PURE = os.environ.get("NASHZOO_PURE_NUMPY") == "1"
 _LOCK = threading.RLock()
+
+
+def _new_lock_after_fork() -> None:
+    """A child forked while another thread imported numba or bound the kernels (under the
+    lock) would wait for that thread, which it does not have, for ever."""
+    global _LOCK
+    _LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 _KERNELS: list[_Lazy] = []  # every kernel defined so far, compiled together on first use
 _njit: Any = None  # numba.njit once imported; False when numba cannot be imported
 

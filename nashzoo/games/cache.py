@@ -20,6 +20,7 @@ stays one object as long as it is in use; one that nobody holds is built again i
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -82,8 +83,8 @@ class GameCache(Generic[T]):
         finally:
             with self._lock:
                 users[0] -= 1
-                if not users[0]:
-                    del self._building[key]
+                if not users[0] and self._building.get(key, (None,))[0] is building:
+                    del self._building[key]  # (a child forked during the build has none)
         return value
 
     def _cached(self, key: tuple[type, str]) -> Any:
@@ -159,6 +160,23 @@ class GameCache(Generic[T]):
 
 
 _ALL: weakref.WeakSet[GameCache] = weakref.WeakSet()
+
+
+def _forget_builds_after_fork() -> None:
+    """In a child just forked, give every cache new locks and no builds in flight.
+
+    A build in flight holds its game's lock (and a finished one may be between two uses of
+    the cache's lock) in the thread that runs it, and a forked child has no such thread: a
+    ``fork`` pool started while another thread compiled a game (a Trainer or an evaluation in
+    a thread, a notebook's background job) had workers that hung for ever, without a word, the
+    first time they asked for that game. The child builds it again if it asks for it."""
+    for cache in list(_ALL):
+        cache._lock = threading.Lock()
+        cache._building = {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_builds_after_fork)
 
 _MISSING: Any = object()
 """What :meth:`GameCache._cached` answers for a value not built (``None`` is a value)."""
