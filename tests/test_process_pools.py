@@ -17,7 +17,7 @@ import pytest
 from nashzoo.games import TERMINAL, Game, State, compile_tree
 from nashzoo.games.treemath._cache import per_tree
 from nashzoo.io.atomic import FolderLockedError, folder_lock
-from nashzoo.train import train
+from nashzoo.train import limit_threads, train
 from nashzoo.train.race import RaceConfig, run_race
 
 FORK = "fork" in multiprocessing.get_all_start_methods()
@@ -195,3 +195,37 @@ def test_a_child_forked_during_another_threads_build_builds_on_its_own(what):
         thread.join()
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0  # -14 (SIGALRM): it hung
+
+
+def _hang_guard() -> None:
+    """A pool worker's initializer: a worker that hangs dies after a minute (the test fails
+    with BrokenProcessPool instead of waiting for ever)."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(60, exit=True)
+
+
+def _nfsp_threads_and_nash_conv(seed: int) -> tuple[int, float]:
+    import torch
+
+    return torch.get_num_threads(), train("kuhn_poker", "nfsp", iterations=2, seed=seed).nash_conv
+
+
+@pytest.mark.skipif(not FORK, reason="no fork start method on this platform")
+def test_a_pool_forked_after_a_neural_learner_stepped_on_two_threads_does_not_hang():
+    """torch's GNU OpenMP pool does not survive a fork: a ``fork`` pool started after a neural
+    learner had stepped on more than one thread had workers that hung for ever in their first
+    network call. A forked child runs torch on one thread, and gets one thread's numbers."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        train("kuhn_poker", "nfsp", iterations=2, seed=0)  # OpenMP's pool starts here
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(1, mp_context=context, initializer=_hang_guard) as pool:
+            there = pool.submit(_nfsp_threads_and_nash_conv, 1).result()
+    finally:
+        torch.set_num_threads(threads)
+    with limit_threads(1):
+        here = train("kuhn_poker", "nfsp", iterations=2, seed=1).nash_conv
+    assert there == (1, here)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +35,24 @@ from torch import nn
 from nashzoo.agents.base import TrainingDivergedError
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games.base import is_finite_number, is_whole_number
+
+
+def _one_thread_in_a_forked_child() -> None:
+    """In a child just forked, hold torch to one thread.
+
+    torch's CPU build runs its parallel sections on GNU OpenMP, whose thread pool does not
+    survive a fork: a ``fork`` process pool (``ProcessPoolExecutor``'s default on Linux before
+    Python 3.14, ``multiprocessing.Pool``'s) started after a neural learner had stepped on
+    more than one thread had workers that hung for ever in their first network call, and the
+    sweep with them. On one thread torch makes no OpenMP call; the child's numbers are those of
+    one thread, as a race's runs and ``processes=2`` give (``limit_threads(1)`` in the parent
+    gives the same numbers there)."""
+    if torch.get_num_threads() > 1:
+        torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_one_thread_in_a_forked_child)
 
 
 # --- devices, config checks -----------------------------------------------------------------------

@@ -45,6 +45,7 @@ except ImportError as err:
         f"nashzoo.agents.adapters needs torch: pip install 'nashzoo[neural]' ({err})"
     ) from None
 
+import nashzoo.agents._torch_utils  # noqa: F401 (its fork hook: a wrapped model runs torch here)
 from nashzoo.agents.network_policy import NetworkPolicy, check_finite_on_legal, masked_softmax_np
 from nashzoo.agents.policy import PolicyError
 from nashzoo.games import Game, load_game
