@@ -152,6 +152,18 @@ def test_a_pickle_of_rules_edited_since_does_not_become_the_games_tree():
     assert pickle.loads(pickle.dumps(back)) is not fresh  # other payoffs: not taken for it
 
 
+def test_results_unpickled_where_the_game_is_not_compiled_share_one_tree():
+    """A sweep's parent that sends its runs to a pool and never compiles the game got each
+    run's result back on a tree of its own: one tree per seed, where one is enough. They share
+    one, which is still not served as the game's."""
+    results = [pickle.dumps(TabularPolicy.uniform("leduc_poker")) for _ in range(3)]
+    clear_caches()  # the parent: no tree of Leduc here
+    back = [pickle.loads(data) for data in results]
+    assert back[0].tree is back[1].tree is back[2].tree
+    assert compile_tree("leduc_poker") is not back[0].tree
+    assert pickle.loads(results[0]).tree is compile_tree("leduc_poker")  # the game's, now
+
+
 class _Matching(Game):
     """Matching pennies written as a user would: the information sets are "p0" and "p1"."""
 

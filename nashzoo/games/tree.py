@@ -23,6 +23,8 @@ import contextvars
 import dataclasses
 import functools
 import importlib
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -372,6 +374,30 @@ def unpickled_tree(
         return held
     if _ADOPTING.get() and version == _version():
         _TREES.keep_if_absent(cls, tree.game_id, tree)
+        if _TREES.held(cls, tree.game_id) is tree:
+            return tree
+    return _one_of_the_unpickled(cls, tree)
+
+
+_UNPICKLED: weakref.WeakValueDictionary[tuple[type, str], CompiledTree] = (
+    weakref.WeakValueDictionary()
+)
+"""Per game, the last tree unpickled here that is not the game's own (see below)."""
+_UNPICKLED_LOCK = threading.Lock()
+
+
+def _one_of_the_unpickled(cls: type, tree: CompiledTree) -> CompiledTree:
+    """``tree``, or an equal tree unpickled here before and still in use: a process that sent
+    a sweep's runs to a pool and never compiled the game itself got each run's result back on
+    a tree of its own (eight copies of the tree for eight seeds). These trees are never served
+    as the game's (``compile_tree`` builds its own); they are shared as a held one is, equal
+    array for array and label for label where both have computed theirs."""
+    key = (cls, tree.game_id)
+    with _UNPICKLED_LOCK:
+        earlier = _UNPICKLED.get(key)
+        if earlier is not None and same_tree(earlier, tree):
+            return earlier
+        _UNPICKLED[key] = tree
     return tree
 
 
