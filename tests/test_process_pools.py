@@ -11,10 +11,10 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import pytest
+from user_games import MatchingPennies
 
-from nashzoo.games import TERMINAL, Game, State, compile_tree
+from nashzoo.games import State, compile_tree
 from nashzoo.games.treemath._cache import per_tree
 from nashzoo.io.atomic import FolderLockedError, folder_lock
 from nashzoo.train import limit_threads, train
@@ -110,50 +110,17 @@ _BUILDING = threading.Event()  # a thread is inside the build
 _GO_ON = threading.Event()  # ... which waits for this
 
 
-class _SlowToBuild(Game):
-    """One move each, in the dark; its first state waits, in a thread other than the main
-    one, until the test lets it go (a build in flight at a fork)."""
+class _SlowToBuild(MatchingPennies):
+    """Matching pennies whose first state waits, in a thread other than the main one, until
+    the test lets it go (a build in flight at a fork)."""
 
     name = "slow_to_build"
-    num_actions = 2
-    infoset_tensor_size = 1
 
     def new_initial_state(self) -> State:
         if threading.current_thread() is not threading.main_thread():
             _BUILDING.set()
             _GO_ON.wait(30)
-        return _SlowState(self, ())
-
-
-class _SlowState(State):
-    def __init__(self, game: Game, moves: tuple[int, ...]) -> None:
-        super().__init__(game)
-        self.moves = moves
-
-    def current_player(self) -> int:
-        return TERMINAL if len(self.moves) == 2 else len(self.moves)
-
-    def legal_actions(self) -> list[int]:
-        return [] if self.is_terminal() else [0, 1]
-
-    def _child(self, action: int) -> State:
-        return _SlowState(self.game, (*self.moves, action))
-
-    def returns(self) -> np.ndarray:
-        win = float(self.moves[0] == self.moves[1]) * 2 - 1 if self.is_terminal() else 0.0
-        return np.array([win, -win])
-
-    def history(self) -> list[int]:
-        return list(self.moves)
-
-    def infoset_key(self, player: int) -> str:
-        return f"p{player}"
-
-    def infoset_tensor(self, player: int) -> np.ndarray:
-        return np.zeros(1, dtype=np.float32)
-
-    def describe(self, player: int | None = None) -> str:
-        return str(self.moves)
+        return super().new_initial_state()
 
 
 def _slow_index(tree: object) -> int:

@@ -18,9 +18,10 @@ import sys
 
 import numpy as np
 import pytest
+from user_games import MatchingPennies, MatchingPenniesState
 
 from nashzoo.agents import TabularPolicy, make_learner
-from nashzoo.games import TERMINAL, Game, State, clear_caches, compile_tree, load_game
+from nashzoo.games import clear_caches, compile_tree, load_game
 from nashzoo.games import tree as tree_module
 from nashzoo.games.compiled import CompiledTree, readonly
 
@@ -164,51 +165,7 @@ def test_results_unpickled_where_the_game_is_not_compiled_share_one_tree():
     assert pickle.loads(results[0]).tree is compile_tree("leduc_poker")  # the game's, now
 
 
-class _Matching(Game):
-    """Matching pennies written as a user would: the information sets are "p0" and "p1"."""
-
-    name = "matching_as_a_user_writes_it"
-    num_actions = 2
-    infoset_tensor_size = 2
-
-    def new_initial_state(self) -> State:
-        return _MatchingState(self, ())
-
-
-class _MatchingState(State):
-    def __init__(self, game: Game, moves: tuple[int, ...]) -> None:
-        super().__init__(game)
-        self.moves = moves
-
-    def current_player(self) -> int:
-        return TERMINAL if len(self.moves) == 2 else len(self.moves)
-
-    def legal_actions(self) -> list[int]:
-        return [] if self.is_terminal() else [0, 1]
-
-    def _child(self, action: int) -> State:
-        return type(self)(self.game, (*self.moves, action))
-
-    def returns(self) -> np.ndarray:
-        if not self.is_terminal():
-            return np.zeros(2)
-        win = 1.0 if self.moves[0] == self.moves[1] else -1.0
-        return np.array([win, -win])
-
-    def history(self) -> list[int]:
-        return list(self.moves)
-
-    def infoset_key(self, player: int) -> str:
-        return f"p{player}"
-
-    def infoset_tensor(self, player: int) -> np.ndarray:
-        return np.eye(2, dtype=np.float32)[player]
-
-    def describe(self, player: int | None = None) -> str:
-        return str(self.moves)
-
-
-class _OtherKeysState(_MatchingState):
+class _OtherKeysState(MatchingPenniesState):
     def infoset_key(self, player: int) -> str:
         return ("first", "second")[player]
 
@@ -216,19 +173,20 @@ class _OtherKeysState(_MatchingState):
         return np.eye(2, dtype=np.float32)[1 - player]
 
 
-class _MatchingOtherKeys(_Matching):
+class _MatchingOtherKeys(MatchingPennies):
     """A variant that keeps its parent's name, and so its id: same arrays, other keys and
     tensors."""
 
-    def new_initial_state(self) -> State:
-        return _OtherKeysState(self, ())
+    @property
+    def state_class(self) -> type[MatchingPenniesState]:
+        return _OtherKeysState
 
 
 def test_a_tree_comes_back_as_its_own_classs_not_as_a_same_named_games():
     """A learner or policy of a subclass that keeps its parent's name came back holding the
     parent's tree (equal arrays; the labels compared only where both had computed theirs),
     and so answered with the parent's information-set keys and tensors."""
-    parent, variant = _Matching(), _MatchingOtherKeys()
+    parent, variant = MatchingPennies(), _MatchingOtherKeys()
     assert parent.id == variant.id
     assert compile_tree(parent).infoset_keys == ("p0", "p1")  # labels computed on one side
     policy = TabularPolicy.uniform(variant)
