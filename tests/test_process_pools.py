@@ -4,8 +4,10 @@ joblib): what a pool's workers inherit, and what crosses between the processes."
 from __future__ import annotations
 
 import csv
+import importlib
 import multiprocessing
 import os
+import pkgutil
 import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -14,6 +16,8 @@ from pathlib import Path
 import pytest
 from user_games import MatchingPennies
 
+import nashzoo
+from nashzoo._locks import ForkSafeLock
 from nashzoo.games import State, compile_tree
 from nashzoo.games.treemath._cache import per_tree
 from nashzoo.io.atomic import FolderLockedError, folder_lock
@@ -159,6 +163,52 @@ def test_a_child_forked_during_another_threads_build_builds_on_its_own(what):
                 os._exit(2)
     finally:
         _GO_ON.set()
+        thread.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0  # -14 (SIGALRM): it hung
+
+
+def test_no_module_keeps_a_lock_a_forked_child_would_inherit_held():
+    """Every lock nashzoo keeps at module level is a ForkSafeLock: the fork hooks were written
+    one lock at a time, and four were missed (the registry's, the thread limits', the atomic
+    writer's and the unpickled trees', the last held through a comparison of whole trees)."""
+    plain = (type(threading.Lock()), type(threading.RLock()))
+    found = []
+    for info in pkgutil.walk_packages(nashzoo.__path__, "nashzoo."):
+        if info.name.endswith("__main__"):  # importing it runs the command line
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an extra not installed here
+            continue
+        found += [f"{info.name}.{k}" for k, v in vars(module).items() if isinstance(v, plain)]
+    assert found == []
+
+
+@pytest.mark.skipif(not FORK, reason="no fork start method on this platform")
+def test_a_fork_safe_lock_another_thread_holds_is_free_in_a_forked_child():
+    lock = ForkSafeLock()
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock:
+            held.set()
+            done.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert held.wait(30)
+        pid = os.fork()
+        if pid == 0:  # the child: takes the lock, or killed by the alarm when it hangs
+            try:
+                signal.alarm(20)
+                with lock:
+                    os._exit(0)
+            finally:
+                os._exit(2)
+    finally:
+        done.set()
         thread.join()
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0  # -14 (SIGALRM): it hung

@@ -14,23 +14,13 @@ needs. The first read of :data:`ENABLED` imports it (a learner's set-up does, se
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 from typing import Any
 
+from nashzoo._locks import ForkSafeLock
+
 _PURE = os.environ.get("NASHZOO_PURE_NUMPY") == "1"
-_LOCK = threading.RLock()
-
-
-def _new_lock_after_fork() -> None:
-    """A child forked while another thread imported numba or bound the kernels (under the
-    lock) would wait for that thread, which it does not have, for ever."""
-    global _LOCK
-    _LOCK = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+_LOCK = ForkSafeLock(reentrant=True)  # a forked child gets it new (nashzoo._locks)
 _KERNELS: list[_Lazy] = []  # every kernel defined so far, compiled together on first use
 _njit: Any = None  # numba.njit once imported; False when numba cannot be imported
 

@@ -23,11 +23,11 @@ import ast
 import inspect
 import json
 import re
-import threading
 from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
+from nashzoo._locks import ForkSafeLock
 from nashzoo.games.base import Game
 from nashzoo.games.kuhn import KuhnPokerGame
 from nashzoo.games.leduc import LeducPokerGame
@@ -104,7 +104,7 @@ _ALIASES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "leduc_holdem": "leduc
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 
 _REGISTERED: dict[str, GameFactory] = {}
-_LOCK = threading.Lock()
+_LOCK = ForkSafeLock()
 _ENTRY_POINTS_READ = False
 _BROKEN_ENTRY_POINTS: dict[str, str] = {}
 """Entry points that could not be registered, by name: the error, raised when that name is

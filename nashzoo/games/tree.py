@@ -23,13 +23,13 @@ import contextvars
 import dataclasses
 import functools
 import importlib
-import threading
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from nashzoo._locks import ForkSafeLock
 from nashzoo.games import checks, fast_walk, heap, limits
 from nashzoo.games.base import CHANCE, TERMINAL, Game, GameTooLarge, State
 from nashzoo.games.cache import GameCache
@@ -383,7 +383,7 @@ _UNPICKLED: weakref.WeakValueDictionary[tuple[type, str], CompiledTree] = (
     weakref.WeakValueDictionary()
 )
 """Per game, the last tree unpickled here that is not the game's own (see below)."""
-_UNPICKLED_LOCK = threading.Lock()
+_UNPICKLED_LOCK = ForkSafeLock()
 
 
 def _one_of_the_unpickled(cls: type, tree: CompiledTree) -> CompiledTree:

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from nashzoo._locks import ForkSafeLock
+
 TEMP_SUFFIX = ".nashzoo-tmp"
 LOCK_NAME = ".nashzoo.lock"
 
@@ -36,7 +38,7 @@ def _process_umask() -> int:
 
 _UMASK = _process_umask()  # read once, at import: changing it later would race other threads
 _IN_FLIGHT: set[str] = set()  # temporary files of writes not yet renamed into place
-_IN_FLIGHT_LOCK = threading.Lock()
+_IN_FLIGHT_LOCK = ForkSafeLock()
 
 
 def atomic_write_bytes(
@@ -281,7 +283,7 @@ def folder_lock(folder: str | os.PathLike[str], what: str = "output folder") -> 
 
 _HELD_LOCKS: set[int] = set()
 """The descriptors of the folder locks this process holds now (:func:`_close_inherited_locks`)."""
-_HELD_LOCKS_LOCK = threading.Lock()
+_HELD_LOCKS_LOCK = ForkSafeLock()
 
 
 def _close_inherited_locks() -> None:
@@ -296,9 +298,7 @@ def _close_inherited_locks() -> None:
     for fd in list(_HELD_LOCKS):
         with contextlib.suppress(OSError):
             os.close(fd)
-    _HELD_LOCKS.clear()
-    global _HELD_LOCKS_LOCK
-    _HELD_LOCKS_LOCK = threading.Lock()  # a thread of the parent may have held it at the fork
+    _HELD_LOCKS.clear()  # (the lock beside it is a ForkSafeLock: new in the child)
 
 
 if hasattr(os, "register_at_fork"):

@@ -20,19 +20,19 @@ from __future__ import annotations
 import math
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 from threadpoolctl import threadpool_limits
 
+from nashzoo._locks import ForkSafeLock
 from nashzoo.games.limits import cgroup_folders
 
 __all__ = ["THREAD_VARIABLES", "ThreadLimit", "limit_threads", "usable_cpus"]
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
-_LOCK = threading.Lock()
+_LOCK = ForkSafeLock()
 _HELD: list[ThreadLimit] = []  # the limits not let go yet, oldest first
 
 

@@ -3,14 +3,13 @@ dropped with the tree (a compiled tree is immutable, so its derived indexes neve
 
 from __future__ import annotations
 
-import os
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
 
+from nashzoo._locks import ForkSafeLock
 from nashzoo.games.tree import CompiledTree, readonly
 
 T = TypeVar("T")
@@ -19,18 +18,7 @@ T = TypeVar("T")
 # WeakKeyDictionary's (which makes a weak reference per call), and it is on every kernel's
 # path. A finalizer drops a tree's entries when the tree dies, before its id can be reused.
 _CACHE: dict[int, dict[str, Any]] = {}
-_LOCK = threading.RLock()
-
-
-def _new_lock_after_fork() -> None:
-    """A child forked while another thread built an index here (under the lock) would wait
-    for that thread, which it does not have, for ever (as :mod:`nashzoo.games.cache`'s)."""
-    global _LOCK
-    _LOCK = threading.RLock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock_after_fork)
+_LOCK = ForkSafeLock(reentrant=True)  # a forked child gets it new (nashzoo._locks)
 
 
 def per_tree(tree: CompiledTree, kind: str, build: Callable[[CompiledTree], T]) -> T:
