@@ -10,6 +10,7 @@ import os
 import pkgutil
 import signal
 import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -150,22 +151,32 @@ def test_a_child_forked_during_another_threads_build_builds_on_its_own(what):
     thread.start()
     try:
         assert _BUILDING.wait(30)
-        pid = os.fork()
-        if pid == 0:  # the child: built here, or killed by the alarm when it hangs
-            try:
-                signal.alarm(20)
-                if what == "tree":
-                    built = compile_tree(game).num_nodes == 7
-                else:
-                    built = per_tree(tree, "other_index", lambda _: 2) == 2
-                os._exit(0 if built else 1)
-            finally:
-                os._exit(2)
+        if what == "tree":
+            pid = _forked_child(lambda: compile_tree(game).num_nodes == 7)
+        else:
+            pid = _forked_child(lambda: per_tree(tree, "other_index", lambda _: 2) == 2)
     finally:
         _GO_ON.set()
         thread.join()
+    assert _exit_code(pid) == 0  # -14 (SIGALRM): it hung
+
+
+def _forked_child(check: Callable[[], bool]) -> int:
+    """Fork: the child runs ``check`` and exits 0 where it returns true, or is killed by an
+    alarm after 20 s where it hangs; the parent gets the child's pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.alarm(20)
+            os._exit(0 if check() else 1)
+        finally:
+            os._exit(2)
+    return pid
+
+
+def _exit_code(pid: int) -> int:
     _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0  # -14 (SIGALRM): it hung
+    return os.waitstatus_to_exitcode(status)
 
 
 def test_no_module_keeps_a_lock_a_forked_child_would_inherit_held():
@@ -199,19 +210,11 @@ def test_a_fork_safe_lock_another_thread_holds_is_free_in_a_forked_child():
     thread.start()
     try:
         assert held.wait(30)
-        pid = os.fork()
-        if pid == 0:  # the child: takes the lock, or killed by the alarm when it hangs
-            try:
-                signal.alarm(20)
-                with lock:
-                    os._exit(0)
-            finally:
-                os._exit(2)
+        pid = _forked_child(lambda: lock.__enter__())  # taken, or the child hangs
     finally:
         done.set()
         thread.join()
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0  # -14 (SIGALRM): it hung
+    assert _exit_code(pid) == 0  # -14 (SIGALRM): it hung
 
 
 def _hang_guard() -> None:
